@@ -1,0 +1,4 @@
+import type { CliCommand } from "../program.js";
+
+/** Every subcommand, registered in this one place, in the order `--help` lists them. */
+export const commands: readonly CliCommand[] = [];

@@ -1,0 +1,40 @@
+import { UsageError } from "./errors.js";
+
+/** Output formats every command accepts through `--output`. */
+export type OutputFormat = "table" | "json";
+
+/** Parses the `--output` flag value; throws {@link UsageError} for anything but `table` or `json`. */
+export function parseOutputFormat(value: string): OutputFormat {
+  if (value === "table" || value === "json") return value;
+  throw new UsageError(`--output must be "table" or "json", got "${value}"`);
+}
+
+/** Writes anything JSON-serializable, pretty-printed, followed by a newline. */
+export function formatJson(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/**
+ * Renders rows as an aligned text table. Numbers are right-aligned, everything else left-aligned.
+ * `rows` are arrays of cells in the same order as `headers`.
+ */
+export function formatTable(
+  headers: readonly string[],
+  rows: readonly (readonly (string | number)[])[],
+): string {
+  const cells = rows.map((row) => row.map((c) => (typeof c === "number" ? formatNumber(c) : c)));
+  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => (r[i] ?? "").length)));
+  const numeric = headers.map((_, i) => rows.length > 0 && rows.every((r) => typeof r[i] === "number"));
+  const line = (r: readonly string[]) =>
+    r
+      .map((c, i) => (numeric[i] ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0)))
+      .join("  ")
+      .trimEnd();
+  return `${[line(headers), ...cells.map(line)].join("\n")}\n`;
+}
+
+/** Formats a number with thousands separators and at most two decimals. */
+export function formatNumber(n: number): string {
+  if (!Number.isFinite(n)) return String(n);
+  return n.toLocaleString("en-US", { maximumFractionDigits: 2 });
+}

@@ -1,0 +1,70 @@
+import { Command, CommanderError, Option } from "commander";
+import { commands } from "./commands/index.js";
+import { ExitCode, UsageError } from "./errors.js";
+import type { CliIo } from "./io.js";
+import type { OutputFormat } from "./output.js";
+
+/** Options every subcommand accepts. */
+export interface CommonOptions {
+  output: OutputFormat;
+  verbose: boolean;
+}
+
+/** What a subcommand module exposes: it adds itself, with its flags and action, to the program. */
+export interface CliCommand {
+  register(program: Command, io: CliIo): void;
+}
+
+/** Adds `--output table|json` and `--verbose` to a subcommand. */
+export function withCommonOptions(cmd: Command): Command {
+  return cmd
+    .addOption(
+      new Option("-o, --output <format>", "output format").choices(["table", "json"]).default("table"),
+    )
+    .option("-v, --verbose", "print stack traces and more detail on errors", false);
+}
+
+/** Builds the commander program with every subcommand registered. */
+export function buildProgram(io: CliIo): Command {
+  const program = new Command("signalr-autoscaler")
+    .description(
+      "Autoscales Azure SignalR Service and Azure Web PubSub from measured load and the published tier tables.",
+    )
+    .version(VERSION, "--version")
+    .showHelpAfterError("(run with --help for usage)")
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+  for (const command of commands) command.register(program, io);
+  for (const sub of program.commands) {
+    sub.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+  }
+  return program;
+}
+
+const VERSION = "0.1.0";
+
+/**
+ * Runs the CLI with `argv` (without the node and script entries) and returns the exit code:
+ * 0 on success, 2 on bad usage ({@link UsageError} or a flag error), 1 on any other failure.
+ * Errors are printed as one line; the stack trace only with `--verbose`.
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const program = buildProgram(io);
+  const verbose = argv.includes("--verbose") || argv.includes("-v");
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return ExitCode.ok;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === "commander.helpDisplayed" || err.code === "commander.version") return ExitCode.ok;
+      if (err.code === "commander.help") return ExitCode.ok;
+      // commander has already printed its message.
+      return err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+    }
+    const usage = err instanceof UsageError;
+    const message = err instanceof Error ? err.message : String(err);
+    io.stderr(`error: ${message.split("\n")[0]}\n`);
+    if (verbose && err instanceof Error && err.stack) io.stderr(`${err.stack}\n`);
+    return usage ? ExitCode.usage : ExitCode.failure;
+  }
+}
