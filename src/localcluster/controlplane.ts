@@ -1,0 +1,589 @@
+/**
+ * A local Kubernetes control plane: a real etcd and kube-apiserver on
+ * 127.0.0.1, on free ports, with RBAC, static-token users and a kubeconfig
+ * per user. No controllers, scheduler or nodes run: objects are stored and
+ * served, but nothing acts on them (no Pods are created for a Deployment,
+ * namespaces stay Terminating on delete).
+ */
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { closeSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { access, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import http from "node:http";
+import https from "node:https";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { type ControlPlaneBinaries, binariesPresent, controlPlaneBinaries } from "./paths.js";
+
+const execFileAsync = promisify(execFile);
+
+/** The operator's identity, as it would be in-cluster. */
+export const OPERATOR_NAMESPACE = "signalr-autoscaler-system";
+export const OPERATOR_SERVICE_ACCOUNT = "signalr-autoscaler";
+export const OPERATOR_USER = `system:serviceaccount:${OPERATOR_NAMESPACE}:${OPERATOR_SERVICE_ACCOUNT}`;
+export const OPERATOR_GROUPS: readonly string[] = [
+  "system:serviceaccounts",
+  `system:serviceaccounts:${OPERATOR_NAMESPACE}`,
+  "system:authenticated",
+];
+export const ADMIN_USER = "admin";
+export const ADMIN_GROUPS: readonly string[] = ["system:masters", "system:authenticated"];
+export const CLUSTER_NAME = "signalr-autoscaler-local";
+
+export interface StartControlPlaneOptions {
+  /** Binaries to run; default: the cached ones for controlplane/versions.env (see ensureControlPlaneBinaries). */
+  binaries?: ControlPlaneBinaries;
+  /** How long to wait for etcd and kube-apiserver to become ready. Default 120 s. */
+  startTimeoutMs?: number;
+  /**
+   * Serving certificate: "openssl" signs one with a fresh CA using the openssl CLI;
+   * "self-signed" lets kube-apiserver make its own (--cert-dir). "auto" (default)
+   * uses openssl when it is on PATH.
+   */
+  tls?: "auto" | "openssl" | "self-signed";
+  /** Extra kube-apiserver flags, appended last (later flags win). */
+  apiServerArgs?: readonly string[];
+  /** Parent of the temporary directory; default os.tmpdir(). */
+  baseDir?: string;
+  /** Keep the temporary directory (logs, etcd data) after stop(). Default: $SIGNALR_AUTOSCALER_KEEP_CONTROLPLANE_DIR is set. */
+  keepDir?: boolean;
+}
+
+export interface ControlPlane {
+  /** https://127.0.0.1:<port> */
+  readonly server: string;
+  readonly kubeconfigAdmin: string;
+  readonly kubeconfigOperator: string;
+  readonly adminToken: string;
+  readonly operatorToken: string;
+  /** PEM of the CA that signs the serving certificate. */
+  readonly caData: string;
+  readonly caFile: string;
+  /** http://127.0.0.1:<port> */
+  readonly etcdEndpoint: string;
+  /** Temporary directory with data, certificates, kubeconfigs and logs. */
+  readonly dir: string;
+  readonly logs: { readonly etcd: string; readonly kubeApiserver: string };
+  readonly binaries: ControlPlaneBinaries;
+  /** Stops both processes and removes the temporary directory. Idempotent. */
+  stop(): Promise<void>;
+  /** Stops kube-apiserver and starts it again on the same port with the same data. */
+  restartApiServer(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------
+// Processes
+
+interface Exit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+class ManagedProcess {
+  readonly child: ChildProcess;
+  readonly exited: Promise<Exit>;
+  private exit: Exit | undefined;
+
+  constructor(
+    readonly name: string,
+    bin: string,
+    args: readonly string[],
+    readonly logFile: string,
+  ) {
+    const fd = openSync(logFile, "a");
+    try {
+      // detached: its own process group, so stop() reaches anything it forks.
+      this.child = spawn(bin, args, { detached: true, stdio: ["ignore", fd, fd] });
+    } finally {
+      closeSync(fd);
+    }
+    this.exited = new Promise<Exit>((resolve) => {
+      this.child.once("exit", (code, signal) => {
+        this.exit = { code, signal };
+        resolve(this.exit);
+      });
+      this.child.once("error", (err) => {
+        writeFileSync(logFile, `spawn failed: ${err.message}\n`, { flag: "a" });
+        this.exit = { code: -1, signal: null };
+        resolve(this.exit);
+      });
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get hasExited(): Exit | undefined {
+    return this.exit;
+  }
+
+  killGroup(signal: NodeJS.Signals): void {
+    const pid = this.child.pid;
+    if (pid === undefined) return;
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+
+  async stop(graceMs = 10_000): Promise<void> {
+    if (this.child.pid === undefined) return;
+    if (this.exit === undefined) {
+      this.killGroup("SIGTERM");
+      const timer = new Promise<"timeout">((r) => setTimeout(r, graceMs, "timeout").unref());
+      if ((await Promise.race([this.exited, timer])) === "timeout") {
+        this.killGroup("SIGKILL");
+        await this.exited;
+      }
+    }
+    // Stragglers in the group, if any.
+    this.killGroup("SIGKILL");
+  }
+
+  async describeFailure(): Promise<string> {
+    const status = this.exit
+      ? `exited (code ${this.exit.code}, signal ${this.exit.signal})`
+      : "still running";
+    return `${this.name} ${status}; last lines of ${this.logFile}:\n${await tailOf(this.logFile, 30)}`;
+  }
+}
+
+async function tailOf(file: string, lines: number): Promise<string> {
+  try {
+    const text = await readFile(file, "utf8");
+    return text.trimEnd().split("\n").slice(-lines).join("\n");
+  } catch {
+    return "(no log)";
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Cleanup on exit, however the process ends.
+
+interface Live {
+  dir: string;
+  keepDir: boolean;
+  processes: () => ManagedProcess[];
+}
+
+const live = new Set<Live>();
+let handlersInstalled = false;
+
+function cleanupAllSync(): void {
+  for (const entry of live) {
+    for (const p of entry.processes()) p.killGroup("SIGKILL");
+    if (!entry.keepDir) rmSync(entry.dir, { recursive: true, force: true });
+  }
+  live.clear();
+}
+
+function installExitHandlers(): void {
+  if (handlersInstalled) return;
+  handlersInstalled = true;
+  process.once("exit", cleanupAllSync);
+  for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    const handler = (): void => {
+      cleanupAllSync();
+      // If nobody else handles the signal, restore the default and re-raise it.
+      if (process.listenerCount(sig) === 1) {
+        process.removeListener(sig, handler);
+        process.kill(process.pid, sig);
+      }
+    };
+    process.on(sig, handler);
+  }
+}
+
+/**
+ * A detached shell that outlives this process if it is killed outright
+ * (SIGKILL, crash): it waits for our pid to vanish, then kills the process
+ * groups listed in <dir>/pgids and removes <dir>.
+ */
+function startWatchdog(dir: string, keepDir: boolean): ChildProcess {
+  const script = [
+    'parent="$1"; dir="$2"; keep="$3"',
+    'while kill -0 "$parent" 2>/dev/null; do sleep 1; done',
+    'if [ -f "$dir/pgids" ]; then for g in $(cat "$dir/pgids"); do kill -KILL -- "-$g" 2>/dev/null; done; fi',
+    '[ "$keep" = 1 ] || rm -rf "$dir"',
+  ].join("\n");
+  const child = spawn("sh", ["-c", script, "watchdog", String(process.pid), dir, keepDir ? "1" : "0"], {
+    detached: true,
+    stdio: "ignore",
+  });
+  child.unref();
+  return child;
+}
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+async function freePort(): Promise<number> {
+  return await new Promise<number>((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function freePorts(count: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < count) ports.add(await freePort());
+  return [...ports];
+}
+
+async function onPath(command: string): Promise<boolean> {
+  try {
+    await execFileAsync("sh", ["-c", `command -v ${command}`]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+interface Probe {
+  status: number;
+  body: string;
+}
+
+function get(url: string, options: { ca?: string; token?: string } = {}): Promise<Probe> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = {};
+    if (options.token !== undefined) headers["Authorization"] = `Bearer ${options.token}`;
+    const isHttps = url.startsWith("https:");
+    const req = (isHttps ? https : http).get(
+      url,
+      isHttps && options.ca !== undefined ? { ca: options.ca, headers, timeout: 5_000 } : { headers, timeout: 5_000 },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          body += chunk;
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        res.on("error", reject);
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error("timeout")));
+    req.on("error", reject);
+  });
+}
+
+/** Polls `probe` until it returns true, failing early if `proc` exits. */
+async function waitFor(
+  what: string,
+  proc: ManagedProcess,
+  deadline: number,
+  probe: () => Promise<boolean>,
+): Promise<void> {
+  let lastError = "";
+  for (;;) {
+    if (proc.hasExited) {
+      throw new Error(`${what}: ${await proc.describeFailure()}`);
+    }
+    try {
+      if (await probe()) return;
+    } catch (err) {
+      lastError = err instanceof Error ? err.message : String(err);
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`${what}: timed out (last error: ${lastError || "none"}); ${await proc.describeFailure()}`);
+    }
+    await sleep(100);
+  }
+}
+
+function lastPemCertificate(bundle: string): string {
+  const blocks = bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  const last = blocks.at(-1);
+  if (last === undefined) throw new Error("no certificate in kube-apiserver's self-signed bundle");
+  return `${last}\n`;
+}
+
+async function makeServingCert(pki: string): Promise<{ caFile: string; certFile: string; keyFile: string }> {
+  const caKey = join(pki, "ca.key");
+  const caFile = join(pki, "ca.crt");
+  const keyFile = join(pki, "apiserver.key");
+  const csr = join(pki, "apiserver.csr");
+  const certFile = join(pki, "apiserver.crt");
+  const ext = join(pki, "apiserver.ext");
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+  await execFileAsync("openssl", [
+    "req", "-x509", ...ec, "-keyout", caKey, "-out", caFile, "-days", "365",
+    "-subj", `/CN=${CLUSTER_NAME}-ca`,
+    "-addext", "basicConstraints=critical,CA:TRUE",
+    "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+  ]);
+  await execFileAsync("openssl", ["req", "-new", ...ec, "-keyout", keyFile, "-out", csr, "-subj", "/CN=kube-apiserver"]);
+  await writeFile(
+    ext,
+    [
+      "basicConstraints=critical,CA:FALSE",
+      "keyUsage=critical,digitalSignature,keyEncipherment",
+      "extendedKeyUsage=serverAuth",
+      "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc",
+      "",
+    ].join("\n"),
+  );
+  await execFileAsync("openssl", [
+    "x509", "-req", "-in", csr, "-CA", caFile, "-CAkey", caKey, "-set_serial",
+    `0x${randomBytes(16).toString("hex")}`, "-days", "365", "-extfile", ext, "-out", certFile,
+  ]);
+  return { caFile, certFile, keyFile };
+}
+
+function kubeconfig(server: string, caData: string, user: string, token: string): string {
+  const context = `${user}@${CLUSTER_NAME}`;
+  const ca = Buffer.from(caData).toString("base64");
+  return [
+    "apiVersion: v1",
+    "kind: Config",
+    "clusters:",
+    `- name: ${CLUSTER_NAME}`,
+    "  cluster:",
+    `    server: ${server}`,
+    `    certificate-authority-data: ${ca}`,
+    "users:",
+    `- name: ${user}`,
+    "  user:",
+    `    token: ${token}`,
+    "contexts:",
+    `- name: ${context}`,
+    "  context:",
+    `    cluster: ${CLUSTER_NAME}`,
+    `    user: ${user}`,
+    `current-context: ${context}`,
+    "preferences: {}",
+    "",
+  ].join("\n");
+}
+
+function csvQuote(value: string): string {
+  return `"${value.replaceAll('"', '""')}"`;
+}
+
+// ---------------------------------------------------------------------------
+
+export async function startControlPlane(options: StartControlPlaneOptions = {}): Promise<ControlPlane> {
+  const binaries = options.binaries ?? controlPlaneBinaries();
+  if (!binariesPresent(binaries)) {
+    throw new Error(
+      `control plane binaries missing in ${binaries.binDir}; run scripts/build-control-plane.sh ` +
+        "or call ensureControlPlaneBinaries() first",
+    );
+  }
+  const timeoutMs = options.startTimeoutMs ?? 120_000;
+  const keepDir = options.keepDir ?? (process.env["SIGNALR_AUTOSCALER_KEEP_CONTROLPLANE_DIR"] ?? "") !== "";
+  const tlsMode =
+    options.tls === undefined || options.tls === "auto"
+      ? (await onPath("openssl"))
+        ? "openssl"
+        : "self-signed"
+      : options.tls;
+
+  const dir = await mkdtemp(join(options.baseDir ?? tmpdir(), "signalr-autoscaler-controlplane-"));
+  const pki = join(dir, "pki");
+  await mkdir(pki, { mode: 0o700 });
+  const logs = { etcd: join(dir, "etcd.log"), kubeApiserver: join(dir, "kube-apiserver.log") };
+
+  let etcd: ManagedProcess | undefined;
+  let apiserver: ManagedProcess | undefined;
+  let watchdog: ChildProcess | undefined;
+  const entry: Live = {
+    dir,
+    keepDir,
+    processes: () => [apiserver, etcd].filter((p): p is ManagedProcess => p !== undefined),
+  };
+  installExitHandlers();
+  live.add(entry);
+
+  const recordPgids = (): void => {
+    const pids = entry.processes().flatMap((p) => (p.pid === undefined ? [] : [String(p.pid)]));
+    writeFileSync(join(dir, "pgids"), `${pids.join("\n")}\n`);
+  };
+
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    await apiserver?.stop();
+    await etcd?.stop();
+    live.delete(entry);
+    if (watchdog?.pid !== undefined) {
+      try {
+        process.kill(-watchdog.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    if (!keepDir) await rm(dir, { recursive: true, force: true });
+  };
+
+  try {
+    watchdog = startWatchdog(dir, keepDir);
+    const [etcdClientPort, etcdPeerPort, securePort] = (await freePorts(3)) as [number, number, number];
+    const deadline = Date.now() + timeoutMs;
+
+    // etcd
+    const etcdEndpoint = `http://127.0.0.1:${etcdClientPort}`;
+    const peer = `http://127.0.0.1:${etcdPeerPort}`;
+    etcd = new ManagedProcess(
+      "etcd",
+      binaries.etcd,
+      [
+        "--name=default",
+        `--data-dir=${join(dir, "etcd")}`,
+        `--listen-client-urls=${etcdEndpoint}`,
+        `--advertise-client-urls=${etcdEndpoint}`,
+        `--listen-peer-urls=${peer}`,
+        `--initial-advertise-peer-urls=${peer}`,
+        `--initial-cluster=default=${peer}`,
+        "--initial-cluster-state=new",
+        "--unsafe-no-fsync",
+        "--log-level=warn",
+      ],
+      logs.etcd,
+    );
+    recordPgids();
+
+    // Meanwhile: credentials for kube-apiserver.
+    const adminToken = randomBytes(24).toString("hex");
+    const operatorToken = randomBytes(24).toString("hex");
+    const tokenFile = join(pki, "tokens.csv");
+    await writeFile(
+      tokenFile,
+      [
+        `${adminToken},${ADMIN_USER},${ADMIN_USER},${csvQuote(ADMIN_GROUPS.join(","))}`,
+        `${operatorToken},${OPERATOR_USER},${OPERATOR_USER},${csvQuote(OPERATOR_GROUPS.join(","))}`,
+        "",
+      ].join("\n"),
+      { mode: 0o600 },
+    );
+    const { privateKey, publicKey } = generateKeyPairSync("rsa", {
+      modulusLength: 2048,
+      publicKeyEncoding: { type: "spki", format: "pem" },
+      privateKeyEncoding: { type: "pkcs8", format: "pem" },
+    });
+    const saKey = join(pki, "sa.key");
+    const saPub = join(pki, "sa.pub");
+    await writeFile(saKey, privateKey, { mode: 0o600 });
+    await writeFile(saPub, publicKey);
+
+    let servingArgs: string[];
+    let caFile: string;
+    const certDir = join(pki, "serving");
+    if (tlsMode === "openssl") {
+      const made = await makeServingCert(pki);
+      caFile = made.caFile;
+      servingArgs = [`--tls-cert-file=${made.certFile}`, `--tls-private-key-file=${made.keyFile}`];
+    } else {
+      caFile = join(pki, "ca.crt");
+      servingArgs = [`--cert-dir=${certDir}`];
+    }
+
+    await waitFor("etcd did not become healthy", etcd, deadline, async () => {
+      const res = await get(`${etcdEndpoint}/health`);
+      return res.status === 200 && /"health"\s*:\s*"true"/.test(res.body);
+    });
+
+    const server = `https://127.0.0.1:${securePort}`;
+    const apiServerArgs = [
+      `--etcd-servers=${etcdEndpoint}`,
+      "--bind-address=127.0.0.1",
+      "--advertise-address=127.0.0.1",
+      `--secure-port=${securePort}`,
+      ...servingArgs,
+      `--token-auth-file=${tokenFile}`,
+      "--authorization-mode=RBAC",
+      "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+      `--service-account-key-file=${saPub}`,
+      `--service-account-signing-key-file=${saKey}`,
+      "--service-cluster-ip-range=10.0.0.0/24",
+      // No controller-manager runs: no token controller for ServiceAccount admission.
+      "--disable-admission-plugins=ServiceAccount",
+      // Loopback addresses are not valid Endpoints for the kubernetes Service.
+      "--endpoint-reconciler-type=none",
+      "--profiling=false",
+      ...(options.apiServerArgs ?? []),
+    ];
+
+    let caData = "";
+    const startApiServer = async (until: number): Promise<void> => {
+      const proc = new ManagedProcess("kube-apiserver", binaries.kubeApiserver, apiServerArgs, logs.kubeApiserver);
+      apiserver = proc;
+      recordPgids();
+      if (tlsMode === "self-signed" && caData === "") {
+        const bundle = join(certDir, "apiserver.crt");
+        await waitFor("kube-apiserver did not write its certificate", proc, until, () => exists(bundle));
+        await sleep(200); // the file is written in one go, but give it a moment
+        caData = lastPemCertificate(await readFile(bundle, "utf8"));
+        await writeFile(caFile, caData);
+      } else if (caData === "") {
+        caData = await readFile(caFile, "utf8");
+      }
+      await waitFor("kube-apiserver did not become ready", proc, until, async () => {
+        const res = await get(`${server}/readyz`, { ca: caData, token: adminToken });
+        return res.status === 200 && res.body.trim() === "ok";
+      });
+      // The bootstrap controller creates the default namespaces shortly after readyz.
+      await waitFor("kube-apiserver did not create the default namespace", proc, until, async () => {
+        const res = await get(`${server}/api/v1/namespaces/default`, { ca: caData, token: adminToken });
+        return res.status === 200;
+      });
+    };
+
+    await startApiServer(deadline);
+
+    const kubeconfigAdmin = join(dir, "admin.kubeconfig");
+    const kubeconfigOperator = join(dir, "operator.kubeconfig");
+    await writeFile(kubeconfigAdmin, kubeconfig(server, caData, ADMIN_USER, adminToken), { mode: 0o600 });
+    await writeFile(kubeconfigOperator, kubeconfig(server, caData, OPERATOR_SERVICE_ACCOUNT, operatorToken), {
+      mode: 0o600,
+    });
+
+    const restartApiServer = async (): Promise<void> => {
+      if (stopped) throw new Error("control plane is stopped");
+      await apiserver?.stop();
+      await startApiServer(Date.now() + timeoutMs);
+    };
+
+    return {
+      server,
+      kubeconfigAdmin,
+      kubeconfigOperator,
+      adminToken,
+      operatorToken,
+      caData,
+      caFile,
+      etcdEndpoint,
+      dir,
+      logs,
+      binaries,
+      stop,
+      restartApiServer,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+

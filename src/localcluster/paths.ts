@@ -1,0 +1,109 @@
+/**
+ * Where the local control plane's binaries live.
+ *
+ * The rules match scripts/build-control-plane.sh:
+ *   ${SIGNALR_AUTOSCALER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/signalr-autoscaler}/controlplane/<k8s>-<etcd>/bin/
+ * and the versions come from controlplane/versions.env, the one place they are written.
+ */
+import { accessSync, constants, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export interface ControlPlaneVersions {
+  /** e.g. "v1.36.3" */
+  readonly kubernetes: string;
+  /** e.g. "v3.6.8" */
+  readonly etcd: string;
+}
+
+export interface ControlPlaneBinaries {
+  readonly versions: ControlPlaneVersions;
+  /** The version-keyed directory, parent of `bin/`. */
+  readonly dir: string;
+  readonly binDir: string;
+  readonly kubeApiserver: string;
+  readonly etcd: string;
+  readonly kubectl: string;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The repository root (this file is src/localcluster/paths.ts, or dist/localcluster/paths.js). */
+export function repoRoot(): string {
+  return resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+}
+
+export function versionsFile(root: string = repoRoot()): string {
+  return join(root, "controlplane", "versions.env");
+}
+
+export function buildScript(root: string = repoRoot()): string {
+  return join(root, "scripts", "build-control-plane.sh");
+}
+
+/** Parses the KEY=VALUE lines of a versions.env file. */
+export function parseVersionsEnv(text: string): ControlPlaneVersions {
+  const values = new Map<string, string>();
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    const m = /^([A-Z_]+)=(.*)$/.exec(line);
+    if (m?.[1] !== undefined && m[2] !== undefined) values.set(m[1], m[2].trim());
+  }
+  const kubernetes = values.get("KUBERNETES_VERSION") ?? "";
+  const etcd = values.get("ETCD_VERSION") ?? "";
+  if (!/^v1\.\d+\.\d+$/.test(kubernetes)) {
+    throw new Error(`versions.env: bad or missing KUBERNETES_VERSION '${kubernetes}'`);
+  }
+  if (!/^v3\.\d+\.\d+$/.test(etcd)) {
+    throw new Error(`versions.env: bad or missing ETCD_VERSION '${etcd}'`);
+  }
+  return { kubernetes, etcd };
+}
+
+export function readVersions(root: string = repoRoot()): ControlPlaneVersions {
+  return parseVersionsEnv(readFileSync(versionsFile(root), "utf8"));
+}
+
+/** Like the shell's `${VAR:-default}`: empty counts as unset. */
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === "" ? undefined : value;
+}
+
+/** The project's cache root, outside the checkout. */
+export function cacheRoot(env: Env = process.env): string {
+  const explicit = nonEmpty(env["SIGNALR_AUTOSCALER_CACHE"]);
+  if (explicit !== undefined) return resolve(explicit);
+  const xdg = nonEmpty(env["XDG_CACHE_HOME"]) ?? join(nonEmpty(env["HOME"]) ?? homedir(), ".cache");
+  return resolve(xdg, "signalr-autoscaler");
+}
+
+export function controlPlaneBinaries(
+  options: { env?: Env; versions?: ControlPlaneVersions; root?: string } = {},
+): ControlPlaneBinaries {
+  const versions = options.versions ?? readVersions(options.root);
+  const dir = join(cacheRoot(options.env), "controlplane", `${versions.kubernetes}-${versions.etcd}`);
+  const binDir = join(dir, "bin");
+  return {
+    versions,
+    dir,
+    binDir,
+    kubeApiserver: join(binDir, "kube-apiserver"),
+    etcd: join(binDir, "etcd"),
+    kubectl: join(binDir, "kubectl"),
+  };
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** True when all three binaries are in place. */
+export function binariesPresent(binaries: ControlPlaneBinaries): boolean {
+  return [binaries.kubeApiserver, binaries.etcd, binaries.kubectl].every(isExecutable);
+}

@@ -1,0 +1,54 @@
+/**
+ * vitest globalSetup: builds the control plane binaries if needed, starts one
+ * etcd + kube-apiserver for the whole run and hands the connection details to
+ * the tests via `inject("controlPlane")`.
+ */
+import type { TestProject } from "vitest/node";
+import { type ControlPlane, ensureControlPlaneBinaries, startControlPlane } from "../../src/localcluster/index.js";
+
+export interface ProvidedControlPlane {
+  readonly server: string;
+  readonly kubeconfigAdmin: string;
+  readonly kubeconfigOperator: string;
+  readonly adminToken: string;
+  readonly operatorToken: string;
+  readonly caFile: string;
+  /** The cached bin/ directory with kube-apiserver, etcd and kubectl. */
+  readonly binDir: string;
+  readonly kubectl: string;
+}
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    controlPlane: ProvidedControlPlane;
+  }
+}
+
+let controlPlane: ControlPlane | undefined;
+
+export async function setup(project: TestProject): Promise<void> {
+  const started = Date.now();
+  const binaries = await ensureControlPlaneBinaries({
+    onProgress: (line) => console.log(`[control plane] ${line}`),
+  });
+  controlPlane = await startControlPlane({ binaries });
+  console.log(
+    `[control plane] ${binaries.versions.kubernetes} / etcd ${binaries.versions.etcd} ready at ` +
+      `${controlPlane.server} in ${((Date.now() - started) / 1000).toFixed(1)}s`,
+  );
+  project.provide("controlPlane", {
+    server: controlPlane.server,
+    kubeconfigAdmin: controlPlane.kubeconfigAdmin,
+    kubeconfigOperator: controlPlane.kubeconfigOperator,
+    adminToken: controlPlane.adminToken,
+    operatorToken: controlPlane.operatorToken,
+    caFile: controlPlane.caFile,
+    binDir: binaries.binDir,
+    kubectl: binaries.kubectl,
+  });
+}
+
+export async function teardown(): Promise<void> {
+  await controlPlane?.stop();
+  controlPlane = undefined;
+}
