@@ -79,18 +79,20 @@ const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 /**
  * Every capacity dimension of `demands` at `sku` × `units`: connections, total inbound and
  * outbound bandwidth against the service maxima, and each routing-bound scenario against its own
- * table. Pure; no rounding.
+ * table. Pure; no rounding. `totalConnections` replaces the sum of the scenarios' connections when
+ * scenarios share connections (a user in a chat room who also gets announcements counts once).
  */
 export function evaluate(
   service: ServiceKind,
   demands: readonly ScenarioDemand[],
   sku: ScalableSku,
   units: number,
+  totalConnections?: number,
 ): Dimension[] {
   const maxima = SERVICE_MAXIMA[service];
   const maxIn = scenarioCapacity(service, maxima.inbound, sku, units);
   const maxOut = scenarioCapacity(service, maxima.outbound, sku, units);
-  const connections = sum(demands.map((d) => d.connections));
+  const connections = totalConnections ?? sum(demands.map((d) => d.connections));
   const dims: Dimension[] = [
     {
       name: "connections",
@@ -187,6 +189,8 @@ export interface SizeOptions {
   ladders?: UnitLadders;
   /** Highest utilization allowed on every dimension, 0–1 (default 1: exactly at capacity). */
   maxUtilization?: number;
+  /** Total concurrent connections when scenarios share them (default: the sum of the scenarios'). */
+  totalConnections?: number;
 }
 
 /**
@@ -208,12 +212,12 @@ export function size(
     throw new RangeError("no SKU allowed: allow at least one of Standard_S1, Premium_P1, Premium_P2");
   const scenarios = demands.map((d) => d.scenario);
   for (const c of all) {
-    const dims = evaluate(service, demands, c.sku, c.units);
+    const dims = evaluate(service, demands, c.sku, c.units, options.totalConnections);
     if (dims.every((d) => d.utilization <= limit + 1e-12)) {
       return result(service, true, c.sku, c.units, dims, scenarios, limit);
     }
   }
-  const dims = evaluate(service, demands, last.sku, last.units);
+  const dims = evaluate(service, demands, last.sku, last.units, options.totalConnections);
   return result(service, false, last.sku, last.units, dims, scenarios, limit);
 }
 

@@ -43,6 +43,11 @@ export interface ScenarioLoad {
 export interface Workload {
   service: ServiceKind;
   scenarios: readonly ScenarioLoad[];
+  /**
+   * Total concurrent connections, when scenarios share connections (default: the sum of the
+   * scenarios' connections). Must be at least the largest scenario's connections.
+   */
+  connections?: number;
 }
 
 /** The demand one scenario puts on the service. */
@@ -81,6 +86,15 @@ function positive(value: number | undefined, what: string, allowZero = false): v
 export function validateWorkload(workload: Workload): void {
   const known = scenariosOf(workload.service);
   if (workload.scenarios.length === 0) throw new WorkloadError("a workload needs at least one scenario");
+  if (workload.connections !== undefined) {
+    positive(workload.connections, "connections", true);
+    const largest = Math.max(...workload.scenarios.map((s) => s.connections));
+    if (workload.connections < largest) {
+      throw new WorkloadError(
+        `connections (${workload.connections}) is below the largest scenario's connections (${largest})`,
+      );
+    }
+  }
   workload.scenarios.forEach((s, i) => {
     const at = `scenarios[${i}] (${s.scenario})`;
     if (!known.includes(s.scenario)) {
