@@ -1,0 +1,60 @@
+/** Names of the CapacityPolicy API (see DESIGN.md, "Names"). */
+
+export const GROUP = "autoscaling.signalr.dev";
+export const VERSION = "v1alpha1";
+export const API_VERSION = `${GROUP}/${VERSION}` as const;
+export const KIND = "CapacityPolicy";
+export const LIST_KIND = "CapacityPolicyList";
+export const PLURAL = "capacitypolicies";
+export const SINGULAR = "capacitypolicy";
+export const SHORT_NAME = "capol";
+/** metadata.name of the CustomResourceDefinition. */
+export const CRD_NAME = `${PLURAL}.${GROUP}`;
+/** Annotation that pauses a policy when set to "true" (same effect as `spec.mode: Paused`). */
+export const PAUSE_ANNOTATION = "autoscaling.signalr.dev/paused";
+
+/** Azure Monitor time grains `spec.metrics.window` may take. */
+export const TIME_GRAINS = ["1m", "5m", "15m", "30m", "1h", "6h", "12h", "1d"] as const;
+export type TimeGrain = (typeof TIME_GRAINS)[number];
+
+/** Condition types the operator writes to `status.conditions`. */
+export const CONDITION_TYPES = [
+  "Ready",
+  "MetricsAvailable",
+  "AbleToScale",
+  "ScalingActive",
+  "ScalingLimited",
+  "Fallback",
+  "Conflict",
+] as const;
+export type ConditionType = (typeof CONDITION_TYPES)[number];
+
+export const CONDITION_STATUSES = ["True", "False", "Unknown"] as const;
+export type ConditionStatus = (typeof CONDITION_STATUSES)[number];
+
+export const MODES = ["Auto", "Recommend", "Paused"] as const;
+export type PolicyMode = (typeof MODES)[number];
+
+export const SELECT_POLICIES = ["Max", "Min", "Disabled"] as const;
+export type SelectPolicy = (typeof SELECT_POLICIES)[number];
+
+export const SCALING_POLICY_TYPES = ["Units", "Percent", "Steps"] as const;
+export type ScalingPolicyType = (typeof SCALING_POLICY_TYPES)[number];
+
+export const FALLBACK_ACTIONS = ["Hold", "Fixed"] as const;
+export type FallbackAction = (typeof FALLBACK_ACTIONS)[number];
+
+/** Bounds of `spec.units`. */
+export const MIN_UNITS = 1;
+export const MAX_UNITS = 1000;
+/** Unit count from which Premium_P2 is available. */
+export const P2_MIN_UNITS = 100;
+/** Largest unit count Standard_S1 and Premium_P1 reach. */
+export const P1_MAX_UNITS = 100;
+/** Allowed deviation of the workload shares' sum from 1. */
+export const SHARE_SUM_TOLERANCE = 0.01;
+
+/** Bounds of the status history lists. */
+export const MAX_RECOMMENDATIONS = 60;
+export const MAX_SCALE_EVENTS = 30;
+export const MAX_REASONS = 20;

@@ -1,0 +1,7 @@
+/**
+ * The CapacityPolicy API (autoscaling.signalr.dev/v1alpha1): types, schema, constants, durations,
+ * validation and CRD generation. Imports only the capacity layer's constants.
+ */
+export * from "./constants.js";
+export { formatDuration, parseDuration } from "./duration.js";
+export * from "./schema.js";

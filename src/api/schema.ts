@@ -1,0 +1,767 @@
+/**
+ * The CapacityPolicy schema (autoscaling.signalr.dev/v1alpha1): the single source of the TypeScript
+ * types, of runtime validation (validate.ts) and of the CRD and field reference (crd.ts, docs.ts).
+ *
+ * Conventions:
+ * - Every field has a description that names its unit (units, %, seconds, bytes, minutes).
+ * - A field with a `default` is listed as required here, so the types describe a policy *after*
+ *   defaulting (what the API server stores and `validatePolicy` returns). The CRD generator drops
+ *   defaulted fields from `required`, so users may omit them.
+ * - Kubernetes extensions (`x-kubernetes-validations`, `x-kubernetes-list-type`, ...) are written
+ *   inline; the CEL rules are re-checked in TypeScript by validate.ts.
+ * - Only constructs a structural CRD schema allows: every node has a `type`, no anyOf/oneOf, no
+ *   nullable.
+ */
+import { type Static, type TSchema, Type } from "typebox";
+import { SCALABLE_SKUS, type ScalableSku, SERVICE_KINDS, type SkuName } from "../capacity/skus.js";
+import { type ScenarioName, SIGNALR_SCENARIOS, WEBPUBSUB_SCENARIOS } from "../capacity/tier-tables.js";
+import {
+  API_VERSION,
+  CONDITION_STATUSES,
+  CONDITION_TYPES,
+  FALLBACK_ACTIONS,
+  KIND,
+  MAX_REASONS,
+  MAX_RECOMMENDATIONS,
+  MAX_SCALE_EVENTS,
+  MAX_UNITS,
+  MIN_UNITS,
+  MODES,
+  P1_MAX_UNITS,
+  P2_MIN_UNITS,
+  SCALING_POLICY_TYPES,
+  SELECT_POLICIES,
+  SHARE_SUM_TOLERANCE,
+  TIME_GRAINS,
+} from "./constants.js";
+import { DURATION_PATTERN } from "./duration.js";
+
+// ---------------------------------------------------------------------------------------------
+// Patterns (valid for both ECMAScript and RE2, the engine of the Kubernetes API server)
+
+/** DNS-1123 subdomain (Deployment and HorizontalPodAutoscaler names). */
+export const DNS_SUBDOMAIN_PATTERN = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
+/** DNS-1123 label (schedule and window names). */
+export const DNS_LABEL_PATTERN = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
+/** Five whitespace-separated cron fields (minute hour day-of-month month day-of-week). */
+export const CRON_PATTERN = "^[^\\s]+(\\s+[^\\s]+){4}$";
+/** Shape of an IANA time zone name; validate.ts checks that the zone exists. */
+export const TIME_ZONE_PATTERN = "^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$";
+/** metav1.Condition reason. */
+export const REASON_PATTERN = "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$";
+
+/**
+ * Regular expression (without flags) an ARM resource ID of `service` must match, case-insensitively
+ * (ARM IDs are case-insensitive). `[.]` instead of `\.` keeps it free of escapes inside CEL strings.
+ */
+export function resourceIdRegex(service: "SignalR" | "WebPubSub"): string {
+  const type = service === "SignalR" ? "SignalR" : "WebPubSub";
+  return `^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft[.]SignalRService/${type}/[^/]+$`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+interface CelRule {
+  rule: string;
+  message: string;
+  fieldPath?: string;
+  reason?: "FieldValueInvalid" | "FieldValueForbidden" | "FieldValueRequired" | "FieldValueDuplicate";
+}
+
+/** A string enum with `type: string` (as structural CRD schemas need). */
+function StringEnum<const T extends string>(
+  values: readonly T[],
+  options: { description: string; default?: NoInfer<T> },
+) {
+  return Type.Unsafe<T>({ type: "string", enum: [...values], ...options });
+}
+
+function Int(description: string, minimum: number, maximum?: number, def?: number) {
+  return Type.Integer({
+    description,
+    minimum,
+    ...(maximum === undefined ? {} : { maximum }),
+    ...(def === undefined ? {} : { default: def }),
+  });
+}
+
+function Name(description: string, pattern: string, maxLength: number) {
+  return Type.String({ description, minLength: 1, maxLength, pattern });
+}
+
+const DateTime = (description: string) => Type.String({ description, format: "date-time", maxLength: 64 });
+
+// ---------------------------------------------------------------------------------------------
+// spec
+
+export const TargetSchema = Type.Object(
+  {
+    service: StringEnum(SERVICE_KINDS, {
+      description:
+        "Azure service of the instance: SignalR (Azure SignalR Service) or WebPubSub (Azure Web PubSub).",
+    }),
+    resourceId: Type.String({
+      description:
+        "ARM resource ID of the instance: /subscriptions/<subscription>/resourceGroups/<group>/providers/Microsoft.SignalRService/SignalR/<name> (or .../WebPubSub/<name>, matching service). Compared case-insensitively.",
+      minLength: 1,
+      maxLength: 512,
+    }),
+  },
+  { additionalProperties: false, description: "The Azure instance this policy scales." },
+);
+
+export const UnitRangeSchema = Type.Object(
+  {
+    min: Int("Fewest units (capacity) the operator sets, units.", MIN_UNITS, MAX_UNITS),
+    max: Int("Most units (capacity) the operator sets, units.", MIN_UNITS, MAX_UNITS),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Bounds of the instance's unit count, units. Decisions snap to the SKU's unit ladder (1–10, 20 … 100 for Standard_S1/Premium_P1; 100, 200 … 1000 for Premium_P2) inside these bounds.",
+  },
+);
+
+export const SkusSchema = Type.Array(
+  StringEnum(SCALABLE_SKUS, { description: "A SKU the operator may use." }),
+  {
+    description:
+      "SKUs the operator may move the instance between (Free_F1 never is one). Premium_P2 serves 100 to 1000 units and may only be listed when units.max >= 100; units above 100 need it.",
+    minItems: 1,
+    maxItems: SCALABLE_SKUS.length,
+    uniqueItems: true,
+    default: ["Premium_P1"],
+    "x-kubernetes-list-type": "set",
+  },
+);
+
+const TargetPercent = (description: string, def: number) => Int(description, 1, 100, def);
+
+export const ServerLoadMetricSchema = Type.Object(
+  {
+    targetPercent: TargetPercent(
+      "Server load the operator aims for, % (Azure Monitor ServerLoad, aggregated over window).",
+      70,
+    ),
+  },
+  { additionalProperties: false, description: "Scale on the instance's server load." },
+);
+
+export const ConnectionsMetricSchema = Type.Object(
+  {
+    targetPercent: TargetPercent(
+      "Connection quota utilization the operator aims for, % of units × 1,000 connections.",
+      80,
+    ),
+  },
+  { additionalProperties: false, description: "Scale on concurrent client connections." },
+);
+
+export const ALL_SCENARIOS: readonly ScenarioName[] = [
+  ...new Set([...SIGNALR_SCENARIOS, ...WEBPUBSUB_SCENARIOS]),
+];
+
+export const WorkloadShareSchema = Type.Object(
+  {
+    scenario: StringEnum(ALL_SCENARIOS, {
+      description: `Tier-table scenario. SignalR: ${SIGNALR_SCENARIOS.join(", ")}. WebPubSub: ${WEBPUBSUB_SCENARIOS.join(", ")}.`,
+    }),
+    share: Type.Number({
+      description: "Fraction of the traffic that follows this scenario, 0..1; the shares sum to 1.",
+      minimum: 0,
+      maximum: 1,
+    }),
+  },
+  { additionalProperties: false, description: "One scenario of the workload mix." },
+);
+
+const scenarioInList = (list: readonly string[]) => `[${list.map((s) => `'${s}'`).join(", ")}]`;
+
+export const TrafficMetricSchema = Type.Object(
+  {
+    workload: Type.Array(WorkloadShareSchema, {
+      description:
+        "The traffic's mix of tier-table scenarios; the published capacity of each scenario at each unit count sizes the instance for the measured messages.",
+      minItems: 1,
+      maxItems: 10,
+      "x-kubernetes-list-type": "map",
+      "x-kubernetes-list-map-keys": ["scenario"],
+    }),
+    messageSizeBytes: Int(
+      "Typical message size, bytes (messages below 1,024 bytes cost as much as 1,024 bytes).",
+      1,
+      1_048_576,
+      2048,
+    ),
+    targetPercent: TargetPercent("Share of the tier table's message capacity the operator aims for, %.", 80),
+  },
+  {
+    additionalProperties: false,
+    description: "Scale on measured messages and bandwidth against the published tier tables.",
+    "x-kubernetes-validations": [
+      {
+        rule: `self.workload.map(w, w.share).sum() >= ${1 - SHARE_SUM_TOLERANCE} && self.workload.map(w, w.share).sum() <= ${1 + SHARE_SUM_TOLERANCE}`,
+        message: `workload shares must sum to 1 (± ${SHARE_SUM_TOLERANCE})`,
+        fieldPath: ".workload",
+      },
+    ] satisfies CelRule[],
+  },
+);
+
+export const MetricsSchema = Type.Object(
+  {
+    serverLoad: Type.Optional(ServerLoadMetricSchema),
+    connections: Type.Optional(ConnectionsMetricSchema),
+    traffic: Type.Optional(TrafficMetricSchema),
+    window: StringEnum(TIME_GRAINS, {
+      description: `Aggregation window; an Azure Monitor time grain: ${TIME_GRAINS.join(", ")}.`,
+      default: "5m",
+    }),
+    ingestionDelay: Type.String({
+      description:
+        'Newest span of metrics to ignore because its buckets are still filling, a duration ("30s", "3m", "1h30m").',
+      pattern: DURATION_PATTERN,
+      maxLength: 32,
+      default: "3m",
+    }),
+    maxSampleAge: Type.String({
+      description:
+        "A sample older than this counts as missing (MetricsAvailable=False), a duration; must be longer than ingestionDelay.",
+      pattern: DURATION_PATTERN,
+      maxLength: 32,
+      default: "10m",
+    }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Signals the operator scales on. With several, the largest unit count any of them needs wins.",
+    default: { serverLoad: { targetPercent: 70 }, connections: { targetPercent: 80 } },
+    "x-kubernetes-validations": [
+      {
+        rule: "has(self.serverLoad) || has(self.connections) || has(self.traffic)",
+        message: "at least one of serverLoad, connections or traffic must be set",
+      },
+      {
+        rule: "!has(self.ingestionDelay) || !has(self.maxSampleAge) || duration(self.maxSampleAge) > duration(self.ingestionDelay)",
+        message: "maxSampleAge must be longer than ingestionDelay",
+        fieldPath: ".maxSampleAge",
+      },
+    ] satisfies CelRule[],
+  },
+);
+
+export const ReplicaRangeSchema = Type.Object(
+  {
+    min: Int("Fewest app-server replicas, replicas.", 0, 10_000),
+    max: Int("Most app-server replicas, replicas.", 1, 10_000),
+  },
+  { additionalProperties: false, description: "Bounds of the app-server replica count, replicas." },
+);
+
+export const AppServerSchema = Type.Object(
+  {
+    deploymentName: Name(
+      "Deployment (in the policy's namespace) running the app servers (hub servers or event handlers).",
+      DNS_SUBDOMAIN_PATTERN,
+      253,
+    ),
+    horizontalPodAutoscalerName: Type.Optional(
+      Name(
+        "HorizontalPodAutoscaler that owns the Deployment's replicas; when set the operator raises its minReplicas instead of setting replicas.",
+        DNS_SUBDOMAIN_PATTERN,
+        253,
+      ),
+    ),
+    replicas: ReplicaRangeSchema,
+    connectionsPerReplica: Type.Optional(
+      Int(
+        "Client connections one replica serves, connections; without it the tier tables' app-server counts apply.",
+        1,
+      ),
+    ),
+    eventsPerSecondPerReplica: Type.Optional(
+      Type.Number({
+        description: "Upstream events per second one replica handles, events/s (Web PubSub event handlers).",
+        exclusiveMinimum: 0,
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: "The app-server Deployment behind the instance, sized together with it.",
+  },
+);
+
+export const ScalingPolicySchema = Type.Object(
+  {
+    type: StringEnum(SCALING_POLICY_TYPES, {
+      description:
+        "Units: change by at most value units; Percent: by at most value % of the current units; Steps: by at most value rungs of the SKU's unit ladder.",
+    }),
+    value: Int("Size of the allowed change, in units, % or ladder steps (see type).", 1),
+    periodSeconds: Int("Window the allowed change applies to, seconds.", 1, 3600),
+  },
+  { additionalProperties: false, description: "How much the unit count may change within a period." },
+);
+
+function ScalingRulesSchema(direction: "up" | "down", stabilization: number, policies: object[]) {
+  return Type.Object(
+    {
+      stabilizationWindowSeconds: Int(
+        direction === "up"
+          ? "Scale up to the lowest recommendation of this trailing window, seconds."
+          : "Scale down only to the highest recommendation of this trailing window, seconds.",
+        0,
+        3600,
+        stabilization,
+      ),
+      selectPolicy: StringEnum(SELECT_POLICIES, {
+        description:
+          "Max: the policy allowing the largest change applies; Min: the smallest; Disabled: never scale in this direction.",
+        default: "Max",
+      }),
+      policies: Type.Array(ScalingPolicySchema, {
+        description: "Rate limits of this direction.",
+        minItems: 1,
+        maxItems: 10,
+        default: policies,
+      }),
+    },
+    {
+      additionalProperties: false,
+      description: direction === "up" ? "Rules for scaling up." : "Rules for scaling down.",
+      default: {},
+    },
+  );
+}
+
+export const ScaleUpRulesSchema = ScalingRulesSchema("up", 0, [
+  { type: "Steps", value: 2, periodSeconds: 60 },
+]);
+export const ScaleDownRulesSchema = ScalingRulesSchema("down", 1800, [
+  { type: "Percent", value: 50, periodSeconds: 600 },
+]);
+
+export const BehaviorSchema = Type.Object(
+  {
+    scaleUp: ScaleUpRulesSchema,
+    scaleDown: ScaleDownRulesSchema,
+    tolerance: Type.Number({
+      description:
+        "Ignore a need that differs from the current capacity by less than this fraction of it, 0..1 (0.1 = 10 %).",
+      minimum: 0,
+      maximum: 1,
+      default: 0.1,
+    }),
+    settleSeconds: Int(
+      "After a unit change, ignore metrics for this long while connections rebalance, seconds.",
+      0,
+      3600,
+      300,
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: "How fast the operator scales (shaped like the HorizontalPodAutoscaler's behavior).",
+    default: {},
+  },
+);
+
+const CronField = (what: string) =>
+  Type.String({
+    description: `Five-field cron expression (minute hour day-of-month month day-of-week) of when ${what} starts, in timeZone.`,
+    minLength: 9,
+    maxLength: 128,
+    pattern: CRON_PATTERN,
+  });
+
+const TimeZoneField = () =>
+  Type.String({
+    description: 'IANA time zone of cron, e.g. "Europe/Madrid".',
+    minLength: 1,
+    maxLength: 64,
+    pattern: TIME_ZONE_PATTERN,
+    default: "UTC",
+  });
+
+export const ScheduleSchema = Type.Object(
+  {
+    name: Name("Name of the schedule, unique in the policy.", DNS_LABEL_PATTERN, 63),
+    cron: CronField("the pre-scale"),
+    timeZone: TimeZoneField(),
+    durationMinutes: Int("How long the pre-scale lasts after each start, minutes.", 1, 10_080),
+    minUnits: Int("Floor of the unit count while the schedule is active, units.", MIN_UNITS, MAX_UNITS),
+  },
+  { additionalProperties: false, description: "A known peak: a higher floor of units for a while." },
+);
+
+export const ScaleInWindowSchema = Type.Object(
+  {
+    name: Name("Name of the window, unique in the policy.", DNS_LABEL_PATTERN, 63),
+    cron: CronField("the window"),
+    timeZone: TimeZoneField(),
+    durationMinutes: Int("How long the window stays open after each start, minutes.", 1, 10_080),
+  },
+  { additionalProperties: false, description: "A time span in which scaling in is allowed." },
+);
+
+export const FallbackSchema = Type.Object(
+  {
+    failureThreshold: Int(
+      "Consecutive polls without usable metrics (or failed Azure calls) before the fallback applies, polls.",
+      1,
+      100,
+      3,
+    ),
+    action: StringEnum(FALLBACK_ACTIONS, {
+      description: "Hold: keep the current capacity (never scale in blind); Fixed: scale to units.",
+      default: "Hold",
+    }),
+    units: Type.Optional(
+      Int("Unit count for action Fixed, units; within units.min..units.max.", MIN_UNITS, MAX_UNITS),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: "What to do while metrics are missing.",
+    default: {},
+    "x-kubernetes-validations": [
+      {
+        rule: "!has(self.action) || self.action != 'Fixed' || has(self.units)",
+        message: "units is required when action is Fixed",
+        fieldPath: ".units",
+      },
+    ] satisfies CelRule[],
+  },
+);
+
+const resourceIdRule = (service: "SignalR" | "WebPubSub") =>
+  `self.target.resourceId.matches('(?i)${resourceIdRegex(service)}')`;
+
+/** CEL rules of `spec` (validate.ts implements each of them again, plus what CEL cannot check). */
+export const SPEC_CEL_RULES: readonly CelRule[] = [
+  {
+    rule: "self.units.min <= self.units.max",
+    message: "units.min must be less than or equal to units.max",
+    fieldPath: ".units.min",
+  },
+  {
+    rule: "!has(self.appServer) || self.appServer.replicas.min <= self.appServer.replicas.max",
+    message: "appServer.replicas.min must be less than or equal to appServer.replicas.max",
+    fieldPath: ".appServer.replicas.min",
+  },
+  {
+    rule: `!('Premium_P2' in self.skus) || self.units.max >= ${P2_MIN_UNITS}`,
+    message: `Premium_P2 may only be listed in skus when units.max >= ${P2_MIN_UNITS}`,
+    fieldPath: ".skus",
+  },
+  {
+    rule: `self.units.max <= ${P1_MAX_UNITS} || 'Premium_P2' in self.skus`,
+    message: `units.max above ${P1_MAX_UNITS} needs Premium_P2 in skus`,
+    fieldPath: ".units.max",
+  },
+  {
+    rule: `!self.skus.all(s, s == 'Premium_P2') || self.units.min >= ${P2_MIN_UNITS}`,
+    message: `units.min must be >= ${P2_MIN_UNITS} when Premium_P2 is the only SKU`,
+    fieldPath: ".units.min",
+  },
+  {
+    rule: `self.target.service == 'SignalR' ? ${resourceIdRule("SignalR")} : ${resourceIdRule("WebPubSub")}`,
+    message:
+      "target.resourceId must be an ARM ID /subscriptions/<sub>/resourceGroups/<rg>/providers/Microsoft.SignalRService/<SignalR|WebPubSub>/<name> of the type named by target.service",
+    fieldPath: ".target.resourceId",
+  },
+  {
+    rule: `!has(self.metrics) || !has(self.metrics.traffic) || self.metrics.traffic.workload.all(w, self.target.service == 'SignalR' ? w.scenario in ${scenarioInList(SIGNALR_SCENARIOS)} : w.scenario in ${scenarioInList(WEBPUBSUB_SCENARIOS)})`,
+    message: "metrics.traffic.workload names a scenario the target service does not have",
+    fieldPath: ".metrics.traffic.workload",
+  },
+  {
+    rule: "!has(self.fallback) || !has(self.fallback.action) || self.fallback.action != 'Fixed' || !has(self.fallback.units) || (self.fallback.units >= self.units.min && self.fallback.units <= self.units.max)",
+    message: "fallback.units must be within units.min..units.max",
+    fieldPath: ".fallback.units",
+  },
+  {
+    rule: "!has(self.schedules) || self.schedules.all(s, s.minUnits <= self.units.max)",
+    message: "schedules[].minUnits must be less than or equal to units.max",
+    fieldPath: ".schedules",
+  },
+];
+
+export const CapacityPolicySpecSchema = Type.Object(
+  {
+    target: TargetSchema,
+    units: UnitRangeSchema,
+    skus: SkusSchema,
+    metrics: MetricsSchema,
+    appServer: Type.Optional(AppServerSchema),
+    behavior: BehaviorSchema,
+    schedules: Type.Optional(
+      Type.Array(ScheduleSchema, {
+        description:
+          "Pre-scale for known peaks: while a schedule is active, units stay at or above its minUnits.",
+        maxItems: 20,
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["name"],
+      }),
+    ),
+    scaleInWindows: Type.Optional(
+      Type.Array(ScaleInWindowSchema, {
+        description: "When set, the operator scales in only while one of these windows is open.",
+        maxItems: 20,
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["name"],
+      }),
+    ),
+    fallback: FallbackSchema,
+    mode: StringEnum(MODES, {
+      description:
+        "Auto: apply decisions; Recommend: only record them in status (dry run); Paused: do nothing (like the autoscaling.signalr.dev/paused annotation).",
+      default: "Auto",
+    }),
+    pollIntervalSeconds: Int("How often the operator polls metrics and decides, seconds.", 10, 3600, 30),
+  },
+  {
+    additionalProperties: false,
+    description: "Desired behavior of the autoscaler. The operator never writes spec.",
+    "x-kubernetes-validations": SPEC_CEL_RULES,
+  },
+);
+
+// ---------------------------------------------------------------------------------------------
+// status
+
+const ALL_SKUS: readonly SkuName[] = ["Free_F1", ...SCALABLE_SKUS];
+
+const UnitsField = (description: string) => Type.Integer({ description, minimum: 0, maximum: MAX_UNITS });
+const ObservedSku = (description: string) => StringEnum<SkuName>(ALL_SKUS, { description });
+const TargetSku = (description: string) => StringEnum<ScalableSku>(SCALABLE_SKUS, { description });
+
+export const ObservedCapacitySchema = Type.Object(
+  {
+    sku: ObservedSku("SKU the instance has."),
+    units: UnitsField("Units the instance has, units."),
+    replicas: Type.Optional(
+      Type.Integer({ description: "Replicas the app-server Deployment has, replicas.", minimum: 0 }),
+    ),
+  },
+  { additionalProperties: false, description: "Capacity the instance (and app servers) have now." },
+);
+
+export const DesiredCapacitySchema = Type.Object(
+  {
+    sku: TargetSku("SKU the last decision wants."),
+    units: UnitsField("Units the last decision wants, units."),
+    replicas: Type.Optional(
+      Type.Integer({ description: "App-server replicas the last decision wants, replicas.", minimum: 0 }),
+    ),
+  },
+  { additionalProperties: false, description: "Capacity the last decision wants." },
+);
+
+const NonNegative = (description: string) => Type.Optional(Type.Number({ description, minimum: 0 }));
+
+export const MetricSampleSchema = Type.Object(
+  {
+    time: DateTime("End of the aggregated window the sample describes (RFC 3339)."),
+    serverLoadPercent: NonNegative("Server load, %."),
+    connectionQuotaUtilizationPercent: NonNegative("Connection quota utilization, %."),
+    connections: NonNegative("Concurrent client connections, connections."),
+    messagesPerSecond: NonNegative("Messages per second, messages/s (SignalR only)."),
+    inboundBytesPerSecond: NonNegative("Inbound traffic, bytes/s."),
+    outboundBytesPerSecond: NonNegative("Outbound traffic, bytes/s."),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "The last usable metrics sample; a metric Azure did not report is omitted (missing is not zero).",
+  },
+);
+
+export const SkuUnitsSchema = Type.Object(
+  {
+    sku: ObservedSku("SKU."),
+    units: UnitsField("Units, units."),
+  },
+  { additionalProperties: false, description: "A SKU and unit count." },
+);
+
+export const TargetSkuUnitsSchema = Type.Object(
+  {
+    sku: TargetSku("SKU."),
+    units: UnitsField("Units, units."),
+  },
+  { additionalProperties: false, description: "A SKU and unit count." },
+);
+
+export const OperationSchema = Type.Object(
+  {
+    startedAt: DateTime("When the update was sent (RFC 3339)."),
+    from: SkuUnitsSchema,
+    to: TargetSkuUnitsSchema,
+    asyncOperationUrl: Type.Optional(
+      Type.String({ description: "Azure-AsyncOperation URL ARM returned for the update.", maxLength: 2048 }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: "The ARM update in flight; kept in status so it survives operator restarts.",
+  },
+);
+
+export const RecommendationSchema = Type.Object(
+  {
+    time: DateTime("When the decision was made (RFC 3339)."),
+    units: UnitsField("Units the decision wanted, units."),
+    sku: TargetSku("SKU the decision wanted."),
+  },
+  { additionalProperties: false, description: "One past decision." },
+);
+
+export const ScaleEventSchema = Type.Object(
+  {
+    time: DateTime("When the change completed (RFC 3339)."),
+    fromSku: ObservedSku("SKU before."),
+    fromUnits: UnitsField("Units before, units."),
+    toSku: TargetSku("SKU after."),
+    toUnits: UnitsField("Units after, units."),
+  },
+  { additionalProperties: false, description: "One applied capacity change." },
+);
+
+export const PolicyConditionSchema = Type.Object(
+  {
+    type: StringEnum(CONDITION_TYPES, { description: `Condition type: ${CONDITION_TYPES.join(", ")}.` }),
+    status: StringEnum(CONDITION_STATUSES, { description: "True, False or Unknown." }),
+    observedGeneration: Type.Optional(
+      Type.Integer({ description: "metadata.generation the condition was set for.", minimum: 0 }),
+    ),
+    lastTransitionTime: DateTime("When status last changed (RFC 3339)."),
+    reason: Type.String({
+      description: "Machine-readable CamelCase reason.",
+      minLength: 1,
+      maxLength: 1024,
+      pattern: REASON_PATTERN,
+    }),
+    message: Type.String({ description: "Human-readable detail.", maxLength: 32_768 }),
+  },
+  { additionalProperties: false, description: "A metav1.Condition." },
+);
+
+export const CapacityPolicyStatusSchema = Type.Object(
+  {
+    observedGeneration: Type.Optional(
+      Type.Integer({ description: "metadata.generation the status describes.", minimum: 0 }),
+    ),
+    current: Type.Optional(ObservedCapacitySchema),
+    desired: Type.Optional(DesiredCapacitySchema),
+    lastSample: Type.Optional(MetricSampleSchema),
+    operation: Type.Optional(OperationSchema),
+    lastScaleTime: Type.Optional(DateTime("When the unit count or SKU last changed (RFC 3339).")),
+    recommendations: Type.Optional(
+      Type.Array(RecommendationSchema, {
+        description: `Recent decisions, oldest first (at most ${MAX_RECOMMENDATIONS}); stabilization windows read them, so they survive failover.`,
+        maxItems: MAX_RECOMMENDATIONS,
+      }),
+    ),
+    scaleEvents: Type.Optional(
+      Type.Array(ScaleEventSchema, {
+        description: `Recent capacity changes, oldest first (at most ${MAX_SCALE_EVENTS}).`,
+        maxItems: MAX_SCALE_EVENTS,
+      }),
+    ),
+    consecutiveFailures: Type.Optional(
+      Type.Integer({
+        description: "Consecutive polls without usable metrics or with failed Azure calls, polls.",
+        minimum: 0,
+      }),
+    ),
+    lastReasons: Type.Optional(
+      Type.Array(Type.String({ description: "A reason code.", maxLength: 128 }), {
+        description: `Machine-readable reason codes of the last decision (at most ${MAX_REASONS}).`,
+        maxItems: MAX_REASONS,
+      }),
+    ),
+    conditions: Type.Optional(
+      Type.Array(PolicyConditionSchema, {
+        description: "Latest observations of the policy's state.",
+        maxItems: CONDITION_TYPES.length,
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["type"],
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: "Observed state, written by the operator through the status subresource.",
+  },
+);
+
+// ---------------------------------------------------------------------------------------------
+// the resource
+
+export const ObjectMetaSchema = Type.Object(
+  {
+    name: Type.String({ description: "Name of the policy.", minLength: 1, maxLength: 253 }),
+    namespace: Type.String({
+      description: "Namespace of the policy (and of the app-server Deployment).",
+      minLength: 1,
+      maxLength: 63,
+      default: "default",
+    }),
+    uid: Type.Optional(Type.String()),
+    resourceVersion: Type.Optional(Type.String()),
+    generation: Type.Optional(Type.Integer({ minimum: 0 })),
+    creationTimestamp: Type.Optional(Type.String()),
+    labels: Type.Optional(Type.Record(Type.String(), Type.String())),
+    annotations: Type.Optional(Type.Record(Type.String(), Type.String())),
+  },
+  { additionalProperties: true, description: "Standard object metadata (not part of the CRD schema)." },
+);
+
+export const CapacityPolicySchema = Type.Object(
+  {
+    apiVersion: StringEnum([API_VERSION], { description: `Always ${API_VERSION}.` }),
+    kind: StringEnum([KIND], { description: `Always ${KIND}.` }),
+    metadata: ObjectMetaSchema,
+    spec: CapacityPolicySpecSchema,
+    status: Type.Optional(CapacityPolicyStatusSchema),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "CapacityPolicy autoscales one Azure SignalR Service or Azure Web PubSub instance (units and SKU) and, optionally, the app-server Deployment behind it.",
+  },
+);
+
+// ---------------------------------------------------------------------------------------------
+// types (after defaulting)
+
+export type CapacityPolicy = Static<typeof CapacityPolicySchema>;
+export type CapacityPolicySpec = Static<typeof CapacityPolicySpecSchema>;
+export type CapacityPolicyStatus = Static<typeof CapacityPolicyStatusSchema>;
+export type PolicyMetadata = Static<typeof ObjectMetaSchema>;
+export type PolicyTarget = Static<typeof TargetSchema>;
+export type UnitRange = Static<typeof UnitRangeSchema>;
+export type MetricsSpec = Static<typeof MetricsSchema>;
+export type TrafficMetricSpec = Static<typeof TrafficMetricSchema>;
+export type WorkloadShare = Static<typeof WorkloadShareSchema>;
+export type AppServerSpec = Static<typeof AppServerSchema>;
+export type BehaviorSpec = Static<typeof BehaviorSchema>;
+export type ScalingRules = Static<typeof ScaleUpRulesSchema>;
+export type ScalingPolicy = Static<typeof ScalingPolicySchema>;
+export type ScheduleSpec = Static<typeof ScheduleSchema>;
+export type ScaleInWindowSpec = Static<typeof ScaleInWindowSchema>;
+export type FallbackSpec = Static<typeof FallbackSchema>;
+export type ObservedCapacity = Static<typeof ObservedCapacitySchema>;
+export type DesiredCapacity = Static<typeof DesiredCapacitySchema>;
+export type MetricSample = Static<typeof MetricSampleSchema>;
+export type ScaleOperation = Static<typeof OperationSchema>;
+export type Recommendation = Static<typeof RecommendationSchema>;
+export type ScaleEvent = Static<typeof ScaleEventSchema>;
+export type PolicyCondition = Static<typeof PolicyConditionSchema>;
+
+/** Any schema node of this file (for generators that walk it). */
+export type SchemaNode = TSchema;
