@@ -372,7 +372,6 @@ export const BehaviorSchema = Type.Object(
 const CronField = (what: string) =>
   Type.String({
     description: `Five-field cron expression (minute hour day-of-month month day-of-week) of when ${what} starts, in timeZone.`,
-    minLength: 9,
     maxLength: 128,
     pattern: CRON_PATTERN,
   });

@@ -1,0 +1,335 @@
+/**
+ * Runtime validation of CapacityPolicy objects: the JSON Schema (with defaults applied, as the API
+ * server applies them) and every cross-field rule — the CRD's CEL rules again, plus what CEL
+ * cannot check (cron expressions parse, time zones exist). The operator runs this on every policy
+ * it reads and reports failures as `Ready=False, reason=InvalidSpec`.
+ */
+import { Ajv, type ErrorObject } from "ajv";
+import addFormatsModule from "ajv-formats";
+import { Cron } from "croner";
+import { parse as parseYaml, YAMLParseError } from "yaml";
+import { SIGNALR_SCENARIOS, WEBPUBSUB_SCENARIOS } from "../capacity/tier-tables.js";
+import { API_VERSION, KIND, P1_MAX_UNITS, P2_MIN_UNITS, SHARE_SUM_TOLERANCE } from "./constants.js";
+import { DURATION_PATTERN, parseDuration } from "./duration.js";
+import {
+  type CapacityPolicy,
+  CapacityPolicySchema,
+  CRON_PATTERN,
+  DNS_LABEL_PATTERN,
+  DNS_SUBDOMAIN_PATTERN,
+  REASON_PATTERN,
+  resourceIdRegex,
+  TIME_ZONE_PATTERN,
+} from "./schema.js";
+
+export type ValidationResult = { ok: true; policy: CapacityPolicy } | { ok: false; errors: string[] };
+
+/** A document that is not a valid CapacityPolicy. `errors` holds one line per problem. */
+export class PolicyError extends Error {
+  override readonly name = "PolicyError";
+  readonly errors: readonly string[];
+  constructor(message: string, errors: readonly string[] = [message]) {
+    super(message);
+    this.errors = errors;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON Schema
+
+const addFormats = addFormatsModule.default;
+
+const ajv = new Ajv({
+  allErrors: true,
+  useDefaults: true,
+  verbose: true,
+  strict: true,
+  strictRequired: false,
+});
+addFormats(ajv, ["date-time"]);
+ajv.addVocabulary(["x-kubernetes-validations", "x-kubernetes-list-type", "x-kubernetes-list-map-keys"]);
+const validateSchema = ajv.compile(CapacityPolicySchema);
+
+const PATTERN_TEXT: Readonly<Record<string, string>> = {
+  [DURATION_PATTERN]: 'a duration such as "30s", "5m" or "1h30m" (units ms, s, m, h)',
+  [CRON_PATTERN]: 'a five-field cron expression such as "0 8 * * 1-5"',
+  [DNS_SUBDOMAIN_PATTERN]: "a lowercase DNS-1123 subdomain name",
+  [DNS_LABEL_PATTERN]: "a lowercase DNS-1123 label (letters, digits, '-')",
+  [TIME_ZONE_PATTERN]: 'an IANA time zone name such as "Europe/Madrid"',
+  [REASON_PATTERN]: "a CamelCase reason",
+};
+
+/** "/spec/units/min" → "spec.units.min", "/spec/schedules/0/cron" → "spec.schedules[0].cron". */
+function jsonPath(pointer: string, child?: string): string {
+  const parts = pointer === "" ? [] : pointer.slice(1).split("/");
+  if (child !== undefined) parts.push(child);
+  let out = "";
+  for (const raw of parts) {
+    const part = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (/^[0-9]+$/.test(part)) out += `[${part}]`;
+    else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(part)) out += out === "" ? part : `.${part}`;
+    else out += `[${JSON.stringify(part)}]`;
+  }
+  return out === "" ? "(root)" : out;
+}
+
+const show = (value: unknown): string => {
+  const text = JSON.stringify(value);
+  return text === undefined ? String(value) : text.length > 80 ? `${text.slice(0, 77)}...` : text;
+};
+
+function schemaErrorText(e: ErrorObject): string {
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case "required":
+      return `${jsonPath(e.instancePath, String(p["missingProperty"]))}: is required`;
+    case "additionalProperties":
+      return `${jsonPath(e.instancePath, String(p["additionalProperty"]))}: unknown field`;
+    case "enum":
+      return `${jsonPath(e.instancePath)}: ${show(e.data)} is not one of ${(p["allowedValues"] as unknown[]).map(show).join(", ")}`;
+    case "type":
+      return `${jsonPath(e.instancePath)}: must be ${p["type"] === "integer" ? "an integer" : `a ${String(p["type"])}`} (is ${show(e.data)})`;
+    case "pattern": {
+      const what = PATTERN_TEXT[String(p["pattern"])];
+      return `${jsonPath(e.instancePath)}: ${show(e.data)} is not ${what ?? `matching ${String(p["pattern"])}`}`;
+    }
+    case "minimum":
+    case "maximum":
+    case "exclusiveMinimum":
+    case "exclusiveMaximum":
+      return `${jsonPath(e.instancePath)}: ${show(e.data)} ${e.message ?? "is out of range"}`;
+    case "uniqueItems":
+      return `${jsonPath(e.instancePath)}: items ${String(p["j"])} and ${String(p["i"])} are duplicates`;
+    case "format":
+      return `${jsonPath(e.instancePath)}: ${show(e.data)} is not a ${String(p["format"])} (RFC 3339)`;
+    default:
+      return `${jsonPath(e.instancePath)}: ${e.message ?? "is invalid"}`;
+  }
+}
+
+function schemaErrors(errors: readonly ErrorObject[]): string[] {
+  const out: string[] = [];
+  for (const e of errors) {
+    const line = schemaErrorText(e);
+    if (!out.includes(line)) out.push(line);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// cross-field rules
+
+/** True when `timeZone` is an IANA zone this runtime knows. */
+export function isValidTimeZone(timeZone: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A paused croner job for a five-field cron expression in `timeZone` — the one way schedules and
+ * scale-in windows are read (classic cron: day-of-month OR day-of-week). Throws RangeError when the
+ * expression or the zone is invalid.
+ */
+export function parseCron(expression: string, timeZone = "UTC"): Cron {
+  if (!isValidTimeZone(timeZone)) throw new RangeError(`unknown time zone ${JSON.stringify(timeZone)}`);
+  try {
+    return new Cron(expression, { timezone: timeZone, paused: true, mode: "5-part" });
+  } catch (err) {
+    const detail = err instanceof Error ? err.message.replace(/^CronPattern: /, "") : String(err);
+    throw new RangeError(`invalid cron expression ${JSON.stringify(expression)}: ${detail}`);
+  }
+}
+
+const SCENARIOS = { SignalR: SIGNALR_SCENARIOS, WebPubSub: WEBPUBSUB_SCENARIOS } as const;
+
+/** The cross-field rules on a policy that passed the schema (defaults applied). */
+function crossFieldErrors(policy: CapacityPolicy): string[] {
+  const errors: string[] = [];
+  const { spec } = policy;
+  const { units, skus } = spec;
+
+  // --- the CRD's CEL rules, in the same order
+  if (units.min > units.max) errors.push(`spec.units: min (${units.min}) must be <= max (${units.max})`);
+  if (spec.appServer && spec.appServer.replicas.min > spec.appServer.replicas.max) {
+    const r = spec.appServer.replicas;
+    errors.push(`spec.appServer.replicas: min (${r.min}) must be <= max (${r.max})`);
+  }
+  const hasP2 = skus.includes("Premium_P2");
+  if (hasP2 && units.max < P2_MIN_UNITS) {
+    errors.push(
+      `spec.skus: Premium_P2 serves ${P2_MIN_UNITS} units and more; list it only when units.max >= ${P2_MIN_UNITS} (is ${units.max})`,
+    );
+  }
+  if (!hasP2 && units.max > P1_MAX_UNITS) {
+    errors.push(
+      `spec.units.max: ${units.max} units need Premium_P2 in skus (${skus.join(", ")} stop at ${P1_MAX_UNITS})`,
+    );
+  }
+  if (skus.every((s) => s === "Premium_P2") && units.min < P2_MIN_UNITS) {
+    errors.push(
+      `spec.units.min: must be >= ${P2_MIN_UNITS} when Premium_P2 is the only SKU (is ${units.min})`,
+    );
+  }
+  const { service, resourceId } = spec.target;
+  if (!new RegExp(resourceIdRegex(service), "i").test(resourceId)) {
+    const other = service === "SignalR" ? "WebPubSub" : "SignalR";
+    const hint = new RegExp(resourceIdRegex(other), "i").test(resourceId)
+      ? ` (it names a ${other} instance)`
+      : "";
+    errors.push(
+      `spec.target.resourceId: must be /subscriptions/<sub>/resourceGroups/<rg>/providers/Microsoft.SignalRService/${service}/<name> for service ${service}${hint}`,
+    );
+  }
+  const traffic = spec.metrics.traffic;
+  if (traffic) {
+    const allowed: readonly string[] = SCENARIOS[service];
+    traffic.workload.forEach((w, i) => {
+      if (!allowed.includes(w.scenario)) {
+        errors.push(
+          `spec.metrics.traffic.workload[${i}].scenario: "${w.scenario}" is not a ${service} scenario (one of ${allowed.join(", ")})`,
+        );
+      }
+    });
+  }
+  const fallback = spec.fallback;
+  if (fallback.action === "Fixed") {
+    if (fallback.units === undefined) errors.push("spec.fallback.units: is required when action is Fixed");
+    else if (fallback.units < units.min || fallback.units > units.max) {
+      errors.push(`spec.fallback.units: ${fallback.units} must be within units ${units.min}..${units.max}`);
+    }
+  }
+  spec.schedules?.forEach((s, i) => {
+    if (s.minUnits > units.max) {
+      errors.push(`spec.schedules[${i}].minUnits: ${s.minUnits} must be <= units.max (${units.max})`);
+    }
+  });
+  // metrics object rules
+  const m = spec.metrics;
+  if (!m.serverLoad && !m.connections && !m.traffic) {
+    errors.push("spec.metrics: set at least one of serverLoad, connections or traffic");
+  }
+  if (parseDuration(m.maxSampleAge) <= parseDuration(m.ingestionDelay)) {
+    errors.push(
+      `spec.metrics.maxSampleAge: ${m.maxSampleAge} must be longer than ingestionDelay (${m.ingestionDelay})`,
+    );
+  }
+  // traffic object rule
+  if (traffic) {
+    const sum = traffic.workload.reduce((acc, w) => acc + w.share, 0);
+    if (Math.abs(sum - 1) > SHARE_SUM_TOLERANCE + 1e-9) {
+      errors.push(
+        `spec.metrics.traffic.workload: shares must sum to 1 (± ${SHARE_SUM_TOLERANCE}), they sum to ${Number(sum.toFixed(4))}`,
+      );
+    }
+  }
+
+  // --- list-map keys (the API server enforces these through x-kubernetes-list-map-keys)
+  const duplicates = (path: string, keys: readonly string[]) => {
+    keys.forEach((k, i) => {
+      if (keys.indexOf(k) !== i) errors.push(`${path}[${i}]: duplicate ${JSON.stringify(k)}`);
+    });
+  };
+  if (traffic)
+    duplicates(
+      "spec.metrics.traffic.workload",
+      traffic.workload.map((w) => w.scenario),
+    );
+  if (spec.schedules)
+    duplicates(
+      "spec.schedules",
+      spec.schedules.map((s) => s.name),
+    );
+  if (spec.scaleInWindows)
+    duplicates(
+      "spec.scaleInWindows",
+      spec.scaleInWindows.map((s) => s.name),
+    );
+
+  // --- what CEL cannot check
+  const timed = [
+    ...(spec.schedules ?? []).map((s, i) => ({ s, path: `spec.schedules[${i}]` })),
+    ...(spec.scaleInWindows ?? []).map((s, i) => ({ s, path: `spec.scaleInWindows[${i}]` })),
+  ];
+  for (const { s, path } of timed) {
+    if (!isValidTimeZone(s.timeZone)) {
+      errors.push(`${path}.timeZone: unknown time zone ${JSON.stringify(s.timeZone)}`);
+      continue;
+    }
+    try {
+      parseCron(s.cron, s.timeZone);
+    } catch (err) {
+      errors.push(`${path}.cron: ${(err as Error).message}`);
+    }
+  }
+  return errors;
+}
+
+// ---------------------------------------------------------------------------------------------
+// entry points
+
+/**
+ * Validates a CapacityPolicy object (as read from the API server or parsed from YAML). On success
+ * returns a deep copy with every default applied; the input is never modified.
+ */
+export function validatePolicy(obj: unknown): ValidationResult {
+  if (typeof obj !== "object" || obj === null || Array.isArray(obj)) {
+    return { ok: false, errors: [`(root): expected a ${KIND} object, got ${show(obj)}`] };
+  }
+  const copy: unknown = structuredClone(obj);
+  if (!validateSchema(copy)) return { ok: false, errors: schemaErrors(validateSchema.errors ?? []) };
+  const policy = copy as CapacityPolicy;
+  const errors = crossFieldErrors(policy);
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, policy };
+}
+
+/** validatePolicy that throws PolicyError instead of returning errors. */
+export function parsePolicy(obj: unknown): CapacityPolicy {
+  const result = validatePolicy(obj);
+  if (result.ok) return result.policy;
+  throw new PolicyError(describe(obj, result.errors), result.errors);
+}
+
+function describe(obj: unknown, errors: readonly string[]): string {
+  const meta = (obj as { metadata?: { name?: unknown; namespace?: unknown } } | null)?.metadata;
+  const name =
+    typeof meta?.name === "string"
+      ? ` ${typeof meta.namespace === "string" ? `${meta.namespace}/` : ""}${meta.name}`
+      : "";
+  return `invalid ${KIND}${name}:\n  ${errors.join("\n  ")}`;
+}
+
+/**
+ * Parses one YAML (or JSON) document into a validated CapacityPolicy with defaults applied.
+ * Throws PolicyError when the text is not YAML, holds several documents, or is not a valid
+ * CapacityPolicy.
+ */
+export function parsePolicyYaml(text: string): CapacityPolicy {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text, { prettyErrors: true, uniqueKeys: true });
+  } catch (err) {
+    if (err instanceof YAMLParseError) {
+      const msg = /multiple documents/i.test(err.message)
+        ? "expected one YAML document, found several"
+        : err.message.split("\n")[0];
+      throw new PolicyError(`not a ${KIND}: ${msg}`);
+    }
+    throw err;
+  }
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
+    const what =
+      doc === null || doc === undefined ? "empty" : Array.isArray(doc) ? "a list" : `a ${typeof doc}`;
+    throw new PolicyError(`not a ${KIND}: the document is ${what}`);
+  }
+  const { apiVersion, kind } = doc as { apiVersion?: unknown; kind?: unknown };
+  if (kind !== KIND || apiVersion !== API_VERSION) {
+    throw new PolicyError(
+      `not a ${KIND}: expected apiVersion ${API_VERSION} and kind ${KIND}, got apiVersion ${show(apiVersion)} and kind ${show(kind)}`,
+    );
+  }
+  return parsePolicy(doc);
+}
