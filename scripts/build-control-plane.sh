@@ -64,6 +64,10 @@ if [[ $force == 0 ]] && complete; then
   exit 0
 fi
 
+# The official tarball's location, for shells whose PATH does not include it.
+if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
+  PATH="/usr/local/go/bin:$PATH"
+fi
 command -v go >/dev/null 2>&1 || die "the Go toolchain ('go') is not on PATH; install Go (see controlplane/go.mod for the minimum version) and re-run. Needed once to build kube-apiserver, etcd and kubectl $KUBERNETES_VERSION/$ETCD_VERSION into $dest/bin"
 
 # go.mod must pin what versions.env names, or the cache key would lie.
@@ -118,6 +122,7 @@ build() {
 total_started=$(date +%s)
 log "downloading modules (go mod download)"
 (cd "$module_dir" && go mod download)
+log "modules ready in $(( $(date +%s) - total_started ))s"
 build etcd go.etcd.io/etcd/server/v3 1/3
 build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver 2/3
 build kubectl k8s.io/kubernetes/cmd/kubectl 3/3

@@ -15,7 +15,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { type ControlPlaneBinaries, binariesPresent, controlPlaneBinaries } from "./paths.js";
+import { binariesPresent, type ControlPlaneBinaries, controlPlaneBinaries } from "./paths.js";
 
 const execFileAsync = promisify(execFile);
 
@@ -199,7 +199,7 @@ function installExitHandlers(): void {
 }
 
 /**
- * A detached shell that outlives this process if it is killed outright
+ * A detached bash that outlives this process if it is killed outright
  * (SIGKILL, crash): it waits for our pid to vanish, then kills the process
  * groups listed in <dir>/pgids and removes <dir>.
  */
@@ -210,7 +210,7 @@ function startWatchdog(dir: string, keepDir: boolean): ChildProcess {
     'if [ -f "$dir/pgids" ]; then for g in $(cat "$dir/pgids"); do kill -KILL -- "-$g" 2>/dev/null; done; fi',
     '[ "$keep" = 1 ] || rm -rf "$dir"',
   ].join("\n");
-  const child = spawn("sh", ["-c", script, "watchdog", String(process.pid), dir, keepDir ? "1" : "0"], {
+  const child = spawn("bash", ["-c", script, "watchdog", String(process.pid), dir, keepDir ? "1" : "0"], {
     detached: true,
     stdio: "ignore",
   });
@@ -272,7 +272,9 @@ function get(url: string, options: { ca?: string; token?: string } = {}): Promis
     const isHttps = url.startsWith("https:");
     const req = (isHttps ? https : http).get(
       url,
-      isHttps && options.ca !== undefined ? { ca: options.ca, headers, timeout: 5_000 } : { headers, timeout: 5_000 },
+      isHttps && options.ca !== undefined
+        ? { ca: options.ca, headers, timeout: 5_000 }
+        : { headers, timeout: 5_000 },
       (res) => {
         let body = "";
         res.setEncoding("utf8");
@@ -306,7 +308,9 @@ async function waitFor(
       lastError = err instanceof Error ? err.message : String(err);
     }
     if (Date.now() > deadline) {
-      throw new Error(`${what}: timed out (last error: ${lastError || "none"}); ${await proc.describeFailure()}`);
+      throw new Error(
+        `${what}: timed out (last error: ${lastError || "none"}); ${await proc.describeFailure()}`,
+      );
     }
     await sleep(100);
   }
@@ -328,12 +332,33 @@ async function makeServingCert(pki: string): Promise<{ caFile: string; certFile:
   const ext = join(pki, "apiserver.ext");
   const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
   await execFileAsync("openssl", [
-    "req", "-x509", ...ec, "-keyout", caKey, "-out", caFile, "-days", "365",
-    "-subj", `/CN=${CLUSTER_NAME}-ca`,
-    "-addext", "basicConstraints=critical,CA:TRUE",
-    "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+    "req",
+    "-x509",
+    ...ec,
+    "-keyout",
+    caKey,
+    "-out",
+    caFile,
+    "-days",
+    "365",
+    "-subj",
+    `/CN=${CLUSTER_NAME}-ca`,
+    "-addext",
+    "basicConstraints=critical,CA:TRUE",
+    "-addext",
+    "keyUsage=critical,keyCertSign,cRLSign",
   ]);
-  await execFileAsync("openssl", ["req", "-new", ...ec, "-keyout", keyFile, "-out", csr, "-subj", "/CN=kube-apiserver"]);
+  await execFileAsync("openssl", [
+    "req",
+    "-new",
+    ...ec,
+    "-keyout",
+    keyFile,
+    "-out",
+    csr,
+    "-subj",
+    "/CN=kube-apiserver",
+  ]);
   await writeFile(
     ext,
     [
@@ -345,8 +370,22 @@ async function makeServingCert(pki: string): Promise<{ caFile: string; certFile:
     ].join("\n"),
   );
   await execFileAsync("openssl", [
-    "x509", "-req", "-in", csr, "-CA", caFile, "-CAkey", caKey, "-set_serial",
-    `0x${randomBytes(16).toString("hex")}`, "-days", "365", "-extfile", ext, "-out", certFile,
+    "x509",
+    "-req",
+    "-in",
+    csr,
+    "-CA",
+    caFile,
+    "-CAkey",
+    caKey,
+    "-set_serial",
+    `0x${randomBytes(16).toString("hex")}`,
+    "-days",
+    "365",
+    "-extfile",
+    ext,
+    "-out",
+    certFile,
   ]);
   return { caFile, certFile, keyFile };
 }
@@ -383,7 +422,24 @@ function csvQuote(value: string): string {
 
 // ---------------------------------------------------------------------------
 
+/**
+ * Starts etcd and kube-apiserver on free loopback ports and waits until the
+ * API server is ready. Ports are picked before the processes bind them, so a
+ * start that loses a port to another process is retried.
+ */
 export async function startControlPlane(options: StartControlPlaneOptions = {}): Promise<ControlPlane> {
+  const attempts = 3;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (attempt >= attempts || !/address already in use/i.test(message)) throw err;
+    }
+  }
+}
+
+async function startOnce(options: StartControlPlaneOptions): Promise<ControlPlane> {
   const binaries = options.binaries ?? controlPlaneBinaries();
   if (!binariesPresent(binaries)) {
     throw new Error(
@@ -450,13 +506,13 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
       "etcd",
       binaries.etcd,
       [
-        "--name=default",
+        "--name=local",
         `--data-dir=${join(dir, "etcd")}`,
         `--listen-client-urls=${etcdEndpoint}`,
         `--advertise-client-urls=${etcdEndpoint}`,
         `--listen-peer-urls=${peer}`,
         `--initial-advertise-peer-urls=${peer}`,
-        `--initial-cluster=default=${peer}`,
+        `--initial-cluster=local=${peer}`,
         "--initial-cluster-state=new",
         "--unsafe-no-fsync",
         "--log-level=warn",
@@ -528,7 +584,12 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
 
     let caData = "";
     const startApiServer = async (until: number): Promise<void> => {
-      const proc = new ManagedProcess("kube-apiserver", binaries.kubeApiserver, apiServerArgs, logs.kubeApiserver);
+      const proc = new ManagedProcess(
+        "kube-apiserver",
+        binaries.kubeApiserver,
+        apiServerArgs,
+        logs.kubeApiserver,
+      );
       apiserver = proc;
       recordPgids();
       if (tlsMode === "self-signed" && caData === "") {
@@ -586,4 +647,3 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
     throw err;
   }
 }
-

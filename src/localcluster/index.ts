@@ -12,10 +12,10 @@ export {
   startControlPlane,
 } from "./controlplane.js";
 export {
-  type ControlPlaneBinaries,
-  type ControlPlaneVersions,
   binariesPresent,
   buildScript,
+  type ControlPlaneBinaries,
+  type ControlPlaneVersions,
   cacheRoot,
   controlPlaneBinaries,
   parseVersionsEnv,

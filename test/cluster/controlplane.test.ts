@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { access, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -63,7 +63,7 @@ async function apply(kubeconfig: string, manifest: string): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "manifest-"));
   try {
     const file = join(dir, "m.json");
-    await import("node:fs/promises").then((fs) => fs.writeFile(file, manifest));
+    await writeFile(file, manifest);
     await ok(kubeconfig, "apply", "-f", file);
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -82,17 +82,31 @@ describe("local control plane", () => {
   });
 
   it("lists the built-in namespaces", async () => {
-    const names = (await ok(cp.kubeconfigAdmin, "get", "ns", "-o", "jsonpath={.items[*].metadata.name}")).split(" ");
+    const names = (
+      await ok(cp.kubeconfigAdmin, "get", "ns", "-o", "jsonpath={.items[*].metadata.name}")
+    ).split(" ");
     expect(names).toEqual(expect.arrayContaining(["default", "kube-system", "kube-public"]));
   });
 
   it("scales a Deployment through the scale subresource", async () => {
     await apply(cp.kubeconfigAdmin, deployment("scale-me"));
     await ok(cp.kubeconfigAdmin, "scale", "deployment/scale-me", "--replicas=3");
-    const replicas = await ok(cp.kubeconfigAdmin, "get", "deployment", "scale-me", "-o", "jsonpath={.spec.replicas}");
+    const replicas = await ok(
+      cp.kubeconfigAdmin,
+      "get",
+      "deployment",
+      "scale-me",
+      "-o",
+      "jsonpath={.spec.replicas}",
+    );
     expect(replicas).toBe("3");
     const scale = JSON.parse(
-      await ok(cp.kubeconfigAdmin, "get", "--raw", "/apis/apps/v1/namespaces/default/deployments/scale-me/scale"),
+      await ok(
+        cp.kubeconfigAdmin,
+        "get",
+        "--raw",
+        "/apis/apps/v1/namespaces/default/deployments/scale-me/scale",
+      ),
     ) as { kind: string; spec: { replicas: number } };
     expect(scale).toMatchObject({ kind: "Scale", spec: { replicas: 3 } });
     await ok(cp.kubeconfigAdmin, "delete", "deployment", "scale-me", "--wait=false");
@@ -120,7 +134,16 @@ describe("local control plane", () => {
 
   it("honours RBAC granted to the operator", async () => {
     await ok(cp.kubeconfigAdmin, "create", "namespace", "rbac-check");
-    await ok(cp.kubeconfigAdmin, "create", "role", "read-cm", "-n", "rbac-check", "--verb=get,list", "--resource=configmaps");
+    await ok(
+      cp.kubeconfigAdmin,
+      "create",
+      "role",
+      "read-cm",
+      "-n",
+      "rbac-check",
+      "--verb=get,list",
+      "--resource=configmaps",
+    );
     await ok(
       cp.kubeconfigAdmin,
       "create",
@@ -131,9 +154,25 @@ describe("local control plane", () => {
       "--role=read-cm",
       `--user=${OPERATOR_USER}`,
     );
-    const allowed = await kubectl(cp.kubeconfigOperator, "auth", "can-i", "list", "configmaps", "-n", "rbac-check");
+    const allowed = await kubectl(
+      cp.kubeconfigOperator,
+      "auth",
+      "can-i",
+      "list",
+      "configmaps",
+      "-n",
+      "rbac-check",
+    );
     expect(allowed.stdout.trim()).toBe("yes");
-    const elsewhere = await kubectl(cp.kubeconfigOperator, "auth", "can-i", "list", "configmaps", "-n", "default");
+    const elsewhere = await kubectl(
+      cp.kubeconfigOperator,
+      "auth",
+      "can-i",
+      "list",
+      "configmaps",
+      "-n",
+      "default",
+    );
     expect(elsewhere.stdout.trim()).toBe("no");
   });
 });
@@ -153,17 +192,24 @@ describe("a dedicated control plane", () => {
       console.log(`kube-apiserver restarted in ${((Date.now() - restarted) / 1000).toFixed(1)}s`);
       expect(own.server).toBe(before);
 
-      const replicas = await ok(own.kubeconfigAdmin, "get", "deployment", "survivor", "-o", "jsonpath={.spec.replicas}");
+      const replicas = await ok(
+        own.kubeconfigAdmin,
+        "get",
+        "deployment",
+        "survivor",
+        "-o",
+        "jsonpath={.spec.replicas}",
+      );
       expect(replicas).toBe("2");
       await ok(own.kubeconfigAdmin, "scale", "deployment/survivor", "--replicas=4");
-      expect(await ok(own.kubeconfigAdmin, "get", "deployment", "survivor", "-o", "jsonpath={.spec.replicas}")).toBe(
-        "4",
-      );
+      expect(
+        await ok(own.kubeconfigAdmin, "get", "deployment", "survivor", "-o", "jsonpath={.spec.replicas}"),
+      ).toBe("4");
     } finally {
       await own.stop();
     }
     // stop() is idempotent and removes everything.
     await own.stop();
-    await expect(import("node:fs/promises").then((fs) => fs.access(own.dir))).rejects.toThrow();
+    await expect(access(own.dir)).rejects.toThrow();
   });
 });

@@ -4,7 +4,11 @@
  * the tests via `inject("controlPlane")`.
  */
 import type { TestProject } from "vitest/node";
-import { type ControlPlane, ensureControlPlaneBinaries, startControlPlane } from "../../src/localcluster/index.js";
+import {
+  type ControlPlane,
+  ensureControlPlaneBinaries,
+  startControlPlane,
+} from "../../src/localcluster/index.js";
 
 export interface ProvidedControlPlane {
   readonly server: string;
