@@ -14,7 +14,7 @@ export default defineConfig({
           name: "integration",
           include: ["test/**/*.test.ts"],
           exclude: ["test/unit/**"],
-          globalSetup: [],
+          globalSetup: ["test/cluster/global-setup.ts"],
           testTimeout: 120_000,
           hookTimeout: 600_000,
           fileParallelism: false,
