@@ -244,7 +244,8 @@ export const MetricsSchema = Type.Object(
         message: "at least one of serverLoad, connections or traffic must be set",
       },
       {
-        rule: "!has(self.ingestionDelay) || !has(self.maxSampleAge) || duration(self.maxSampleAge) > duration(self.ingestionDelay)",
+        // The pattern guards keep a malformed duration to the pattern's own error (no CEL conversion error).
+        rule: `!has(self.ingestionDelay) || !has(self.maxSampleAge) || !self.ingestionDelay.matches('${DURATION_PATTERN}') || !self.maxSampleAge.matches('${DURATION_PATTERN}') || duration(self.maxSampleAge) > duration(self.ingestionDelay)`,
         message: "maxSampleAge must be longer than ingestionDelay",
         fieldPath: ".maxSampleAge",
       },
