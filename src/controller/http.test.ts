@@ -1,0 +1,49 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type ProbeServer, parseListenAddress, startProbeServer } from "./http.js";
+import { OperatorMetrics } from "./metrics.js";
+
+let server: ProbeServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe("probe server", () => {
+  it("serves healthz, readyz and metrics", async () => {
+    let watchOk = true;
+    const metrics = new OperatorMetrics({ now: () => Date.parse("2026-01-01T00:05:00Z") });
+    metrics.currentUnits.set({ namespace: "chat", policy: "hub" }, 20);
+    metrics.observeSample("chat", "hub", "2026-01-01T00:03:00Z", {
+      serverLoadPercent: 81,
+      connections: null,
+    });
+    metrics.observeAzureCall("metrics.getBatch", 429, 0.02);
+    server = await startProbeServer({
+      address: "127.0.0.1:0",
+      metrics: () => metrics.expose(),
+      readiness: { watch: () => (watchOk ? { ok: true } : { ok: false, reason: "watch down for 40s" }) },
+    });
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+    watchOk = false;
+    const notReady = await fetch(`${server.url}/readyz`);
+    expect(notReady.status).toBe(503);
+    expect(await notReady.text()).toContain("watch: watch down for 40s");
+    const body = await (await fetch(`${server.url}/metrics`)).text();
+    expect(body).toContain('signalr_autoscaler_current_units{namespace="chat",policy="hub"} 20');
+    expect(body).toContain(
+      'signalr_autoscaler_last_sample{namespace="chat",policy="hub",metric="serverLoadPercent"} 81',
+    );
+    expect(body).toContain('signalr_autoscaler_last_sample_age_seconds{namespace="chat",policy="hub"} 120');
+    expect(body).toContain('signalr_autoscaler_azure_requests_total{api="metrics.getBatch",status="429"} 1');
+    expect(body).not.toMatch(/metric="connections"/);
+    expect((await fetch(`${server.url}/nope`)).status).toBe(404);
+  });
+
+  it("parses listen addresses", () => {
+    expect(parseListenAddress(":8080")).toEqual({ host: undefined, port: 8080 });
+    expect(parseListenAddress("127.0.0.1:0")).toEqual({ host: "127.0.0.1", port: 0 });
+    expect(parseListenAddress("[::1]:9")).toEqual({ host: "::1", port: 9 });
+    expect(() => parseListenAddress("8080")).toThrow(RangeError);
+  });
+});

@@ -1,0 +1,48 @@
+import { Writable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { createLogger, passLogger, scrubSecrets } from "./logging.js";
+
+function capture() {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(JSON.parse(String(chunk)));
+      cb();
+    },
+  });
+  return { lines, destination };
+}
+
+describe("logging", () => {
+  it("writes JSON with policy context and redacts secrets", () => {
+    const { lines, destination } = capture();
+    const log = createLogger({ level: "info", destination });
+    passLogger(log, "chat", "hub").info(
+      {
+        token: "abc",
+        request: { headers: { authorization: "Bearer xyz" } },
+        credential: { clientSecret: "s" },
+      },
+      "pass",
+    );
+    const line = lines[0] as Record<string, unknown>;
+    expect(line).toMatchObject({ namespace: "chat", policy: "hub", msg: "pass", token: "[redacted]" });
+    expect(JSON.stringify(line)).not.toMatch(/xyz|"abc"|"s"/);
+  });
+
+  it("honours the level", () => {
+    const { lines, destination } = capture();
+    createLogger({ level: "warn", destination }).info("hidden");
+    expect(lines).toHaveLength(0);
+  });
+
+  it("scrubs bearer tokens, JWTs and connection-string keys from text", () => {
+    const jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlc2lnbmF0dXJl";
+    const text = `Authorization: Bearer abc.def; Endpoint=https://x;AccessKey=SECRETKEY==;Version=1.0; ${jwt}`;
+    const out = scrubSecrets(text);
+    expect(out).not.toContain("abc.def");
+    expect(out).not.toContain("SECRETKEY");
+    expect(out).not.toContain(jwt);
+    expect(out).toContain("Endpoint=https://x");
+  });
+});
