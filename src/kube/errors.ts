@@ -1,0 +1,275 @@
+/**
+ * Typed Kubernetes API errors.
+ *
+ * `toKubeError` turns whatever `@kubernetes/client-node` throws (an `ApiException` with `.code`
+ * and a `metav1.Status` body, the `Watch`'s `Error` with `.statusCode`, undici network errors,
+ * timeouts) into one of the classes below, so callers branch on `instanceof` or `kind` instead
+ * of on HTTP details.
+ */
+
+export type KubeErrorKind =
+  | "Conflict"
+  | "NotFound"
+  | "Forbidden"
+  | "Unauthorized"
+  | "Gone"
+  | "Invalid"
+  | "Unavailable"
+  | "Unknown";
+
+/** The parts of a `metav1.Status` the errors carry. */
+export interface KubeStatus {
+  readonly code?: number;
+  readonly reason?: string;
+  readonly message?: string;
+  readonly details?: { readonly retryAfterSeconds?: number };
+}
+
+export interface KubeErrorInit {
+  /** HTTP status; undefined for network errors and timeouts. */
+  readonly status?: number | undefined;
+  /** `metav1.Status.reason`, e.g. "Conflict", "AlreadyExists", "Expired", "NotFound", "Invalid". */
+  readonly reason?: string | undefined;
+  /** Seconds the server asked us to wait (Retry-After header or `details.retryAfterSeconds`). */
+  readonly retryAfterSeconds?: number | undefined;
+  /** What was being done, e.g. "patch status of capacitypolicies chat/chat". */
+  readonly operation?: string | undefined;
+  readonly cause?: unknown;
+}
+
+export abstract class KubeError extends Error {
+  abstract readonly kind: KubeErrorKind;
+  /** True when retrying the same request later may succeed. */
+  abstract readonly transient: boolean;
+  readonly status: number | undefined;
+  readonly reason: string | undefined;
+  readonly retryAfterSeconds: number | undefined;
+  readonly operation: string | undefined;
+
+  constructor(message: string, init: KubeErrorInit = {}) {
+    super(init.operation === undefined ? message : `${init.operation}: ${message}`, { cause: init.cause });
+    this.name = new.target.name;
+    this.status = init.status;
+    this.reason = init.reason;
+    this.retryAfterSeconds = init.retryAfterSeconds;
+    this.operation = init.operation;
+  }
+}
+
+/** 409: a stale resourceVersion (optimistic concurrency) or, with reason "AlreadyExists", a create race. */
+export class ConflictError extends KubeError {
+  readonly kind = "Conflict" as const;
+  readonly transient = false;
+  get alreadyExists(): boolean {
+    return this.reason === "AlreadyExists";
+  }
+}
+
+/** 404. */
+export class NotFoundError extends KubeError {
+  readonly kind = "NotFound" as const;
+  readonly transient = false;
+}
+
+/** 403: RBAC denies the request (or the namespace is terminating). */
+export class ForbiddenError extends KubeError {
+  readonly kind = "Forbidden" as const;
+  readonly transient = false;
+}
+
+/** 401: no or bad credentials. */
+export class UnauthorizedError extends KubeError {
+  readonly kind = "Unauthorized" as const;
+  readonly transient = false;
+}
+
+/** 410: the resourceVersion is too old (watch "Expired"); list again. */
+export class GoneError extends KubeError {
+  readonly kind = "Gone" as const;
+  readonly transient = false;
+}
+
+/** 400 / 422: the request or the object is invalid. */
+export class InvalidError extends KubeError {
+  readonly kind = "Invalid" as const;
+  readonly transient = false;
+}
+
+/** 429, 5xx, timeouts and network errors: the API server is busy or unreachable; retry with backoff. */
+export class UnavailableError extends KubeError {
+  readonly kind = "Unavailable" as const;
+  readonly transient = true;
+}
+
+/** Anything else (other HTTP codes, TLS misconfiguration, bugs). */
+export class UnknownKubeError extends KubeError {
+  readonly kind = "Unknown" as const;
+  readonly transient = false;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+type Ctor = new (message: string, init?: KubeErrorInit) => KubeError;
+
+function classForStatus(status: number): Ctor {
+  switch (status) {
+    case 400:
+    case 422:
+      return InvalidError;
+    case 401:
+      return UnauthorizedError;
+    case 403:
+      return ForbiddenError;
+    case 404:
+      return NotFoundError;
+    case 409:
+      return ConflictError;
+    case 410:
+      return GoneError;
+    case 408:
+    case 429:
+      return UnavailableError;
+    default:
+      return status >= 500 && status <= 599 ? UnavailableError : UnknownKubeError;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
+
+function asNumber(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) ? value : undefined;
+}
+
+function asString(value: unknown): string | undefined {
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/** Reads a `metav1.Status` from an object or its JSON text; undefined when it is not one. */
+export function parseStatus(body: unknown): KubeStatus | undefined {
+  let value = body;
+  if (typeof value === "string") {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      return undefined;
+    }
+  }
+  if (!isRecord(value)) return undefined;
+  if (value["kind"] !== "Status" && value["code"] === undefined && value["reason"] === undefined) {
+    return undefined;
+  }
+  const details = isRecord(value["details"]) ? value["details"] : undefined;
+  const retry = asNumber(details?.["retryAfterSeconds"]);
+  const code = asNumber(value["code"]);
+  const reason = asString(value["reason"]);
+  const message = asString(value["message"]);
+  return {
+    ...(code === undefined ? {} : { code }),
+    ...(reason === undefined ? {} : { reason }),
+    ...(message === undefined ? {} : { message }),
+    ...(retry === undefined ? {} : { details: { retryAfterSeconds: retry } }),
+  };
+}
+
+/** Parses a Retry-After value: delta-seconds or an HTTP date (relative to `now`). */
+export function parseRetryAfter(value: string | undefined, now: Date = new Date()): number | undefined {
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, Math.ceil((date - now.getTime()) / 1000));
+}
+
+function header(headers: unknown, name: string): string | undefined {
+  if (!isRecord(headers)) return undefined;
+  for (const [key, value] of Object.entries(headers)) {
+    if (key.toLowerCase() === name && typeof value === "string") return value;
+  }
+  return undefined;
+}
+
+/** Builds the typed error for an HTTP status and an optional `metav1.Status`. */
+export function kubeErrorFromStatus(
+  status: number,
+  body?: KubeStatus,
+  extra: { operation?: string | undefined; retryAfterSeconds?: number | undefined; cause?: unknown } = {},
+): KubeError {
+  const Class = classForStatus(status);
+  const message = body?.message ?? `HTTP ${status}${body?.reason === undefined ? "" : ` ${body.reason}`}`;
+  return new Class(message, {
+    status,
+    reason: body?.reason,
+    retryAfterSeconds: extra.retryAfterSeconds ?? body?.details?.retryAfterSeconds,
+    operation: extra.operation,
+    cause: extra.cause,
+  });
+}
+
+const TLS_CONFIG_CODES = new Set([
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "CERT_HAS_EXPIRED",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+]);
+
+/** The first `code` string along an error's cause chain (undici nests the socket error). */
+function errorCode(err: unknown): string | undefined {
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && isRecord(current); depth++) {
+    const code = current["code"];
+    if (typeof code === "string") return code;
+    current = current["cause"];
+  }
+  return undefined;
+}
+
+function errorMessage(err: unknown): string {
+  if (err instanceof Error) {
+    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : "";
+    return `${err.message}${cause}`;
+  }
+  return String(err);
+}
+
+/**
+ * Classifies anything thrown by client-node (or handed to a Watch's `done`) as a KubeError.
+ * A KubeError is returned unchanged (its operation kept).
+ */
+export function toKubeError(err: unknown, operation?: string, now: Date = new Date()): KubeError {
+  if (err instanceof KubeError) return err;
+  if (isRecord(err)) {
+    // ApiException (typed API clients): numeric `code`, Status JSON text as `body`, `headers`.
+    // Watch: Error with numeric `statusCode`.
+    const status = asNumber(err["code"]) ?? asNumber(err["statusCode"]);
+    if (status !== undefined && status >= 100 && status <= 599) {
+      const body = parseStatus(err["body"]);
+      return kubeErrorFromStatus(status, body, {
+        operation,
+        retryAfterSeconds: parseRetryAfter(header(err["headers"], "retry-after"), now),
+        cause: err,
+      });
+    }
+  }
+  const name = err instanceof Error || isRecord(err) ? (err as { name?: unknown }).name : undefined;
+  if (name === "TimeoutError") {
+    return new UnavailableError("request timed out", { operation, cause: err });
+  }
+  const code = errorCode(err);
+  if (code !== undefined && TLS_CONFIG_CODES.has(code)) {
+    return new UnknownKubeError(`TLS: ${errorMessage(err)}`, { operation, cause: err });
+  }
+  if (code !== undefined || (err instanceof TypeError && err.message === "fetch failed")) {
+    return new UnavailableError(errorMessage(err), { operation, cause: err });
+  }
+  return new UnknownKubeError(errorMessage(err), { operation, cause: err });
+}
+
+/** True for an error the caller should not retry as-is and should not log as a failure: an abort. */
+export function isAbortError(err: unknown): boolean {
+  return isRecord(err) && (err as { name?: unknown }).name === "AbortError";
+}

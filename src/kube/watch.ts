@@ -1,0 +1,466 @@
+/**
+ * A list-then-watch that keeps going: it lists, watches from the list's resourceVersion, re-watches
+ * from the last seen resourceVersion when a watch ends, lists again on 410 Gone ("Expired"),
+ * restarts a watch that has been silent too long, and backs off exponentially (with jitter) on
+ * errors. Exactly one watch request is open at a time: a request is aborted before the next one
+ * starts. It keeps a store of the objects and emits added/updated/deleted events and a `synced`
+ * event after every list.
+ *
+ * client-node's own informer stops on non-410 errors, so this wraps `Watch` directly.
+ *
+ * About `serverTimeoutSeconds`: client-node's `Watch` aborts a request that receives no data for
+ * 30 s, and the API server sends bookmarks only about once a minute, except ~2 s before a
+ * watch's deadline. So the watch asks the server to end each request after `serverTimeoutSeconds`
+ * (< 30 s); the server sends a bookmark just before, and the watch resumes from it at once.
+ */
+import type { Watch } from "@kubernetes/client-node";
+import type { CapacityPolicy } from "../api/index.js";
+import { type BackoffOptions, backoffDelayMs, DEFAULT_BACKOFF, sleep } from "./backoff.js";
+import type { KubeClients } from "./client.js";
+import {
+  GoneError,
+  type KubeError,
+  kubeErrorFromStatus,
+  parseStatus,
+  toKubeError,
+  UnavailableError,
+} from "./errors.js";
+import { PolicyClient, policiesPath } from "./policies.js";
+
+export interface KubeObject {
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string; uid?: string } | undefined;
+}
+
+export interface ListResult<T> {
+  readonly items: readonly T[];
+  readonly resourceVersion: string;
+}
+
+export type WatchEvent<T> =
+  | { readonly type: "added"; readonly object: T }
+  | { readonly type: "updated"; readonly object: T; readonly previous: T }
+  | { readonly type: "deleted"; readonly object: T }
+  /** A list completed and the store matches it. `initial` on the first one. */
+  | { readonly type: "synced"; readonly initial: boolean; readonly count: number };
+
+export type WatchPhase = "list" | "watch" | "handler";
+
+export interface WatchHealth {
+  /** The loop runs (false after stop). */
+  readonly running: boolean;
+  /** A watch request is open and streaming. */
+  readonly connected: boolean;
+  /** The first list completed. */
+  readonly synced: boolean;
+  /** Last object event or bookmark received, or last completed list. */
+  readonly lastEventTime: Date | undefined;
+  readonly lastSyncTime: Date | undefined;
+  /** The resourceVersion the next watch starts from. */
+  readonly resourceVersion: string | undefined;
+  /** Watch requests started, lists done, restarts of silent watches, bookmarks seen. */
+  readonly watches: number;
+  readonly lists: number;
+  readonly silentRestarts: number;
+  readonly bookmarks: number;
+  /** Failures since the last success (drives the backoff). */
+  readonly consecutiveFailures: number;
+  readonly lastError: Error | undefined;
+}
+
+/** The part of client-node's Watch this uses (a test can pass its own). */
+export type WatchStarter = Pick<Watch, "watch">;
+
+export interface ResilientWatchOptions<T extends KubeObject> {
+  /** Lists the collection (all pages) and returns its resourceVersion. */
+  readonly list: () => Promise<ListResult<T>>;
+  /** The collection's URL path, e.g. /apis/<group>/<version>/<plural>. */
+  readonly path: string;
+  readonly watch: WatchStarter;
+  /** Receives events in order. An exception it throws is reported (phase "handler") and ignored. */
+  readonly onEvent: (event: WatchEvent<T>) => void;
+  /** Errors as they happen, with the delay before the next attempt. For logs and metrics. */
+  readonly onError?: (error: Error, phase: WatchPhase, retryInMs: number) => void;
+  /** Stops the watch: the open request is aborted and `done` resolves. */
+  readonly signal?: AbortSignal;
+  /** Restart a watch that received nothing (no event, no bookmark) for this long, ms. Default 60 000. */
+  readonly silenceTimeoutMs?: number;
+  /** Ask the server to end each watch request after this many seconds. Default 25 (see above). */
+  readonly serverTimeoutSeconds?: number;
+  readonly backoff?: Partial<BackoffOptions>;
+  /** Clock for health and the silence check. Default `() => new Date()`. */
+  readonly now?: () => Date;
+  /** Randomness for the jitter. Default Math.random. */
+  readonly random?: () => number;
+}
+
+export interface ResilientWatch<T extends KubeObject> {
+  /** Resolves after the first list has been applied (never rejects; stays pending if stopped first). */
+  readonly synced: Promise<void>;
+  /** Resolves when the loop has stopped and no request is open. */
+  readonly done: Promise<void>;
+  health(): WatchHealth;
+  /** The current object with this key (`namespace/name`, or `name` when cluster-scoped). */
+  get(key: string): T | undefined;
+  /** All current objects. */
+  list(): T[];
+  /** Same as aborting `signal`; resolves with `done`. */
+  stop(): Promise<void>;
+}
+
+/** The store key of an object: `namespace/name`, or `name` for cluster-scoped objects. */
+export function objectKey(object: KubeObject): string {
+  const name = object.metadata?.name ?? "";
+  const namespace = object.metadata?.namespace;
+  return namespace === undefined || namespace === "" ? name : `${namespace}/${name}`;
+}
+
+type Outcome =
+  /** The server ended the request (e.g. its timeout). */
+  | { readonly kind: "closed"; readonly progressed: boolean }
+  /** 410 Gone: the resourceVersion is too old. */
+  | { readonly kind: "expired"; readonly error: KubeError; readonly progressed: boolean }
+  | { readonly kind: "failed"; readonly error: KubeError }
+  | { readonly kind: "silent" }
+  | { readonly kind: "stopped" };
+
+class WatchLoop<T extends KubeObject> implements ResilientWatch<T> {
+  readonly synced: Promise<void>;
+  readonly done: Promise<void>;
+
+  private readonly controller = new AbortController();
+  private readonly store = new Map<string, T>();
+  private readonly now: () => Date;
+  private readonly random: () => number;
+  private readonly backoff: BackoffOptions;
+  private readonly silenceMs: number;
+  private readonly serverTimeoutSeconds: number;
+  private resolveSynced!: () => void;
+
+  private running = true;
+  private connected = false;
+  private hasSynced = false;
+  private lastEventTime: Date | undefined;
+  private lastSyncTime: Date | undefined;
+  private lastActivityMs = 0;
+  private resourceVersion: string | undefined;
+  private watches = 0;
+  private lists = 0;
+  private silentRestarts = 0;
+  private bookmarks = 0;
+  private failures = 0;
+  private lastError: Error | undefined;
+
+  constructor(private readonly options: ResilientWatchOptions<T>) {
+    this.now = options.now ?? (() => new Date());
+    this.random = options.random ?? Math.random;
+    this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
+    this.silenceMs = options.silenceTimeoutMs ?? 60_000;
+    this.serverTimeoutSeconds = options.serverTimeoutSeconds ?? 25;
+    this.synced = new Promise<void>((resolve) => {
+      this.resolveSynced = resolve;
+    });
+    const outer = options.signal;
+    if (outer !== undefined) {
+      if (outer.aborted) this.controller.abort();
+      else outer.addEventListener("abort", () => this.controller.abort(), { once: true });
+    }
+    this.done = this.run();
+  }
+
+  health(): WatchHealth {
+    return {
+      running: this.running,
+      connected: this.connected,
+      synced: this.hasSynced,
+      lastEventTime: this.lastEventTime,
+      lastSyncTime: this.lastSyncTime,
+      resourceVersion: this.resourceVersion,
+      watches: this.watches,
+      lists: this.lists,
+      silentRestarts: this.silentRestarts,
+      bookmarks: this.bookmarks,
+      consecutiveFailures: this.failures,
+      lastError: this.lastError,
+    };
+  }
+
+  get(key: string): T | undefined {
+    return this.store.get(key);
+  }
+
+  list(): T[] {
+    return [...this.store.values()];
+  }
+
+  async stop(): Promise<void> {
+    this.controller.abort();
+    await this.done;
+  }
+
+  private get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  private async run(): Promise<void> {
+    let needList = true;
+    try {
+      while (!this.signal.aborted) {
+        if (needList) {
+          try {
+            await this.relist();
+            needList = false;
+            this.failures = 0;
+          } catch (err) {
+            if (this.signal.aborted) break;
+            await this.fail(toKubeError(err, `list ${this.options.path}`), "list");
+            continue;
+          }
+        }
+        const outcome = await this.watchOnce();
+        switch (outcome.kind) {
+          case "stopped":
+            return;
+          case "closed":
+            if (outcome.progressed) {
+              this.failures = 0;
+            } else {
+              await this.fail(new UnavailableError("watch ended without events"), "watch");
+            }
+            break;
+          case "silent":
+            this.silentRestarts++;
+            this.report(
+              new UnavailableError(`no events or bookmarks for ${this.silenceMs} ms; restarting the watch`),
+              "watch",
+              0,
+            );
+            break;
+          case "expired":
+            needList = true;
+            if (outcome.progressed) {
+              this.failures = 0;
+              this.report(outcome.error, "watch", 0);
+            } else {
+              await this.fail(outcome.error, "watch");
+            }
+            break;
+          case "failed":
+            // Unreachable or busy server: resume from the last resourceVersion. Anything else
+            // (RBAC, a missing CRD, ...) may have lost events: list again.
+            if (!(outcome.error instanceof UnavailableError)) needList = true;
+            await this.fail(outcome.error, "watch");
+            break;
+        }
+      }
+    } finally {
+      this.running = false;
+      this.connected = false;
+    }
+  }
+
+  private report(error: Error, phase: WatchPhase, retryInMs: number): void {
+    if (phase !== "handler") this.lastError = error;
+    try {
+      this.options.onError?.(error, phase, retryInMs);
+    } catch {
+      // A failing error callback must not stop the watch.
+    }
+  }
+
+  private async fail(error: KubeError, phase: WatchPhase): Promise<void> {
+    this.failures++;
+    const delay = backoffDelayMs(this.failures, this.backoff, this.random);
+    this.report(error, phase, delay);
+    await sleep(delay, this.signal);
+  }
+
+  private emit(event: WatchEvent<T>): void {
+    try {
+      this.options.onEvent(event);
+    } catch (err) {
+      this.report(err instanceof Error ? err : new Error(String(err)), "handler", 0);
+    }
+  }
+
+  private markActivity(event: boolean): void {
+    const now = this.now();
+    this.lastActivityMs = now.getTime();
+    if (event) this.lastEventTime = now;
+  }
+
+  private async relist(): Promise<void> {
+    const result = await this.options.list();
+    if (this.signal.aborted) return;
+    this.lists++;
+    const seen = new Set<string>();
+    for (const item of result.items) {
+      const key = objectKey(item);
+      seen.add(key);
+      const previous = this.store.get(key);
+      this.store.set(key, item);
+      if (previous === undefined) this.emit({ type: "added", object: item });
+      else if (previous.metadata?.resourceVersion !== item.metadata?.resourceVersion) {
+        this.emit({ type: "updated", object: item, previous });
+      }
+    }
+    const gone = [...this.store.entries()].filter(([key]) => !seen.has(key));
+    for (const [key, object] of gone) {
+      this.store.delete(key);
+      this.emit({ type: "deleted", object });
+    }
+    this.resourceVersion = result.resourceVersion;
+    this.markActivity(true);
+    this.lastSyncTime = this.lastEventTime;
+    const initial = !this.hasSynced;
+    this.hasSynced = true;
+    this.emit({ type: "synced", initial, count: this.store.size });
+    if (initial) this.resolveSynced();
+  }
+
+  private apply(phase: "ADDED" | "MODIFIED" | "DELETED", object: T): void {
+    const key = objectKey(object);
+    const previous = this.store.get(key);
+    if (phase === "DELETED") {
+      this.store.delete(key);
+      this.emit({ type: "deleted", object });
+      return;
+    }
+    this.store.set(key, object);
+    if (previous === undefined) this.emit({ type: "added", object });
+    else this.emit({ type: "updated", object, previous });
+  }
+
+  private async watchOnce(): Promise<Outcome> {
+    const operation = `watch ${this.options.path}`;
+    let finished: Outcome | undefined;
+    let progressed = false;
+    let resolveOutcome!: (outcome: Outcome) => void;
+    const outcome = new Promise<Outcome>((resolve) => {
+      resolveOutcome = resolve;
+    });
+    const finish = (result: Outcome): void => {
+      if (finished !== undefined) return;
+      finished = result;
+      this.connected = false;
+      resolveOutcome(result);
+    };
+
+    const onAbort = (): void => finish({ kind: "stopped" });
+    this.signal.addEventListener("abort", onAbort, { once: true });
+    if (this.signal.aborted) finish({ kind: "stopped" });
+    this.markActivity(false);
+    const tickMs = Math.max(10, Math.min(1000, Math.floor(this.silenceMs / 4)));
+    const watchdog = setInterval(() => {
+      if (this.now().getTime() - this.lastActivityMs > this.silenceMs) finish({ kind: "silent" });
+    }, tickMs);
+
+    this.watches++;
+    const request =
+      finished !== undefined
+        ? Promise.resolve(undefined)
+        : this.options.watch.watch(
+            this.options.path,
+            {
+              resourceVersion: this.resourceVersion,
+              allowWatchBookmarks: true,
+              timeoutSeconds: this.serverTimeoutSeconds,
+            },
+            (phase: string, object: unknown) => {
+              if (finished !== undefined) return;
+              switch (phase) {
+                case "ADDED":
+                case "MODIFIED":
+                case "DELETED": {
+                  const obj = object as T;
+                  const rv = obj.metadata?.resourceVersion;
+                  if (rv !== undefined && rv !== "") this.resourceVersion = rv;
+                  progressed = true;
+                  this.markActivity(true);
+                  this.apply(phase, obj);
+                  break;
+                }
+                case "BOOKMARK": {
+                  const rv = (object as KubeObject | undefined)?.metadata?.resourceVersion;
+                  if (rv !== undefined && rv !== "") this.resourceVersion = rv;
+                  progressed = true;
+                  this.bookmarks++;
+                  this.markActivity(true);
+                  break;
+                }
+                case "ERROR": {
+                  const status = parseStatus(object);
+                  const error = kubeErrorFromStatus(status?.code ?? 500, status, { operation });
+                  finish(
+                    error instanceof GoneError
+                      ? { kind: "expired", error, progressed }
+                      : { kind: "failed", error },
+                  );
+                  break;
+                }
+                default:
+                  break;
+              }
+            },
+            (err: unknown) => {
+              finish(
+                err === null || err === undefined
+                  ? { kind: "closed", progressed }
+                  : { kind: "failed", error: toKubeError(err, operation) },
+              );
+            },
+          );
+    request.then(
+      () => {
+        if (finished === undefined) {
+          this.connected = true;
+          this.markActivity(false);
+        }
+      },
+      (err: unknown) => finish({ kind: "failed", error: toKubeError(err, operation) }),
+    );
+
+    const result = await outcome;
+    clearInterval(watchdog);
+    this.signal.removeEventListener("abort", onAbort);
+    // One watch at a time: abort this request before the loop may start the next one. (The
+    // controller is only available once the response headers arrived or the request failed.)
+    const controller = await request.catch(() => undefined);
+    controller?.abort();
+    return result;
+  }
+}
+
+/** Starts a resilient list-then-watch of any collection. */
+export function startResilientWatch<T extends KubeObject>(
+  options: ResilientWatchOptions<T>,
+): ResilientWatch<T> {
+  return new WatchLoop(options);
+}
+
+export type PolicyWatchOptions = Omit<ResilientWatchOptions<CapacityPolicy>, "list" | "path" | "watch"> & {
+  /** Watch one namespace; default all namespaces. */
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+};
+
+/** Starts a resilient watch of CapacityPolicies (all namespaces unless `namespace` is set). */
+export function watchPolicies(
+  clients: KubeClients,
+  options: PolicyWatchOptions,
+): ResilientWatch<CapacityPolicy> {
+  const policies = new PolicyClient(clients);
+  const { namespace, labelSelector, ...rest } = options;
+  const path = policiesPath(namespace);
+  return startResilientWatch<CapacityPolicy>({
+    ...rest,
+    path,
+    watch:
+      labelSelector === undefined
+        ? clients.watch
+        : {
+            watch: (p, query, callback, done) =>
+              clients.watch.watch(p, { ...query, labelSelector }, callback, done),
+          },
+    list: () => policies.list(namespace, labelSelector === undefined ? {} : { labelSelector }),
+  });
+}
