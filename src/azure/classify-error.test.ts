@@ -1,0 +1,99 @@
+import { createHttpHeaders, createPipelineRequest, RestError } from "@azure/core-rest-pipeline";
+import { describe, expect, it } from "vitest";
+import { classifyAzureError } from "./classify-error.js";
+import {
+  AuthenticationError,
+  InvalidRequestError,
+  NotFoundError,
+  OperationInProgressError,
+  ThrottledError,
+  TransientError,
+} from "./errors.js";
+
+const NOW = new Date("2025-03-01T12:00:00Z");
+const scope = { subscriptionId: "sub-a", region: "westeurope" };
+
+function httpError(status: number, code?: string, headers: Record<string, string> = {}): RestError {
+  const request = createPipelineRequest({ url: "https://management.azure.com/x", headers: createHttpHeaders({ authorization: "Bearer secret-token" }) });
+  return new RestError(`status ${status}`, {
+    statusCode: status,
+    ...(code ? { code } : {}),
+    request,
+    response: { status, headers: createHttpHeaders(headers), request },
+  });
+}
+
+const classify = (err: unknown, callerAborted = false) =>
+  classifyAzureError(err, { operation: "instances.get", now: NOW, scope, callerAborted });
+
+describe("classifyAzureError", () => {
+  it("429 → throttled with the Retry-After wait", () => {
+    const e = classify(httpError(429, "TooManyRequests", { "retry-after": "20", "x-ms-request-id": "r1" }));
+    expect(e).toBeInstanceOf(ThrottledError);
+    const t = e as ThrottledError;
+    expect(t.retryAfterMs).toBe(20_000);
+    expect(t.notBefore.toISOString()).toBe("2025-03-01T12:00:20.000Z");
+    expect(t.requestId).toBe("r1");
+    expect(t.scope).toEqual(scope);
+    expect(t.fromGate).toBe(false);
+  });
+
+  it("429 with an HTTP date", () => {
+    const e = classify(httpError(429, undefined, { "retry-after": "Sat, 01 Mar 2025 12:01:00 GMT" })) as ThrottledError;
+    expect(e.retryAfterMs).toBe(60_000);
+  });
+
+  it("529 from Monitor → throttled", () => {
+    expect(classify(httpError(529))).toBeInstanceOf(ThrottledError);
+  });
+
+  it.each(["OperationInProgress", "AnotherOperationInProgress", "Conflict"])("429 %s → operation in progress", (code) => {
+    expect(classify(httpError(429, code))).toBeInstanceOf(OperationInProgressError);
+  });
+
+  it.each([
+    [409, OperationInProgressError],
+    [401, AuthenticationError],
+    [403, AuthenticationError],
+    [404, NotFoundError],
+    [400, InvalidRequestError],
+    [422, InvalidRequestError],
+    [408, TransientError],
+    [500, TransientError],
+    [503, TransientError],
+  ] as const)("%d → %o", (status, type) => {
+    const e = classify(httpError(status, "Code"));
+    expect(e).toBeInstanceOf(type);
+    expect(e?.statusCode).toBe(status);
+    expect(e?.code).toBe("Code");
+  });
+
+  it("connection errors and timeouts are transient", () => {
+    expect(classify(new RestError("reset", { code: "ECONNRESET" }))).toBeInstanceOf(TransientError);
+    const abort = Object.assign(new Error("The operation was aborted."), { name: "AbortError" });
+    expect(classify(abort)).toBeInstanceOf(TransientError);
+  });
+
+  it("leaves the caller's abort and foreign errors alone", () => {
+    const abort = Object.assign(new Error("aborted"), { name: "AbortError" });
+    expect(classify(abort, true)).toBeUndefined();
+    expect(classify(new TypeError("bug"))).toBeUndefined();
+  });
+
+  it("credential failures are authentication errors", () => {
+    const e = Object.assign(new Error("no token file"), { name: "CredentialUnavailableError" });
+    expect(classify(e)).toBeInstanceOf(AuthenticationError);
+  });
+
+  it("never carries the request's token", () => {
+    const e = classify(httpError(500, "InternalError"));
+    expect(JSON.stringify(e)).not.toContain("secret-token");
+    expect(String(e)).not.toContain("secret-token");
+    expect(Object.values(e ?? {}).map(String).join(" ")).not.toContain("secret-token");
+  });
+
+  it("returns typed errors unchanged", () => {
+    const e = new NotFoundError("gone", { operation: "x" });
+    expect(classify(e)).toBe(e);
+  });
+});

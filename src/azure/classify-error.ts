@@ -1,0 +1,142 @@
+/**
+ * Turns what the Azure SDKs throw into the typed errors of `errors.ts`. Pure: the current time is
+ * an argument (for `Retry-After` given as a date).
+ *
+ * Rules, in order:
+ * 1. an error that is already typed is returned as is;
+ * 2. `@azure/identity` failures (`CredentialUnavailableError`, `AuthenticationRequiredError`,
+ *    identity's `AuthenticationError`, `AggregateAuthenticationError`) → authentication;
+ * 3. `AbortError` → transient (a request timeout), unless the caller aborted: then `undefined`
+ *    (the caller rethrows its own abort);
+ * 4. HTTP responses (`RestError` with a status):
+ *    - 429 whose error code says an operation is running (`…InProgress…`, `Conflict`,
+ *      `AnotherOperation…`) → operation in progress; other 429 and 529 → throttled with the
+ *      `Retry-After` wait (capped);
+ *    - 409 → operation in progress; 401, 403 → authentication; 404 → not found;
+ *    - 408, 5xx → transient; other 4xx → invalid request;
+ * 5. `RestError` without a status (connection refused, reset, DNS, TLS, unreadable body) → transient;
+ * 6. anything else → `undefined`: not an Azure failure, the caller rethrows it unchanged.
+ */
+import { isRestError } from "@azure/core-rest-pipeline";
+import {
+  AuthenticationError,
+  AzureApiError,
+  type AzureErrorDetails,
+  InvalidRequestError,
+  NotFoundError,
+  OperationInProgressError,
+  ThrottledError,
+  TransientError,
+} from "./errors.js";
+import { type RetryAfterOptions, retryAfterFromHeaders } from "./retry-after.js";
+import { type AzureScope, describeScope } from "./scope.js";
+
+/** What {@link classifyAzureError} needs to know about the call that failed. */
+export interface ClassifyContext {
+  /** Adapter operation name for messages, e.g. `instances.get`. */
+  operation: string;
+  now: Date;
+  scope?: AzureScope;
+  retryAfter?: RetryAfterOptions;
+  /** True when the caller's own abort signal fired (then an AbortError is not a timeout). */
+  callerAborted?: boolean;
+}
+
+const IDENTITY_ERRORS = new Set([
+  "CredentialUnavailableError",
+  "AuthenticationRequiredError",
+  "AuthenticationError",
+  "AggregateAuthenticationError",
+]);
+
+const IN_PROGRESS_CODE = /inprogress|conflict|anotheroperation/i;
+
+/** Error codes that say "the operation is running" rather than "slow down". */
+export function isOperationInProgressCode(code: string | undefined): boolean {
+  return code !== undefined && IN_PROGRESS_CODE.test(code);
+}
+
+interface ResponseLike {
+  status?: number;
+  headers?: { get(name: string): string | undefined };
+}
+
+function headerOf(response: ResponseLike | undefined, name: string): string | undefined {
+  return response?.headers?.get(name) ?? undefined;
+}
+
+function errorName(err: unknown): string | undefined {
+  return typeof err === "object" && err !== null && "name" in err && typeof err.name === "string"
+    ? err.name
+    : undefined;
+}
+
+function where(ctx: ClassifyContext): string {
+  return ctx.scope ? `${ctx.operation} (${describeScope(ctx.scope)})` : ctx.operation;
+}
+
+/** First line of a service message, without trailing whitespace, at most 300 characters. */
+function shortMessage(message: string | undefined): string {
+  const line = (message ?? "").split("\n")[0]?.trim() ?? "";
+  return line.length > 300 ? `${line.slice(0, 297)}...` : line;
+}
+
+/**
+ * The typed error for `err`, or `undefined` when `err` is not an Azure failure (or is the caller's
+ * own abort). Never includes request headers or tokens.
+ */
+export function classifyAzureError(err: unknown, ctx: ClassifyContext): AzureApiError | undefined {
+  if (err instanceof AzureApiError) return err;
+  const base: AzureErrorDetails = { operation: ctx.operation, ...(ctx.scope ? { scope: ctx.scope } : {}) };
+  const name = errorName(err);
+  const message = err instanceof Error ? shortMessage(err.message) : String(err);
+
+  if (name !== undefined && IDENTITY_ERRORS.has(name) && !isRestError(err)) {
+    return new AuthenticationError(`${where(ctx)}: could not get a token: ${message}`, base);
+  }
+  if (name === "AbortError") {
+    if (ctx.callerAborted) return undefined;
+    return new TransientError(`${where(ctx)}: request timed out`, { ...base, code: "Timeout" });
+  }
+  if (!isRestError(err)) return undefined;
+
+  const response = err.response as ResponseLike | undefined;
+  const status = err.statusCode ?? response?.status;
+  const code = typeof err.code === "string" && err.code !== "" ? err.code : undefined;
+  const requestId = headerOf(response, "x-ms-request-id");
+  const correlationId = headerOf(response, "x-ms-correlation-request-id");
+  const details: AzureErrorDetails = {
+    ...base,
+    ...(status !== undefined && status > 0 ? { statusCode: status } : {}),
+    ...(code !== undefined ? { code } : {}),
+    ...(requestId !== undefined ? { requestId } : {}),
+    ...(correlationId !== undefined ? { correlationId } : {}),
+  };
+  const said = `${status ?? "no response"}${code ? ` ${code}` : ""}${message ? `: ${message}` : ""}`;
+
+  if (status === undefined || status <= 0) {
+    return new TransientError(`${where(ctx)}: request failed (${said})`, details);
+  }
+  if (status === 429 || status === 529) {
+    if (isOperationInProgressCode(code)) {
+      return new OperationInProgressError(`${where(ctx)}: another operation is in progress (${said})`, details);
+    }
+    const retryAfterMs = retryAfterFromHeaders((h) => headerOf(response, h), ctx.now, ctx.retryAfter);
+    return new ThrottledError(
+      `${where(ctx)}: throttled (${said}); retry after ${Math.ceil(retryAfterMs / 1000)}s`,
+      { ...details, retryAfterMs, notBefore: new Date(ctx.now.getTime() + retryAfterMs) },
+    );
+  }
+  if (status === 409) {
+    return new OperationInProgressError(`${where(ctx)}: conflict, another operation is in progress (${said})`, details);
+  }
+  if (status === 401 || status === 403) {
+    return new AuthenticationError(`${where(ctx)}: not authorized (${said})`, details);
+  }
+  if (status === 404) return new NotFoundError(`${where(ctx)}: not found (${said})`, details);
+  if (status === 408 || status >= 500) {
+    return new TransientError(`${where(ctx)}: service error (${said})`, details);
+  }
+  if (status >= 400) return new InvalidRequestError(`${where(ctx)}: invalid request (${said})`, details);
+  return new TransientError(`${where(ctx)}: unexpected response (${said})`, details);
+}

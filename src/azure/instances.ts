@@ -1,0 +1,461 @@
+/**
+ * SignalR and Web PubSub instances through Azure Resource Manager (`@azure/arm-signalr`,
+ * `@azure/arm-webpubsub`): read SKU, units and provisioning state; read the allowed unit counts
+ * (`listSkus`); start a scale (PATCH, a long-running operation) without waiting for it; observe it
+ * on later passes and check that the new capacity was really applied.
+ *
+ * Every call goes through the ARM throttle gate of its scope (subscription + the instance's
+ * region, learned from `get`), is sent without SDK retries, and fails with one of the typed errors
+ * of `errors.ts`. ARM's remaining-quota headers are recorded per scope in `quota`.
+ */
+import { SignalRManagementClient } from "@azure/arm-signalr";
+import { WebPubSubManagementClient } from "@azure/arm-webpubsub";
+import type { HttpHeaders, PipelineRequest } from "@azure/core-rest-pipeline";
+import {
+  DEFAULT_LADDERS,
+  isScalableSku,
+  type ScalableSku,
+  SCALABLE_SKUS,
+  type ServiceKind,
+  SKU_TIER,
+  type UnitLadders,
+} from "../capacity/index.js";
+import { classifyAzureError } from "./classify-error.js";
+import {
+  type AzureConnection,
+  commonClientOptions,
+  type ResolvedConnection,
+  resolveConnection,
+  responseHeadersPolicy,
+} from "./connection.js";
+import { InvalidRequestError, ThrottledError } from "./errors.js";
+import { parseQuotaHeaders, QuotaRecorder } from "./quota.js";
+import { parseResourceId, type ResourceRef, resourceKey } from "./resource-id.js";
+import { type AzureScope, normalizeRegion, UNKNOWN_REGION } from "./scope.js";
+import { ThrottleGate } from "./throttle.js";
+
+/** Region of subscription-wide calls (list by subscription), which belong to no one region. */
+export const ANY_REGION = "*";
+
+/** Provisioning states after which nothing more happens. */
+const TERMINAL_STATES = new Set(["succeeded", "failed", "canceled"]);
+
+/** True for `Succeeded`, `Failed`, `Canceled` (any case). */
+export function isTerminalState(state: string): boolean {
+  return TERMINAL_STATES.has(state.toLowerCase());
+}
+
+/** What ARM says about an instance. */
+export interface InstanceState {
+  /** Canonical resource ID. */
+  resourceId: string;
+  service: ServiceKind;
+  name: string;
+  /** Region, normalized (`westeurope`). */
+  location: string;
+  /** SKU name (`Free_F1`, `Standard_S1`, `Premium_P1`, `Premium_P2`). */
+  sku: string;
+  tier: string | undefined;
+  /** Units (`sku.capacity`); 1 when ARM omits it (its documented default). */
+  units: number;
+  /** `Succeeded`, `Updating`, `Failed`, … (`Unknown` when absent). */
+  provisioningState: string;
+  /** True when `provisioningState` is terminal (Succeeded, Failed, Canceled). */
+  terminal: boolean;
+}
+
+/** One SKU's capacity rules as `listSkus` reports them. */
+export interface SkuCapacityInfo {
+  sku: string;
+  tier: string | undefined;
+  minimum: number | undefined;
+  maximum: number | undefined;
+  default: number | undefined;
+  allowedValues: number[] | undefined;
+  scaleType: string | undefined;
+}
+
+/** Allowed unit counts of an instance. */
+export interface AllowedUnits {
+  /** Ladders per scalable SKU: from `listSkus` where it says, else the documented fallback. */
+  ladders: UnitLadders;
+  /** The SKUs whose ladder came from `listSkus`. */
+  fromService: ScalableSku[];
+  /** Everything `listSkus` returned. */
+  skus: SkuCapacityInfo[];
+}
+
+/** A scale target. */
+export interface ScaleTarget {
+  sku: ScalableSku;
+  units: number;
+}
+
+/** A scale that ARM accepted; persist it to observe it on later passes (also across restarts). */
+export interface ScaleOperation {
+  resourceId: string;
+  target: ScaleTarget;
+  startedAt: Date;
+  /** HTTP status of the PATCH (200 done at once, 201/202 running). */
+  acceptedWith: number;
+  /** `Azure-AsyncOperation` (or `Location`) URL of the long-running operation, when ARM gave one. */
+  operationUrl?: string;
+  /** The SDK poller's serialized state (`resumeFrom` of `beginUpdate`), for diagnostics or resuming. */
+  resumeToken?: string;
+  /** Set when the status poll right after the PATCH failed (the update was accepted all the same). */
+  pollWarning?: string;
+}
+
+/** What {@link AzureInstances.observeUpdate} found. */
+export type UpdateObservation =
+  /** Still running (`provisioningState` not terminal). */
+  | { state: "inProgress"; instance: InstanceState }
+  /** Terminal `Succeeded` with the target SKU and units. */
+  | { state: "applied"; instance: InstanceState }
+  /** Terminal `Succeeded` but SKU or units differ from the target: the update did not apply. */
+  | { state: "notApplied"; instance: InstanceState; target: ScaleTarget }
+  /** Terminal `Failed` or `Canceled`. */
+  | { state: "failed"; instance: InstanceState };
+
+/** Per-call options. */
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+/** Options of {@link AzureInstances}. */
+export interface AzureInstancesOptions {
+  /** ARM throttle gate (default: a new one). Share it with the autoscale-settings adapter. */
+  gate?: ThrottleGate;
+  /** Where ARM's remaining-quota headers are recorded (default: a new one). */
+  quota?: QuotaRecorder;
+}
+
+interface ArmResource {
+  id?: string;
+  name?: string;
+  location?: string;
+  sku?: { name: string; tier?: string; capacity?: number };
+  provisioningState?: string;
+}
+
+interface SkuListItem {
+  sku?: { name: string; tier?: string };
+  capacity?: {
+    minimum?: number;
+    maximum?: number;
+    default?: number;
+    allowedValues?: number[];
+    scaleType?: string;
+  };
+}
+
+interface RawResponse {
+  status: number;
+  request: { method: string };
+  headers: { get(name: string): string | undefined };
+}
+
+interface UpdatePoller {
+  toString(): string;
+}
+
+/** The few ARM operations used, the same for both services. */
+interface ServiceOps {
+  get(rg: string, name: string, signal: AbortSignal | undefined): Promise<ArmResource>;
+  listSkus(rg: string, name: string, signal: AbortSignal | undefined): Promise<{ value?: SkuListItem[] }>;
+  beginUpdate(
+    rg: string,
+    name: string,
+    location: string,
+    sku: { name: string; tier: string; capacity: number },
+    onResponse: (raw: RawResponse) => void,
+    signal: AbortSignal | undefined,
+  ): Promise<UpdatePoller>;
+  listBySubscription(signal: AbortSignal | undefined): AsyncIterable<ArmResource>;
+}
+
+const opts = (signal: AbortSignal | undefined) => (signal ? { abortSignal: signal } : {});
+
+function signalROps(client: SignalRManagementClient): ServiceOps {
+  return {
+    get: (rg, name, signal) => client.signalR.get(rg, name, opts(signal)),
+    listSkus: (rg, name, signal) => client.signalR.listSkus(rg, name, opts(signal)),
+    beginUpdate: (rg, name, location, sku, onResponse, signal) =>
+      client.signalR.beginUpdate(rg, name, { location, sku }, { ...opts(signal), onResponse }),
+    listBySubscription: (signal) => client.signalR.listBySubscription(opts(signal)),
+  };
+}
+
+function webPubSubOps(client: WebPubSubManagementClient): ServiceOps {
+  return {
+    get: (rg, name, signal) => client.webPubSub.get(rg, name, opts(signal)),
+    listSkus: (rg, name, signal) => client.webPubSub.listSkus(rg, name, opts(signal)),
+    beginUpdate: (rg, name, location, sku, onResponse, signal) =>
+      client.webPubSub.beginUpdate(rg, name, { location, sku }, { ...opts(signal), onResponse }),
+    listBySubscription: (signal) => client.webPubSub.listBySubscription(opts(signal)),
+  };
+}
+
+/** Subscription and region an ARM request URL belongs to, for quota records. */
+export function armScopeOfUrl(url: string, regionOf: (resourceId: string) => string | undefined): AzureScope | undefined {
+  let path: string;
+  try {
+    path = decodeURIComponent(new URL(url).pathname);
+  } catch {
+    return undefined;
+  }
+  const parts = path.split("/").filter((p) => p !== "");
+  const subAt = parts.findIndex((p) => p.toLowerCase() === "subscriptions");
+  const subscriptionId = subAt >= 0 ? parts[subAt + 1] : undefined;
+  if (subscriptionId === undefined) return undefined;
+  const locAt = parts.findIndex((p) => p.toLowerCase() === "locations");
+  if (locAt >= 0 && parts[locAt + 1]) return { subscriptionId, region: normalizeRegion(parts[locAt + 1] as string) };
+  if (parts.length >= 8 && parts[subAt + 2]?.toLowerCase() === "resourcegroups") {
+    const id = `/${parts.slice(subAt, subAt + 8).join("/")}`;
+    return { subscriptionId, region: regionOf(id) ?? UNKNOWN_REGION };
+  }
+  return { subscriptionId, region: ANY_REGION };
+}
+
+function toInstance(ref: ResourceRef, r: ArmResource): InstanceState {
+  const provisioningState = r.provisioningState ?? "Unknown";
+  return {
+    resourceId: ref.id,
+    service: ref.service,
+    name: r.name ?? ref.name,
+    location: normalizeRegion(r.location ?? UNKNOWN_REGION),
+    sku: r.sku?.name ?? "Unknown",
+    tier: r.sku?.tier,
+    units: r.sku?.capacity ?? 1,
+    provisioningState,
+    terminal: isTerminalState(provisioningState),
+  };
+}
+
+export class AzureInstances {
+  readonly gate: ThrottleGate;
+  readonly quota: QuotaRecorder;
+  readonly #conn: ResolvedConnection;
+  readonly #regions = new Map<string, string>();
+  readonly #clients = new Map<string, ServiceOps>();
+
+  constructor(connection: AzureConnection, options: AzureInstancesOptions = {}) {
+    this.#conn = resolveConnection(connection);
+    this.gate = options.gate ?? new ThrottleGate(this.#conn.now);
+    this.quota = options.quota ?? new QuotaRecorder();
+  }
+
+  /** Records where an instance lives, so that its calls use the right throttling scope before the first `get`. */
+  rememberRegion(resourceId: string, region: string): void {
+    this.#regions.set(resourceKey(resourceId), normalizeRegion(region));
+  }
+
+  /** The region learned for an instance, if any. */
+  regionOf(resourceId: string): string | undefined {
+    return this.#regions.get(resourceKey(resourceId));
+  }
+
+  /** The throttling scope of an instance: its subscription and region ({@link UNKNOWN_REGION} before the first `get`). */
+  scopeOf(resourceId: string): AzureScope {
+    const ref = parseResourceId(resourceId);
+    return { subscriptionId: ref.subscriptionId, region: this.regionOf(ref.id) ?? UNKNOWN_REGION };
+  }
+
+  #observeHeaders = (request: PipelineRequest, headers: HttpHeaders): void => {
+    const reading = parseQuotaHeaders(headers);
+    if (!reading) return;
+    const scope = armScopeOfUrl(request.url, (id) => this.regionOf(id));
+    if (scope) this.quota.record(scope, reading, this.#conn.now());
+  };
+
+  #ops(service: ServiceKind, subscriptionId: string): ServiceOps {
+    const key = `${service}/${subscriptionId.toLowerCase()}`;
+    let ops = this.#clients.get(key);
+    if (!ops) {
+      const options = {
+        ...commonClientOptions(this.#conn, [responseHeadersPolicy(this.#observeHeaders)]),
+        endpoint: this.#conn.armEndpoint,
+        $host: this.#conn.armEndpoint,
+        credentialScopes: this.#conn.armScope,
+      };
+      ops =
+        service === "SignalR"
+          ? signalROps(new SignalRManagementClient(this.#conn.credential, subscriptionId, options))
+          : webPubSubOps(new WebPubSubManagementClient(this.#conn.credential, subscriptionId, options));
+      this.#clients.set(key, ops);
+    }
+    return ops;
+  }
+
+  async #call<T>(operation: string, scope: AzureScope, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+    this.gate.check(scope, operation);
+    try {
+      return await fn();
+    } catch (err) {
+      const typed = classifyAzureError(err, {
+        operation,
+        now: this.#conn.now(),
+        scope,
+        retryAfter: this.#conn.retryAfter,
+        callerAborted: signal?.aborted ?? false,
+      });
+      if (!typed) throw err;
+      if (typed instanceof ThrottledError) this.gate.block(scope, typed.notBefore);
+      throw typed;
+    }
+  }
+
+  /**
+   * Reads an instance (GET). Learns its region for later calls.
+   * @throws ResourceIdError for a malformed ID; a typed Azure error (errors.ts) on failure.
+   */
+  async get(resourceId: string, options: CallOptions = {}): Promise<InstanceState> {
+    const ref = parseResourceId(resourceId);
+    const raw = await this.#call("instances.get", this.scopeOf(ref.id), options.signal, () =>
+      this.#ops(ref.service, ref.subscriptionId).get(ref.resourceGroup, ref.name, options.signal),
+    );
+    const instance = toInstance(ref, raw);
+    if (raw.location) this.rememberRegion(ref.id, raw.location);
+    return instance;
+  }
+
+  /**
+   * The allowed unit counts per SKU (`listSkus`). SKUs `listSkus` does not describe, or describes
+   * without `allowedValues`, keep the documented ladder (`DEFAULT_LADDERS`).
+   * @throws ResourceIdError; a typed Azure error on failure.
+   */
+  async listSkus(resourceId: string, options: CallOptions = {}): Promise<AllowedUnits> {
+    const ref = parseResourceId(resourceId);
+    const list = await this.#call("instances.listSkus", this.scopeOf(ref.id), options.signal, () =>
+      this.#ops(ref.service, ref.subscriptionId).listSkus(ref.resourceGroup, ref.name, options.signal),
+    );
+    const skus: SkuCapacityInfo[] = (list.value ?? []).flatMap((item) =>
+      item.sku
+        ? [
+            {
+              sku: item.sku.name,
+              tier: item.sku.tier,
+              minimum: item.capacity?.minimum,
+              maximum: item.capacity?.maximum,
+              default: item.capacity?.default,
+              allowedValues: item.capacity?.allowedValues ? [...item.capacity.allowedValues] : undefined,
+              scaleType: item.capacity?.scaleType,
+            },
+          ]
+        : [],
+    );
+    const ladders: Record<ScalableSku, readonly number[]> = { ...DEFAULT_LADDERS };
+    const fromService: ScalableSku[] = [];
+    for (const s of skus) {
+      if (!isScalableSku(s.sku) || !s.allowedValues || s.allowedValues.length === 0) continue;
+      ladders[s.sku] = [...new Set(s.allowedValues)].filter((u) => Number.isInteger(u) && u > 0).sort((a, b) => a - b);
+      fromService.push(s.sku);
+    }
+    return { ladders, fromService: SCALABLE_SKUS.filter((s) => fromService.includes(s)), skus };
+  }
+
+  /**
+   * Every instance of one service in a subscription (GET list, all pages). Learns their regions.
+   * Its throttling scope is the subscription with region `*`.
+   */
+  async listBySubscription(subscriptionId: string, service: ServiceKind, options: CallOptions = {}): Promise<InstanceState[]> {
+    const scope: AzureScope = { subscriptionId, region: ANY_REGION };
+    const raw = await this.#call("instances.listBySubscription", scope, options.signal, async () => {
+      const out: ArmResource[] = [];
+      for await (const r of this.#ops(service, subscriptionId).listBySubscription(options.signal)) out.push(r);
+      return out;
+    });
+    const out: InstanceState[] = [];
+    for (const r of raw) {
+      if (!r.id) continue;
+      const ref = parseResourceId(r.id);
+      if (r.location) this.rememberRegion(ref.id, r.location);
+      out.push(toInstance(ref, r));
+    }
+    return out;
+  }
+
+  /**
+   * Starts a scale: PATCH `location` and `sku` (name, tier, capacity) — a long-running operation —
+   * (after a GET when the instance's location is not known yet), and returns as
+   * soon as ARM accepted it — it does not wait for completion. Observe it with
+   * {@link observeUpdate} on later passes.
+   * @throws RangeError for a target that is not a scalable SKU with a positive whole unit count;
+   *   ResourceIdError; OperationInProgressError (409: an operation is already running — wait,
+   *   don't stack); other typed Azure errors.
+   */
+  async beginScale(resourceId: string, target: ScaleTarget, options: CallOptions = {}): Promise<ScaleOperation> {
+    if (!isScalableSku(target.sku)) throw new RangeError(`cannot scale to SKU "${target.sku}"`);
+    if (!Number.isInteger(target.units) || target.units < 1) {
+      throw new RangeError(`units must be a positive whole number, got ${target.units}`);
+    }
+    const ref = parseResourceId(resourceId);
+    // The PATCH body carries the location (Web PubSub's model requires it): read it once if unknown.
+    const location = this.regionOf(ref.id) ?? (await this.get(ref.id, options)).location;
+    const scope = this.scopeOf(ref.id);
+    const startedAt = this.#conn.now();
+    let patch: RawResponse | undefined;
+    const onResponse = (raw: RawResponse) => {
+      if (raw.request.method.toUpperCase() === "PATCH") patch = raw;
+    };
+    const sku = { name: target.sku, tier: SKU_TIER[target.sku], capacity: target.units };
+    try {
+      const poller = await this.#call("instances.beginScale", scope, options.signal, () =>
+        this.#ops(ref.service, ref.subscriptionId).beginUpdate(ref.resourceGroup, ref.name, location, sku, onResponse, options.signal),
+      );
+      return this.#operation(ref.id, target, startedAt, patch, poller.toString());
+    } catch (err) {
+      // beginUpdate sends the PATCH, then polls the operation once. When only that poll failed,
+      // the scale was accepted: report it as started, with the poll failure as a warning.
+      const accepted = patch;
+      if (accepted && accepted.status >= 200 && accepted.status < 300) {
+        const op = this.#operation(ref.id, target, startedAt, accepted, undefined);
+        return { ...op, pollWarning: err instanceof Error ? err.message : String(err) };
+      }
+      throw err;
+    }
+  }
+
+  #operation(
+    resourceId: string,
+    target: ScaleTarget,
+    startedAt: Date,
+    patch: RawResponse | undefined,
+    resumeToken: string | undefined,
+  ): ScaleOperation {
+    const url = patch?.headers.get("azure-asyncoperation") ?? patch?.headers.get("location");
+    return {
+      resourceId,
+      target: { ...target },
+      startedAt,
+      acceptedWith: patch?.status ?? 200,
+      ...(url ? { operationUrl: url } : {}),
+      ...(resumeToken !== undefined ? { resumeToken } : {}),
+    };
+  }
+
+  /**
+   * Reads the instance and says where a scale to `target` stands: in progress, applied, not
+   * applied (Succeeded without the target SKU and units — an update can report success and not
+   * apply), or failed.
+   * @throws the errors of {@link get}.
+   */
+  async observeUpdate(resourceId: string, target: ScaleTarget, options: CallOptions = {}): Promise<UpdateObservation> {
+    const instance = await this.get(resourceId, options);
+    if (!instance.terminal) return { state: "inProgress", instance };
+    if (instance.provisioningState.toLowerCase() !== "succeeded") return { state: "failed", instance };
+    if (instance.sku === target.sku && instance.units === target.units) return { state: "applied", instance };
+    return { state: "notApplied", instance, target: { ...target } };
+  }
+}
+
+/** Checks a unit count against a ladder; throws InvalidRequestError naming the allowed values. */
+export function checkOnLadder(target: ScaleTarget, ladders: UnitLadders, operation = "instances.beginScale"): void {
+  const ladder = ladders[target.sku];
+  if (!ladder.includes(target.units)) {
+    throw new InvalidRequestError(
+      `${operation}: ${target.units} units is not allowed for ${target.sku} (allowed: ${ladder.join(", ")})`,
+      { operation, code: "InvalidCapacity" },
+    );
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * Reads SignalR / Web PubSub metrics with `MetricsClient.queryResources` (Azure Monitor
+ * `metrics:getBatch`, `@azure/monitor-query-metrics`).
+ *
+ * One call per batch of at most 50 resources of one subscription, region and service (see
+ * `batching.ts`), against that region's metrics endpoint; every metric of the service in the same
+ * call, PT1M grain, `Maximum,Total` aggregations (see `metric-definitions.ts`). With
+ * `connectionsByEndpoint`, SignalR batches get one more call for `ConnectionCount` split by
+ * `Endpoint`.
+ *
+ * A batch that fails does not fail the others: its typed error is returned in `failures`. A
+ * throttled batch gates its scope (subscription + region) in the throttle gate; later batches of
+ * that scope fail fast until the wait is over, without a request.
+ */
+import { MetricsClient, type MetricsQueryResourcesOptions } from "@azure/monitor-query-metrics";
+import type { ServiceKind } from "../capacity/index.js";
+import { type MetricsBatch, type MetricsTarget, planBatches } from "./batching.js";
+import { classifyAzureError } from "./classify-error.js";
+import {
+  type AzureConnection,
+  commonClientOptions,
+  type ResolvedConnection,
+  resolveConnection,
+} from "./connection.js";
+import type { AzureApiError } from "./errors.js";
+import { ThrottledError } from "./errors.js";
+import {
+  aggregationParameter,
+  ENDPOINT_SPLIT,
+  METRIC_DEFINITIONS,
+  METRIC_GRAIN,
+  metricNamespace,
+} from "./metric-definitions.js";
+import { addEndpointSplit, type MetricSample, resultsByResource, samplesOf } from "./metric-samples.js";
+import { normalizeRegion } from "./scope.js";
+import { ThrottleGate } from "./throttle.js";
+
+/** What to read. */
+export interface MetricsReadOptions {
+  /** Start of the first minute wanted (inclusive). */
+  start: Date;
+  /** End of the span (exclusive). */
+  end: Date;
+  /** Also read SignalR connections split into client and server (one more call per SignalR batch). */
+  connectionsByEndpoint?: boolean;
+  /** Aborts every call still running. */
+  signal?: AbortSignal;
+}
+
+/** A batch that could not be read. */
+export interface MetricsFailure {
+  batch: MetricsBatch;
+  /** `main` for the metrics call, `endpointSplit` for the extra ConnectionCount call (samples are then kept). */
+  part: "main" | "endpointSplit";
+  error: AzureApiError;
+}
+
+/** What {@link AzureMetrics.read} returns. */
+export interface MetricsReadResult {
+  /**
+   * Samples per requested resource ID (spelled as requested), sorted by time. A resource of a
+   * served batch that Azure returned nothing for maps to `[]`; resources of failed batches are absent.
+   */
+  samples: Map<string, MetricSample[]>;
+  failures: MetricsFailure[];
+  /** getBatch requests sent (gated batches send none). */
+  calls: number;
+}
+
+/** Options of {@link AzureMetrics}. */
+export interface AzureMetricsOptions {
+  /** Gate shared with other adapters of the same scope set (default: a new one). */
+  gate?: ThrottleGate;
+  /** Batches in flight at once (default 4). */
+  concurrency?: number;
+}
+
+async function forEachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await fn(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+}
+
+export class AzureMetrics {
+  readonly gate: ThrottleGate;
+  readonly #conn: ResolvedConnection;
+  readonly #concurrency: number;
+  readonly #clients = new Map<string, MetricsClient>();
+
+  constructor(connection: AzureConnection, options: AzureMetricsOptions = {}) {
+    this.#conn = resolveConnection(connection);
+    this.gate = options.gate ?? new ThrottleGate(this.#conn.now);
+    this.#concurrency = options.concurrency ?? 4;
+  }
+
+  #client(region: string): MetricsClient {
+    const key = normalizeRegion(region);
+    let client = this.#clients.get(key);
+    if (!client) {
+      client = new MetricsClient(this.#conn.metricsEndpoint(key), this.#conn.credential, {
+        ...commonClientOptions(this.#conn),
+        ...(this.#conn.metricsScope !== undefined ? { audience: this.#conn.metricsScope } : {}),
+      });
+      this.#clients.set(key, client);
+    }
+    return client;
+  }
+
+  /**
+   * Reads the metrics of `targets` between `options.start` and `options.end`.
+   * @throws ResourceIdError for a malformed resource ID (before any call);
+   *   rethrows the caller's abort and errors that are not Azure failures. Azure failures are
+   *   returned per batch in `failures`.
+   */
+  async read(targets: readonly MetricsTarget[], options: MetricsReadOptions): Promise<MetricsReadResult> {
+    const batches = planBatches(targets);
+    const result: MetricsReadResult = { samples: new Map(), failures: [], calls: 0 };
+    await forEachLimited(batches, this.#concurrency, async (batch) => {
+      const main = await this.#query(batch, options, false, result);
+      if ("error" in main) {
+        result.failures.push({ batch, part: "main", error: main.error });
+        return;
+      }
+      const byResource = resultsByResource(batch.resourceIds, main.results);
+      const perResource = new Map<string, MetricSample[]>();
+      for (const id of batch.resourceIds) {
+        const r = byResource.get(id);
+        perResource.set(id, r ? samplesOf(batch.service, id, r) : []);
+      }
+      if (options.connectionsByEndpoint && batch.service === "SignalR") {
+        const split = await this.#query(batch, options, true, result);
+        if ("error" in split) {
+          result.failures.push({ batch, part: "endpointSplit", error: split.error });
+        } else {
+          const splitBy = resultsByResource(batch.resourceIds, split.results);
+          for (const [id, samples] of perResource) addEndpointSplit(samples, splitBy.get(id));
+        }
+      }
+      for (const [id, samples] of perResource) result.samples.set(id, samples);
+    });
+    return result;
+  }
+
+  async #query(
+    batch: MetricsBatch,
+    options: MetricsReadOptions,
+    endpointSplit: boolean,
+    result: MetricsReadResult,
+  ): Promise<{ results: Awaited<ReturnType<MetricsClient["queryResources"]>> } | { error: AzureApiError }> {
+    const operation = endpointSplit ? "metrics.queryResources(endpointSplit)" : "metrics.queryResources";
+    try {
+      this.gate.check(batch.scope, operation);
+    } catch (err) {
+      if (err instanceof ThrottledError) return { error: err };
+      throw err;
+    }
+    const service: ServiceKind = batch.service;
+    const names = endpointSplit ? [ENDPOINT_SPLIT.metric] : METRIC_DEFINITIONS[service].map((d) => d.name);
+    result.calls++;
+    try {
+      // The SDK passes `abortSignal` through to the request although its options type omits it.
+      const query: MetricsQueryResourcesOptions & { abortSignal?: AbortSignal } = {
+        startTime: options.start,
+        endTime: options.end,
+        interval: METRIC_GRAIN,
+        aggregation: endpointSplit ? "Maximum" : aggregationParameter(service),
+        ...(endpointSplit ? { filter: ENDPOINT_SPLIT.filter } : {}),
+        ...(options.signal ? { abortSignal: options.signal } : {}),
+      };
+      const results = await this.#client(batch.scope.region).queryResources(
+        [...batch.resourceIds],
+        names,
+        metricNamespace(service),
+        query,
+      );
+      return { results };
+    } catch (err) {
+      const typed = classifyAzureError(err, {
+        operation,
+        now: this.#conn.now(),
+        scope: batch.scope,
+        retryAfter: this.#conn.retryAfter,
+        callerAborted: options.signal?.aborted ?? false,
+      });
+      if (!typed) throw err;
+      if (typed instanceof ThrottledError) this.gate.block(batch.scope, typed.notBefore);
+      return { error: typed };
+    }
+  }
+}
