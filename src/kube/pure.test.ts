@@ -1,0 +1,167 @@
+import { ApiException } from "@kubernetes/client-node";
+import { describe, expect, it } from "vitest";
+import { backoffDelayMs, DEFAULT_BACKOFF } from "./backoff.js";
+import {
+  ConflictError,
+  ForbiddenError,
+  GoneError,
+  InvalidError,
+  NotFoundError,
+  parseRetryAfter,
+  toKubeError,
+  UnauthorizedError,
+  UnavailableError,
+  UnknownKubeError,
+} from "./errors.js";
+import { isLeaseHeld, type LeaseRecord, parseKubeTime } from "./lease.js";
+import { fieldManagers, fieldsV1Has, targetsDeployment } from "./workloads.js";
+
+const status = (code: number, reason: string, message = `${reason}!`): string =>
+  JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", code, reason, message });
+
+describe("toKubeError", () => {
+  it.each([
+    [409, "Conflict", ConflictError],
+    [409, "AlreadyExists", ConflictError],
+    [404, "NotFound", NotFoundError],
+    [403, "Forbidden", ForbiddenError],
+    [401, "Unauthorized", UnauthorizedError],
+    [410, "Expired", GoneError],
+    [422, "Invalid", InvalidError],
+    [400, "BadRequest", InvalidError],
+    [429, "TooManyRequests", UnavailableError],
+    [500, "InternalError", UnavailableError],
+    [503, "ServiceUnavailable", UnavailableError],
+    [504, "Timeout", UnavailableError],
+    [418, "Teapot", UnknownKubeError],
+  ])("ApiException %i %s", (code, reason, Class) => {
+    const err = toKubeError(new ApiException(code, "x", status(code, reason), {}), "do it");
+    expect(err).toBeInstanceOf(Class);
+    expect(err.status).toBe(code);
+    expect(err.reason).toBe(reason);
+    expect(err.message).toBe(`do it: ${reason}!`);
+  });
+
+  it("knows AlreadyExists, Retry-After and transience", () => {
+    const exists = toKubeError(new ApiException(409, "x", status(409, "AlreadyExists"), {}));
+    expect(exists instanceof ConflictError && exists.alreadyExists).toBe(true);
+    const busy = toKubeError(
+      new ApiException(429, "x", status(429, "TooManyRequests"), { "retry-after": "7" }),
+    );
+    expect(busy.retryAfterSeconds).toBe(7);
+    expect(busy.transient).toBe(true);
+    expect(toKubeError(new ApiException(403, "x", status(403, "Forbidden"), {})).transient).toBe(false);
+  });
+
+  it("handles 401 without a body, the Watch's statusCode, network errors and timeouts", () => {
+    expect(toKubeError(new ApiException(401, "Unauthorized", undefined, {}))).toBeInstanceOf(
+      UnauthorizedError,
+    );
+    expect(toKubeError(Object.assign(new Error("Gone"), { statusCode: 410 }))).toBeInstanceOf(GoneError);
+    const refused = new TypeError("fetch failed", {
+      cause: Object.assign(new Error("connect"), { code: "ECONNREFUSED" }),
+    });
+    expect(toKubeError(refused)).toBeInstanceOf(UnavailableError);
+    expect(toKubeError(new DOMException("timed out", "TimeoutError"))).toBeInstanceOf(UnavailableError);
+    const tls = new TypeError("fetch failed", { cause: { code: "DEPTH_ZERO_SELF_SIGNED_CERT" } });
+    expect(toKubeError(tls)).toBeInstanceOf(UnknownKubeError);
+    expect(toKubeError(new Error("bug"))).toBeInstanceOf(UnknownKubeError);
+    const typed = new NotFoundError("x");
+    expect(toKubeError(typed)).toBe(typed);
+  });
+
+  it("parses Retry-After as seconds or an HTTP date", () => {
+    const now = new Date("2025-01-01T00:00:00Z");
+    expect(parseRetryAfter("12", now)).toBe(12);
+    expect(parseRetryAfter("Wed, 01 Jan 2025 00:00:30 GMT", now)).toBe(30);
+    expect(parseRetryAfter("soon", now)).toBeUndefined();
+  });
+});
+
+describe("backoffDelayMs", () => {
+  it("grows by the factor up to the ceiling, with the jitter taking up to its share off", () => {
+    const top = () => 0;
+    expect([1, 2, 3, 4, 10, 100].map((n) => backoffDelayMs(n, DEFAULT_BACKOFF, top))).toEqual([
+      500, 1000, 2000, 4000, 30_000, 30_000,
+    ]);
+    expect(backoffDelayMs(3, DEFAULT_BACKOFF, () => 0.999999)).toBe(1000);
+    expect(backoffDelayMs(0, DEFAULT_BACKOFF, top)).toBe(0);
+    for (let i = 0; i < 100; i++) {
+      const d = backoffDelayMs(5, DEFAULT_BACKOFF, Math.random);
+      expect(d).toBeGreaterThanOrEqual(4000);
+      expect(d).toBeLessThanOrEqual(8000);
+    }
+  });
+});
+
+describe("managedFields", () => {
+  const entries = [
+    {
+      manager: "kubectl-create",
+      operation: "Update",
+      time: new Date("2025-01-01T00:00:00Z"),
+      fieldsV1: { "f:spec": { "f:selector": {}, "f:template": {} } },
+    },
+    {
+      manager: "signalr-autoscaler",
+      operation: "Update",
+      subresource: "scale",
+      time: new Date("2025-01-01T00:01:00Z"),
+      fieldsV1: { "f:spec": { "f:replicas": {} } },
+    },
+    {
+      manager: "kubectl",
+      operation: "Update",
+      subresource: "scale",
+      time: new Date("2025-01-01T00:02:00Z"),
+      fieldsV1: { "f:spec": { "f:replicas": {} } },
+    },
+  ];
+
+  it("finds the managers of spec.replicas, newest first", () => {
+    expect(fieldManagers(entries).map((m) => [m.manager, m.subresource])).toEqual([
+      ["kubectl", "scale"],
+      ["signalr-autoscaler", "scale"],
+    ]);
+    expect(fieldManagers(undefined)).toEqual([]);
+    expect(fieldsV1Has({ "f:spec": { "f:replicas": {} } }, ["f:spec", "f:replicas"])).toBe(true);
+    expect(fieldsV1Has({ "f:spec": {} }, ["f:spec", "f:replicas"])).toBe(false);
+    expect(fieldsV1Has(undefined, ["f:spec"])).toBe(false);
+  });
+
+  it("matches an HPA's scaleTargetRef to a Deployment", () => {
+    expect(targetsDeployment({ apiVersion: "apps/v1", kind: "Deployment", name: "hub" }, "hub")).toBe(true);
+    expect(targetsDeployment({ apiVersion: undefined, kind: "Deployment", name: "hub" }, "hub")).toBe(true);
+    expect(targetsDeployment({ apiVersion: "apps/v1", kind: "StatefulSet", name: "hub" }, "hub")).toBe(false);
+    expect(targetsDeployment({ apiVersion: "apps/v1", kind: "Deployment", name: "other" }, "hub")).toBe(
+      false,
+    );
+    expect(targetsDeployment({ apiVersion: "example.com/v1", kind: "Deployment", name: "hub" }, "hub")).toBe(
+      false,
+    );
+  });
+});
+
+describe("lease expiry", () => {
+  const record = (over: Partial<LeaseRecord>): LeaseRecord => ({
+    holderIdentity: "a",
+    leaseDurationSeconds: 15,
+    acquireTime: new Date("2025-01-01T00:00:00Z"),
+    renewTime: new Date("2025-01-01T00:00:00Z"),
+    leaseTransitions: 0,
+    ...over,
+  });
+
+  it("is held until renewTime + leaseDuration, free without holder or times", () => {
+    expect(isLeaseHeld(record({}), new Date("2025-01-01T00:00:15Z"))).toBe(true);
+    expect(isLeaseHeld(record({}), new Date("2025-01-01T00:00:15.001Z"))).toBe(false);
+    expect(isLeaseHeld(record({ holderIdentity: "" }), new Date("2025-01-01T00:00:01Z"))).toBe(false);
+    expect(isLeaseHeld(record({ renewTime: undefined }), new Date("2025-01-01T00:00:01Z"))).toBe(false);
+  });
+
+  it("reads MicroTime strings", () => {
+    expect(parseKubeTime("2025-01-01T00:00:00.123456Z")?.toISOString()).toBe("2025-01-01T00:00:00.123Z");
+    expect(parseKubeTime("")).toBeUndefined();
+    expect(parseKubeTime(undefined)).toBeUndefined();
+  });
+});

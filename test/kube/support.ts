@@ -1,0 +1,145 @@
+/** Shared helpers of the kube adapter integration tests (not a test file). */
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { inject } from "vitest";
+import {
+  API_VERSION,
+  type CapacityPolicy,
+  CRD_NAME,
+  GROUP,
+  KIND,
+  PLURAL,
+  VERSION,
+} from "../../src/api/index.js";
+import { createKubeClients, type KubeClients, loadKubeConfig } from "../../src/kube/index.js";
+import { repoRoot } from "../../src/localcluster/index.js";
+
+const execFileAsync = promisify(execFile);
+
+export const CRD_FILE = join(repoRoot(), "crds", `${CRD_NAME}.yaml`);
+
+export function controlPlane() {
+  return inject("controlPlane");
+}
+
+export function clientsFor(kubeconfig: string): KubeClients {
+  return createKubeClients(loadKubeConfig({ kind: "file", path: kubeconfig }), { requestTimeoutMs: 15_000 });
+}
+
+export function adminClients(): KubeClients {
+  return clientsFor(controlPlane().kubeconfigAdmin);
+}
+
+/** Runs the real kubectl with `kubeconfig` (default: admin); throws with stderr on failure. */
+export async function kubectl(
+  args: readonly string[],
+  kubeconfig = controlPlane().kubeconfigAdmin,
+): Promise<string> {
+  const cacheDir = await mkdtemp(join(tmpdir(), "kubectl-cache-"));
+  try {
+    const { stdout } = await execFileAsync(
+      controlPlane().kubectl,
+      [`--kubeconfig=${kubeconfig}`, `--cache-dir=${cacheDir}`, ...args],
+      { env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: cacheDir }, timeout: 60_000 },
+    );
+    return stdout;
+  } catch (err) {
+    const e = err as { stderr?: string; message: string };
+    throw new Error(`kubectl ${args.join(" ")}: ${e.stderr ?? e.message}`);
+  } finally {
+    await rm(cacheDir, { recursive: true, force: true });
+  }
+}
+
+/** Applies the generated CRD with kubectl and waits until it is Established. */
+export async function ensureCrd(kubeconfig = controlPlane().kubeconfigAdmin): Promise<void> {
+  if (!existsSync(CRD_FILE)) throw new Error(`${CRD_FILE} is missing; run npm run gen:crds`);
+  await kubectl(["apply", "--server-side", "--force-conflicts", "-f", CRD_FILE], kubeconfig);
+  await kubectl(["wait", "--for=condition=Established", `crd/${CRD_NAME}`, "--timeout=60s"], kubeconfig);
+  // Discovery of the new group can lag behind Established by a moment.
+  const clients = clientsFor(kubeconfig);
+  await eventually(async () => {
+    await clients.customObjects.listCustomObjectForAllNamespaces({
+      group: GROUP,
+      version: VERSION,
+      resourcePlural: PLURAL,
+      limit: 1,
+    });
+  }, 30_000);
+}
+
+/** A fresh namespace named `<prefix>-<random>`. (No namespace controller runs, so none is deleted.) */
+export async function createNamespace(clients: KubeClients, prefix: string): Promise<string> {
+  const name = `${prefix}-${randomBytes(3).toString("hex")}`;
+  await clients.core.createNamespace({ body: { metadata: { name } } });
+  return name;
+}
+
+export function samplePolicy(namespace: string, name: string, extra: Partial<CapacityPolicy["spec"]> = {}) {
+  return {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    metadata: { name, namespace },
+    spec: {
+      target: {
+        service: "SignalR",
+        resourceId: `/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/${name}`,
+      },
+      units: { min: 1, max: 10 },
+      ...extra,
+    },
+  };
+}
+
+export async function createPolicy(
+  clients: KubeClients,
+  namespace: string,
+  name: string,
+  extra: Partial<CapacityPolicy["spec"]> = {},
+): Promise<CapacityPolicy> {
+  return (await clients.customObjects.createNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace,
+    plural: PLURAL,
+    body: samplePolicy(namespace, name, extra),
+  })) as CapacityPolicy;
+}
+
+export function deploymentManifest(namespace: string, name: string, replicas = 1) {
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name, namespace },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { containers: [{ name: "app", image: "registry.invalid/app:1" }] },
+      },
+    },
+  };
+}
+
+/** Retries `check` until it stops throwing, or rethrows its last error after `timeoutMs`. */
+export async function eventually<T>(
+  check: () => Promise<T> | T,
+  timeoutMs = 10_000,
+  intervalMs = 50,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+  }
+}
