@@ -1,0 +1,199 @@
+/**
+ * Behavior shaped like the HorizontalPodAutoscaler's (`spec.behavior`): stabilization windows and
+ * rate policies, on unit ladders instead of pod counts.
+ *
+ * Pinned semantics:
+ * - Stabilization (HPA algorithm): with `rec` the fresh recommendation and the stored ones newer
+ *   than each window (`time > now − window`), `up = min(rec, scale-up window)`,
+ *   `down = max(rec, scale-down window)`; the result is `current`, raised to `up` when `up` is
+ *   above it, lowered to `down` when `down` is below it. So scale-in goes to the highest
+ *   recommendation of the scale-down window, scale-out to the lowest of the scale-up window.
+ *   Sizes compare by units, then tier.
+ * - Rate policies: for each policy the units at the start of its period are
+ *   `current − added + removed` over the scale events newer than `now − periodSeconds`. Limits:
+ *   Units `start ± value`; Percent up `ceil(start · (1 + value/100))`, down
+ *   `floor(start · (1 − value/100))`; Steps: `value` rungs of the ladder (the union of the allowed
+ *   SKUs' unit counts) up or down from the start. selectPolicy Max takes the policy allowing the
+ *   largest change, Min the smallest, Disabled forbids the direction.
+ * - A limit between two rungs snaps toward the current size, but never blocks the next rung: a
+ *   policy that allows any change allows at least one ladder step.
+ * - A SKU change at the same unit count (e.g. Premium_P1 100 → Premium_P2 100) is not a unit
+ *   change and no rate policy limits it.
+ */
+import type { Recommendation, ScaleEvent, ScalingPolicy, ScalingRules } from "../api/index.js";
+import type { SkuUnits } from "../capacity/skus.js";
+import type { LimitCode } from "./reasons.js";
+import { compareSizes, type SizeList } from "./sizes.js";
+
+const EPS = 1e-9;
+/** ceil that ignores binary noise: ceilSafe(12.000000000001) = 12. */
+export const ceilSafe = (x: number): number => Math.ceil(x - EPS);
+/** floor that ignores binary noise: floorSafe(11.999999999999) = 12. */
+export const floorSafe = (x: number): number => Math.floor(x + EPS);
+
+const timeMs = (t: string) => Date.parse(t);
+
+/** Input of {@link stabilize}. */
+export interface StabilizeInput {
+  current: SkuUnits;
+  /** This pass's recommendation (from the metrics). */
+  recommendation: SkuUnits;
+  /** Stored recommendations of earlier passes (any order). */
+  history: readonly Recommendation[];
+  nowMs: number;
+  scaleUpWindowSeconds: number;
+  scaleDownWindowSeconds: number;
+}
+
+/** Result of {@link stabilize}. */
+export interface StabilizeResult {
+  size: SkuUnits;
+  /** Set when stabilization held back the recommendation. */
+  code?: "StabilizedUp" | "StabilizedDown";
+  /** Lowest recommendation of the scale-up window (including this pass's). */
+  up: SkuUnits;
+  /** Highest recommendation of the scale-down window (including this pass's). */
+  down: SkuUnits;
+}
+
+/** Applies the stabilization windows (see the module comment). Pure. */
+export function stabilize(input: StabilizeInput): StabilizeResult {
+  const { current, recommendation: rec, nowMs } = input;
+  let up: SkuUnits = rec;
+  let down: SkuUnits = rec;
+  for (const r of input.history) {
+    const t = timeMs(r.time);
+    if (!Number.isFinite(t)) continue;
+    if (t > nowMs - input.scaleUpWindowSeconds * 1000 && compareSizes(r, up) < 0) up = r;
+    if (t > nowMs - input.scaleDownWindowSeconds * 1000 && compareSizes(r, down) > 0) down = r;
+  }
+  let size: SkuUnits = current;
+  if (compareSizes(size, up) < 0) size = up;
+  if (compareSizes(size, down) > 0) size = down;
+  size = { sku: size.sku, units: size.units };
+  const result: StabilizeResult = { size, up, down };
+  const wantUp = compareSizes(rec, current) > 0;
+  const wantDown = compareSizes(rec, current) < 0;
+  if (wantUp && compareSizes(size, rec) < 0) result.code = "StabilizedUp";
+  if (wantDown && compareSizes(size, rec) > 0) result.code = "StabilizedDown";
+  if (!wantUp && !wantDown && compareSizes(size, rec) !== 0) {
+    result.code = compareSizes(size, rec) < 0 ? "StabilizedUp" : "StabilizedDown";
+  }
+  return result;
+}
+
+/** Units added and removed by the scale events newer than `now − periodSeconds`. */
+export function changesInPeriod(
+  events: readonly ScaleEvent[],
+  nowMs: number,
+  periodSeconds: number,
+): { added: number; removed: number } {
+  let added = 0;
+  let removed = 0;
+  for (const e of events) {
+    const t = timeMs(e.time);
+    if (!(t > nowMs - periodSeconds * 1000) || t > nowMs) continue;
+    const delta = e.toUnits - e.fromUnits;
+    if (delta > 0) added += delta;
+    else removed -= delta;
+  }
+  return { added, removed };
+}
+
+/** The unit limit one policy allows in one direction, from `periodStart` units. */
+export function policyLimit(
+  policy: ScalingPolicy,
+  direction: "up" | "down",
+  periodStart: number,
+  rungs: readonly number[],
+): number {
+  const sign = direction === "up" ? 1 : -1;
+  switch (policy.type) {
+    case "Units":
+      return periodStart + sign * policy.value;
+    case "Percent":
+      return direction === "up"
+        ? ceilSafe(periodStart * (1 + policy.value / 100))
+        : floorSafe(periodStart * (1 - policy.value / 100));
+    case "Steps": {
+      if (rungs.length === 0) return periodStart;
+      if (direction === "up") {
+        let idx = -1;
+        for (let i = 0; i < rungs.length; i++) if ((rungs[i] as number) <= periodStart) idx = i;
+        return rungs[Math.min(idx + policy.value, rungs.length - 1)] as number;
+      }
+      let idx = rungs.findIndex((u) => u >= periodStart);
+      if (idx === -1) idx = rungs.length;
+      return rungs[Math.max(idx - policy.value, 0)] as number;
+    }
+  }
+}
+
+/** Input of {@link rateLimit}. */
+export interface RateLimitInput {
+  current: SkuUnits;
+  /** The size after stabilization. */
+  proposed: SkuUnits;
+  sizes: SizeList;
+  /** Stored scale events (any order). */
+  events: readonly ScaleEvent[];
+  nowMs: number;
+  scaleUp: ScalingRules;
+  scaleDown: ScalingRules;
+}
+
+/** Result of {@link rateLimit}. */
+export interface RateLimitResult {
+  size: SkuUnits;
+  code?: Extract<LimitCode, "RateLimitedUp" | "RateLimitedDown" | "ScaleUpDisabled" | "ScaleDownDisabled">;
+  /** The unit limit the policies allow (set when a direction has policies). */
+  limitUnits?: number;
+  /** "Steps 2 per 60s" — the policy that set the limit. */
+  policy?: string;
+}
+
+const describe = (p: ScalingPolicy) => `${p.type} ${p.value} per ${p.periodSeconds}s`;
+
+/** Applies the rate policies of the direction `proposed` moves in (see the module comment). Pure. */
+export function rateLimit(input: RateLimitInput): RateLimitResult {
+  const { current, proposed, sizes, events, nowMs } = input;
+  const cmp = compareSizes(proposed, current);
+  if (cmp === 0) return { size: proposed };
+  const direction = cmp > 0 ? "up" : "down";
+  const rules = direction === "up" ? input.scaleUp : input.scaleDown;
+  if (rules.selectPolicy === "Disabled") {
+    return { size: current, code: direction === "up" ? "ScaleUpDisabled" : "ScaleDownDisabled" };
+  }
+  if (rules.policies.length === 0) return { size: proposed };
+  let limit: number | undefined;
+  let chosen: ScalingPolicy | undefined;
+  // Up + Max: the highest limit; up + Min: the lowest. Down + Max: the lowest limit (the largest
+  // change); down + Min: the highest.
+  const wantHigher = (direction === "up") === (rules.selectPolicy === "Max");
+  for (const p of rules.policies) {
+    const { added, removed } = changesInPeriod(events, nowMs, p.periodSeconds);
+    const start = current.units - added + removed;
+    const l = policyLimit(p, direction, start, sizes.rungs);
+    if (limit === undefined || (wantHigher ? l > limit : l < limit)) {
+      limit = l;
+      chosen = p;
+    }
+  }
+  if (limit === undefined || chosen === undefined) return { size: proposed };
+  const policy = describe(chosen);
+  if (direction === "up") {
+    if (proposed.units <= Math.max(limit, current.units))
+      return { size: proposed, limitUnits: limit, policy };
+    let size = sizes.largestAtMost(limit);
+    if (!size || size.units <= current.units) {
+      size = limit > current.units ? (sizes.nextUp(current.units) ?? current) : current;
+    }
+    return { size, code: "RateLimitedUp", limitUnits: limit, policy };
+  }
+  if (proposed.units >= Math.min(limit, current.units)) return { size: proposed, limitUnits: limit, policy };
+  let size = sizes.firstAtLeast(limit);
+  if (!size || size.units >= current.units) {
+    size = limit < current.units ? (sizes.nextDown(current.units) ?? current) : current;
+  }
+  return { size, code: "RateLimitedDown", limitUnits: limit, policy };
+}

@@ -1,0 +1,172 @@
+/**
+ * The status conditions a decision implies (metav1.Condition without timestamps: the controller
+ * adds lastTransitionTime and observedGeneration, and keeps lastTransitionTime when the status
+ * does not change).
+ *
+ * | type | True when | reasons |
+ * |---|---|---|
+ * | Ready | a decision could be made | Decided / UnsupportedSku |
+ * | MetricsAvailable | some signal has a usable value | MetricsComplete, SomeMetricsMissing / FetchFailed, NoMetrics, MetricsStale |
+ * | AbleToScale | the operator may change capacity | ReadyForNewScale, ScaleUpStabilized, ScaleDownStabilized, Settling, OutsideScaleInWindow, RecommendOnly / Paused, Conflict, UnsupportedSku |
+ * | ScalingActive | metrics drive the decision | ValidMetricFound / FailedGetMetrics, ScalingDisabled |
+ * | ScalingLimited | something held the result back from what metrics asked | the {@link LimitCode} / DesiredWithinRange |
+ * | Fallback | the fallback action applies | FallbackHold, FallbackFixed / MetricsHealthy, FailuresBelowThreshold |
+ * | Conflict | another owner fights over the capacity | the caller's reason / NoConflict |
+ */
+import type { ConditionStatus, ConditionType } from "../api/constants.js";
+import type { FallbackState, PassFailure } from "./fallback.js";
+import type { LimitCode } from "./reasons.js";
+import type { SignalReport } from "./signals.js";
+
+/** A condition as a decision states it. */
+export interface DecisionCondition {
+  type: ConditionType;
+  status: ConditionStatus;
+  /** CamelCase, matches the CRD's reason pattern. */
+  reason: string;
+  message: string;
+}
+
+/** Everything {@link decisionConditions} reads. */
+export interface ConditionInput {
+  paused: boolean;
+  recommendOnly: boolean;
+  conflict?: { reason: string; message: string } | undefined;
+  failure?: PassFailure | undefined;
+  signals: readonly SignalReport[];
+  /** Some signal has a usable value and nothing failed. */
+  metricsUsable: boolean;
+  fallback: FallbackState;
+  limitedBy?: LimitCode | undefined;
+  limitMessage?: string | undefined;
+  drivenBy?: string | undefined;
+}
+
+/** A reason made safe for the CRD's pattern (letters, digits, `_,:`; starts with a letter). */
+export function sanitizeReason(text: string, fallback = "Unspecified"): string {
+  const cleaned = text
+    .replace(/[^A-Za-z0-9_,:]/g, "")
+    .replace(/^[^A-Za-z]+/, "")
+    .replace(/[,:]+$/, "");
+  return cleaned.length > 0 ? cleaned.slice(0, 1024) : fallback;
+}
+
+const cond = (
+  type: ConditionType,
+  status: ConditionStatus,
+  reason: string,
+  message: string,
+): DecisionCondition => ({
+  type,
+  status,
+  reason,
+  message,
+});
+
+/** The seven conditions of a decision, in the order of `CONDITION_TYPES`. */
+export function decisionConditions(c: ConditionInput): DecisionCondition[] {
+  const out: DecisionCondition[] = [];
+  out.push(cond("Ready", "True", "Decided", "the policy is valid and a decision was made"));
+
+  const unknown = c.signals.filter((s) => s.status !== "Ok");
+  if (c.failure) {
+    out.push(cond("MetricsAvailable", "False", "FetchFailed", `${c.failure.kind}: ${c.failure.message}`));
+  } else if (!c.metricsUsable) {
+    const stale = c.signals.length > 0 && c.signals.every((s) => s.status === "Stale");
+    out.push(
+      cond(
+        "MetricsAvailable",
+        "False",
+        stale ? "MetricsStale" : "NoMetrics",
+        c.signals.length === 0
+          ? "the policy configures no signal"
+          : `no usable value: ${c.signals.map((s) => `${s.signal} ${s.status}`).join(", ")}`,
+      ),
+    );
+  } else if (unknown.length > 0) {
+    out.push(
+      cond(
+        "MetricsAvailable",
+        "True",
+        "SomeMetricsMissing",
+        `${unknown.map((s) => `${s.signal} ${s.status}`).join(", ")}: scale-out only, no scale-in`,
+      ),
+    );
+  } else {
+    out.push(
+      cond("MetricsAvailable", "True", "MetricsComplete", "every signal is known over the whole window"),
+    );
+  }
+
+  const limit = c.limitMessage ?? "";
+  if (c.conflict) out.push(cond("AbleToScale", "False", "Conflict", c.conflict.message));
+  else if (c.paused)
+    out.push(cond("AbleToScale", "False", "Paused", "the policy is paused: nothing is applied"));
+  else if (c.limitedBy === "StabilizedDown")
+    out.push(cond("AbleToScale", "True", "ScaleDownStabilized", limit));
+  else if (c.limitedBy === "StabilizedUp") out.push(cond("AbleToScale", "True", "ScaleUpStabilized", limit));
+  else if (c.limitedBy === "Settling") out.push(cond("AbleToScale", "True", "Settling", limit));
+  else if (c.limitedBy === "OutsideScaleInWindow")
+    out.push(cond("AbleToScale", "True", "OutsideScaleInWindow", limit));
+  else if (c.recommendOnly)
+    out.push(
+      cond("AbleToScale", "True", "RecommendOnly", "mode Recommend: decisions are recorded, not applied"),
+    );
+  else out.push(cond("AbleToScale", "True", "ReadyForNewScale", "the operator may change capacity"));
+
+  if (c.paused) out.push(cond("ScalingActive", "False", "ScalingDisabled", "the policy is paused"));
+  else if (!c.metricsUsable || c.failure)
+    out.push(
+      cond(
+        "ScalingActive",
+        "False",
+        "FailedGetMetrics",
+        c.failure ? `${c.failure.kind}: ${c.failure.message}` : "no signal has a usable value",
+      ),
+    );
+  else
+    out.push(
+      cond(
+        "ScalingActive",
+        "True",
+        "ValidMetricFound",
+        c.drivenBy ? `the decision follows ${c.drivenBy}` : "metrics drive the decision",
+      ),
+    );
+
+  if (c.limitedBy) out.push(cond("ScalingLimited", "True", c.limitedBy, limit));
+  else
+    out.push(
+      cond("ScalingLimited", "False", "DesiredWithinRange", "the decision is what the metrics ask for"),
+    );
+
+  const fb = c.fallback;
+  if (fb.active) {
+    out.push(
+      cond(
+        "Fallback",
+        "True",
+        fb.action === "Fixed" ? "FallbackFixed" : "FallbackHold",
+        `${fb.consecutiveFailures} consecutive failures (threshold ${fb.threshold}): ${
+          fb.action === "Fixed" ? `at least ${fb.fixedUnits ?? "?"} units` : "holding the current capacity"
+        }`,
+      ),
+    );
+  } else if (fb.failed) {
+    out.push(
+      cond(
+        "Fallback",
+        "False",
+        "FailuresBelowThreshold",
+        `${fb.consecutiveFailures} of ${fb.threshold} consecutive failures: holding`,
+      ),
+    );
+  } else {
+    out.push(cond("Fallback", "False", "MetricsHealthy", "the last pass succeeded"));
+  }
+
+  if (c.conflict)
+    out.push(cond("Conflict", "True", sanitizeReason(c.conflict.reason, "Conflict"), c.conflict.message));
+  else out.push(cond("Conflict", "False", "NoConflict", "no other owner of the capacity was found"));
+  return out;
+}

@@ -1,0 +1,696 @@
+/**
+ * The scaling decision: (policy, samples, current capacity, history, now) → desired capacity,
+ * reasons, conditions and the next history. Pure: no I/O, no clock, no randomness.
+ *
+ * The pipeline, in order (each step's exact rule is pinned in its module):
+ * 1. Samples → window (samples.ts): ingestion delay, window, max age, settle window.
+ * 2. Signals (signals.ts): per-signal units, with the tolerance band.
+ * 3. Recommendation: the smallest allowed size (SKU × ladder units, current SKU first at equal
+ *    units) with at least the largest signal's units that also carries the traffic. Above 100
+ *    units that is Premium_P2 when allowed (P2NotAllowed otherwise); below 100 it comes back down
+ *    to Premium_P1 / Standard_S1 when those are allowed.
+ * 4. Stabilization and rate policies (behavior.ts).
+ * 5. Scale-in gate: no scale-in while a signal is unknown, incomplete, stale or failing
+ *    (MetricsIncomplete), while settling (Settling), or outside the scale-in windows.
+ *    A recommendation below the current size made on incomplete data is not recorded (HPA rule).
+ * 6. A failed pass (fetch failed, or no usable signal): hold, or the fallback (fallback.ts).
+ * 7. Floors and ceiling, always: `units.min` and active schedules' `minUnits` (snapped up), then
+ *    `units.max` (snapped down) — the ceiling wins.
+ * 8. App servers (replicas.ts) from the chosen units.
+ * 9. Mode: Auto → Scale when anything differs; Recommend → Recommend; Paused (mode or
+ *    annotation) and conflicts → None.
+ * `limitedBy` is the last step that moved the result away from the recommendation.
+ */
+import { PAUSE_ANNOTATION, type PolicyMode } from "../api/constants.js";
+import { parseDuration } from "../api/duration.js";
+import type { CapacityPolicySpec, MetricSample as StatusSample } from "../api/index.js";
+import {
+  DEFAULT_LADDERS,
+  isScalableSku,
+  type ScalableSku,
+  type SkuName,
+  type SkuUnits,
+  type UnitLadders,
+} from "../capacity/skus.js";
+import type { ScenarioName } from "../capacity/tier-tables.js";
+import { rateLimit, stabilize } from "./behavior.js";
+import { type DecisionCondition, decisionConditions } from "./conditions.js";
+import { evaluateFallback, type FallbackState, type PassFailure } from "./fallback.js";
+import {
+  compactRecommendations,
+  type DecisionHistory,
+  normalizeHistory,
+  pruneScaleEvents,
+  type Recommendation,
+  unitsAtTime,
+} from "./history.js";
+import { type LimitCode, type Reason, reason, type SignalName } from "./reasons.js";
+import { decideReplicas, type ReplicaDecision } from "./replicas.js";
+import {
+  known,
+  type MetricSample,
+  SAMPLE_FIELDS,
+  type SampleWindow,
+  series,
+  windowSamples,
+} from "./samples.js";
+import { evaluateSchedules, type ScheduleState } from "./schedules.js";
+import { evaluateSignals, fmt, type SignalReport } from "./signals.js";
+import { compareSizes, formatSize, SizeList, sameSize } from "./sizes.js";
+
+/** The policy as `decide` reads it: a CapacityPolicy after defaulting (metadata optional). */
+export interface DecisionPolicy {
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    generation?: number;
+    annotations?: Readonly<Record<string, string>>;
+  };
+  spec: CapacityPolicySpec;
+}
+
+/** The capacity now. */
+export interface CurrentState {
+  /** SKU the instance has (ARM `sku.name`). */
+  sku: SkuName;
+  /** Units it has (ARM `sku.capacity`), units. */
+  units: number;
+  /** The app-server Deployment's spec.replicas (never status.replicas). */
+  replicas?: number;
+  /** The named HorizontalPodAutoscaler's spec.minReplicas. */
+  hpaMinReplicas?: number;
+}
+
+/** Everything a decision depends on. */
+export interface DecisionInput {
+  policy: DecisionPolicy;
+  /** One-minute samples of the instance, any order (see {@link MetricSample}). */
+  samples: readonly MetricSample[];
+  /** This pass's metric fetch failure, when it failed; the samples are then not used. */
+  failure?: PassFailure;
+  current: CurrentState;
+  /** What the last decision returned as `history` (from status); empty when absent. */
+  history?: DecisionHistory;
+  /** The time of the decision: a Date, ms since the epoch, or an RFC 3339 string. */
+  now: Date | number | string;
+  /** Unit ladders from ARM `listSkus`; the documented ladders when absent. */
+  ladders?: UnitLadders;
+  /** Another owner of the capacity was detected (e.g. an Azure autoscale setting): act on nothing. */
+  conflict?: { reason: string; message: string };
+}
+
+/** What the decision wants. */
+export interface DesiredState {
+  sku: ScalableSku;
+  units: number;
+  /** Deployment replicas (app servers configured, no HPA named). */
+  replicas?: number;
+  /** Floor for the HPA's minReplicas (HPA named). */
+  hpaMinReplicas?: number;
+}
+
+/**
+ * What the caller does: Scale — apply `desired`; Recommend — record it only (mode Recommend);
+ * None — nothing (no change, paused, conflict, or no decision possible).
+ */
+export type DecisionAction = "None" | "Scale" | "Recommend";
+
+/** The decision and its explanation. */
+export interface Decision {
+  /** The time of the decision, RFC 3339. */
+  now: string;
+  /** The effective mode (Paused when the pause annotation is "true"). */
+  mode: PolicyMode;
+  action: DecisionAction;
+  current: CurrentState;
+  /** Absent only when no decision is possible (current SKU unsupported; Ready=False). */
+  desired?: DesiredState;
+  /** What the metrics alone ask for (before behavior, gates, bounds); absent on a failed pass. */
+  recommendation?: SkuUnits;
+  /** The signal that asks for the most. */
+  drivenBy?: SignalName;
+  reasons: Reason[];
+  /** The last step that moved the result away from the recommendation. */
+  limitedBy?: LimitCode;
+  /** Start of the newest one-minute bucket used, RFC 3339. */
+  newestSampleTime?: string;
+  /** That bucket's known values, in the shape of `status.lastSample`. */
+  lastSample?: StatusSample;
+  signals: SignalReport[];
+  scaleIn: { allowed: boolean; blockedBy: LimitCode[] };
+  schedules?: ScheduleState;
+  fallback: FallbackState;
+  appServer?: ReplicaDecision;
+  /** The window the samples were taken from, `[from, to)`, RFC 3339. */
+  window?: { from: string; to: string; ignoredTooNew: number; ignoredBeforeWindow: number; invalid: number };
+  conditions: DecisionCondition[];
+  /** The history to store (status) and pass to the next decision; bounded. */
+  history: DecisionHistory;
+}
+
+/** Milliseconds since the epoch of a decision time. */
+export function toMs(now: Date | number | string): number {
+  const ms = now instanceof Date ? now.getTime() : typeof now === "number" ? now : Date.parse(now);
+  if (!Number.isFinite(ms)) throw new RangeError(`invalid decision time ${String(now)}`);
+  return ms;
+}
+
+function seconds(text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  try {
+    return parseDuration(text);
+  } catch {
+    return fallback;
+  }
+}
+
+/** Durations of the policy, in seconds. */
+export interface PolicyTimes {
+  windowSeconds: number;
+  ingestionDelaySeconds: number;
+  maxSampleAgeSeconds: number;
+  settleSeconds: number;
+}
+
+/** The policy's durations in seconds (unreadable ones fall back to the API defaults). */
+export function policyTimes(spec: CapacityPolicySpec): PolicyTimes {
+  return {
+    windowSeconds: seconds(spec.metrics.window, 300),
+    ingestionDelaySeconds: seconds(spec.metrics.ingestionDelay, 180),
+    maxSampleAgeSeconds: seconds(spec.metrics.maxSampleAge, 600),
+    settleSeconds: spec.behavior.settleSeconds,
+  };
+}
+
+function lastSampleOf(window: SampleWindow): StatusSample | undefined {
+  for (let i = window.buckets.length - 1; i >= 0; i--) {
+    const s = window.buckets[i]?.sample;
+    if (!s || !SAMPLE_FIELDS.some((f) => known(s[f]))) continue;
+    const out: StatusSample = { time: new Date(window.buckets[i]?.start ?? 0).toISOString() };
+    for (const f of SAMPLE_FIELDS) {
+      const v = s[f];
+      if (known(v)) out[f] = v;
+    }
+    return out;
+  }
+  return undefined;
+}
+
+/** Why the largest allowed size is the answer. */
+function topCause(
+  needUnits: number,
+  spec: CapacityPolicySpec,
+  sizes: SizeList,
+): { code: "P2NotAllowed" | "SkuPath" | "LadderTop"; message: string } {
+  const top = sizes.top();
+  const topText = top ? formatSize(top) : "the largest size";
+  if (needUnits > 100 && !spec.skus.includes("Premium_P2")) {
+    return {
+      code: "P2NotAllowed",
+      message: `${needUnits} units needed but the policy does not allow Premium_P2 (above 100 units): ${topText}`,
+    };
+  }
+  const unreachable = spec.skus.filter((s) => isScalableSku(s) && !sizes.reachable.includes(s));
+  if (unreachable.length > 0) {
+    return {
+      code: "SkuPath",
+      message: `${unreachable.join(", ")} is not one online change from ${sizes.current.sku}: ${topText} first`,
+    };
+  }
+  return { code: "LadderTop", message: `even ${topText} does not cover the need of ${needUnits} units` };
+}
+
+/** Decides (see the module comment). Pure and deterministic. */
+export function decide(input: DecisionInput): Decision {
+  const nowMs = toMs(input.now);
+  const nowIso = new Date(nowMs).toISOString();
+  const spec = input.policy.spec;
+  const history = normalizeHistory(input.history);
+  const annotations = input.policy.metadata?.annotations;
+  const paused = spec.mode === "Paused" || annotations?.[PAUSE_ANNOTATION] === "true";
+  const mode: PolicyMode = paused ? "Paused" : spec.mode;
+  const current: CurrentState = { ...input.current };
+  const times = policyTimes(spec);
+  const reasons: Reason[] = [];
+  const failure = input.failure;
+
+  const lastScaleMs = [history.lastScaleTime, ...history.scaleEvents.map((e) => e.time)]
+    .map((t) => (t === undefined ? Number.NaN : Date.parse(t)))
+    .filter((t) => Number.isFinite(t))
+    .reduce((a, b) => Math.max(a, b), Number.NEGATIVE_INFINITY);
+  const settleUntilMs = Number.isFinite(lastScaleMs) ? lastScaleMs + times.settleSeconds * 1000 : undefined;
+  const window = windowSamples(failure ? [] : input.samples, {
+    nowMs,
+    windowSeconds: times.windowSeconds,
+    ingestionDelaySeconds: times.ingestionDelaySeconds,
+    maxSampleAgeSeconds: times.maxSampleAgeSeconds,
+    settleUntilMs,
+  });
+
+  const curSku = current.sku;
+  const sizes = isScalableSku(curSku)
+    ? new SizeList(
+        spec.skus.filter(isScalableSku),
+        { sku: curSku, units: current.units },
+        input.ladders ?? DEFAULT_LADDERS,
+      )
+    : undefined;
+
+  if (!sizes || !isScalableSku(curSku) || sizes.empty) {
+    return noDecision(input, nowIso, mode, history, window, sizes);
+  }
+  const currentSize: SkuUnits = { sku: curSku, units: current.units };
+
+  // 2. signals
+  const unitsAt = unitsAtTime(history.scaleEvents, current.units, times.settleSeconds);
+  const sig = evaluateSignals({ spec, window, current: currentSize, sizes, unitsAt });
+  reasons.push(...sig.reasons);
+  if (window.ignored.tooNew > 0) {
+    reasons.push(
+      reason(
+        "SamplesIgnored",
+        `${window.ignored.tooNew} bucket(s) newer than the ingestion delay (${times.ingestionDelaySeconds}s) ignored: still filling`,
+      ),
+    );
+  }
+  if (window.ignored.invalid > 0) {
+    reasons.push(
+      reason("SamplesIgnored", `${window.ignored.invalid} unreadable time(s) or value(s) ignored`),
+    );
+  }
+  const metricsUsable = !failure && sig.needs.length > 0;
+  const complete = !failure && sig.reports.length > 0 && sig.reports.every((r) => r.status === "Ok");
+  const passFailed = !metricsUsable;
+  const fallback = evaluateFallback(spec.fallback, history.consecutiveFailures, passFailed);
+  if (failure) {
+    reasons.push(
+      reason("FetchFailed", `fetching metrics failed (${failure.kind}): ${failure.message}`, {
+        name: failure.kind,
+      }),
+    );
+  } else if (!metricsUsable) {
+    reasons.push(
+      reason("MetricsUnavailable", "no signal has a usable value in the window: unknown, not zero"),
+    );
+  }
+
+  // schedules
+  const schedules = evaluateSchedules(spec.schedules, spec.scaleInWindows, nowMs);
+  for (const bad of schedules.invalid) {
+    reasons.push(reason("ScheduleInvalid", `${bad.name}: ${bad.error} — ignored`, { name: bad.name }));
+  }
+
+  let limitedBy: LimitCode | undefined;
+  let limitMessage: string | undefined;
+  const limit = (code: LimitCode, message: string, extra: Parameters<typeof reason>[2] = {}) => {
+    limitedBy = code;
+    limitMessage = message;
+    reasons.push(reason(code, message, extra));
+  };
+
+  let target: SkuUnits = currentSize;
+  let recommendation: SkuUnits | undefined;
+  let drivenBy: SignalName | undefined;
+  const newRecs: Recommendation[] = [];
+  const blockers: LimitCode[] = [];
+
+  if (!passFailed) {
+    // 3. recommendation
+    let needUnits = 0;
+    for (const n of sig.needs) {
+      if (drivenBy === undefined || n.minUnits > needUnits) {
+        needUnits = n.minUnits;
+        drivenBy = n.signal;
+      }
+    }
+    const fits = (s: SkuUnits) => sig.needs.every((n) => !n.fits || n.fits(s));
+    const found = sizes.firstAtLeast(needUnits, fits);
+    if (found) {
+      recommendation = found;
+      if (found.units > needUnits && !sameSize(found, currentSize)) {
+        reasons.push(
+          reason(
+            "LadderSnapped",
+            `need of ${needUnits} units → ${formatSize(found)} (the next unit count of the ladder)`,
+            { units: found.units, sku: found.sku },
+          ),
+        );
+      }
+    } else {
+      recommendation = sizes.top() ?? currentSize;
+      const cause = topCause(needUnits, spec, sizes);
+      limit(cause.code, cause.message, { units: recommendation.units, sku: recommendation.sku });
+    }
+
+    // 5 (part). Scale-in gate conditions.
+    if (!complete) blockers.push("MetricsIncomplete");
+    if (window.settling) blockers.push("Settling");
+    if (!schedules.scaleInAllowed) blockers.push("OutsideScaleInWindow");
+
+    // A lower recommendation made on incomplete data is not trusted, not even as history.
+    const trusted = complete || compareSizes(recommendation, currentSize) >= 0;
+    const down = spec.behavior.scaleDown.stabilizationWindowSeconds;
+    const priorRecs = [...history.recommendations];
+    if (priorRecs.length === 0 && down > 0) {
+      // Like the HPA on first sight: the current size opens the scale-down window.
+      const seed: Recommendation = { time: nowIso, sku: currentSize.sku, units: currentSize.units };
+      priorRecs.push(seed);
+      newRecs.push(seed);
+    }
+    if (trusted) newRecs.push({ time: nowIso, sku: recommendation.sku, units: recommendation.units });
+
+    // 4. stabilization and rate policies
+    const st = stabilize({
+      current: currentSize,
+      recommendation,
+      history: priorRecs,
+      nowMs,
+      scaleUpWindowSeconds: spec.behavior.scaleUp.stabilizationWindowSeconds,
+      scaleDownWindowSeconds: down,
+    });
+    let stabilized = st.size;
+    if (!sizes.has(stabilized)) stabilized = sizes.atUnits(stabilized.units) ?? stabilized;
+    if (st.code === "StabilizedDown") {
+      limit(
+        "StabilizedDown",
+        `scale-down stabilization (${down}s): the highest recommendation of the window is ${formatSize(st.down)}`,
+        { units: stabilized.units, sku: stabilized.sku },
+      );
+    } else if (st.code === "StabilizedUp") {
+      limit(
+        "StabilizedUp",
+        `scale-up stabilization (${spec.behavior.scaleUp.stabilizationWindowSeconds}s): the lowest recommendation of the window is ${formatSize(st.up)}`,
+        { units: stabilized.units, sku: stabilized.sku },
+      );
+    }
+    const rl = rateLimit({
+      current: currentSize,
+      proposed: stabilized,
+      sizes,
+      events: history.scaleEvents,
+      nowMs,
+      scaleUp: spec.behavior.scaleUp,
+      scaleDown: spec.behavior.scaleDown,
+    });
+    if (rl.code === "ScaleUpDisabled" || rl.code === "ScaleDownDisabled") {
+      limit(rl.code, `${rl.code === "ScaleUpDisabled" ? "scaleUp" : "scaleDown"}.selectPolicy is Disabled`);
+    } else if (rl.code) {
+      limit(
+        rl.code,
+        `rate policy ${rl.policy ?? ""} allows ${rl.code === "RateLimitedUp" ? "up" : "down"} to ${rl.limitUnits ?? "?"} units: ${formatSize(rl.size)}`,
+        { units: rl.size.units, sku: rl.size.sku, name: rl.policy },
+      );
+    }
+    target = rl.size;
+
+    // 5. scale-in gate
+    if (compareSizes(target, currentSize) < 0 && blockers.length > 0) {
+      target = currentSize;
+      for (const b of blockers) {
+        if (b === "MetricsIncomplete") {
+          const missing = sig.reports.filter((r) => r.status !== "Ok").map((r) => `${r.signal} ${r.status}`);
+          limit(b, `no scale-in while a signal is not fully known (${missing.join(", ")})`);
+        } else if (b === "Settling") {
+          limit(
+            b,
+            `settle window after the scale at ${new Date(lastScaleMs).toISOString()}: samples before ${new Date(settleUntilMs ?? 0).toISOString()} are not trusted for scale-in`,
+          );
+        } else {
+          limit(b, "scale-in windows are set and none is open now");
+        }
+      }
+      // The first blocker is the main cause.
+      const first = blockers[0];
+      if (first !== undefined && first !== limitedBy) {
+        limitedBy = first;
+        limitMessage = reasons.findLast((r) => r.code === first)?.message;
+      }
+    }
+  } else if (fallback.active) {
+    // 6. fallback
+    let message = `${fallback.consecutiveFailures} consecutive failures (threshold ${fallback.threshold}): holding ${formatSize(currentSize)}`;
+    if (fallback.action === "Fixed" && fallback.fixedUnits !== undefined) {
+      const fixed = sizes.firstAtLeast(fallback.fixedUnits) ?? sizes.top();
+      if (fixed && fixed.units > currentSize.units) {
+        target = fixed;
+        message = `${fallback.consecutiveFailures} consecutive failures (threshold ${fallback.threshold}): fixed ${formatSize(fixed)}`;
+      } else {
+        message = `${fallback.consecutiveFailures} consecutive failures (threshold ${fallback.threshold}): fixed ${fallback.fixedUnits} units is not above the current ${currentSize.units}, holding`;
+      }
+    }
+    limit("Fallback", message, { units: target.units, name: fallback.action });
+    blockers.push("Fallback");
+  } else {
+    limit(
+      "FailureCounted",
+      `pass failed (${fallback.consecutiveFailures} of ${fallback.threshold} before the fallback): holding ${formatSize(currentSize)}`,
+    );
+    blockers.push("FailureCounted");
+  }
+
+  // 7. floors and ceiling
+  const minSize = sizes.firstAtLeast(spec.units.min) ?? sizes.top() ?? currentSize;
+  let floor = minSize;
+  let floorCode: "MinUnits" | "ScheduleFloor" = "MinUnits";
+  if (schedules.floorUnits !== undefined) {
+    const sched = sizes.firstAtLeast(schedules.floorUnits) ?? sizes.top() ?? currentSize;
+    if (sched.units > floor.units) {
+      floor = sched;
+      floorCode = "ScheduleFloor";
+    }
+  }
+  const ceiling = sizes.largestAtMost(spec.units.max) ?? sizes.sizes[0] ?? currentSize;
+  if (floor.units > ceiling.units) {
+    reasons.push(
+      reason(
+        "NoRungInRange",
+        `no unit count of ${sizes.reachable.join(", ")} lies in ${floorCode === "ScheduleFloor" ? `${schedules.floorUnits} (schedule)` : spec.units.min}..${spec.units.max}: units.max wins`,
+      ),
+    );
+    floor = ceiling;
+  }
+  if (target.units < floor.units) {
+    target = floor;
+    if (floorCode === "ScheduleFloor") {
+      limit(
+        "ScheduleFloor",
+        `schedule ${schedules.floorSchedule} is active: at least ${schedules.floorUnits} units → ${formatSize(floor)}`,
+        { units: floor.units, name: schedules.floorSchedule },
+      );
+    } else {
+      limit("MinUnits", `units.min ${spec.units.min} → ${formatSize(floor)}`, { units: floor.units });
+    }
+  }
+  if (target.units > ceiling.units) {
+    target = ceiling;
+    limit("MaxUnits", `units.max ${spec.units.max} → ${formatSize(ceiling)}`, { units: ceiling.units });
+  }
+  if (!sizes.has(target)) {
+    // The current SKU is not allowed (or its units are off the ladder): the nearest allowed size
+    // with at least as many units.
+    target = sizes.atUnits(target.units) ?? sizes.firstAtLeast(target.units) ?? sizes.top() ?? target;
+  }
+
+  // 8. app servers
+  let appServer: ReplicaDecision | undefined;
+  if (spec.appServer) {
+    const traffic = spec.metrics.traffic;
+    const msgSize = traffic?.messageSizeBytes ?? 2048;
+    const conn = series(window, (b) => {
+      const c = b.sample?.connections;
+      if (known(c)) return c;
+      const q = b.sample?.connectionQuotaUtilizationPercent;
+      return known(q) ? (q / 100) * unitsAt(b.start) * 1000 : null;
+    });
+    const events = series(window, (b) => {
+      const i = b.sample?.inboundBytesPerSecond;
+      return known(i) ? i / msgSize : null;
+    });
+    const peakOf = (s: typeof conn) =>
+      s.points.length > 0 ? Math.max(...s.points.map((p) => p.value)) : undefined;
+    const scenarios: ScenarioName[] = (traffic?.workload ?? [])
+      .filter((w) => w.share > 0)
+      .map((w) => w.scenario);
+    appServer = decideReplicas({
+      appServer: spec.appServer,
+      service: spec.target.service,
+      scenarios,
+      units: target.units,
+      connections: { value: peakOf(conn), status: failure ? "Unknown" : conn.status },
+      events: { value: peakOf(events), status: failure ? "Unknown" : events.status },
+      currentReplicas: current.replicas,
+      currentHpaMinReplicas: current.hpaMinReplicas,
+    });
+  }
+
+  const desired: DesiredState = { sku: target.sku, units: target.units };
+  if (appServer?.replicas !== undefined) desired.replicas = appServer.replicas;
+  if (appServer?.hpaMinReplicas !== undefined) desired.hpaMinReplicas = appServer.hpaMinReplicas;
+
+  // 9. action
+  const capacityChange = !sameSize(target, currentSize);
+  const replicaChange =
+    (desired.replicas !== undefined && desired.replicas !== current.replicas) ||
+    (desired.hpaMinReplicas !== undefined && desired.hpaMinReplicas !== current.hpaMinReplicas);
+  if (capacityChange) {
+    const dir = compareSizes(target, currentSize) > 0 ? "ScaleOut" : "ScaleIn";
+    const by =
+      drivenBy && limitedBy === undefined ? ` (driven by ${drivenBy})` : limitedBy ? ` (${limitedBy})` : "";
+    reasons.push(
+      reason(dir, `${formatSize(currentSize)} → ${formatSize(target)}${by}`, {
+        units: target.units,
+        sku: target.sku,
+      }),
+    );
+    if (target.sku !== currentSize.sku) {
+      reasons.push(
+        reason("SkuChange", `SKU ${currentSize.sku} → ${target.sku} (online change)`, { sku: target.sku }),
+      );
+    }
+  }
+  let action: DecisionAction = "None";
+  if (input.conflict) {
+    reasons.push(reason("Conflict", input.conflict.message, { name: input.conflict.reason }));
+  } else if (paused) {
+    reasons.push(
+      reason(
+        "Paused",
+        spec.mode === "Paused"
+          ? "spec.mode is Paused: nothing is applied"
+          : `annotation ${PAUSE_ANNOTATION}="true": nothing is applied`,
+      ),
+    );
+  } else if (!capacityChange && !replicaChange) {
+    reasons.push(reason("NoChange", `${formatSize(currentSize)} is what the decision wants`));
+  } else if (spec.mode === "Recommend") {
+    action = "Recommend";
+    reasons.push(reason("RecommendOnly", "spec.mode is Recommend: the decision is recorded, not applied"));
+  } else {
+    action = "Scale";
+  }
+  if (appServer) reasons.push(...appServer.reasons);
+
+  // history
+  const keepRecs = Math.max(
+    spec.behavior.scaleUp.stabilizationWindowSeconds,
+    spec.behavior.scaleDown.stabilizationWindowSeconds,
+  );
+  const periods = [...spec.behavior.scaleUp.policies, ...spec.behavior.scaleDown.policies].map(
+    (p) => p.periodSeconds,
+  );
+  const keepEvents = Math.max(
+    ...periods,
+    times.windowSeconds + times.ingestionDelaySeconds + times.settleSeconds + 60,
+  );
+  const nextHistory: DecisionHistory = {
+    recommendations: compactRecommendations([...history.recommendations, ...newRecs], nowMs, keepRecs),
+    scaleEvents: pruneScaleEvents(history.scaleEvents, nowMs, keepEvents),
+    consecutiveFailures: fallback.consecutiveFailures,
+  };
+  if (history.lastScaleTime !== undefined) nextHistory.lastScaleTime = history.lastScaleTime;
+
+  const decision: Decision = {
+    now: nowIso,
+    mode,
+    action,
+    current,
+    desired,
+    reasons,
+    signals: sig.reports,
+    scaleIn: {
+      allowed: blockers.length === 0,
+      blockedBy: blockers,
+    },
+    schedules,
+    fallback,
+    window: windowInfo(window),
+    conditions: decisionConditions({
+      paused,
+      recommendOnly: spec.mode === "Recommend",
+      conflict: input.conflict,
+      failure,
+      signals: sig.reports,
+      metricsUsable,
+      fallback,
+      limitedBy,
+      limitMessage,
+      drivenBy,
+    }),
+    history: nextHistory,
+  };
+  if (recommendation) decision.recommendation = { sku: recommendation.sku, units: recommendation.units };
+  if (drivenBy) decision.drivenBy = drivenBy;
+  if (limitedBy) decision.limitedBy = limitedBy;
+  const last = lastSampleOf(window);
+  if (last) {
+    decision.lastSample = last;
+    decision.newestSampleTime = last.time;
+  }
+  if (appServer) decision.appServer = appServer;
+  return decision;
+}
+
+function windowInfo(w: SampleWindow): NonNullable<Decision["window"]> {
+  return {
+    from: new Date(w.from).toISOString(),
+    to: new Date(w.to).toISOString(),
+    ignoredTooNew: w.ignored.tooNew,
+    ignoredBeforeWindow: w.ignored.beforeWindow,
+    invalid: w.ignored.invalid,
+  };
+}
+
+/** The decision when none is possible: the current SKU is not scalable or no allowed SKU is reachable. */
+function noDecision(
+  input: DecisionInput,
+  nowIso: string,
+  mode: PolicyMode,
+  history: DecisionHistory,
+  window: SampleWindow,
+  sizes: SizeList | undefined,
+): Decision {
+  const spec = input.policy.spec;
+  const message =
+    sizes === undefined
+      ? `current SKU ${input.current.sku} is never scaled to or from (changing it changes the instance's IP)`
+      : `no SKU of ${spec.skus.join(", ")} is one online change from ${input.current.sku}`;
+  const failed = input.failure !== undefined;
+  const fallback = evaluateFallback(spec.fallback, history.consecutiveFailures, failed);
+  const conditions = decisionConditions({
+    paused: mode === "Paused",
+    recommendOnly: mode === "Recommend",
+    conflict: input.conflict,
+    failure: input.failure,
+    signals: [],
+    metricsUsable: !failed,
+    fallback,
+    limitedBy: undefined,
+  }).map((c) => {
+    if (c.type === "Ready") return { ...c, status: "False" as const, reason: "UnsupportedSku", message };
+    if (c.type === "AbleToScale")
+      return { ...c, status: "False" as const, reason: "UnsupportedSku", message };
+    return c;
+  });
+  const out: Decision = {
+    now: nowIso,
+    mode,
+    action: "None",
+    current: { ...input.current },
+    reasons: [reason("UnsupportedSku", message)],
+    signals: [],
+    scaleIn: { allowed: false, blockedBy: [] },
+    fallback,
+    window: windowInfo(window),
+    conditions,
+    history: { ...history, consecutiveFailures: fallback.consecutiveFailures },
+  };
+  const last = lastSampleOf(window);
+  if (last) {
+    out.lastSample = last;
+    out.newestSampleTime = last.time;
+  }
+  return out;
+}
+
+/** Re-exported for callers that format numbers like decisions do. */
+export { fmt };

@@ -1,0 +1,185 @@
+/**
+ * Decision history: what the caller stores in `status` and hands back on the next pass, so that
+ * stabilization windows, rate policies, the settle window and the failure count survive a restart
+ * or a leader failover. Bounded: at most 60 recommendations and 30 scale events.
+ */
+import { MAX_RECOMMENDATIONS, MAX_SCALE_EVENTS } from "../api/constants.js";
+import type { CapacityPolicyStatus, Recommendation, ScaleEvent } from "../api/index.js";
+import { isScalableSku, type SkuName, type SkuUnits } from "../capacity/skus.js";
+import { compareSizes } from "./sizes.js";
+
+export type { Recommendation, ScaleEvent };
+
+/** The history a decision reads and returns (the same shapes as the status fields). */
+export interface DecisionHistory {
+  /** Recent metric recommendations, oldest first (≤ 60). */
+  recommendations: Recommendation[];
+  /** Recent applied capacity changes, oldest first (≤ 30). */
+  scaleEvents: ScaleEvent[];
+  /** When the unit count or SKU last changed, RFC 3339. */
+  lastScaleTime?: string;
+  /** Consecutive failed passes (no usable metrics, throttled, auth, API errors), passes. */
+  consecutiveFailures: number;
+}
+
+/** A history with nothing in it (a policy seen for the first time). */
+export function emptyHistory(): DecisionHistory {
+  return { recommendations: [], scaleEvents: [], consecutiveFailures: 0 };
+}
+
+/** The history stored in a policy's status (missing fields are empty). */
+export function historyFromStatus(status: Partial<CapacityPolicyStatus> | undefined): DecisionHistory {
+  const h: DecisionHistory = {
+    recommendations: [...(status?.recommendations ?? [])],
+    scaleEvents: [...(status?.scaleEvents ?? [])],
+    consecutiveFailures: status?.consecutiveFailures ?? 0,
+  };
+  if (status?.lastScaleTime !== undefined) h.lastScaleTime = status.lastScaleTime;
+  return h;
+}
+
+const ms = (time: string): number => Date.parse(time);
+
+/**
+ * A clean copy of a stored history: entries with unreadable times or SKUs dropped, each list
+ * sorted oldest first (stable), a negative or fractional failure count made a whole number ≥ 0.
+ */
+export function normalizeHistory(history: DecisionHistory | undefined): DecisionHistory {
+  if (!history) return emptyHistory();
+  const byTime = <T extends { time: string }>(xs: readonly T[] | undefined): T[] =>
+    (xs ?? [])
+      .filter((x) => typeof x?.time === "string" && Number.isFinite(ms(x.time)))
+      .map((x, i) => ({ x, i, t: ms(x.time) }))
+      .sort((a, b) => a.t - b.t || a.i - b.i)
+      .map(({ x }) => ({ ...x }));
+  const recs = byTime(history.recommendations).filter(
+    (r) => isScalableSku(r.sku) && Number.isFinite(r.units) && r.units > 0,
+  );
+  const events = byTime(history.scaleEvents).filter(
+    (e) => Number.isFinite(e.fromUnits) && Number.isFinite(e.toUnits) && isScalableSku(e.toSku),
+  );
+  const failures = Number.isFinite(history.consecutiveFailures)
+    ? Math.max(0, Math.floor(history.consecutiveFailures))
+    : 0;
+  const out: DecisionHistory = { recommendations: recs, scaleEvents: events, consecutiveFailures: failures };
+  if (typeof history.lastScaleTime === "string" && Number.isFinite(ms(history.lastScaleTime))) {
+    out.lastScaleTime = history.lastScaleTime;
+  }
+  return out;
+}
+
+/**
+ * Bounds the recommendations without changing any stabilization result:
+ * 1. drops those not newer than `now − keepSeconds` (the longest stabilization window);
+ * 2. above `max`, drops — oldest first — those no window can still pick: one that is neither
+ *    larger than every newer one (a scale-down window's maximum) nor smaller than every newer one
+ *    (a scale-up window's minimum). This loses nothing;
+ * 3. only if still above `max`, drops the oldest.
+ * The newest recommendation is always kept.
+ */
+export function compactRecommendations(
+  recs: readonly Recommendation[],
+  nowMs: number,
+  keepSeconds: number,
+  max: number = MAX_RECOMMENDATIONS,
+): Recommendation[] {
+  const cutoff = nowMs - keepSeconds * 1000;
+  const last = recs[recs.length - 1];
+  let kept = recs.filter((r) => ms(r.time) > cutoff);
+  if (kept.length === 0 && last) kept = [last];
+  if (kept.length > max) {
+    const needed = new Array<boolean>(kept.length).fill(false);
+    let hi: Recommendation | undefined;
+    let lo: Recommendation | undefined;
+    for (let i = kept.length - 1; i >= 0; i--) {
+      const r = kept[i] as Recommendation;
+      if (!hi || compareSizes(r, hi) > 0) {
+        needed[i] = true;
+        hi = r;
+      }
+      if (!lo || compareSizes(r, lo) < 0) {
+        needed[i] = true;
+        lo = r;
+      }
+    }
+    let excess = kept.length - max;
+    kept = kept.filter((_, i) => {
+      if (excess > 0 && !needed[i]) {
+        excess--;
+        return false;
+      }
+      return true;
+    });
+  }
+  return kept.length > max ? kept.slice(kept.length - max) : kept;
+}
+
+/**
+ * Bounds the scale events: keeps those newer than `now − keepSeconds` (the longest rate-policy
+ * period, or the sample horizon), at most `max`, newest kept.
+ */
+export function pruneScaleEvents(
+  events: readonly ScaleEvent[],
+  nowMs: number,
+  keepSeconds: number,
+  max: number = MAX_SCALE_EVENTS,
+): ScaleEvent[] {
+  const kept = events.filter((e) => ms(e.time) > nowMs - keepSeconds * 1000);
+  return kept.length > max ? kept.slice(kept.length - max) : kept;
+}
+
+/** A capacity change as the controller applied it. */
+export interface AppliedScale {
+  /** When the change was applied (or completed), RFC 3339. */
+  time: string;
+  from: { sku: SkuName; units: number };
+  to: SkuUnits;
+}
+
+/**
+ * The history after the controller applied a scale: the event appended (≤ 30 kept) and
+ * `lastScaleTime` set. `decide` never records scale events itself — only the caller knows whether
+ * ARM accepted the update.
+ */
+export function recordScale(history: DecisionHistory, scale: AppliedScale): DecisionHistory {
+  const event: ScaleEvent = {
+    time: scale.time,
+    fromSku: scale.from.sku,
+    fromUnits: scale.from.units,
+    toSku: scale.to.sku,
+    toUnits: scale.to.units,
+  };
+  const events = [...history.scaleEvents, event];
+  return {
+    ...history,
+    scaleEvents: events.length > MAX_SCALE_EVENTS ? events.slice(events.length - MAX_SCALE_EVENTS) : events,
+    lastScaleTime: scale.time,
+  };
+}
+
+/**
+ * The unit count the instance had at a time (ms), from the scale events, for turning a server-load
+ * or quota percentage measured then into units of demand:
+ * - before the first known event: that event's `fromUnits`;
+ * - within `settleSeconds` after an event: the smaller of its from and to units (the change may
+ *   not have taken effect yet; the smaller count never overstates demand);
+ * - after that: the event's `toUnits`, and after the last event `currentUnits` (what Azure
+ *   reports now).
+ * Without events, always `currentUnits`.
+ */
+export function unitsAtTime(
+  events: readonly ScaleEvent[],
+  currentUnits: number,
+  settleSeconds: number,
+): (timeMs: number) => number {
+  const sorted = events.map((e) => ({ e, t: ms(e.time) })).filter((x) => Number.isFinite(x.t));
+  sorted.sort((a, b) => a.t - b.t);
+  return (timeMs: number) => {
+    let idx = -1;
+    for (let i = 0; i < sorted.length; i++) if ((sorted[i]?.t ?? Number.POSITIVE_INFINITY) <= timeMs) idx = i;
+    if (idx === -1) return sorted[0]?.e.fromUnits ?? currentUnits;
+    const { e, t } = sorted[idx] as { e: ScaleEvent; t: number };
+    if (timeMs < t + settleSeconds * 1000) return Math.min(e.fromUnits, e.toUnits);
+    return idx === sorted.length - 1 ? currentUnits : e.toUnits;
+  };
+}

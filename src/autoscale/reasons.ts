@@ -1,0 +1,171 @@
+/**
+ * Machine-readable reasons of a scaling decision. Every decision carries a list of them: which
+ * signal drove it, what limited it, what was ignored and why. The controller turns them into
+ * status conditions (`lastReasons`), Kubernetes events and log lines; `recommend` prints them.
+ *
+ * Codes are CamelCase and stable: tooling may match on them. Messages are for people and may
+ * change.
+ */
+import type { ScalableSku } from "../capacity/skus.js";
+
+/** The metric signals a policy can scale on. */
+export type SignalName = "serverLoad" | "connections" | "traffic";
+
+/** Every reason code a decision can carry. */
+export const REASON_CODES = [
+  // --- signals and metric quality
+  /** A signal asks for `units` (it is outside the tolerance band). */
+  "SignalDesired",
+  /** A signal's ratio to its target is within the tolerance band: it asks for no change. */
+  "WithinTolerance",
+  /** A signal has no known value in the window (null or missing is unknown, never zero). */
+  "SignalUnknown",
+  /** A signal has known values for only some of the window's buckets. */
+  "SignalIncomplete",
+  /** A signal's newest known value is older than `maxSampleAge`: it counts as missing. */
+  "SignalStale",
+  /** A signal could not be evaluated (e.g. a workload scenario the service does not have). */
+  "SignalError",
+  /** Buckets were left out: newer than the ingestion delay, unreadable time or value. */
+  "SamplesIgnored",
+  /** No signal has a usable value this pass. */
+  "MetricsUnavailable",
+  /** Fetching metrics failed this pass (no data, throttled, auth, API error, …). */
+  "FetchFailed",
+  // --- sizing
+  /** The need was rounded up to the next unit count of the SKU's ladder. */
+  "LadderSnapped",
+  /** The decision changes the SKU (e.g. Premium_P1 → Premium_P2 above 100 units). */
+  "SkuChange",
+  /** More than 100 units are needed but the policy does not allow Premium_P2. */
+  "P2NotAllowed",
+  /** The SKU the need calls for is not one online step from the current SKU (S1 ↔ P2). */
+  "SkuPath",
+  /** Even the largest allowed size does not cover the need. */
+  "LadderTop",
+  // --- behavior
+  /** Scale-up stabilization: the lowest recommendation of the scale-up window applies. */
+  "StabilizedUp",
+  /** Scale-down stabilization: the highest recommendation of the scale-down window applies. */
+  "StabilizedDown",
+  /** A scale-up rate policy capped the change. */
+  "RateLimitedUp",
+  /** A scale-down rate policy capped the change. */
+  "RateLimitedDown",
+  /** scaleUp.selectPolicy is Disabled. */
+  "ScaleUpDisabled",
+  /** scaleDown.selectPolicy is Disabled. */
+  "ScaleDownDisabled",
+  /** Within the settle window after a scale (or its samples still fill the window): no scale-in. */
+  "Settling",
+  /** Scale-in windows are set and none is open now. */
+  "OutsideScaleInWindow",
+  /** A signal is unknown, incomplete, stale or failing: no scale-in. */
+  "MetricsIncomplete",
+  /** Clamped to `units.max` (snapped down to the ladder). */
+  "MaxUnits",
+  /** Raised to `units.min` (snapped up to the ladder). */
+  "MinUnits",
+  /** Raised to the `minUnits` of an active schedule. */
+  "ScheduleFloor",
+  /** A schedule or scale-in window has an unreadable cron expression or time zone; it is ignored. */
+  "ScheduleInvalid",
+  /** No unit count of the allowed SKUs lies within `units.min..units.max`; `units.max` wins. */
+  "NoRungInRange",
+  // --- failures
+  /** Consecutive failures reached `fallback.failureThreshold`: the fallback action applies. */
+  "Fallback",
+  /** This pass failed but the threshold is not reached: capacity is held. */
+  "FailureCounted",
+  // --- modes and state
+  /** `spec.mode: Paused` or the pause annotation: nothing is applied. */
+  "Paused",
+  /** `spec.mode: Recommend`: the decision is recorded, never applied. */
+  "RecommendOnly",
+  /** Another autoscaler or owner fights over the same capacity: nothing is applied. */
+  "Conflict",
+  /** The current SKU is not one the operator scales (Free_F1) or no allowed SKU is reachable. */
+  "UnsupportedSku",
+  /** The decision equals the current capacity. */
+  "NoChange",
+  /** The decision scales the instance out (more units or a higher tier). */
+  "ScaleOut",
+  /** The decision scales the instance in. */
+  "ScaleIn",
+  // --- app servers
+  /** App-server replicas follow the tier table's count for the chosen units. */
+  "ReplicasFromTable",
+  /** App-server replicas follow measured connections / connectionsPerReplica. */
+  "ReplicasFromConnections",
+  /** App-server replicas follow measured inbound events/s / eventsPerSecondPerReplica. */
+  "ReplicasFromEvents",
+  /** App-server replicas are kept: their input is unknown or nothing sizes them. */
+  "ReplicasHeld",
+  /** App-server replicas were clamped to `appServer.replicas.min|max`. */
+  "ReplicasClamped",
+  /** With a HorizontalPodAutoscaler named, the count becomes its minReplicas floor. */
+  "HpaFloor",
+] as const;
+
+/** A reason code (see {@link REASON_CODES}). */
+export type ReasonCode = (typeof REASON_CODES)[number];
+
+/**
+ * The codes that can limit a decision (`Decision.limitedBy`, the ScalingLimited condition's
+ * reason): each one moved the result away from what the metrics asked for.
+ */
+export type LimitCode = Extract<
+  ReasonCode,
+  | "P2NotAllowed"
+  | "SkuPath"
+  | "LadderTop"
+  | "StabilizedUp"
+  | "StabilizedDown"
+  | "RateLimitedUp"
+  | "RateLimitedDown"
+  | "ScaleUpDisabled"
+  | "ScaleDownDisabled"
+  | "Settling"
+  | "OutsideScaleInWindow"
+  | "MetricsIncomplete"
+  | "MaxUnits"
+  | "MinUnits"
+  | "ScheduleFloor"
+  | "NoRungInRange"
+  | "Fallback"
+  | "FailureCounted"
+>;
+
+/** One reason of a decision. Only `code` and `message` are always present. */
+export interface Reason {
+  code: ReasonCode;
+  /** One human-readable sentence. */
+  message: string;
+  /** The signal the reason is about. */
+  signal?: SignalName;
+  /** A unit count the reason is about (what a signal asks for, a limit, a floor), units. */
+  units?: number;
+  /** A SKU the reason is about. */
+  sku?: ScalableSku;
+  /** The schedule, window, rate policy or failure kind the reason is about. */
+  name?: string;
+}
+
+/** Builds a reason, leaving out the optional fields that are undefined. */
+export function reason(
+  code: ReasonCode,
+  message: string,
+  extra: {
+    signal?: SignalName | undefined;
+    units?: number | undefined;
+    sku?: ScalableSku | undefined;
+    name?: string | undefined;
+  } = {},
+): Reason {
+  const out: Reason = { code, message };
+  if (extra.signal !== undefined) out.signal = extra.signal;
+  if (extra.units !== undefined) out.units = extra.units;
+  if (extra.sku !== undefined) out.sku = extra.sku;
+  if (extra.name !== undefined) out.name = extra.name;
+  return out;
+}

@@ -1,0 +1,211 @@
+/**
+ * Metric samples and their quality: which one-minute buckets a decision may use.
+ *
+ * Pinned semantics (all times in ms since the epoch; a bucket is named by its start):
+ * - A sample's bucket is its `time` floored to the minute. Two samples of one bucket merge field by
+ *   field (the highest known value wins).
+ * - `cutoff = floor((now − ingestionDelay) / 1 min) · 1 min`. Buckets starting at or after `cutoff`
+ *   are still filling and ignored (their end is less than `ingestionDelay` before now).
+ * - The window is the `window / 1 min` buckets just before `cutoff`: starts in
+ *   `[cutoff − window, cutoff)`. Buckets before it are not used.
+ * - A value that is `null`, missing, negative or not finite is unknown — never zero.
+ * - A signal whose newest known bucket starts more than `maxSampleAge` before now counts as
+ *   missing (stale).
+ * - After a scale, buckets starting before `lastScaleTime + settleSeconds` are settling: usable to
+ *   scale out, never to scale in. Scale-in needs a full window of buckets after the settle window.
+ */
+
+/**
+ * One one-minute bucket of Azure Monitor metrics for one instance, as the Azure adapter returns
+ * it. `null` = Azure did not report the value (unknown, never zero).
+ */
+export interface MetricSample {
+  /** Start of the one-minute bucket: an RFC 3339 string (or a Date, as the Azure adapter gives it). */
+  time: string | Date;
+  /** ServerLoad (Maximum), %. */
+  serverLoadPercent: number | null;
+  /** ConnectionQuotaUtilization (Maximum), % of units × 1,000 connections. */
+  connectionQuotaUtilizationPercent: number | null;
+  /** Concurrent connections: ConnectionCount (SignalR, summed over endpoints) or TotalConnectionCount (Web PubSub), Maximum. */
+  connections: number | null;
+  /** MessageCount (Total per minute ÷ 60), messages/s; SignalR only. */
+  messagesPerSecond: number | null;
+  /** InboundTraffic (Total per minute ÷ 60), bytes/s. */
+  inboundBytesPerSecond: number | null;
+  /** OutboundTraffic (Total per minute ÷ 60), bytes/s. */
+  outboundBytesPerSecond: number | null;
+}
+
+/** The numeric fields of a {@link MetricSample}. */
+export type SampleField = Exclude<keyof MetricSample, "time">;
+
+export const SAMPLE_FIELDS: readonly SampleField[] = [
+  "serverLoadPercent",
+  "connectionQuotaUtilizationPercent",
+  "connections",
+  "messagesPerSecond",
+  "inboundBytesPerSecond",
+  "outboundBytesPerSecond",
+];
+
+export const MINUTE_MS = 60_000;
+
+/** Options of {@link windowSamples}, in seconds unless named otherwise. */
+export interface WindowOptions {
+  nowMs: number;
+  windowSeconds: number;
+  ingestionDelaySeconds: number;
+  maxSampleAgeSeconds: number;
+  /** End of the settle window after the last scale, ms; absent when there is none. */
+  settleUntilMs?: number | undefined;
+}
+
+/** One bucket of the window. */
+export interface WindowBucket {
+  /** Bucket start, ms. */
+  start: number;
+  /** The merged sample of this bucket; `undefined` when Azure returned none for it. */
+  sample: MetricSample | undefined;
+  /** Started before the settle window ended: not trusted for scale-in. */
+  settling: boolean;
+}
+
+/** The usable buckets of a decision and what was left out. */
+export interface SampleWindow {
+  /** The window's buckets, oldest first (always `window / 1 min` of them). */
+  buckets: readonly WindowBucket[];
+  /** `[from, to)` of the window, ms. */
+  from: number;
+  to: number;
+  /** Buckets left out, by cause. */
+  ignored: { tooNew: number; beforeWindow: number; invalid: number };
+  /** Some bucket of the window is settling. */
+  settling: boolean;
+  nowMs: number;
+  maxSampleAgeSeconds: number;
+}
+
+/** A value Azure reported: a finite, non-negative number. Anything else is unknown. */
+export function known(value: number | null | undefined): value is number {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0;
+}
+
+function emptySample(time: string): MetricSample {
+  return {
+    time,
+    serverLoadPercent: null,
+    connectionQuotaUtilizationPercent: null,
+    connections: null,
+    messagesPerSecond: null,
+    inboundBytesPerSecond: null,
+    outboundBytesPerSecond: null,
+  };
+}
+
+/**
+ * Picks the window's buckets out of `samples` (any order, any length) — see the module comment for
+ * the exact rules. Pure.
+ */
+export function windowSamples(samples: readonly MetricSample[], options: WindowOptions): SampleWindow {
+  const { nowMs } = options;
+  const bucketCount = Math.max(1, Math.round(options.windowSeconds / 60));
+  const to = Math.floor((nowMs - options.ingestionDelaySeconds * 1000) / MINUTE_MS) * MINUTE_MS;
+  const from = to - bucketCount * MINUTE_MS;
+  const ignored = { tooNew: 0, beforeWindow: 0, invalid: 0 };
+  const merged = new Map<number, MetricSample>();
+  for (const s of samples) {
+    const t =
+      s?.time instanceof Date
+        ? s.time.getTime()
+        : typeof s?.time === "string"
+          ? Date.parse(s.time)
+          : Number.NaN;
+    if (!Number.isFinite(t)) {
+      ignored.invalid++;
+      continue;
+    }
+    const start = Math.floor(t / MINUTE_MS) * MINUTE_MS;
+    if (start >= to) {
+      ignored.tooNew++;
+      continue;
+    }
+    if (start < from) {
+      ignored.beforeWindow++;
+      continue;
+    }
+    const prev = merged.get(start) ?? emptySample(new Date(start).toISOString());
+    const next: MetricSample = { ...prev };
+    for (const f of SAMPLE_FIELDS) {
+      const v = s[f];
+      const p = prev[f];
+      if (known(v)) next[f] = known(p) ? Math.max(p, v) : v;
+      else if (v !== null && v !== undefined) ignored.invalid++;
+    }
+    merged.set(start, next);
+  }
+  const buckets: WindowBucket[] = [];
+  const settleUntil = options.settleUntilMs;
+  for (let start = from; start < to; start += MINUTE_MS) {
+    buckets.push({
+      start,
+      sample: merged.get(start),
+      settling: settleUntil !== undefined && start < settleUntil,
+    });
+  }
+  return {
+    buckets,
+    from,
+    to,
+    ignored,
+    settling: buckets.some((b) => b.settling),
+    nowMs,
+    maxSampleAgeSeconds: options.maxSampleAgeSeconds,
+  };
+}
+
+/** Quality of one signal's values over the window. */
+export type SeriesStatus =
+  /** every bucket of the window has a known value */
+  | "Ok"
+  /** some buckets have one, some do not */
+  | "Incomplete"
+  /** no bucket has one */
+  | "Unknown"
+  /** the newest known value is older than maxSampleAge */
+  | "Stale";
+
+/** One signal's known values over the window. */
+export interface Series {
+  status: SeriesStatus;
+  /** Known values with their bucket start (ms), oldest first; empty unless Ok or Incomplete. */
+  points: { start: number; value: number }[];
+  knownBuckets: number;
+  expectedBuckets: number;
+  /** Start of the newest bucket with a known value, ms. */
+  newest?: number;
+}
+
+/**
+ * The known values of one quantity over the window. `read` returns the bucket's value or
+ * `undefined`/`null` when unknown.
+ */
+export function series(window: SampleWindow, read: (b: WindowBucket) => number | null | undefined): Series {
+  const points: { start: number; value: number }[] = [];
+  for (const b of window.buckets) {
+    const v = read(b);
+    if (known(v)) points.push({ start: b.start, value: v });
+  }
+  const expected = window.buckets.length;
+  const newest = points[points.length - 1]?.start;
+  const base = { knownBuckets: points.length, expectedBuckets: expected };
+  if (newest === undefined) return { status: "Unknown", points: [], ...base };
+  if (newest < window.nowMs - window.maxSampleAgeSeconds * 1000) {
+    return { status: "Stale", points: [], ...base, newest };
+  }
+  return { status: points.length === expected ? "Ok" : "Incomplete", points, ...base, newest };
+}
+
+/** The highest known value of a series, or `undefined`. */
+export function peak(s: Series): number | undefined {
+  return s.points.length === 0 ? undefined : Math.max(...s.points.map((p) => p.value));
+}

@@ -1,0 +1,371 @@
+/**
+ * Signals: what each metric of the policy asks for, in units.
+ *
+ * Pinned semantics (each signal over the window of {@link windowSamples}):
+ * - serverLoad: each bucket's load is turned into units of demand, `load% / 100 · units then`
+ *   (units then: see `unitsAtTime`), and the window's peak is compared with the current units:
+ *   `value = peak / currentUnits · 100` (%), `ratio = value / targetPercent`. Outside the tolerance
+ *   band the signal asks for `ceil(peak · 100 / targetPercent)` units — the HPA's
+ *   `ceil(current · ratio)`.
+ * - connections: the window's peak connection count (ConnectionCount, or when that is unknown
+ *   ConnectionQuotaUtilization% · units then · 10), `ratio = peak / (currentUnits · 1,000 ·
+ *   target%)`; asks for `ceil(peak / (1,000 · target%))` units.
+ * - traffic: the window's peak inbound and outbound bytes/s, split over the workload's scenarios by
+ *   share (each scenario gets `share` of both directions; messages/s = bytes/s ÷ messageSizeBytes,
+ *   billed at ≥ 1,024 B), checked with the capacity model's `evaluate` against every bandwidth and
+ *   routing dimension of a size. `ratio = highest utilization at the current size / target%`;
+ *   outside the band it asks for the smallest allowed size whose every dimension stays at or below
+ *   target% (this may need Premium_P2 at 100 units, which lifts routing caps).
+ * - Tolerance (HPA): `|ratio − 1| ≤ tolerance` → the signal asks for the current size, no change.
+ * - A signal with no known value (Unknown) or a stale one asks for nothing; an Incomplete one asks
+ *   on its known values (usable to scale out; scale-in is gated elsewhere).
+ */
+import type { CapacityPolicySpec } from "../api/index.js";
+import { evaluate } from "../capacity/sizing.js";
+import { CONNECTIONS_PER_UNIT, type ScalableSku, type ServiceKind, type SkuUnits } from "../capacity/skus.js";
+import { MIN_BILLED_MESSAGE_BYTES, type ScenarioName, scenariosOf } from "../capacity/tier-tables.js";
+import type { ScenarioDemand } from "../capacity/workload.js";
+import { ceilSafe } from "./behavior.js";
+import { type Reason, reason, type SignalName } from "./reasons.js";
+import { peak, type SampleWindow, type Series, type SeriesStatus, series } from "./samples.js";
+import { compareSizes, formatSize, type SizeList } from "./sizes.js";
+
+/** Status of a signal: its series' quality, or Error when it could not be evaluated. */
+export type SignalStatus = SeriesStatus | "Error";
+
+/** What one signal measured and asks for (reported in decisions and by `recommend`). */
+export interface SignalReport {
+  signal: SignalName;
+  status: SignalStatus;
+  /** Target of the signal, %. */
+  targetPercent: number;
+  /**
+   * The measured value compared with the target: serverLoad — % at the current units;
+   * connections — connections; traffic — % of the current size's tier-table capacity on the
+   * busiest dimension.
+   */
+  value?: number;
+  /** value / target (connections: peak / (current units · 1,000 · target%)). */
+  ratio?: number;
+  /** `|ratio − 1| ≤ tolerance`. */
+  withinTolerance?: boolean;
+  /** Units this signal alone asks for (before the ladder, limits and other signals), units. */
+  desiredUnits?: number;
+  /** Traffic only: the SKU of the smallest size that carries the traffic. */
+  desiredSku?: ScalableSku;
+  /** Traffic only: the capacity dimension that set the size ("outboundBandwidth", "smallGroup.inbound", …). */
+  dimension?: string;
+  /** Buckets with a known value / buckets in the window. */
+  knownBuckets: number;
+  expectedBuckets: number;
+  /** Start of the newest bucket with a known value, RFC 3339. */
+  newestTime?: string;
+  message: string;
+}
+
+/** What one usable signal requires of the chosen size. */
+export interface SignalNeed {
+  signal: SignalName;
+  /** The size needs at least this many units. */
+  minUnits: number;
+  /** Extra condition on the size (traffic: every dimension within target). */
+  fits?: (size: SkuUnits) => boolean;
+}
+
+/** Everything {@link evaluateSignals} reads. */
+export interface SignalContext {
+  spec: Pick<CapacityPolicySpec, "target" | "metrics" | "behavior">;
+  window: SampleWindow;
+  current: SkuUnits;
+  sizes: SizeList;
+  /** Units the instance had at a time (ms). */
+  unitsAt: (timeMs: number) => number;
+}
+
+/** The result of {@link evaluateSignals}. */
+export interface SignalEvaluation {
+  reports: SignalReport[];
+  needs: SignalNeed[];
+  reasons: Reason[];
+}
+
+const EPS = 1e-9;
+
+/** Formats a number for messages: at most two decimals, thousands separated. */
+export function fmt(n: number): string {
+  return n.toLocaleString("en-US", { maximumFractionDigits: 2 });
+}
+
+function within(ratio: number, tolerance: number): boolean {
+  return Math.abs(ratio - 1) <= tolerance + EPS;
+}
+
+function base(signal: SignalName, target: number, s: Series): SignalReport {
+  const r: SignalReport = {
+    signal,
+    status: s.status,
+    targetPercent: target,
+    knownBuckets: s.knownBuckets,
+    expectedBuckets: s.expectedBuckets,
+    message: "",
+  };
+  if (s.newest !== undefined) r.newestTime = new Date(s.newest).toISOString();
+  return r;
+}
+
+function missingMessage(what: string, s: Series, maxAgeSeconds: number): string {
+  if (s.status === "Stale") {
+    return `${what}: newest known value (${new Date(s.newest ?? 0).toISOString()}) is older than maxSampleAge ${maxAgeSeconds}s — counted as missing`;
+  }
+  return `${what}: no known value in the window (${s.expectedBuckets} buckets) — unknown, not zero`;
+}
+
+function missingReason(signal: SignalName, s: Series, message: string): Reason {
+  return reason(s.status === "Stale" ? "SignalStale" : "SignalUnknown", message, { signal });
+}
+
+/**
+ * The demand of measured traffic on the workload's scenarios: each scenario gets `share` (shares
+ * normalized to sum 1) of the inbound and of the outbound bytes/s; messages/s = bytes/s ÷
+ * `messageSizeBytes`; bandwidth billed at ≥ 1,024 B a message. Connections are 0 (the connections
+ * signal covers them).
+ * @throws RangeError for a scenario the service does not have, or shares that sum to 0.
+ */
+export function trafficDemand(
+  service: ServiceKind,
+  workload: readonly { scenario: ScenarioName; share: number }[],
+  messageSizeBytes: number,
+  inboundBytesPerSecond: number,
+  outboundBytesPerSecond: number,
+): ScenarioDemand[] {
+  const known = scenariosOf(service);
+  const total = workload.reduce((a, w) => a + (Number.isFinite(w.share) && w.share > 0 ? w.share : 0), 0);
+  if (!(total > 0)) throw new RangeError("traffic.workload shares sum to 0");
+  if (!(messageSizeBytes > 0)) throw new RangeError(`traffic.messageSizeBytes must be positive`);
+  const billed = Math.max(messageSizeBytes, MIN_BILLED_MESSAGE_BYTES);
+  return workload
+    .filter((w) => Number.isFinite(w.share) && w.share > 0)
+    .map((w) => {
+      if (!known.includes(w.scenario)) {
+        throw new RangeError(`${service} has no scenario "${w.scenario}" (known: ${known.join(", ")})`);
+      }
+      const share = w.share / total;
+      const inMsgs = (inboundBytesPerSecond * share) / messageSizeBytes;
+      const outMsgs = (outboundBytesPerSecond * share) / messageSizeBytes;
+      return {
+        scenario: w.scenario,
+        connections: 0,
+        inboundMessagesPerSecond: inMsgs,
+        outboundMessagesPerSecond: outMsgs,
+        inboundBytesPerSecond: inMsgs * billed,
+        outboundBytesPerSecond: outMsgs * billed,
+        billedMessageBytes: billed,
+      };
+    });
+}
+
+/** The busiest bandwidth/routing dimension of `demands` at `size` (connections excluded). */
+export function trafficUtilization(
+  service: ServiceKind,
+  demands: readonly ScenarioDemand[],
+  size: SkuUnits,
+): { utilization: number; dimension: string } {
+  let best = { utilization: 0, dimension: "inboundBandwidth" };
+  for (const d of evaluate(service, demands, size.sku, size.units)) {
+    if (d.name === "connections") continue;
+    if (d.utilization > best.utilization) best = { utilization: d.utilization, dimension: d.name };
+  }
+  return best;
+}
+
+/** Evaluates every signal the policy configures (see the module comment). Pure. */
+export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
+  const { spec, window, current, unitsAt } = ctx;
+  const tolerance = spec.behavior.tolerance;
+  const maxAge = window.maxSampleAgeSeconds;
+  const reports: SignalReport[] = [];
+  const needs: SignalNeed[] = [];
+  const reasons: Reason[] = [];
+  const atLeastCurrent = (s: SkuUnits) => compareSizes(s, current) >= 0;
+
+  const proportional = (
+    signal: SignalName,
+    s: Series,
+    target: number,
+    value: number,
+    ratio: number,
+    demandUnits: number,
+    describe: string,
+  ) => {
+    const r = base(signal, target, s);
+    r.value = value;
+    r.ratio = ratio;
+    r.withinTolerance = within(ratio, tolerance);
+    const partial =
+      s.status === "Incomplete" ? ` (only ${s.knownBuckets} of ${s.expectedBuckets} buckets known)` : "";
+    if (r.withinTolerance) {
+      r.desiredUnits = current.units;
+      r.message = `${describe}, ratio ${fmt(ratio)} within tolerance ${fmt(tolerance)}: no change${partial}`;
+      reasons.push(reason("WithinTolerance", r.message, { signal, units: current.units }));
+      needs.push({ signal, minUnits: current.units, fits: atLeastCurrent });
+    } else {
+      r.desiredUnits = Math.max(0, ceilSafe(demandUnits));
+      r.message = `${describe}, ratio ${fmt(ratio)}: ${r.desiredUnits} units${partial}`;
+      reasons.push(reason("SignalDesired", r.message, { signal, units: r.desiredUnits }));
+      needs.push({ signal, minUnits: r.desiredUnits });
+    }
+    if (s.status === "Incomplete") {
+      reasons.push(
+        reason(
+          "SignalIncomplete",
+          `${signal}: ${s.expectedBuckets - s.knownBuckets} of ${s.expectedBuckets} buckets unknown`,
+          { signal },
+        ),
+      );
+    }
+    reports.push(r);
+  };
+
+  const serverLoad = spec.metrics.serverLoad;
+  if (serverLoad) {
+    const target = serverLoad.targetPercent;
+    const s = series(window, (b) => {
+      const load = b.sample?.serverLoadPercent;
+      return typeof load === "number" ? (load / 100) * unitsAt(b.start) : load;
+    });
+    const top = peak(s);
+    if (top === undefined) {
+      const r = base("serverLoad", target, s);
+      r.message = missingMessage("server load", s, maxAge);
+      reasons.push(missingReason("serverLoad", s, r.message));
+      reports.push(r);
+    } else {
+      const value = (top / current.units) * 100;
+      proportional(
+        "serverLoad",
+        s,
+        target,
+        value,
+        value / target,
+        (top * 100) / target,
+        `server load ${fmt(value)} % at ${current.units} units vs target ${target} %`,
+      );
+    }
+  }
+
+  const connections = spec.metrics.connections;
+  if (connections) {
+    const target = connections.targetPercent;
+    const s = series(window, (b) => {
+      const c = b.sample?.connections;
+      if (typeof c === "number" && Number.isFinite(c) && c >= 0) return c;
+      const q = b.sample?.connectionQuotaUtilizationPercent;
+      return typeof q === "number" ? (q / 100) * unitsAt(b.start) * CONNECTIONS_PER_UNIT : q;
+    });
+    const top = peak(s);
+    if (top === undefined) {
+      const r = base("connections", target, s);
+      r.message = missingMessage("connections", s, maxAge);
+      reasons.push(missingReason("connections", s, r.message));
+      reports.push(r);
+    } else {
+      const perUnit = CONNECTIONS_PER_UNIT * (target / 100);
+      proportional(
+        "connections",
+        s,
+        target,
+        top,
+        top / (current.units * perUnit),
+        top / perUnit,
+        `${fmt(top)} connections vs ${fmt(current.units * perUnit)} (${current.units} units × 1,000 × ${target} %)`,
+      );
+    }
+  }
+
+  const traffic = spec.metrics.traffic;
+  if (traffic) {
+    const target = traffic.targetPercent;
+    const sIn = series(window, (b) => b.sample?.inboundBytesPerSecond);
+    const sOut = series(window, (b) => b.sample?.outboundBytesPerSecond);
+    const s = series(window, (b) => {
+      const i = b.sample?.inboundBytesPerSecond;
+      const o = b.sample?.outboundBytesPerSecond;
+      return typeof i === "number" && typeof o === "number" ? i + o : null;
+    });
+    // A bucket counts as known only when both directions are; each direction's peak uses every
+    // bucket where it is known.
+    const peakIn = peak(sIn);
+    const peakOut = peak(sOut);
+    const status: SeriesStatus =
+      peakIn === undefined && peakOut === undefined
+        ? sIn.status === "Stale" || sOut.status === "Stale"
+          ? "Stale"
+          : "Unknown"
+        : s.status === "Ok"
+          ? "Ok"
+          : "Incomplete";
+    const merged: Series = { ...s, status };
+    if (status === "Stale" || status === "Unknown") {
+      const r = base("traffic", target, merged);
+      r.message = missingMessage("traffic", merged, maxAge);
+      reasons.push(missingReason("traffic", merged, r.message));
+      reports.push(r);
+    } else {
+      const r = base("traffic", target, merged);
+      const inBps = peakIn ?? 0;
+      const outBps = peakOut ?? 0;
+      try {
+        const service = spec.target.service;
+        const demands = trafficDemand(service, traffic.workload, traffic.messageSizeBytes, inBps, outBps);
+        const limit = target / 100;
+        const at = trafficUtilization(service, demands, current);
+        const value = at.utilization * 100;
+        const ratio = value / target;
+        r.value = value;
+        r.ratio = ratio;
+        r.withinTolerance = within(ratio, tolerance);
+        r.dimension = at.dimension;
+        const partial = status === "Incomplete" ? " (some buckets unknown)" : "";
+        const measured = `traffic in ${fmt(inBps)} B/s, out ${fmt(outBps)} B/s uses ${fmt(value)} % of ${formatSize(current)} (${at.dimension}) vs target ${target} %`;
+        if (r.withinTolerance) {
+          r.desiredUnits = current.units;
+          r.desiredSku = current.sku;
+          r.message = `${measured}, ratio ${fmt(ratio)} within tolerance ${fmt(tolerance)}: no change${partial}`;
+          reasons.push(reason("WithinTolerance", r.message, { signal: "traffic", units: current.units }));
+          needs.push({ signal: "traffic", minUnits: current.units, fits: atLeastCurrent });
+        } else {
+          const fits = (size: SkuUnits) =>
+            trafficUtilization(service, demands, size).utilization <= limit + EPS;
+          const first = ctx.sizes.firstAtLeast(0, fits);
+          const chosen = first ?? ctx.sizes.top();
+          if (chosen) {
+            r.desiredUnits = chosen.units;
+            r.desiredSku = chosen.sku;
+          }
+          r.message = first
+            ? `${measured}, ratio ${fmt(ratio)}: ${formatSize(first)} keeps it within target${partial}`
+            : `${measured}, ratio ${fmt(ratio)}: no allowed size keeps it within target${partial}`;
+          reasons.push(
+            reason("SignalDesired", r.message, {
+              signal: "traffic",
+              units: r.desiredUnits,
+              sku: r.desiredSku,
+            }),
+          );
+          needs.push({ signal: "traffic", minUnits: chosen?.units ?? current.units, fits });
+        }
+        if (status === "Incomplete") {
+          reasons.push(
+            reason("SignalIncomplete", `traffic: some buckets of the window unknown`, { signal: "traffic" }),
+          );
+        }
+      } catch (err) {
+        r.status = "Error";
+        r.message = `traffic: ${err instanceof Error ? err.message : String(err)}`;
+        reasons.push(reason("SignalError", r.message, { signal: "traffic" }));
+      }
+      reports.push(r);
+    }
+  }
+  return { reports, needs, reasons };
+}
