@@ -67,8 +67,7 @@ export function decideReplicas(input: ReplicaInput): ReplicaDecision {
   const hpa = appServer.horizontalPodAutoscalerName !== undefined;
   const current = hpa ? input.currentHpaMinReplicas : input.currentReplicas;
   const reasons: Reason[] = [];
-  const parts: number[] = [];
-  let basis: ReplicaDecision["basis"] = "table";
+  const parts: { n: number; basis: ReplicaDecision["basis"] }[] = [];
   let mayLower = true;
   let held = false;
 
@@ -79,14 +78,13 @@ export function decideReplicas(input: ReplicaInput): ReplicaDecision {
     code: "ReplicasFromConnections" | "ReplicasFromEvents",
   ) => {
     if (perReplica === undefined) return;
-    basis = code === "ReplicasFromConnections" ? "connections" : "events";
     if (m.value === undefined || (m.status !== "Ok" && m.status !== "Incomplete")) {
       held = true;
       reasons.push(reason("ReplicasHeld", `${what} unknown: app-server replicas kept`));
       return;
     }
     const n = ceilSafe(m.value / perReplica);
-    parts.push(n);
+    parts.push({ n, basis: code === "ReplicasFromConnections" ? "connections" : "events" });
     if (m.status !== "Ok") mayLower = false;
     reasons.push(
       reason(code, `${fmt(m.value)} ${what} ÷ ${fmt(perReplica)} per replica = ${n} replicas`, { units: n }),
@@ -100,7 +98,7 @@ export function decideReplicas(input: ReplicaInput): ReplicaDecision {
     if (input.service === "SignalR") {
       const scenarios: readonly ScenarioName[] = input.scenarios.length > 0 ? input.scenarios : ["echo"];
       const n = appServersFor(input.service, scenarios, input.units);
-      parts.push(n);
+      parts.push({ n, basis: "table" });
       reasons.push(
         reason(
           "ReplicasFromTable",
@@ -119,16 +117,17 @@ export function decideReplicas(input: ReplicaInput): ReplicaDecision {
     }
   }
 
-  let computed: number | undefined = parts.length > 0 ? Math.max(...parts) : undefined;
+  const top = parts.reduce<(typeof parts)[number] | undefined>(
+    (a, p) => (a === undefined || p.n > a.n ? p : a),
+    undefined,
+  );
+  const basis: ReplicaDecision["basis"] = top?.basis ?? "held";
+  const computed = top?.n;
   let value = computed ?? current ?? appServer.replicas.min;
   if (held && current !== undefined) value = Math.max(value, current);
   if (!mayLower && current !== undefined && value < current) {
     value = current;
     reasons.push(reason("ReplicasHeld", "measured input incomplete: app-server replicas not lowered"));
-  }
-  if (parts.length === 0) {
-    basis = "held";
-    computed = undefined;
   }
   const { min, max } = appServer.replicas;
   if (value < min || value > max) {

@@ -28,7 +28,11 @@ export function baseSpec(): CapacityPolicySpec {
       maxSampleAge: "10m",
     },
     behavior: {
-      scaleUp: { stabilizationWindowSeconds: 0, selectPolicy: "Max", policies: [{ type: "Steps", value: 100, periodSeconds: 60 }] },
+      scaleUp: {
+        stabilizationWindowSeconds: 0,
+        selectPolicy: "Max",
+        policies: [{ type: "Steps", value: 100, periodSeconds: 60 }],
+      },
       scaleDown: {
         stabilizationWindowSeconds: 0,
         selectPolicy: "Max",

@@ -1,0 +1,212 @@
+import { describe, expect, it } from "vitest";
+import type { CapacityPolicySpec } from "../api/index.js";
+import { DEFAULT_LADDERS, type SkuUnits } from "../capacity/skus.js";
+import { unitsAtTime } from "./history.js";
+import { windowSamples } from "./samples.js";
+import { evaluateSignals, trafficDemand, trafficUtilization } from "./signals.js";
+import { SizeList } from "./sizes.js";
+import { NOW, samples, spec } from "./testing.js";
+
+function run(
+  s: CapacityPolicySpec,
+  values: Parameters<typeof samples>[0],
+  current: SkuUnits = { sku: "Premium_P1", units: 10 },
+  unitsAt: (t: number) => number = () => current.units,
+) {
+  const window = windowSamples(samples(values), {
+    nowMs: NOW,
+    windowSeconds: 300,
+    ingestionDelaySeconds: 180,
+    maxSampleAgeSeconds: 600,
+  });
+  const sizes = new SizeList(s.skus, current, DEFAULT_LADDERS);
+  return evaluateSignals({ spec: s, window, current, sizes, unitsAt });
+}
+
+describe("serverLoad (proportional, HPA tolerance)", () => {
+  // 10 units, target 70 %, tolerance 0.1: ratio = load / 70.
+  it.each([
+    [73.5, 1.05, true, 10],
+    [77, 1.1, true, 10], // |ratio − 1| = 0.1 is inside the band (≤)
+    [78.4, 1.12, false, 12],
+    [63, 0.9, true, 10],
+    [62.3, 0.89, false, 9],
+    [35, 0.5, false, 5],
+    [0, 0, false, 0],
+    [140, 2, false, 20],
+  ])("load %s percent → ratio %s, within tolerance: %s → %s units", (load, ratio, within, units) => {
+    const { reports, needs } = run(spec(), { serverLoadPercent: load });
+    const r = reports[0];
+    expect(r?.ratio).toBeCloseTo(ratio, 9);
+    expect(r?.withinTolerance).toBe(within);
+    expect(r?.desiredUnits).toBe(units);
+    expect(needs[0]?.minUnits).toBe(units);
+  });
+
+  it("uses the window's peak", () => {
+    const s = samples({ serverLoadPercent: 20 });
+    const window = windowSamples(
+      s.map((x, i) => (i === 10 ? { ...x, serverLoadPercent: 91 } : x)),
+      { nowMs: NOW, windowSeconds: 300, ingestionDelaySeconds: 180, maxSampleAgeSeconds: 600 },
+    );
+    const current = { sku: "Premium_P1", units: 10 } as const;
+    const { reports } = evaluateSignals({
+      spec: spec(),
+      window,
+      current,
+      sizes: new SizeList(["Premium_P1"], current, DEFAULT_LADDERS),
+      unitsAt: () => 10,
+    });
+    expect(reports[0]?.value).toBeCloseTo(91, 9);
+    expect(reports[0]?.desiredUnits).toBe(13);
+  });
+
+  it("turns load into units of demand with the units the instance had then", () => {
+    // 90 % measured at 10 units (before a scale to 20): 9 units of demand → 13 units at 70 %,
+    // not 26 (which reading 90 % against the current 20 units would give).
+    const { reports } = run(spec(), { serverLoadPercent: 90 }, { sku: "Premium_P1", units: 20 }, () => 10);
+    expect(reports[0]?.value).toBe(45);
+    expect(reports[0]?.desiredUnits).toBe(13);
+  });
+});
+
+describe("connections (units × 1,000 × target)", () => {
+  const s = spec({ metrics: { connections: { targetPercent: 80 } } });
+  const noLoad = { ...s, metrics: { ...s.metrics } };
+  delete noLoad.metrics.serverLoad;
+  it.each([
+    [8000, 1, true, 10],
+    [8500, 1.0625, true, 10],
+    [12000, 1.5, false, 15],
+    [800, 0.1, false, 1],
+  ])("%s connections at 10 units → ratio %s → %s units", (connections, ratio, within, units) => {
+    const { reports } = run(noLoad, { connections });
+    expect(reports).toHaveLength(1);
+    expect(reports[0]?.ratio).toBeCloseTo(ratio, 9);
+    expect(reports[0]?.withinTolerance).toBe(within);
+    expect(reports[0]?.desiredUnits).toBe(units);
+  });
+
+  it("falls back to ConnectionQuotaUtilization when ConnectionCount is unknown", () => {
+    const { reports } = run(noLoad, { connections: null, connectionQuotaUtilizationPercent: 120 });
+    expect(reports[0]?.value).toBe(12000);
+    expect(reports[0]?.desiredUnits).toBe(15);
+  });
+});
+
+describe("traffic (tier tables through the capacity model)", () => {
+  const trafficSpec = (
+    workload: { scenario: "broadcast" | "smallGroup" | "echo"; share: number }[],
+    skus = ["Premium_P1"],
+  ) => {
+    const s = spec({
+      skus: skus as CapacityPolicySpec["skus"],
+      units: { max: 1000 },
+      metrics: { traffic: { workload, messageSizeBytes: 2048, targetPercent: 80 } },
+    });
+    delete s.metrics.serverLoad;
+    return s;
+  };
+
+  it("broadcast: 40 MB/s outbound at P1 10 (97.7 % of 40.96 MB/s) needs 20 units at 80 %", () => {
+    const { reports } = run(trafficSpec([{ scenario: "broadcast", share: 1 }]), {
+      inboundBytesPerSecond: 4096,
+      outboundBytesPerSecond: 40_000_000,
+    });
+    const r = reports[0];
+    expect(r?.status).toBe("Ok");
+    expect(r?.value).toBeCloseTo((40_000_000 / 40_960_000) * 100, 6);
+    expect(r?.dimension).toBe("outboundBandwidth");
+    expect(r?.desiredUnits).toBe(20);
+    expect(r?.desiredSku).toBe("Premium_P1");
+  });
+
+  it("within tolerance asks for the current size", () => {
+    // 80 % of 40.96 MB/s = 32.768 MB/s → ratio 1.0.
+    const { reports, needs } = run(trafficSpec([{ scenario: "broadcast", share: 1 }]), {
+      inboundBytesPerSecond: 0,
+      outboundBytesPerSecond: 32_768_000,
+    });
+    expect(reports[0]?.withinTolerance).toBe(true);
+    expect(needs[0]?.minUnits).toBe(10);
+  });
+
+  it("small group beyond the P1 routing cap (10,000 msg/s inbound) needs Premium_P2", () => {
+    // 15,000 msg/s in, 150,000 out, 2,048 B: P1 caps small-group inbound at 10,000 msg/s from 50
+    // units; P2 gives 100 msg/s per unit → 200 units (75 %).
+    const { reports, needs } = run(
+      trafficSpec([{ scenario: "smallGroup", share: 1 }], ["Premium_P1", "Premium_P2"]),
+      { inboundBytesPerSecond: 15_000 * 2048, outboundBytesPerSecond: 150_000 * 2048 },
+      { sku: "Premium_P1", units: 50 },
+    );
+    expect(reports[0]?.desiredSku).toBe("Premium_P2");
+    expect(reports[0]?.desiredUnits).toBe(200);
+    expect(needs[0]?.fits?.({ sku: "Premium_P1", units: 100 })).toBe(false);
+    expect(needs[0]?.fits?.({ sku: "Premium_P2", units: 200 })).toBe(true);
+  });
+
+  it("reports an Error for a scenario the service does not have", () => {
+    const s = trafficSpec([{ scenario: "echo", share: 1 }]);
+    s.target = { ...s.target, service: "WebPubSub" };
+    const { reports, needs, reasons } = run(s, { inboundBytesPerSecond: 1, outboundBytesPerSecond: 1 });
+    expect(reports[0]?.status).toBe("Error");
+    expect(needs).toHaveLength(0);
+    expect(reasons.map((r) => r.code)).toContain("SignalError");
+  });
+
+  it("trafficDemand splits both directions by share and bills ≥ 1,024 B a message", () => {
+    const d = trafficDemand(
+      "SignalR",
+      [
+        { scenario: "echo", share: 0.25 },
+        { scenario: "broadcast", share: 0.75 },
+      ],
+      512,
+      1000 * 512,
+      4000 * 512,
+    );
+    expect(d[0]).toMatchObject({
+      scenario: "echo",
+      inboundMessagesPerSecond: 250,
+      outboundMessagesPerSecond: 1000,
+    });
+    expect(d[0]?.inboundBytesPerSecond).toBe(250 * 1024);
+    expect(d[1]).toMatchObject({
+      scenario: "broadcast",
+      inboundMessagesPerSecond: 750,
+      outboundMessagesPerSecond: 3000,
+    });
+    expect(trafficUtilization("SignalR", d, { sku: "Premium_P1", units: 1 }).utilization).toBeGreaterThan(0);
+  });
+});
+
+describe("unknown signals", () => {
+  it("ask for nothing and say why", () => {
+    const { reports, needs, reasons } = run(spec(), { serverLoadPercent: null });
+    expect(reports[0]?.status).toBe("Unknown");
+    expect(needs).toEqual([]);
+    expect(reasons.map((r) => r.code)).toEqual(["SignalUnknown"]);
+  });
+
+  it("incomplete ones ask on their known values and are flagged", () => {
+    const s = samples({ serverLoadPercent: 90 });
+    const holes = s.map((x, i) => (i === 9 ? { ...x, serverLoadPercent: null } : x));
+    const window = windowSamples(holes, {
+      nowMs: NOW,
+      windowSeconds: 300,
+      ingestionDelaySeconds: 180,
+      maxSampleAgeSeconds: 600,
+    });
+    const current = { sku: "Premium_P1", units: 10 } as const;
+    const r = evaluateSignals({
+      spec: spec(),
+      window,
+      current,
+      sizes: new SizeList(["Premium_P1"], current, DEFAULT_LADDERS),
+      unitsAt: unitsAtTime([], 10, 300),
+    });
+    expect(r.reports[0]?.status).toBe("Incomplete");
+    expect(r.needs[0]?.minUnits).toBe(13);
+    expect(r.reasons.map((x) => x.code)).toContain("SignalIncomplete");
+  });
+});
