@@ -139,6 +139,36 @@ describe("resilient watch", () => {
     await t.watch.stop();
   });
 
+  it("treats a server-ended request as healthy unless it ends at once without events", async () => {
+    let clock = 0;
+    const fake = new FakeWatch();
+    const errors: number[] = [];
+    const w = startResilientWatch<Obj>({
+      path: "/x",
+      watch: fake,
+      list: async () => ({ items: [], resourceVersion: "3" }),
+      onEvent: () => undefined,
+      onError: (_e, _p, retry) => errors.push(retry),
+      now: () => new Date(clock),
+      backoff: { initialMs: 10, maxMs: 40, factor: 2, jitter: 0 },
+    });
+    await until(() => fake.requests.length === 1);
+    clock += 25_000; // the server's timeoutSeconds elapsed, nothing happened
+    fake.last().end(null);
+    await until(() => fake.requests.length === 2);
+    expect(errors).toEqual([]);
+    expect(w.health().lastContactTime?.getTime()).toBe(25_000);
+    expect(w.health().lastEventTime?.getTime()).toBe(0); // the list
+    fake.last().end(null); // ended at once, with nothing: a failure, backed off
+    await until(() => fake.requests.length === 3);
+    expect(errors).toEqual([10]);
+    // client-node's 30 s inactivity abort is a silent restart, not a failure.
+    fake.last().end(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
+    await until(() => fake.requests.length === 4);
+    expect(w.health()).toMatchObject({ silentRestarts: 1, lists: 1 });
+    await w.stop();
+  });
+
   it("relists on a 410 ERROR event and reconciles the store with added/updated/deleted", async () => {
     const t = setup([
       { items: [obj("a", "5"), obj("b", "6")], resourceVersion: "10" },

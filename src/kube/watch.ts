@@ -8,10 +8,12 @@
  *
  * client-node's own informer stops on non-410 errors, so this wraps `Watch` directly.
  *
- * About `serverTimeoutSeconds`: client-node's `Watch` aborts a request that receives no data for
- * 30 s, and the API server sends bookmarks only about once a minute, except ~2 s before a
- * watch's deadline. So the watch asks the server to end each request after `serverTimeoutSeconds`
- * (< 30 s); the server sends a bookmark just before, and the watch resumes from it at once.
+ * About quiet collections: the API server sends a bookmark only when its resourceVersion has moved
+ * past the watcher's (other objects changed), so a watch of a quiet collection receives nothing at
+ * all, and client-node's `Watch` aborts a request that received no data for 30 s. The watch
+ * therefore asks the server to end each request after `serverTimeoutSeconds` (< 30 s) and resumes
+ * at once from the last resourceVersion; a clean end counts as contact with the server. The
+ * silence watchdog (`silenceTimeoutMs`, longer than that) catches requests that hang.
  */
 import type { Watch } from "@kubernetes/client-node";
 import type { CapacityPolicy } from "../api/index.js";
@@ -54,6 +56,11 @@ export interface WatchHealth {
   readonly synced: boolean;
   /** Last object event or bookmark received, or last completed list. */
   readonly lastEventTime: Date | undefined;
+  /**
+   * Last sign of a working server: an event, a bookmark, a list, a watch request accepted or
+   * ended cleanly by the server. For readiness: quiet collections have no events for long.
+   */
+  readonly lastContactTime: Date | undefined;
   readonly lastSyncTime: Date | undefined;
   /** The resourceVersion the next watch starts from. */
   readonly resourceVersion: string | undefined;
@@ -82,7 +89,10 @@ export interface ResilientWatchOptions<T extends KubeObject> {
   readonly onError?: (error: Error, phase: WatchPhase, retryInMs: number) => void;
   /** Stops the watch: the open request is aborted and `done` resolves. */
   readonly signal?: AbortSignal;
-  /** Restart a watch that received nothing (no event, no bookmark) for this long, ms. Default 60 000. */
+  /**
+   * Restart a watch request that received nothing (no event, no bookmark) for this long, ms.
+   * Default 60 000; keep it above `serverTimeoutSeconds`.
+   */
   readonly silenceTimeoutMs?: number;
   /** Ask the server to end each watch request after this many seconds. Default 25 (see above). */
   readonly serverTimeoutSeconds?: number;
@@ -114,13 +124,20 @@ export function objectKey(object: KubeObject): string {
   return namespace === undefined || namespace === "" ? name : `${namespace}/${name}`;
 }
 
+/** A watch request the server ends sooner than this, with nothing received, counts as a failure. */
+const MIN_HEALTHY_WATCH_MS = 1000;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
+
 type Outcome =
   /** The server ended the request (e.g. its timeout). */
-  | { readonly kind: "closed"; readonly progressed: boolean }
+  | { readonly kind: "closed"; readonly progressed: boolean; readonly durationMs: number }
   /** 410 Gone: the resourceVersion is too old. */
   | { readonly kind: "expired"; readonly error: KubeError; readonly progressed: boolean }
   | { readonly kind: "failed"; readonly error: KubeError }
-  | { readonly kind: "silent" }
+  | { readonly kind: "silent"; readonly afterMs: number }
   | { readonly kind: "stopped" };
 
 class WatchLoop<T extends KubeObject> implements ResilientWatch<T> {
@@ -141,6 +158,8 @@ class WatchLoop<T extends KubeObject> implements ResilientWatch<T> {
   private hasSynced = false;
   private lastEventTime: Date | undefined;
   private lastSyncTime: Date | undefined;
+  private lastContactTime: Date | undefined;
+  /** Start of the current request or its last event/bookmark: what the silence watchdog measures. */
   private lastActivityMs = 0;
   private resourceVersion: string | undefined;
   private watches = 0;
@@ -174,6 +193,7 @@ class WatchLoop<T extends KubeObject> implements ResilientWatch<T> {
       synced: this.hasSynced,
       lastEventTime: this.lastEventTime,
       lastSyncTime: this.lastSyncTime,
+      lastContactTime: this.lastContactTime,
       resourceVersion: this.resourceVersion,
       watches: this.watches,
       lists: this.lists,
@@ -221,16 +241,17 @@ class WatchLoop<T extends KubeObject> implements ResilientWatch<T> {
           case "stopped":
             return;
           case "closed":
-            if (outcome.progressed) {
+            // A request the server ends at once, again and again, must not spin.
+            if (outcome.progressed || outcome.durationMs >= MIN_HEALTHY_WATCH_MS) {
               this.failures = 0;
             } else {
-              await this.fail(new UnavailableError("watch ended without events"), "watch");
+              await this.fail(new UnavailableError("the server ended the watch at once"), "watch");
             }
             break;
           case "silent":
             this.silentRestarts++;
             this.report(
-              new UnavailableError(`no events or bookmarks for ${this.silenceMs} ms; restarting the watch`),
+              new UnavailableError(`nothing received for ${outcome.afterMs} ms; restarting the watch`),
               "watch",
               0,
             );
@@ -282,9 +303,11 @@ class WatchLoop<T extends KubeObject> implements ResilientWatch<T> {
     }
   }
 
+  /** Records contact with the server; `event` for events, bookmarks and lists. */
   private markActivity(event: boolean): void {
     const now = this.now();
     this.lastActivityMs = now.getTime();
+    this.lastContactTime = now;
     if (event) this.lastEventTime = now;
   }
 
@@ -348,10 +371,12 @@ class WatchLoop<T extends KubeObject> implements ResilientWatch<T> {
     const onAbort = (): void => finish({ kind: "stopped" });
     this.signal.addEventListener("abort", onAbort, { once: true });
     if (this.signal.aborted) finish({ kind: "stopped" });
-    this.markActivity(false);
+    const startedMs = this.now().getTime();
+    this.lastActivityMs = startedMs;
     const tickMs = Math.max(10, Math.min(1000, Math.floor(this.silenceMs / 4)));
     const watchdog = setInterval(() => {
-      if (this.now().getTime() - this.lastActivityMs > this.silenceMs) finish({ kind: "silent" });
+      const silentMs = this.now().getTime() - this.lastActivityMs;
+      if (silentMs > this.silenceMs) finish({ kind: "silent", afterMs: silentMs });
     }, tickMs);
 
     this.watches++;
@@ -402,11 +427,15 @@ class WatchLoop<T extends KubeObject> implements ResilientWatch<T> {
               }
             },
             (err: unknown) => {
-              finish(
-                err === null || err === undefined
-                  ? { kind: "closed", progressed }
-                  : { kind: "failed", error: toKubeError(err, operation) },
-              );
+              if (err === null || err === undefined) {
+                this.markActivity(false);
+                finish({ kind: "closed", progressed, durationMs: this.now().getTime() - startedMs });
+              } else if (isRecord(err) && err["name"] === "TimeoutError") {
+                // client-node's own inactivity timeout: the same as our silence watchdog.
+                finish({ kind: "silent", afterMs: this.now().getTime() - this.lastActivityMs });
+              } else {
+                finish({ kind: "failed", error: toKubeError(err, operation) });
+              }
             },
           );
     request.then(
