@@ -1,0 +1,365 @@
+import { describe, expect, it } from "vitest";
+import { PAUSE_ANNOTATION } from "../api/constants.js";
+import type { CapacityPolicySpec } from "../api/index.js";
+import { type Decision, decide } from "./decide.js";
+import { emptyHistory, recordScale } from "./history.js";
+import { input, NOW, policy, samples, spec } from "./testing.js";
+
+const codes = (d: Decision) => d.reasons.map((r) => r.code);
+const condition = (d: Decision, type: string) => d.conditions.find((c) => c.type === type);
+const ago = (s: number) => new Date(NOW - s * 1000).toISOString();
+const load = (percent: number) => samples({ serverLoadPercent: percent });
+
+describe("modes", () => {
+  it("Auto scales", () => {
+    const d = decide(input({ samples: load(90) }));
+    expect(d.action).toBe("Scale");
+    expect(d.desired).toMatchObject({ sku: "Premium_P1", units: 20 });
+    expect(d.drivenBy).toBe("serverLoad");
+  });
+
+  it("Recommend decides but never acts", () => {
+    const d = decide(input({ spec: spec({ mode: "Recommend" }), samples: load(90) }));
+    expect(d.action).toBe("Recommend");
+    expect(d.desired?.units).toBe(20);
+    expect(codes(d)).toContain("RecommendOnly");
+    expect(condition(d, "AbleToScale")?.reason).toBe("RecommendOnly");
+  });
+
+  it.each<[string, CapacityPolicySpec, Record<string, string> | undefined, boolean]>([
+    ["mode Paused", spec({ mode: "Paused" }), undefined, true],
+    ["the pause annotation", spec(), { [PAUSE_ANNOTATION]: "true" }, true],
+    ["the annotation set to false", spec(), { [PAUSE_ANNOTATION]: "false" }, false],
+  ])("%s pauses: %s", (_n, s, annotations, paused) => {
+    const d = decide({ ...input({ samples: load(90) }), policy: policy(s, annotations) });
+    expect(d.action).toBe(paused ? "None" : "Scale");
+    expect(d.mode).toBe(paused ? "Paused" : "Auto");
+    if (paused) {
+      expect(codes(d)).toContain("Paused");
+      expect(condition(d, "AbleToScale")).toMatchObject({ status: "False", reason: "Paused" });
+      expect(condition(d, "ScalingActive")).toMatchObject({ status: "False", reason: "ScalingDisabled" });
+      // what Auto would do is still shown
+      expect(d.desired?.units).toBe(20);
+    }
+  });
+
+  it("a conflict acts on nothing", () => {
+    const d = decide(
+      input({
+        samples: load(90),
+        conflict: {
+          reason: "AzureAutoscaleSetting",
+          message: "autoscale setting chat-autoscale targets the instance",
+        },
+      }),
+    );
+    expect(d.action).toBe("None");
+    expect(condition(d, "Conflict")).toMatchObject({ status: "True", reason: "AzureAutoscaleSetting" });
+    expect(condition(d, "AbleToScale")).toMatchObject({ status: "False", reason: "Conflict" });
+  });
+
+  it("no change → None with NoChange", () => {
+    const d = decide(input({ samples: load(70) }));
+    expect(d.action).toBe("None");
+    expect(codes(d)).toEqual(expect.arrayContaining(["WithinTolerance", "NoChange"]));
+    expect(condition(d, "ScalingLimited")).toMatchObject({ status: "False", reason: "DesiredWithinRange" });
+  });
+});
+
+describe("bounds and schedules", () => {
+  it.each<[string, CapacityPolicySpec, number, number, string | undefined]>([
+    ["units.min snaps up to the ladder", spec({ units: { min: 15, max: 100 } }), 7, 20, "MinUnits"],
+    ["units.max snaps down to the ladder", spec({ units: { min: 1, max: 35 } }), 300, 30, "MaxUnits"],
+    ["inside the bounds nothing limits", spec({ units: { min: 1, max: 35 } }), 35, 5, undefined],
+    [
+      "an active schedule raises the floor",
+      spec({
+        schedules: [
+          { name: "noon", cron: "0 11 * * *", timeZone: "UTC", durationMinutes: 120, minUnits: 50 },
+        ],
+      }),
+      35,
+      50,
+      "ScheduleFloor",
+    ],
+    [
+      "an inactive schedule does not",
+      spec({
+        schedules: [{ name: "night", cron: "0 1 * * *", timeZone: "UTC", durationMinutes: 60, minUnits: 50 }],
+      }),
+      35,
+      5,
+      undefined,
+    ],
+    [
+      "the ceiling wins over a schedule",
+      spec({
+        units: { min: 1, max: 45 },
+        schedules: [
+          { name: "noon", cron: "0 11 * * *", timeZone: "UTC", durationMinutes: 120, minUnits: 45 },
+        ],
+      }),
+      35,
+      40,
+      "NoRungInRange",
+    ],
+  ])("%s", (_n, s, percent, units, limitedBy) => {
+    const d = decide(input({ spec: s, samples: load(percent) }));
+    expect(d.desired?.units).toBe(units);
+    if (limitedBy === "NoRungInRange") expect(codes(d)).toContain("NoRungInRange");
+    else expect(d.limitedBy).toBe(limitedBy);
+    if (limitedBy) expect(condition(d, "ScalingLimited")?.status).toBe("True");
+  });
+});
+
+describe("SKUs and Premium_P2", () => {
+  const p2 = spec({ skus: ["Premium_P1", "Premium_P2"], units: { max: 1000 } });
+  it.each<
+    [
+      string,
+      CapacityPolicySpec,
+      { sku: string; units: number },
+      number,
+      { sku: string; units: number },
+      string | undefined,
+    ]
+  >([
+    [
+      "150 units with P2 allowed → P2 200",
+      p2,
+      { sku: "Premium_P1", units: 100 },
+      105,
+      { sku: "Premium_P2", units: 200 },
+      undefined,
+    ],
+    [
+      "150 units without P2 → P1 100, limited",
+      spec(),
+      { sku: "Premium_P1", units: 100 },
+      105,
+      { sku: "Premium_P1", units: 100 },
+      "P2NotAllowed",
+    ],
+    [
+      "back down from P2 when demand falls",
+      p2,
+      { sku: "Premium_P2", units: 200 },
+      20,
+      { sku: "Premium_P1", units: 60 },
+      undefined,
+    ],
+    [
+      "P2 only: no lower than 100",
+      spec({ skus: ["Premium_P2"], units: { min: 100, max: 1000 } }),
+      { sku: "Premium_P2", units: 200 },
+      20,
+      { sku: "Premium_P2", units: 100 },
+      undefined,
+    ],
+    [
+      "S1 → P2 is not one online step: P1 100 first",
+      spec({ skus: ["Standard_S1", "Premium_P1", "Premium_P2"], units: { max: 1000 } }),
+      { sku: "Standard_S1", units: 50 },
+      210,
+      { sku: "Premium_P1", units: 100 },
+      "SkuPath",
+    ],
+    [
+      "a current SKU the policy no longer allows moves to an allowed one",
+      spec(),
+      { sku: "Standard_S1", units: 10 },
+      70,
+      { sku: "Premium_P1", units: 10 },
+      undefined,
+    ],
+  ])("%s", (_n, s, current, percent, desired, limitedBy) => {
+    const d = decide(
+      input({ spec: s, current: current as { sku: "Premium_P1"; units: number }, samples: load(percent) }),
+    );
+    expect(d.desired).toMatchObject(desired);
+    expect(d.limitedBy).toBe(limitedBy);
+    if (desired.sku !== current.sku) expect(codes(d)).toContain("SkuChange");
+  });
+
+  it("Free_F1 is never scaled: no desired capacity, Ready=False", () => {
+    const d = decide(input({ current: { sku: "Free_F1", units: 1 }, samples: load(90) }));
+    expect(d.desired).toBeUndefined();
+    expect(d.action).toBe("None");
+    expect(condition(d, "Ready")).toMatchObject({ status: "False", reason: "UnsupportedSku" });
+  });
+});
+
+describe("stabilization, settle window, scale-in windows", () => {
+  const slow = spec({ behavior: { scaleDown: { stabilizationWindowSeconds: 600 } } });
+
+  it("scale-in waits for the highest recommendation of the window", () => {
+    const history = {
+      ...emptyHistory(),
+      recommendations: [{ time: ago(300), units: 10, sku: "Premium_P1" as const }],
+    };
+    const d = decide(input({ spec: slow, samples: load(20), history }));
+    expect(d.desired?.units).toBe(10);
+    expect(d.limitedBy).toBe("StabilizedDown");
+    expect(condition(d, "AbleToScale")?.reason).toBe("ScaleDownStabilized");
+    expect(d.history.recommendations.map((r) => r.units)).toEqual([10, 3]);
+    const now = NOW + 301_000;
+    const later = decide(
+      input({ spec: slow, samples: samples({ serverLoadPercent: 20 }, { now }), history: d.history, now }),
+    );
+    expect(later.desired?.units).toBe(3);
+  });
+
+  it("a policy seen for the first time opens the scale-down window with the current size (like the HPA)", () => {
+    const d = decide(input({ spec: slow, samples: load(20) }));
+    expect(d.desired?.units).toBe(10);
+    expect(d.limitedBy).toBe("StabilizedDown");
+    expect(d.history.recommendations.map((r) => r.units)).toEqual([10, 3]);
+  });
+
+  it.each<[string, number, number, string | undefined]>([
+    ["within the settle window: no scale-in", 120, 10, "Settling"],
+    ["its samples still fill the window: no scale-in", 600, 10, "Settling"],
+    ["a full window after it: scale-in", 900, 3, undefined],
+  ])("%s", (_n, secondsAgo, units, limitedBy) => {
+    const history = recordScale(emptyHistory(), {
+      time: ago(secondsAgo),
+      from: { sku: "Premium_P1", units: 5 },
+      to: { sku: "Premium_P1", units: 10 },
+    });
+    const d = decide(input({ samples: load(20), history }));
+    expect(d.desired?.units).toBe(units);
+    expect(d.limitedBy).toBe(limitedBy);
+  });
+
+  it("the settle window never blocks scale-out", () => {
+    const history = recordScale(emptyHistory(), {
+      time: ago(60),
+      from: { sku: "Premium_P1", units: 5 },
+      to: { sku: "Premium_P1", units: 10 },
+    });
+    // The window's samples predate the scale, so they are read at the 5 units the instance had
+    // then: 200 % of 5 units = 10 units of demand → 15 at 70 % → 20.
+    const d = decide(input({ samples: load(200), history }));
+    expect(d.desired?.units).toBe(20);
+    expect(d.scaleIn.blockedBy).toContain("Settling");
+  });
+
+  it("outside every scale-in window: no scale-in", () => {
+    const s = spec({
+      scaleInWindows: [{ name: "night", cron: "0 1 * * *", timeZone: "UTC", durationMinutes: 240 }],
+    });
+    const d = decide(input({ spec: s, samples: load(20) }));
+    expect(d.desired?.units).toBe(10);
+    expect(d.limitedBy).toBe("OutsideScaleInWindow");
+    expect(d.scaleIn).toEqual({ allowed: false, blockedBy: ["OutsideScaleInWindow"] });
+    const inside = decide(
+      input({
+        spec: s,
+        samples: samples({ serverLoadPercent: 20 }, { now: Date.parse("2025-06-02T02:00:00Z") }),
+        now: "2025-06-02T02:00:00Z",
+      }),
+    );
+    expect(inside.desired?.units).toBe(3);
+  });
+
+  it("rate policies limit and say which", () => {
+    const s = spec({ behavior: { scaleUp: { policies: [{ type: "Steps", value: 1, periodSeconds: 60 }] } } });
+    const d = decide(input({ spec: s, current: { sku: "Premium_P1", units: 5 }, samples: load(200) }));
+    expect(d.desired?.units).toBe(6);
+    expect(d.limitedBy).toBe("RateLimitedUp");
+    expect(d.reasons.find((r) => r.code === "RateLimitedUp")?.name).toBe("Steps 1 per 60s");
+  });
+});
+
+describe("failures and fallback", () => {
+  it("a failed fetch holds, counts, and says so", () => {
+    const d = decide(
+      input({ samples: load(20), failure: { kind: "Throttled", message: "429 Too Many Requests" } }),
+    );
+    expect(d.desired?.units).toBe(10);
+    expect(d.history.consecutiveFailures).toBe(1);
+    expect(d.limitedBy).toBe("FailureCounted");
+    expect(codes(d)).toContain("FetchFailed");
+    expect(condition(d, "MetricsAvailable")).toMatchObject({ status: "False", reason: "FetchFailed" });
+    expect(condition(d, "Fallback")).toMatchObject({ status: "False", reason: "FailuresBelowThreshold" });
+  });
+
+  it.each<[string, number, number]>([
+    ["Fixed above the current units goes there", 10, 30],
+    ["Fixed below the current units holds", 40, 40],
+  ])("%s", (_n, current, units) => {
+    const s = spec({ fallback: { failureThreshold: 1, action: "Fixed", units: 25 } });
+    const d = decide(
+      input({
+        spec: s,
+        current: { sku: "Premium_P1", units: current },
+        samples: [],
+        failure: { kind: "Auth", message: "401" },
+      }),
+    );
+    expect(d.desired?.units).toBe(units);
+    expect(d.limitedBy).toBe("Fallback");
+    expect(condition(d, "Fallback")).toMatchObject({ status: "True", reason: "FallbackFixed" });
+  });
+});
+
+describe("app servers", () => {
+  it("replicas follow the chosen units; a replica change alone is a Scale", () => {
+    const s = spec({ appServer: { deploymentName: "chat-hub", replicas: { min: 1, max: 20 } } });
+    const d = decide(
+      input({ spec: s, current: { sku: "Premium_P1", units: 20, replicas: 5 }, samples: load(70) }),
+    );
+    expect(d.desired).toEqual({ sku: "Premium_P1", units: 20, replicas: 2 });
+    expect(d.action).toBe("Scale");
+    expect(codes(d)).toContain("ReplicasFromTable");
+  });
+
+  it("with an HPA named, the decision sets its minReplicas floor", () => {
+    const s = spec({
+      appServer: {
+        deploymentName: "chat-hub",
+        horizontalPodAutoscalerName: "chat-hub",
+        replicas: { min: 1, max: 20 },
+      },
+    });
+    const d = decide(
+      input({
+        spec: s,
+        current: { sku: "Premium_P1", units: 10, replicas: 9, hpaMinReplicas: 1 },
+        samples: load(90),
+      }),
+    );
+    expect(d.desired).toEqual({ sku: "Premium_P1", units: 20, hpaMinReplicas: 2 });
+  });
+});
+
+describe("reporting", () => {
+  it("reports the newest sample used and its values", () => {
+    const d = decide(input({ samples: samples({ serverLoadPercent: 50, connections: 1234 }) }));
+    expect(d.newestSampleTime).toBe("2025-06-02T11:56:00.000Z");
+    expect(d.lastSample).toEqual({
+      time: "2025-06-02T11:56:00.000Z",
+      serverLoadPercent: 50,
+      connections: 1234,
+    });
+    expect(d.window).toMatchObject({
+      from: "2025-06-02T11:52:00.000Z",
+      to: "2025-06-02T11:57:00.000Z",
+      ignoredTooNew: 3,
+    });
+  });
+
+  it("every condition type is stated once", () => {
+    const d = decide(input({ samples: load(50) }));
+    expect(d.conditions.map((c) => c.type)).toEqual([
+      "Ready",
+      "MetricsAvailable",
+      "AbleToScale",
+      "ScalingActive",
+      "ScalingLimited",
+      "Fallback",
+      "Conflict",
+    ]);
+    for (const c of d.conditions) expect(c.reason).toMatch(/^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/);
+  });
+});
