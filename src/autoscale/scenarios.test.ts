@@ -115,7 +115,7 @@ describe("scenarios from public reports", () => {
           spec: s,
           current,
           now,
-          history,
+          ...(history ? { history } : {}),
           samples: failed ? [] : samples({ serverLoadPercent: 70 }, { now }),
           ...(failed ? { failure: { kind: "ApiError", message: "500 Internal Server Error" } } : {}),
         }),
