@@ -36,9 +36,14 @@ export function loadKubeConfig(source: KubeConfigSource): KubeConfig {
     case "file":
       kc.loadFromFile(source.path);
       break;
-    case "inCluster":
+    case "inCluster": {
+      const host = process.env["KUBERNETES_SERVICE_HOST"];
+      if (host === undefined || host === "") {
+        throw new Error("not running in a cluster: KUBERNETES_SERVICE_HOST is not set");
+      }
       kc.loadFromCluster();
       break;
+    }
     case "default":
       kc.loadFromDefault();
       break;
