@@ -7,7 +7,10 @@ const id = (sub: string, name: string, type = "SignalR") =>
 
 describe("planBatches", () => {
   it("cuts 120 resources of one region into 50 + 50 + 20", () => {
-    const targets = Array.from({ length: 120 }, (_, i) => ({ resourceId: id("s1", `hub-${i}`), region: "westeurope" }));
+    const targets = Array.from({ length: 120 }, (_, i) => ({
+      resourceId: id("s1", `hub-${i}`),
+      region: "westeurope",
+    }));
     expect(planBatches(targets).map((b) => b.resourceIds.length)).toEqual([50, 50, 20]);
   });
 
@@ -20,7 +23,9 @@ describe("planBatches", () => {
       { resourceId: id("s1", "eee", "WebPubSub"), region: "westeurope" },
       { resourceId: id("s1", "AAA"), region: "westeurope" },
     ]);
-    expect(batches.map((b) => [b.scope.subscriptionId, b.scope.region, b.service, b.resourceIds.length])).toEqual([
+    expect(
+      batches.map((b) => [b.scope.subscriptionId, b.scope.region, b.service, b.resourceIds.length]),
+    ).toEqual([
       ["s1", "westeurope", "SignalR", 2],
       ["s1", "eastus", "SignalR", 1],
       ["s2", "westeurope", "SignalR", 1],

@@ -29,9 +29,15 @@ export interface MetricsBatch {
  * queried once.
  * @throws ResourceIdError for a malformed resource ID.
  */
-export function planBatches(targets: readonly MetricsTarget[], max = MAX_RESOURCES_PER_BATCH): MetricsBatch[] {
+export function planBatches(
+  targets: readonly MetricsTarget[],
+  max = MAX_RESOURCES_PER_BATCH,
+): MetricsBatch[] {
   if (!(max >= 1)) throw new RangeError(`batch size must be at least 1, got ${max}`);
-  const groups = new Map<string, { scope: AzureScope; service: ServiceKind; ids: string[]; seen: Set<string> }>();
+  const groups = new Map<
+    string,
+    { scope: AzureScope; service: ServiceKind; ids: string[]; seen: Set<string> }
+  >();
   for (const t of targets) {
     const ref = parseResourceId(t.resourceId);
     const scope: AzureScope = { subscriptionId: ref.subscriptionId, region: normalizeRegion(t.region) };

@@ -14,7 +14,10 @@ const NOW = new Date("2025-03-01T12:00:00Z");
 const scope = { subscriptionId: "sub-a", region: "westeurope" };
 
 function httpError(status: number, code?: string, headers: Record<string, string> = {}): RestError {
-  const request = createPipelineRequest({ url: "https://management.azure.com/x", headers: createHttpHeaders({ authorization: "Bearer secret-token" }) });
+  const request = createPipelineRequest({
+    url: "https://management.azure.com/x",
+    headers: createHttpHeaders({ authorization: "Bearer secret-token" }),
+  });
   return new RestError(`status ${status}`, {
     statusCode: status,
     ...(code ? { code } : {}),
@@ -39,7 +42,9 @@ describe("classifyAzureError", () => {
   });
 
   it("429 with an HTTP date", () => {
-    const e = classify(httpError(429, undefined, { "retry-after": "Sat, 01 Mar 2025 12:01:00 GMT" })) as ThrottledError;
+    const e = classify(
+      httpError(429, undefined, { "retry-after": "Sat, 01 Mar 2025 12:01:00 GMT" }),
+    ) as ThrottledError;
     expect(e.retryAfterMs).toBe(60_000);
   });
 
@@ -47,9 +52,12 @@ describe("classifyAzureError", () => {
     expect(classify(httpError(529))).toBeInstanceOf(ThrottledError);
   });
 
-  it.each(["OperationInProgress", "AnotherOperationInProgress", "Conflict"])("429 %s → operation in progress", (code) => {
-    expect(classify(httpError(429, code))).toBeInstanceOf(OperationInProgressError);
-  });
+  it.each(["OperationInProgress", "AnotherOperationInProgress", "Conflict"])(
+    "429 %s → operation in progress",
+    (code) => {
+      expect(classify(httpError(429, code))).toBeInstanceOf(OperationInProgressError);
+    },
+  );
 
   it.each([
     [409, OperationInProgressError],
@@ -89,7 +97,11 @@ describe("classifyAzureError", () => {
     const e = classify(httpError(500, "InternalError"));
     expect(JSON.stringify(e)).not.toContain("secret-token");
     expect(String(e)).not.toContain("secret-token");
-    expect(Object.values(e ?? {}).map(String).join(" ")).not.toContain("secret-token");
+    expect(
+      Object.values(e ?? {})
+        .map(String)
+        .join(" "),
+    ).not.toContain("secret-token");
   });
 
   it("returns typed errors unchanged", () => {

@@ -119,7 +119,10 @@ export function classifyAzureError(err: unknown, ctx: ClassifyContext): AzureApi
   }
   if (status === 429 || status === 529) {
     if (isOperationInProgressCode(code)) {
-      return new OperationInProgressError(`${where(ctx)}: another operation is in progress (${said})`, details);
+      return new OperationInProgressError(
+        `${where(ctx)}: another operation is in progress (${said})`,
+        details,
+      );
     }
     const retryAfterMs = retryAfterFromHeaders((h) => headerOf(response, h), ctx.now, ctx.retryAfter);
     return new ThrottledError(
@@ -128,7 +131,10 @@ export function classifyAzureError(err: unknown, ctx: ClassifyContext): AzureApi
     );
   }
   if (status === 409) {
-    return new OperationInProgressError(`${where(ctx)}: conflict, another operation is in progress (${said})`, details);
+    return new OperationInProgressError(
+      `${where(ctx)}: conflict, another operation is in progress (${said})`,
+      details,
+    );
   }
   if (status === 401 || status === 403) {
     return new AuthenticationError(`${where(ctx)}: not authorized (${said})`, details);

@@ -7,14 +7,10 @@
  * back at once as a typed error and the controller decides: gate the scope, hold, or try on the
  * next pass. Token acquisition keeps `@azure/identity`'s own retries.
  */
-import type { TokenCredential } from "@azure/identity";
-import type {
-  HttpHeaders,
-  PipelinePolicy,
-  PipelineRequest,
-  TlsSettings,
-} from "@azure/core-rest-pipeline";
+
+import type { HttpHeaders, PipelinePolicy, PipelineRequest, TlsSettings } from "@azure/core-rest-pipeline";
 import { isRestError } from "@azure/core-rest-pipeline";
+import type { TokenCredential } from "@azure/identity";
 import type { RetryAfterOptions } from "./retry-after.js";
 
 /** Public-cloud ARM endpoint. */

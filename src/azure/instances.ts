@@ -14,8 +14,8 @@ import type { HttpHeaders, PipelineRequest } from "@azure/core-rest-pipeline";
 import {
   DEFAULT_LADDERS,
   isScalableSku,
-  type ScalableSku,
   SCALABLE_SKUS,
+  type ScalableSku,
   type ServiceKind,
   SKU_TIER,
   type UnitLadders,
@@ -197,7 +197,10 @@ function webPubSubOps(client: WebPubSubManagementClient): ServiceOps {
 }
 
 /** Subscription and region an ARM request URL belongs to, for quota records. */
-export function armScopeOfUrl(url: string, regionOf: (resourceId: string) => string | undefined): AzureScope | undefined {
+export function armScopeOfUrl(
+  url: string,
+  regionOf: (resourceId: string) => string | undefined,
+): AzureScope | undefined {
   let path: string;
   try {
     path = decodeURIComponent(new URL(url).pathname);
@@ -209,7 +212,8 @@ export function armScopeOfUrl(url: string, regionOf: (resourceId: string) => str
   const subscriptionId = subAt >= 0 ? parts[subAt + 1] : undefined;
   if (subscriptionId === undefined) return undefined;
   const locAt = parts.findIndex((p) => p.toLowerCase() === "locations");
-  if (locAt >= 0 && parts[locAt + 1]) return { subscriptionId, region: normalizeRegion(parts[locAt + 1] as string) };
+  if (locAt >= 0 && parts[locAt + 1])
+    return { subscriptionId, region: normalizeRegion(parts[locAt + 1] as string) };
   if (parts.length >= 8 && parts[subAt + 2]?.toLowerCase() === "resourcegroups") {
     const id = `/${parts.slice(subAt, subAt + 8).join("/")}`;
     return { subscriptionId, region: regionOf(id) ?? UNKNOWN_REGION };
@@ -287,7 +291,12 @@ export class AzureInstances {
     return ops;
   }
 
-  async #call<T>(operation: string, scope: AzureScope, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+  async #call<T>(
+    operation: string,
+    scope: AzureScope,
+    signal: AbortSignal | undefined,
+    fn: () => Promise<T>,
+  ): Promise<T> {
     this.gate.check(scope, operation);
     try {
       return await fn();
@@ -348,7 +357,9 @@ export class AzureInstances {
     const fromService: ScalableSku[] = [];
     for (const s of skus) {
       if (!isScalableSku(s.sku) || !s.allowedValues || s.allowedValues.length === 0) continue;
-      ladders[s.sku] = [...new Set(s.allowedValues)].filter((u) => Number.isInteger(u) && u > 0).sort((a, b) => a - b);
+      ladders[s.sku] = [...new Set(s.allowedValues)]
+        .filter((u) => Number.isInteger(u) && u > 0)
+        .sort((a, b) => a - b);
       fromService.push(s.sku);
     }
     return { ladders, fromService: SCALABLE_SKUS.filter((s) => fromService.includes(s)), skus };
@@ -358,11 +369,16 @@ export class AzureInstances {
    * Every instance of one service in a subscription (GET list, all pages). Learns their regions.
    * Its throttling scope is the subscription with region `*`.
    */
-  async listBySubscription(subscriptionId: string, service: ServiceKind, options: CallOptions = {}): Promise<InstanceState[]> {
+  async listBySubscription(
+    subscriptionId: string,
+    service: ServiceKind,
+    options: CallOptions = {},
+  ): Promise<InstanceState[]> {
     const scope: AzureScope = { subscriptionId, region: ANY_REGION };
     const raw = await this.#call("instances.listBySubscription", scope, options.signal, async () => {
       const out: ArmResource[] = [];
-      for await (const r of this.#ops(service, subscriptionId).listBySubscription(options.signal)) out.push(r);
+      for await (const r of this.#ops(service, subscriptionId).listBySubscription(options.signal))
+        out.push(r);
       return out;
     });
     const out: InstanceState[] = [];
@@ -384,7 +400,11 @@ export class AzureInstances {
    *   ResourceIdError; OperationInProgressError (409: an operation is already running — wait,
    *   don't stack); other typed Azure errors.
    */
-  async beginScale(resourceId: string, target: ScaleTarget, options: CallOptions = {}): Promise<ScaleOperation> {
+  async beginScale(
+    resourceId: string,
+    target: ScaleTarget,
+    options: CallOptions = {},
+  ): Promise<ScaleOperation> {
     if (!isScalableSku(target.sku)) throw new RangeError(`cannot scale to SKU "${target.sku}"`);
     if (!Number.isInteger(target.units) || target.units < 1) {
       throw new RangeError(`units must be a positive whole number, got ${target.units}`);
@@ -401,7 +421,14 @@ export class AzureInstances {
     const sku = { name: target.sku, tier: SKU_TIER[target.sku], capacity: target.units };
     try {
       const poller = await this.#call("instances.beginScale", scope, options.signal, () =>
-        this.#ops(ref.service, ref.subscriptionId).beginUpdate(ref.resourceGroup, ref.name, location, sku, onResponse, options.signal),
+        this.#ops(ref.service, ref.subscriptionId).beginUpdate(
+          ref.resourceGroup,
+          ref.name,
+          location,
+          sku,
+          onResponse,
+          options.signal,
+        ),
       );
       return this.#operation(ref.id, target, startedAt, patch, poller.toString());
     } catch (err) {
@@ -440,7 +467,11 @@ export class AzureInstances {
    * apply), or failed.
    * @throws the errors of {@link get}.
    */
-  async observeUpdate(resourceId: string, target: ScaleTarget, options: CallOptions = {}): Promise<UpdateObservation> {
+  async observeUpdate(
+    resourceId: string,
+    target: ScaleTarget,
+    options: CallOptions = {},
+  ): Promise<UpdateObservation> {
     const instance = await this.get(resourceId, options);
     if (!instance.terminal) return { state: "inProgress", instance };
     if (instance.provisioningState.toLowerCase() !== "succeeded") return { state: "failed", instance };
@@ -450,7 +481,11 @@ export class AzureInstances {
 }
 
 /** Checks a unit count against a ladder; throws InvalidRequestError naming the allowed values. */
-export function checkOnLadder(target: ScaleTarget, ladders: UnitLadders, operation = "instances.beginScale"): void {
+export function checkOnLadder(
+  target: ScaleTarget,
+  ladders: UnitLadders,
+  operation = "instances.beginScale",
+): void {
   const ladder = ladders[target.sku];
   if (!ladder.includes(target.units)) {
     throw new InvalidRequestError(

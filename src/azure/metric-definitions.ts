@@ -50,7 +50,13 @@ export interface MetricDefinition {
 const PER_MINUTE = 1 / 60;
 
 const SIGNALR: readonly MetricDefinition[] = [
-  { name: "ServerLoad", displayName: "Server Load", field: "serverLoadPercent", aggregation: "maximum", scale: 1 },
+  {
+    name: "ServerLoad",
+    displayName: "Server Load",
+    field: "serverLoadPercent",
+    aggregation: "maximum",
+    scale: 1,
+  },
   {
     name: "ConnectionQuotaUtilization",
     displayName: "Connection Quota Utilization",
@@ -58,7 +64,13 @@ const SIGNALR: readonly MetricDefinition[] = [
     aggregation: "maximum",
     scale: 1,
   },
-  { name: "ConnectionCount", displayName: "Connection Count", field: "connections", aggregation: "maximum", scale: 1 },
+  {
+    name: "ConnectionCount",
+    displayName: "Connection Count",
+    field: "connections",
+    aggregation: "maximum",
+    scale: 1,
+  },
   {
     name: "MessageCount",
     displayName: "Message Count",
@@ -83,7 +95,13 @@ const SIGNALR: readonly MetricDefinition[] = [
 ];
 
 const WEBPUBSUB: readonly MetricDefinition[] = [
-  { name: "ServerLoad", displayName: "Server Load", field: "serverLoadPercent", aggregation: "maximum", scale: 1 },
+  {
+    name: "ServerLoad",
+    displayName: "Server Load",
+    field: "serverLoadPercent",
+    aggregation: "maximum",
+    scale: 1,
+  },
   {
     name: "ConnectionQuotaUtilization",
     displayName: "Connection Quota Utilization",
@@ -121,7 +139,11 @@ export const METRIC_DEFINITIONS: Readonly<Record<ServiceKind, readonly MetricDef
 };
 
 /** The SignalR metric split by its `Endpoint` dimension (values `client` and `server`). */
-export const ENDPOINT_SPLIT = { metric: "ConnectionCount", dimension: "Endpoint", filter: "Endpoint eq '*'" } as const;
+export const ENDPOINT_SPLIT = {
+  metric: "ConnectionCount",
+  dimension: "Endpoint",
+  filter: "Endpoint eq '*'",
+} as const;
 
 /** Grain of every query. */
 export const METRIC_GRAIN = "PT1M";

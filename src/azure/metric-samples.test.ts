@@ -1,11 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { addEndpointSplit, type MetricLike, resultsByResource, samplesOf } from "./metric-samples.js";
+import {
+  addEndpointSplit,
+  type DataPointLike,
+  type MetricLike,
+  resultsByResource,
+  samplesOf,
+} from "./metric-samples.js";
 
 const RID = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/hub";
 const t0 = new Date("2025-03-01T12:00:00Z");
 const t1 = new Date("2025-03-01T12:01:00Z");
 
-function metric(name: string, data: MetricLike["timeseries"][number]["data"], displayName = name): MetricLike {
+function metric(name: string, data: readonly DataPointLike[], displayName = name): MetricLike {
   return {
     id: `${RID}/providers/Microsoft.Insights/metrics/${name}`,
     name: displayName,
@@ -21,7 +27,10 @@ describe("samplesOf", () => {
       metrics: [
         metric("ServerLoad", [{ timeStamp: t0, maximum: 42, average: 30 }, { timeStamp: t1 }], "Server Load"),
         metric("ConnectionQuotaUtilization", [{ timeStamp: t0, maximum: 55 }, { timeStamp: t1 }]),
-        metric("ConnectionCount", [{ timeStamp: t0, maximum: 5500 }, { timeStamp: t1, maximum: 5600 }]),
+        metric("ConnectionCount", [
+          { timeStamp: t0, maximum: 5500 },
+          { timeStamp: t1, maximum: 5600 },
+        ]),
         metric("MessageCount", [{ timeStamp: t0, total: 6000 }, { timeStamp: t1 }]),
         metric("InboundTraffic", [{ timeStamp: t0, total: 120_000 }, { timeStamp: t1 }]),
         metric("OutboundTraffic", [{ timeStamp: t0, total: 0 }, { timeStamp: t1 }]),
@@ -74,7 +83,10 @@ describe("samplesOf", () => {
       name: "Connection Count",
       timeseries: [
         { metadatavalues: [{ name: "endpoint", value: "client" }], data: [{ timeStamp: t0, maximum: 900 }] },
-        { metadatavalues: [{ name: "endpoint", value: "server" }], data: [{ timeStamp: t0, maximum: 100 }, { timeStamp: t1 }] },
+        {
+          metadatavalues: [{ name: "endpoint", value: "server" }],
+          data: [{ timeStamp: t0, maximum: 100 }, { timeStamp: t1 }],
+        },
       ],
     };
     const samples = samplesOf("SignalR", RID, { metrics: [split] });

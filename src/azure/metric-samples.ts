@@ -9,7 +9,12 @@
  *   name or display name — the SDK returns the localized display name as `metric.name`.
  */
 import type { ServiceKind } from "../capacity/index.js";
-import { type AggregationField, type MetricDefinition, METRIC_DEFINITIONS, type SampleField } from "./metric-definitions.js";
+import {
+  type AggregationField,
+  METRIC_DEFINITIONS,
+  type MetricDefinition,
+  type SampleField,
+} from "./metric-definitions.js";
 import { resourceKey } from "./resource-id.js";
 
 /** One minute of one instance's metrics. Units: %, connections, messages/s, bytes/s. */
@@ -72,7 +77,9 @@ export function findMetric(metrics: readonly MetricLike[], def: MetricDefinition
   const wanted = def.name.toLowerCase();
   return (
     metrics.find((m) => metricNameOf(m).toLowerCase() === wanted) ??
-    metrics.find((m) => m.name.toLowerCase() === wanted || m.name.toLowerCase() === def.displayName.toLowerCase())
+    metrics.find(
+      (m) => m.name.toLowerCase() === wanted || m.name.toLowerCase() === def.displayName.toLowerCase(),
+    )
   );
 }
 
@@ -115,7 +122,11 @@ function emptySample(resourceId: string, t: number): MetricSample {
 }
 
 /** Samples of one resource, sorted by time, one per timestamp any metric returned. */
-export function samplesOf(service: ServiceKind, resourceId: string, result: MetricsResultLike): MetricSample[] {
+export function samplesOf(
+  service: ServiceKind,
+  resourceId: string,
+  result: MetricsResultLike,
+): MetricSample[] {
   const byTime = new Map<number, MetricSample>();
   for (const def of METRIC_DEFINITIONS[service]) {
     const values = seriesValues(findMetric(result.metrics, def), def.aggregation);

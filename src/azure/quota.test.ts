@@ -6,7 +6,10 @@ describe("parseQuotaHeaders", () => {
     const r = parseQuotaHeaders([
       ["x-ms-ratelimit-remaining-subscription-reads", "11999"],
       ["X-Ms-Ratelimit-Remaining-Subscription-Writes", "1199"],
-      ["x-ms-ratelimit-remaining-resource", "Microsoft.SignalRService/Get;99, Microsoft.SignalRService/Put;9"],
+      [
+        "x-ms-ratelimit-remaining-resource",
+        "Microsoft.SignalRService/Get;99, Microsoft.SignalRService/Put;9",
+      ],
       ["x-ms-routing-request-id", "WESTEUROPE:20250301T120000Z:abc"],
       ["content-type", "application/json"],
     ]);
@@ -24,7 +27,11 @@ describe("parseQuotaHeaders", () => {
   it("records the latest reading per scope", () => {
     const q = new QuotaRecorder();
     const scope = { subscriptionId: "s", region: "westeurope" };
-    q.record(scope, { remaining: { "subscription-reads": 10, "subscription-writes": 5 }, resource: {} }, new Date(1));
+    q.record(
+      scope,
+      { remaining: { "subscription-reads": 10, "subscription-writes": 5 }, resource: {} },
+      new Date(1),
+    );
     q.record(scope, { remaining: { "subscription-reads": 9 }, resource: {} }, new Date(2));
     expect(q.get(scope)?.remaining).toEqual({ "subscription-reads": 9, "subscription-writes": 5 });
     expect(q.snapshot()).toHaveLength(1);

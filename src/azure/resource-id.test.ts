@@ -10,7 +10,8 @@ import {
   UnknownServiceError,
 } from "./resource-id.js";
 
-const SIGNALR = "/subscriptions/0000-1111/resourceGroups/rg-chat/providers/Microsoft.SignalRService/SignalR/chat-prod";
+const SIGNALR =
+  "/subscriptions/0000-1111/resourceGroups/rg-chat/providers/Microsoft.SignalRService/SignalR/chat-prod";
 
 describe("parseResourceId", () => {
   it("parses a SignalR ID", () => {
@@ -29,7 +30,9 @@ describe("parseResourceId", () => {
       "/SUBSCRIPTIONS/abc/resourcegroups/My.Group(1)/providers/microsoft.signalrservice/webpubsub/hub1/",
     );
     expect(ref.service).toBe("WebPubSub");
-    expect(ref.id).toBe("/subscriptions/abc/resourceGroups/My.Group(1)/providers/Microsoft.SignalRService/WebPubSub/hub1");
+    expect(ref.id).toBe(
+      "/subscriptions/abc/resourceGroups/My.Group(1)/providers/Microsoft.SignalRService/WebPubSub/hub1",
+    );
   });
 
   it.each([
@@ -40,7 +43,10 @@ describe("parseResourceId", () => {
     ["/subscriptions/a/groups/rg/providers/Microsoft.SignalRService/SignalR/abc", '"resourceGroups"'],
     ["/subscriptions/a/resourceGroups/rg./providers/Microsoft.SignalRService/SignalR/abc", "resource group"],
     ["/subscriptions/a/resourceGroups/rg/providers/Microsoft.Web/sites/abc", "provider"],
-    ["/subscriptions/a/resourceGroups/rg/providers/Microsoft.SignalRService/Redis/abc", "neither SignalR nor WebPubSub"],
+    [
+      "/subscriptions/a/resourceGroups/rg/providers/Microsoft.SignalRService/Redis/abc",
+      "neither SignalR nor WebPubSub",
+    ],
     ["/subscriptions/a/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/ab", "name"],
     ["/subscriptions/a/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/1abc", "name"],
     ["/subscriptions/a/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/abc-", "name"],
@@ -78,7 +84,12 @@ describe("keys", () => {
     expect(sameResource(SIGNALR, SIGNALR.toUpperCase())).toBe(true);
     expect(resourceKey(`${SIGNALR}/`)).toBe(SIGNALR.toLowerCase());
     expect(
-      formatResourceId({ subscriptionId: "0000-1111", resourceGroup: "rg-chat", service: "SignalR", name: "chat-prod" }),
+      formatResourceId({
+        subscriptionId: "0000-1111",
+        resourceGroup: "rg-chat",
+        service: "SignalR",
+        name: "chat-prod",
+      }),
     ).toBe(SIGNALR);
   });
 });

@@ -29,14 +29,18 @@ describe("retryAfterFromHeaders", () => {
 
   it("prefers the millisecond headers", () => {
     expect(retryAfterFromHeaders(headers({ "retry-after-ms": "250", "retry-after": "9" }), NOW)).toBe(250);
-    expect(retryAfterFromHeaders(headers({ "x-ms-retry-after-ms": "900", "retry-after": "9" }), NOW)).toBe(900);
+    expect(retryAfterFromHeaders(headers({ "x-ms-retry-after-ms": "900", "retry-after": "9" }), NOW)).toBe(
+      900,
+    );
   });
 
   it("caps the wait", () => {
     expect(retryAfterFromHeaders(headers({ "retry-after": "86400" }), NOW)).toBe(DEFAULT_RETRY_AFTER_CAP_MS);
-    expect(retryAfterFromHeaders(headers({ "retry-after": "Sun, 02 Mar 2025 12:00:00 GMT" }), NOW, { capMs: 10_000 })).toBe(
-      10_000,
-    );
+    expect(
+      retryAfterFromHeaders(headers({ "retry-after": "Sun, 02 Mar 2025 12:00:00 GMT" }), NOW, {
+        capMs: 10_000,
+      }),
+    ).toBe(10_000);
   });
 
   it("falls back to the default when no header is usable", () => {

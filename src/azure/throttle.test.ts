@@ -10,7 +10,9 @@ describe("ThrottleGate", () => {
     const b = { subscriptionId: "sub-a", region: "eastus" };
     gate.block(a, new Date("2025-03-01T12:00:30Z"));
     expect(() => gate.check(b, "op")).not.toThrow();
-    expect(() => gate.check({ subscriptionId: "SUB-A", region: "West Europe" }, "op")).toThrow(ThrottledError);
+    expect(() => gate.check({ subscriptionId: "SUB-A", region: "West Europe" }, "op")).toThrow(
+      ThrottledError,
+    );
     try {
       gate.check(a, "op");
     } catch (err) {

@@ -1,0 +1,331 @@
+/**
+ * The emulator's control API, in process ({@link EmulatorControl}) and over HTTPS under
+ * `/_emulator` (no token needed; loopback only):
+ *
+ * | method | path                              | body / query                                             | does |
+ * |--------|-----------------------------------|----------------------------------------------------------|------|
+ * | GET    | `/_emulator/state`                |                                                          | clock, timing, instances with their current traffic, faults, autoscale settings, call counters |
+ * | POST   | `/_emulator/instances`            | instance (below)                                         | adds or replaces an instance |
+ * | PATCH  | `/_emulator/instances`            | `{ resourceId, sku?, units?, provisioningState?, <demand> }` | changes it at once (no operation) |
+ * | DELETE | `/_emulator/instances?resourceId=`|                                                          | removes it |
+ * | POST   | `/_emulator/faults`               | fault rule (`faults.ts`)                                 | adds a rule → `{ id, … }` |
+ * | GET    | `/_emulator/faults`               |                                                          | rules with their counters |
+ * | DELETE | `/_emulator/faults[/{id}]`        |                                                          | removes one rule or all |
+ * | POST   | `/_emulator/clock`                | `{ time?, speed?, advanceSeconds? }`                     | sets the virtual clock |
+ * | POST   | `/_emulator/timing`               | `{ scaleDurationSeconds?, ingestionDelaySeconds? }`      | changes operation and ingestion times |
+ * | POST   | `/_emulator/autoscalesettings`    | `{ targetResourceId, enabled?, minimum?, maximum?, default? }` | adds a native autoscale setting |
+ * | DELETE | `/_emulator/autoscalesettings`    |                                                          | removes them all |
+ * | GET    | `/_emulator/requests`             |                                                          | the last requests served (method, path, status, fault) |
+ * | DELETE | `/_emulator/requests`             |                                                          | clears that log and the counters |
+ *
+ * Instance body: `{ resourceId, location?, sku?, units?, provisioningState?, tags?, mix?
+ * ("broadcast=0.2,echo=0.8"), messageSizeBytes?, <demand> }`, where `<demand>` is
+ * `connections` (fixed), or `pattern` (`constant` | `daily` | `ramp`) with `peakConnections`, or
+ * `traceCsv` (the text of a `timestamp,value` trace) with `peakConnections`.
+ */
+import { parseResourceId, ResourceIdError } from "../azure/resource-id.js";
+import { type ServiceKind, WorkloadError } from "../capacity/index.js";
+import { type DemandSpec, parsePattern } from "./demand.js";
+import { type FaultRule, type FaultSpec, FaultSpecError } from "./faults.js";
+import {
+  armError,
+  type EmulatorRequest,
+  type EmulatorResponse,
+  INVALID_JSON,
+  json,
+  queryParam,
+} from "./http.js";
+import {
+  type AutoscaleSettingRecord,
+  type InstanceSpec,
+  type InstanceView,
+  isSkuName,
+  StateError,
+} from "./state.js";
+import { parseTrace, TraceFormatError } from "./trace.js";
+import { parseMix, type TrafficMinute } from "./traffic.js";
+
+/** One request the emulator served (control requests are not logged). */
+export interface RequestRecord {
+  /** Virtual time. */
+  at: string;
+  method: string;
+  path: string;
+  kind: "armRead" | "armWrite" | "getBatch" | "other";
+  status: number;
+  /** Subscription of the request path. */
+  subscriptionId?: string;
+  /** Region of a getBatch endpoint. */
+  region?: string;
+  /** Resource IDs of a getBatch body. */
+  resourceIds?: string[];
+  /** ID of the fault rule that fired. */
+  fault?: string;
+}
+
+/** Counts of requests served. */
+export interface CallCounters {
+  total: number;
+  armReads: number;
+  armWrites: number;
+  getBatch: number;
+  /** Requests a fault rule answered. */
+  faulted: number;
+  /** Requests refused by the ARM rate limit. */
+  rateLimited: number;
+}
+
+/** A snapshot for `GET /_emulator/state`. */
+export interface EmulatorSnapshot {
+  now: string;
+  speed: number;
+  scaleDurationSeconds: number;
+  ingestionDelaySeconds: number;
+  instances: (Omit<InstanceView, "ref" | "createdAt" | "mix"> & {
+    service: ServiceKind;
+    createdAt: string;
+    mix: string;
+    traffic?: TrafficMinute;
+  })[];
+  faults: FaultRule[];
+  autoscaleSettings: AutoscaleSettingRecord[];
+  calls: CallCounters;
+}
+
+/** The control operations, in process. */
+export interface EmulatorControl {
+  addInstance(spec: InstanceSpec): InstanceView;
+  updateInstance(
+    resourceId: string,
+    patch: { sku?: string; units?: number; provisioningState?: string },
+  ): InstanceView;
+  setDemand(resourceId: string, demand: { demand?: DemandSpec; connections?: number }): InstanceView;
+  removeInstance(resourceId: string): boolean;
+  instance(resourceId: string): InstanceView | undefined;
+  instances(): InstanceView[];
+  /** The traffic of the minute containing `at` (default: the last complete minute). */
+  traffic(resourceId: string, at?: Date): TrafficMinute | undefined;
+  addFault(spec: FaultSpec): FaultRule;
+  removeFault(id: string): boolean;
+  clearFaults(): void;
+  faults(): FaultRule[];
+  now(): Date;
+  setClock(change: { time?: Date; speed?: number }): void;
+  advance(ms: number): void;
+  setTiming(timing: { scaleDurationMs?: number; ingestionDelayMs?: number }): void;
+  addAutoscaleSetting(spec: {
+    targetResourceId: string;
+    name?: string;
+    enabled?: boolean;
+    minimum?: number;
+    maximum?: number;
+    default?: number;
+  }): AutoscaleSettingRecord;
+  clearAutoscaleSettings(): void;
+  requests(): RequestRecord[];
+  calls(): CallCounters;
+  resetRequests(): void;
+  snapshot(): EmulatorSnapshot;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function num(body: Record<string, unknown>, key: string): number | undefined {
+  const v = body[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== "number" || !Number.isFinite(v))
+    throw new StateError(400, "InvalidRequest", `${key} must be a number`);
+  return v;
+}
+
+function str(body: Record<string, unknown>, key: string): string | undefined {
+  const v = body[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== "string") throw new StateError(400, "InvalidRequest", `${key} must be a string`);
+  return v;
+}
+
+/** Reads the demand fields of a control body. */
+export function demandFromJson(body: Record<string, unknown>): { demand?: DemandSpec; connections?: number } {
+  const connections = num(body, "connections");
+  if (connections !== undefined) return { connections };
+  const peak = num(body, "peakConnections");
+  const pattern = str(body, "pattern");
+  const traceCsv = str(body, "traceCsv");
+  if (pattern === undefined && traceCsv === undefined) {
+    if (peak !== undefined)
+      throw new StateError(400, "InvalidRequest", "peakConnections needs pattern or traceCsv");
+    return {};
+  }
+  if (peak === undefined)
+    throw new StateError(400, "InvalidRequest", "pattern and traceCsv need peakConnections");
+  if (traceCsv !== undefined) {
+    return { demand: { kind: "trace", trace: parseTrace(traceCsv, "traceCsv"), peakConnections: peak } };
+  }
+  return { demand: { kind: "pattern", pattern: parsePattern(pattern as string), peakConnections: peak } };
+}
+
+/** Reads an instance body. */
+export function instanceFromJson(body: Record<string, unknown>): InstanceSpec {
+  const resourceId = str(body, "resourceId");
+  if (!resourceId) throw new StateError(400, "InvalidRequest", "resourceId is required");
+  const ref = parseResourceId(resourceId);
+  const sku = str(body, "sku");
+  if (sku !== undefined && !isSkuName(sku)) throw new StateError(400, "InvalidSku", `unknown SKU "${sku}"`);
+  const mixText = str(body, "mix");
+  const size = num(body, "messageSizeBytes");
+  const spec: InstanceSpec = { resourceId: ref.id, ...demandFromJson(body) };
+  const location = str(body, "location");
+  if (location !== undefined) spec.location = location;
+  if (sku !== undefined) spec.sku = sku as InstanceSpec["sku"] & string;
+  const units = num(body, "units");
+  if (units !== undefined) spec.units = units;
+  const state = str(body, "provisioningState");
+  if (state !== undefined) spec.provisioningState = state;
+  if (isObject(body["tags"])) {
+    spec.tags = Object.fromEntries(Object.entries(body["tags"]).map(([k, v]) => [k, String(v)]));
+  }
+  if (mixText !== undefined || size !== undefined) {
+    spec.mix = parseMix(
+      ref.service,
+      mixText ?? (ref.service === "SignalR" ? "echo" : "cloudEventsEcho"),
+      size,
+    );
+  }
+  return spec;
+}
+
+function toResponse(err: unknown): EmulatorResponse {
+  if (err instanceof StateError) return armError(err.status, err.code, err.message);
+  if (
+    err instanceof ResourceIdError ||
+    err instanceof FaultSpecError ||
+    err instanceof TraceFormatError ||
+    err instanceof WorkloadError ||
+    err instanceof RangeError
+  ) {
+    return armError(400, "InvalidRequest", err.message);
+  }
+  throw err;
+}
+
+/** Handles `/_emulator/…`; `undefined` for other paths. */
+export function handleControl(req: EmulatorRequest, control: EmulatorControl): EmulatorResponse | undefined {
+  if (!req.path.startsWith("/_emulator")) return undefined;
+  const seg = req.path.split("/").filter((s) => s !== "");
+  const route = `${req.method} /${seg.slice(0, 2).join("/")}`;
+  if (req.body === INVALID_JSON) return armError(400, "InvalidRequest", "the body is not valid JSON");
+  const body = isObject(req.body) ? req.body : {};
+  try {
+    switch (route) {
+      case "GET /_emulator/state":
+        return json(200, control.snapshot());
+      case "POST /_emulator/instances":
+        return json(201, viewJson(control.addInstance(instanceFromJson(body))));
+      case "PATCH /_emulator/instances": {
+        const resourceId = str(body, "resourceId");
+        if (!resourceId) return armError(400, "InvalidRequest", "resourceId is required");
+        const sku = str(body, "sku");
+        const units = num(body, "units");
+        const provisioningState = str(body, "provisioningState");
+        let view = control.updateInstance(resourceId, {
+          ...(sku !== undefined ? { sku } : {}),
+          ...(units !== undefined ? { units } : {}),
+          ...(provisioningState !== undefined ? { provisioningState } : {}),
+        });
+        const demand = demandFromJson(body);
+        if (demand.demand || demand.connections !== undefined) view = control.setDemand(resourceId, demand);
+        return json(200, viewJson(view));
+      }
+      case "DELETE /_emulator/instances": {
+        const id = queryParam(req.query, "resourceId");
+        if (!id) return armError(400, "InvalidRequest", "resourceId query parameter is required");
+        return control.removeInstance(id) ? { status: 204 } : armError(404, "NotFound", `no instance ${id}`);
+      }
+      case "POST /_emulator/faults":
+        return json(201, control.addFault(body as unknown as FaultSpec));
+      case "GET /_emulator/faults":
+        return json(200, control.faults());
+      case "DELETE /_emulator/faults": {
+        const id = seg[2];
+        if (id === undefined) {
+          control.clearFaults();
+          return { status: 204 };
+        }
+        return control.removeFault(id) ? { status: 204 } : armError(404, "NotFound", `no fault ${id}`);
+      }
+      case "POST /_emulator/clock": {
+        const time = str(body, "time");
+        const speed = num(body, "speed");
+        const advance = num(body, "advanceSeconds");
+        if (time !== undefined) {
+          const t = new Date(time);
+          if (!Number.isFinite(t.getTime()))
+            return armError(400, "InvalidRequest", `"${time}" is not a time`);
+          control.setClock({ time: t });
+        }
+        if (speed !== undefined) control.setClock({ speed });
+        if (advance !== undefined) control.advance(advance * 1000);
+        return json(200, { now: control.now().toISOString(), speed: control.snapshot().speed });
+      }
+      case "POST /_emulator/timing": {
+        const scale = num(body, "scaleDurationSeconds");
+        const ingestion = num(body, "ingestionDelaySeconds");
+        control.setTiming({
+          ...(scale !== undefined ? { scaleDurationMs: scale * 1000 } : {}),
+          ...(ingestion !== undefined ? { ingestionDelayMs: ingestion * 1000 } : {}),
+        });
+        const s = control.snapshot();
+        return json(200, {
+          scaleDurationSeconds: s.scaleDurationSeconds,
+          ingestionDelaySeconds: s.ingestionDelaySeconds,
+        });
+      }
+      case "POST /_emulator/autoscalesettings": {
+        const targetResourceId = str(body, "targetResourceId");
+        if (!targetResourceId) return armError(400, "InvalidRequest", "targetResourceId is required");
+        const enabled = body["enabled"];
+        const name = str(body, "name");
+        const minimum = num(body, "minimum");
+        const maximum = num(body, "maximum");
+        const dflt = num(body, "default");
+        return json(
+          201,
+          control.addAutoscaleSetting({
+            targetResourceId,
+            ...(name !== undefined ? { name } : {}),
+            ...(typeof enabled === "boolean" ? { enabled } : {}),
+            ...(minimum !== undefined ? { minimum } : {}),
+            ...(maximum !== undefined ? { maximum } : {}),
+            ...(dflt !== undefined ? { default: dflt } : {}),
+          }),
+        );
+      }
+      case "DELETE /_emulator/autoscalesettings":
+        control.clearAutoscaleSettings();
+        return { status: 204 };
+      case "GET /_emulator/requests":
+        return json(200, { calls: control.calls(), requests: control.requests() });
+      case "DELETE /_emulator/requests":
+        control.resetRequests();
+        return { status: 204 };
+      default:
+        return armError(404, "NotFound", `no control route ${route}`);
+    }
+  } catch (err) {
+    return toResponse(err);
+  }
+}
+
+/** An instance view as JSON. */
+export function viewJson(view: InstanceView): Record<string, unknown> {
+  const { ref, createdAt, mix, ...rest } = view;
+  return {
+    ...rest,
+    service: ref.service,
+    createdAt: createdAt.toISOString(),
+    mix: mix.entries.map((e) => `${e.scenario}=${e.share}`).join(","),
+  };
+}

@@ -1,0 +1,235 @@
+/**
+ * `startEmulator`: an HTTPS stand-in for Azure Resource Manager (SignalR, Web PubSub, autoscale
+ * settings) and the Azure Monitor metrics data plane, on loopback, driven by the traffic model on a
+ * virtual clock. Used by integration tests, `demo` and the `emulator` command.
+ *
+ * At start it makes a CA and a server certificate (`tls.ts`) and writes the CA to `caPath` (or a
+ * new temporary directory, removed at stop): point the SDKs at `armEndpoint` and
+ * `metricsEndpoint(region)` with the pipeline option `tlsOptions: { ca: caPem }`.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { parseResourceId } from "../azure/resource-id.js";
+import { createVirtualClock, type VirtualClock } from "./clock.js";
+import type { EmulatorControl, EmulatorSnapshot } from "./control.js";
+import { viewJson } from "./control.js";
+import type { DemandSpec } from "./demand.js";
+import { FaultTable } from "./faults.js";
+import { RateLimiter } from "./ratelimit.js";
+import { RequestLog } from "./request-log.js";
+import { createEmulatorServer } from "./server.js";
+import { EmulatorState, type InstanceSpec, isSkuName, StateError } from "./state.js";
+import { generateTlsMaterial } from "./tls.js";
+import type { TrafficMinute } from "./traffic.js";
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+const MINUTE = 60_000;
+
+export interface EmulatorOptions {
+  /** Loopback address to listen on: `127.0.0.1` (default), `::1` or `localhost`. */
+  host?: string;
+  /** Port (default 0: any free port). */
+  port?: number;
+  /** Where to write the CA certificate (default: a new temporary directory, removed at stop). */
+  caPath?: string;
+  /** The virtual clock (default: one created from `start` and `speed`). */
+  clock?: VirtualClock;
+  /** Virtual start time (default: now). */
+  start?: Date;
+  /** Virtual ms per real ms (default 1). */
+  speed?: number;
+  /** Virtual time a scale or create takes, ms (default 3 minutes). */
+  scaleDurationMs?: number;
+  /** Virtual time before a minute's metrics are fully ingested, ms (default 3 minutes). */
+  ingestionDelayMs?: number;
+  /** Relative noise on server load (default 0.05). */
+  noiseAmplitude?: number;
+  /** Noise seed (default `emulator`). */
+  seed?: string;
+  /** Apply ARM's per-subscription read/write token buckets (default true). */
+  armRateLimit?: boolean;
+  /** Items per page of ARM lists (default 100). */
+  armPageSize?: number;
+  /** Demand of instances added without one (default: daily pattern, peak 10,000 connections). */
+  defaultDemand?: DemandSpec;
+  /** Instances to create at start. */
+  instances?: InstanceSpec[];
+  /** Called for each Azure request served (not control requests). */
+  onRequest?: Parameters<typeof createEmulatorServer>[0]["onRequest"];
+}
+
+export interface RunningEmulator {
+  /** `https://127.0.0.1:<port>`. */
+  url: string;
+  /** ARM endpoint: pass as `endpoint` / `$host` of the ARM clients. */
+  armEndpoint: string;
+  /** Metrics endpoint of a region: `<url>/metrics/<region>`. */
+  metricsEndpoint: (region: string) => string;
+  /** The same as a template: `<url>/metrics/{region}`. */
+  metricsEndpointTemplate: string;
+  /** Control API base: `<url>/_emulator`. */
+  controlEndpoint: string;
+  /** Path of the CA certificate file. */
+  caPath: string;
+  /** The CA certificate, PEM. */
+  caPem: string;
+  clock: VirtualClock;
+  state: EmulatorState;
+  control: EmulatorControl;
+  /** Stops the server and removes the temporary CA directory, if one was made. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the emulator.
+ * @throws RangeError for a host that is not loopback; the errors of `addInstance` for bad
+ *   `instances`; I/O errors writing the CA.
+ */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const host = options.host ?? "127.0.0.1";
+  if (!LOOPBACK.has(host))
+    throw new RangeError(`the emulator listens on loopback only (127.0.0.1, ::1, localhost), not "${host}"`);
+  const clock =
+    options.clock ??
+    createVirtualClock({
+      ...(options.start ? { start: options.start } : {}),
+      ...(options.speed !== undefined ? { speed: options.speed } : {}),
+    });
+  const state = new EmulatorState({
+    clock,
+    ...(options.scaleDurationMs !== undefined ? { scaleDurationMs: options.scaleDurationMs } : {}),
+    ...(options.ingestionDelayMs !== undefined ? { ingestionDelayMs: options.ingestionDelayMs } : {}),
+    ...(options.noiseAmplitude !== undefined ? { noiseAmplitude: options.noiseAmplitude } : {}),
+    ...(options.seed !== undefined ? { seed: options.seed } : {}),
+    ...(options.defaultDemand ? { defaultDemand: options.defaultDemand } : {}),
+  });
+  for (const spec of options.instances ?? []) state.addInstance(spec);
+  const faults = new FaultTable();
+  const log = new RequestLog();
+  const limiter = options.armRateLimit === false ? undefined : new RateLimiter();
+  const control = createControl(state, faults, log, limiter);
+
+  const tls = await generateTlsMaterial({ now: new Date() });
+  let tempDir: string | undefined;
+  let caPath = options.caPath;
+  if (caPath === undefined) {
+    tempDir = await mkdtemp(join(tmpdir(), "signalr-autoscaler-emulator-"));
+    caPath = join(tempDir, "ca.pem");
+  } else {
+    await mkdir(dirname(caPath), { recursive: true });
+  }
+  await writeFile(caPath, tls.caPem, { mode: 0o644 });
+
+  const server = createEmulatorServer({
+    state,
+    faults,
+    control,
+    log,
+    tls,
+    ...(limiter ? { limiter } : {}),
+    ...(options.armPageSize ? { armPageSize: options.armPageSize } : {}),
+    ...(options.onRequest ? { onRequest: options.onRequest } : {}),
+  });
+  let port: number;
+  try {
+    port = await server.listen(host, options.port ?? 0);
+  } catch (err) {
+    if (tempDir) await rm(tempDir, { recursive: true, force: true });
+    throw err;
+  }
+  const hostPart = host === "::1" ? "[::1]" : host;
+  const url = `https://${hostPart}:${port}`;
+  let stopped = false;
+  return {
+    url,
+    armEndpoint: url,
+    metricsEndpoint: (region) => `${url}/metrics/${region.replace(/\s+/g, "").toLowerCase()}`,
+    metricsEndpointTemplate: `${url}/metrics/{region}`,
+    controlEndpoint: `${url}/_emulator`,
+    caPath,
+    caPem: tls.caPem,
+    clock,
+    state,
+    control,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await server.close();
+      if (tempDir) await rm(tempDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function createControl(
+  state: EmulatorState,
+  faults: FaultTable,
+  log: RequestLog,
+  limiter: RateLimiter | undefined,
+): EmulatorControl {
+  const traffic = (resourceId: string, at?: Date): TrafficMinute | undefined => {
+    const t = at?.getTime() ?? state.clock.nowMs() - MINUTE;
+    return state.bucket(resourceId, Math.floor(t / MINUTE) * MINUTE)?.traffic;
+  };
+  const control: EmulatorControl = {
+    addInstance: (spec) => state.addInstance(spec),
+    updateInstance: (resourceId, patch) => {
+      if (patch.sku !== undefined && !isSkuName(patch.sku)) {
+        throw new StateError(400, "InvalidSku", `unknown SKU "${patch.sku}"`);
+      }
+      return state.patchInstance(parseResourceId(resourceId).id, {
+        ...(patch.sku !== undefined
+          ? { sku: patch.sku as Parameters<typeof state.patchInstance>[1]["sku"] & string }
+          : {}),
+        ...(patch.units !== undefined ? { units: patch.units } : {}),
+        ...(patch.provisioningState !== undefined ? { provisioningState: patch.provisioningState } : {}),
+      });
+    },
+    setDemand: (resourceId, demand) => state.setDemand(resourceId, demand),
+    removeInstance: (resourceId) => state.removeInstance(resourceId),
+    instance: (resourceId) => state.getInstance(resourceId),
+    instances: () => state.listInstances(),
+    traffic,
+    addFault: (spec) => faults.add(spec),
+    removeFault: (id) => faults.remove(id),
+    clearFaults: () => faults.clear(),
+    faults: () => faults.list(),
+    now: () => state.clock.now(),
+    setClock: (change) => {
+      if (change.time) state.clock.set(change.time);
+      if (change.speed !== undefined) state.clock.setSpeed(change.speed);
+      limiter?.reset();
+    },
+    advance: (ms) => state.clock.advance(ms),
+    setTiming: (timing) => {
+      for (const [k, v] of Object.entries(timing)) {
+        if (v !== undefined && (!Number.isFinite(v) || v < 0))
+          throw new RangeError(`${k} must be ≥ 0, got ${v}`);
+      }
+      if (timing.scaleDurationMs !== undefined) state.scaleDurationMs = timing.scaleDurationMs;
+      if (timing.ingestionDelayMs !== undefined) state.ingestionDelayMs = timing.ingestionDelayMs;
+    },
+    addAutoscaleSetting: (spec) => state.addAutoscaleSetting(spec),
+    clearAutoscaleSettings: () => state.clearAutoscaleSettings(),
+    requests: () => log.records(),
+    calls: () => log.counters(),
+    resetRequests: () => log.clear(),
+    snapshot: (): EmulatorSnapshot => ({
+      now: state.clock.now().toISOString(),
+      speed: state.clock.speed,
+      scaleDurationSeconds: state.scaleDurationMs / 1000,
+      ingestionDelaySeconds: state.ingestionDelayMs / 1000,
+      instances: state.listInstances().map((v) => {
+        const t = traffic(v.resourceId);
+        return {
+          ...(viewJson(v) as Omit<EmulatorSnapshot["instances"][number], "traffic">),
+          ...(t ? { traffic: t } : {}),
+        };
+      }),
+      faults: faults.list(),
+      autoscaleSettings: state.listAutoscaleSettings(),
+      calls: log.counters(),
+    }),
+  };
+  return control;
+}

@@ -1,0 +1,188 @@
+/**
+ * Fault injection: rules matched by HTTP method and path pattern (and, for metrics, resource IDs),
+ * each with a count of how often it fired. The table decides; the server carries out the action.
+ *
+ * Path patterns are globs on the URL path (no query), case-insensitive: `*` matches within one
+ * segment, `**` across segments. Examples: `/subscriptions/sub-a/**`, `**\/SignalR/hub-1`,
+ * `**\/metrics:getBatch`.
+ *
+ * Actions:
+ * - `status`: answer with an HTTP status and an ARM error body (`code`, `message`); with
+ *   `retryAfterSeconds`, a `Retry-After` header, as seconds or (`retryAfterFormat: "date"`) as an
+ *   HTTP date on the emulator's clock. Use it for 429, 409, 500, 503, 401, 403, 404, 400;
+ * - `delay`: wait `ms` real milliseconds, then answer normally (slow answers);
+ * - `hang`: never answer (the client times out); the connection closes when the emulator stops;
+ * - `reset`: destroy the connection without an answer;
+ * - `nullSeries`: getBatch data points keep their timestamps but have no values;
+ * - `emptyTimeseries`: getBatch metrics come with `timeseries: []`;
+ * - `notApplied`: an update (PATCH/PUT) runs and reports Succeeded but does not change the SKU or units.
+ */
+
+export type FaultAction =
+  | {
+      kind: "status";
+      status: number;
+      code?: string;
+      message?: string;
+      retryAfterSeconds?: number;
+      retryAfterFormat?: "seconds" | "date";
+    }
+  | { kind: "delay"; ms: number }
+  | { kind: "hang" }
+  | { kind: "reset" }
+  | { kind: "nullSeries" }
+  | { kind: "emptyTimeseries" }
+  | { kind: "notApplied" };
+
+/** A rule as given to {@link FaultTable.add}. */
+export interface FaultSpec {
+  /** HTTP method to match (any when absent). */
+  method?: string;
+  /** Glob on the URL path. */
+  path: string;
+  /** For getBatch: fire only when one of these resource IDs is in the request (any when absent). */
+  resourceIds?: string[];
+  /** Let this many matching requests through first (default 0). */
+  after?: number;
+  /** Fire this many times, then stop matching (default: always). */
+  times?: number;
+  action: FaultAction;
+}
+
+/** A rule in the table, with its counters. */
+export interface FaultRule extends FaultSpec {
+  id: string;
+  /** Matching requests seen (including those let through by `after`). */
+  seen: number;
+  /** Times the action was carried out. */
+  fired: number;
+}
+
+/** A malformed fault rule; the message says which field. */
+export class FaultSpecError extends Error {
+  override readonly name = "FaultSpecError";
+}
+
+/** Turns a path glob into a case-insensitive regular expression. */
+export function globToRegExp(glob: string): RegExp {
+  let out = "";
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i] as string;
+    if (c === "*") {
+      if (glob[i + 1] === "*") {
+        out += ".*";
+        i++;
+      } else {
+        out += "[^/]*";
+      }
+    } else {
+      out += c.replace(/[.+?^${}()|[\]\\]/g, "\\$&");
+    }
+  }
+  return new RegExp(`^${out}$`, "i");
+}
+
+const KINDS = new Set(["status", "delay", "hang", "reset", "nullSeries", "emptyTimeseries", "notApplied"]);
+
+/** Checks a spec from the control API. @throws FaultSpecError */
+export function validateFaultSpec(spec: unknown): FaultSpec {
+  if (typeof spec !== "object" || spec === null) throw new FaultSpecError("a fault rule must be an object");
+  const s = spec as Record<string, unknown>;
+  if (typeof s["path"] !== "string" || s["path"] === "")
+    throw new FaultSpecError("fault rule needs a path pattern");
+  if (s["method"] !== undefined && typeof s["method"] !== "string")
+    throw new FaultSpecError("method must be a string");
+  for (const k of ["after", "times"] as const) {
+    const v = s[k];
+    if (v !== undefined && (typeof v !== "number" || !Number.isInteger(v) || v < 0)) {
+      throw new FaultSpecError(`${k} must be a whole number ≥ 0`);
+    }
+  }
+  if (
+    s["resourceIds"] !== undefined &&
+    (!Array.isArray(s["resourceIds"]) || !s["resourceIds"].every((x) => typeof x === "string"))
+  ) {
+    throw new FaultSpecError("resourceIds must be a list of strings");
+  }
+  const a = s["action"] as Record<string, unknown> | undefined;
+  if (typeof a !== "object" || a === null || typeof a["kind"] !== "string" || !KINDS.has(a["kind"])) {
+    throw new FaultSpecError(`action.kind must be one of ${[...KINDS].join(", ")}`);
+  }
+  if (a["kind"] === "status") {
+    const status = a["status"];
+    if (typeof status !== "number" || !Number.isInteger(status) || status < 100 || status > 599) {
+      throw new FaultSpecError("action.status must be an HTTP status (100–599)");
+    }
+    const ra = a["retryAfterSeconds"];
+    if (ra !== undefined && (typeof ra !== "number" || !(ra >= 0))) {
+      throw new FaultSpecError("action.retryAfterSeconds must be ≥ 0");
+    }
+    const fmt = a["retryAfterFormat"];
+    if (fmt !== undefined && fmt !== "seconds" && fmt !== "date") {
+      throw new FaultSpecError('action.retryAfterFormat must be "seconds" or "date"');
+    }
+  }
+  if (a["kind"] === "delay" && (typeof a["ms"] !== "number" || !(a["ms"] >= 0))) {
+    throw new FaultSpecError("action.ms must be ≥ 0");
+  }
+  return s as unknown as FaultSpec;
+}
+
+/** What a request looks like to the fault table. */
+export interface FaultProbe {
+  method: string;
+  path: string;
+  /** Resource IDs in a getBatch body. */
+  resourceIds?: readonly string[];
+}
+
+export class FaultTable {
+  readonly #rules: { rule: FaultRule; pattern: RegExp }[] = [];
+  #next = 1;
+
+  /** Adds a rule; earlier rules are tried first. @throws FaultSpecError */
+  add(spec: FaultSpec): FaultRule {
+    const valid = validateFaultSpec(spec);
+    const rule: FaultRule = { ...valid, id: `fault-${this.#next++}`, seen: 0, fired: 0 };
+    this.#rules.push({ rule, pattern: globToRegExp(valid.path) });
+    return rule;
+  }
+
+  /** Removes a rule; false when there was none with that ID. */
+  remove(id: string): boolean {
+    const i = this.#rules.findIndex((r) => r.rule.id === id);
+    if (i < 0) return false;
+    this.#rules.splice(i, 1);
+    return true;
+  }
+
+  clear(): void {
+    this.#rules.length = 0;
+  }
+
+  /** Copies of the rules with their counters. */
+  list(): FaultRule[] {
+    return this.#rules.map((r) => structuredClone(r.rule));
+  }
+
+  /**
+   * The first rule that matches and still fires, with its counters updated; `undefined` when none.
+   * A matching rule within its `after` allowance counts the request and lets it through.
+   */
+  match(probe: FaultProbe): FaultRule | undefined {
+    for (const { rule, pattern } of this.#rules) {
+      if (rule.method && rule.method.toUpperCase() !== probe.method.toUpperCase()) continue;
+      if (!pattern.test(probe.path)) continue;
+      if (rule.resourceIds) {
+        const wanted = new Set(rule.resourceIds.map((id) => id.toLowerCase()));
+        if (!(probe.resourceIds ?? []).some((id) => wanted.has(id.toLowerCase()))) continue;
+      }
+      if (rule.times !== undefined && rule.fired >= rule.times) continue;
+      rule.seen++;
+      if (rule.seen <= (rule.after ?? 0)) continue;
+      rule.fired++;
+      return structuredClone(rule);
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * Request and response values exchanged between the emulator's HTTPS server and its handlers
+ * (ARM, metrics, control), and ARM-shaped error bodies.
+ */
+
+/** A parsed request. */
+export interface EmulatorRequest {
+  method: string;
+  /** Decoded URL path, without query. */
+  path: string;
+  /** Query parameters; look them up with {@link queryParam} (names are case-insensitive in Azure). */
+  query: URLSearchParams;
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** Parsed JSON body, `undefined` when empty; {@link INVALID_JSON} when not JSON. */
+  body: unknown;
+  /** `https://host:port` of the emulator, for absolute URLs in responses. */
+  baseUrl: string;
+}
+
+/** Marker for a body that is not valid JSON. */
+export const INVALID_JSON: unique symbol = Symbol("invalid JSON");
+
+/** A response to write. */
+export interface EmulatorResponse {
+  status: number;
+  headers?: Record<string, string>;
+  /** Serialized as JSON; no body when `undefined`. */
+  body?: unknown;
+}
+
+/** A query parameter by case-insensitive name. */
+export function queryParam(query: URLSearchParams, name: string): string | undefined {
+  const wanted = name.toLowerCase();
+  for (const [k, v] of query) if (k.toLowerCase() === wanted) return v;
+  return undefined;
+}
+
+/** A JSON response. */
+export function json(status: number, body: unknown, headers: Record<string, string> = {}): EmulatorResponse {
+  return { status, body, headers };
+}
+
+/** An ARM error response: `{ "error": { "code", "message" } }`. */
+export function armError(
+  status: number,
+  code: string,
+  message: string,
+  headers: Record<string, string> = {},
+): EmulatorResponse {
+  return { status, headers, body: { error: { code, message } } };
+}
+
+/** Formats a time as ARM does: ISO 8601 UTC without milliseconds when they are 0. */
+export function isoTime(ms: number): string {
+  return new Date(ms).toISOString().replace(".000Z", "Z");
+}

@@ -1,0 +1,305 @@
+/**
+ * The Azure Monitor metrics data plane of the emulator: `metrics:getBatch` (api-version
+ * 2024-02-01, the one `@azure/monitor-query-metrics` sends), served per region under
+ * `/metrics/{region}` — the emulator's stand-in for `https://{region}.metrics.monitor.azure.com`:
+ *
+ *     POST /metrics/{region}/subscriptions/{s}/metrics:getBatch?metricnamespace=…&metricnames=…
+ *          &starttime=…&endtime=…&interval=PT1M&aggregation=…[&filter=…]
+ *     { "resourceids": ["…", …] }
+ *
+ * Response: `{ "values": [ { starttime, endtime, interval, namespace, resourceregion, resourceid,
+ * value: [ { id, type, name: { value, localizedValue }, displayDescription, unit, errorCode,
+ * timeseries: [ { metadatavalues, data: [ { timeStamp, <aggregations> } ] } ] } ] } ] }`, one
+ * entry per requested resource, in request order.
+ *
+ * Like Azure: at most 50 resources, all of the path's subscription and of the namespace's type
+ * (else 400); a resource in another region than the endpoint's, or unknown, gets empty
+ * `timeseries`; a filter on a dimension that a requested metric lacks is a 400 ("does not support
+ * requested dimension combination"). Minutes newer than the ingestion delay have no values, the
+ * one being ingested has partial totals.
+ */
+import { parseResourceId, serviceOfResourceType } from "../azure/resource-id.js";
+import type { ServiceKind } from "../capacity/index.js";
+import { armError, type EmulatorRequest, type EmulatorResponse, isoTime, json, queryParam } from "./http.js";
+import {
+  AGGREGATIONS,
+  type Aggregates,
+  type AggregationName,
+  combineAggregates,
+  EMULATED_METRICS,
+  type EmulatedMetric,
+  findEmulatedMetric,
+  minuteAggregates,
+} from "./monitor-catalog.js";
+import type { EmulatorState } from "./state.js";
+
+/** Most resources per getBatch call. */
+export const MAX_BATCH_RESOURCES = 50;
+/** Most data points per time series in one answer. */
+export const MAX_POINTS = 10_000;
+
+const MINUTE = 60_000;
+const GRAINS: Readonly<Record<string, number>> = {
+  PT1M: MINUTE,
+  PT5M: 5 * MINUTE,
+  PT15M: 15 * MINUTE,
+  PT30M: 30 * MINUTE,
+  PT1H: 60 * MINUTE,
+  PT6H: 360 * MINUTE,
+  PT12H: 720 * MINUTE,
+  P1D: 1440 * MINUTE,
+};
+
+/** What a fault asked the metrics handler to do differently. */
+export interface MonitorFaultFlags {
+  /** Data points keep their timestamps but lose their values. */
+  nullSeries?: boolean;
+  /** Every metric comes with `timeseries: []`. */
+  emptyTimeseries?: boolean;
+}
+
+/** A parsed `filter`: one dimension and the values asked for (`*` = split by every value). */
+interface DimensionFilter {
+  dimension: string;
+  values: string[];
+}
+
+const CLAUSE = /^\s*([A-Za-z][\w.]*)\s+eq\s+'([^']*)'\s*$/i;
+
+/** Parses `Dim eq 'a' or Dim eq 'b'` (one dimension); `undefined` when it is not of that form. */
+export function parseDimensionFilter(filter: string): DimensionFilter | undefined {
+  const clauses = filter.split(/\s+or\s+/i);
+  let dimension: string | undefined;
+  const values: string[] = [];
+  for (const c of clauses) {
+    const m = CLAUSE.exec(c);
+    if (!m) return undefined;
+    const [, dim, value] = m as unknown as [string, string, string];
+    if (dimension !== undefined && dimension.toLowerCase() !== dim.toLowerCase()) return undefined;
+    dimension = dim;
+    values.push(value);
+  }
+  return dimension === undefined ? undefined : { dimension, values };
+}
+
+function badRequest(message: string): EmulatorResponse {
+  return armError(400, "BadRequest", message);
+}
+
+/** Extracts the resource IDs of a getBatch body, for fault matching; `[]` when it has none. */
+export function batchResourceIds(body: unknown): string[] {
+  if (typeof body !== "object" || body === null) return [];
+  const ids = (body as Record<string, unknown>)["resourceids"];
+  return Array.isArray(ids) ? ids.filter((x): x is string => typeof x === "string") : [];
+}
+
+/** True for the getBatch route. */
+export function isGetBatch(req: EmulatorRequest): boolean {
+  return /^\/metrics\/[^/]+\/subscriptions\/[^/]+\/metrics:getbatch$/i.test(req.path);
+}
+
+/** Handles `metrics:getBatch`; `undefined` when the path is not that route. */
+export function handleGetBatch(
+  req: EmulatorRequest,
+  state: EmulatorState,
+  flags: MonitorFaultFlags = {},
+): EmulatorResponse | undefined {
+  if (!isGetBatch(req)) return undefined;
+  const seg = req.path.split("/").filter((s) => s !== "");
+  const region = (seg[1] as string).toLowerCase();
+  const subscriptionId = seg[3] as string;
+  if (req.method !== "POST") return armError(405, "MethodNotAllowed", "metrics:getBatch takes POST.");
+  if (!queryParam(req.query, "api-version"))
+    return badRequest("The api-version query parameter is required.");
+
+  const namespace = queryParam(req.query, "metricnamespace");
+  if (!namespace) return badRequest("metricnamespace is required for metrics:getBatch.");
+  let service: ServiceKind;
+  try {
+    service = serviceOfResourceType(namespace);
+  } catch {
+    return badRequest(`Failed to find metric configuration for provider namespace '${namespace}'.`);
+  }
+
+  const ids = (req.body as Record<string, unknown> | undefined)?.["resourceids"];
+  if (!Array.isArray(ids) || ids.length === 0 || !ids.every((x) => typeof x === "string")) {
+    return badRequest('The request body must be { "resourceids": [ … ] } with at least one resource ID.');
+  }
+  if (ids.length > MAX_BATCH_RESOURCES) {
+    return badRequest(
+      `At most ${MAX_BATCH_RESOURCES} resource IDs are allowed per request, got ${ids.length}.`,
+    );
+  }
+  for (const id of ids as string[]) {
+    let ref: ReturnType<typeof parseResourceId>;
+    try {
+      ref = parseResourceId(id);
+    } catch {
+      return badRequest(`'${id}' is not a valid resource ID for namespace ${namespace}.`);
+    }
+    if (ref.subscriptionId.toLowerCase() !== subscriptionId.toLowerCase()) {
+      return badRequest(`All resources must be in subscription '${subscriptionId}'; '${id}' is not.`);
+    }
+    if (ref.service !== service) {
+      return badRequest(`All resources must be of type '${namespace}'; '${id}' is not.`);
+    }
+  }
+
+  const namesParam = queryParam(req.query, "metricnames");
+  if (!namesParam) return badRequest("metricnames is required.");
+  const metrics: EmulatedMetric[] = [];
+  for (const name of namesParam
+    .split(",")
+    .map((n) => n.trim())
+    .filter((n) => n !== "")) {
+    const metric = findEmulatedMetric(service, name);
+    if (!metric) {
+      return badRequest(
+        `Failed to find metric configuration for provider: Microsoft.SignalRService, resource Type: ${namespace.split("/")[1]}, metric: ${name}, Valid metrics: ${validMetricNames(service)}`,
+      );
+    }
+    metrics.push(metric);
+  }
+
+  const intervalText = (queryParam(req.query, "interval") ?? "PT1M").toUpperCase();
+  const grain = GRAINS[intervalText];
+  if (grain === undefined) {
+    return badRequest(`Invalid interval '${intervalText}'; supported: ${Object.keys(GRAINS).join(", ")}.`);
+  }
+
+  let aggregations: AggregationName[] | undefined;
+  const aggText = queryParam(req.query, "aggregation");
+  if (aggText) {
+    aggregations = [];
+    for (const a of aggText.split(",").map((x) => x.trim().toLowerCase())) {
+      if (!(AGGREGATIONS as readonly string[]).includes(a)) {
+        return badRequest(`Invalid aggregation '${a}'; supported: Average, Minimum, Maximum, Total, Count.`);
+      }
+      aggregations.push(a as AggregationName);
+    }
+  }
+
+  let filter: DimensionFilter | undefined;
+  const filterText = queryParam(req.query, "filter") ?? queryParam(req.query, "$filter");
+  if (filterText) {
+    filter = parseDimensionFilter(filterText);
+    if (!filter) return badRequest(`Invalid filter '${filterText}': expected Dimension eq 'value' [or …].`);
+    for (const m of metrics) {
+      if (!m.dimensions.some((d) => d.toLowerCase() === filter?.dimension.toLowerCase())) {
+        return badRequest(
+          `Metric: ${m.name} does not support requested dimension combination: ${filter.dimension.toLowerCase()}, supported ones are: ${m.dimensions.join(",") || "none"}`,
+        );
+      }
+    }
+  }
+
+  const now = state.clock.nowMs();
+  const endText = queryParam(req.query, "endtime");
+  const startText = queryParam(req.query, "starttime");
+  const end = endText ? Date.parse(endText) : now;
+  const start = startText ? Date.parse(startText) : end - 60 * MINUTE;
+  if (!Number.isFinite(start) || !Number.isFinite(end))
+    return badRequest("starttime and endtime must be ISO 8601 times.");
+  if (start >= end) return badRequest("starttime must be before endtime.");
+  const alignedStart = Math.floor(start / grain) * grain;
+  const points = Math.ceil((end - alignedStart) / grain);
+  if (points > MAX_POINTS) {
+    return badRequest(`The query asks for ${points} points per series; at most ${MAX_POINTS} are allowed.`);
+  }
+
+  const values = (ids as string[]).map((id) => {
+    const view = state.getInstance(id);
+    const servedHere = view !== undefined && view.location === region;
+    const value = metrics.map((metric) => ({
+      id: `${id}/providers/Microsoft.Insights/metrics/${metric.name}`,
+      type: "Microsoft.Insights/metrics",
+      name: { value: metric.name, localizedValue: metric.displayName },
+      displayDescription: metric.description,
+      unit: metric.unit,
+      errorCode: "Success",
+      timeseries:
+        !servedHere || flags.emptyTimeseries
+          ? []
+          : seriesOf(metric, filter).map((dimValue) => ({
+              metadatavalues:
+                dimValue === undefined || !filter
+                  ? []
+                  : [
+                      {
+                        name: {
+                          value: filter.dimension.toLowerCase(),
+                          localizedValue: filter.dimension.toLowerCase(),
+                        },
+                        value: dimValue,
+                      },
+                    ],
+              data: dataPoints(
+                state,
+                id,
+                metric,
+                dimValue,
+                alignedStart,
+                end,
+                grain,
+                aggregations,
+                flags.nullSeries ?? false,
+              ),
+            })),
+    }));
+    return {
+      starttime: isoTime(alignedStart),
+      endtime: isoTime(end),
+      interval: intervalText,
+      namespace,
+      resourceregion: view?.location ?? region,
+      resourceid: id,
+      value,
+    };
+  });
+  return json(200, { values });
+}
+
+function validMetricNames(service: ServiceKind): string {
+  return EMULATED_METRICS[service].map((m) => m.name).join(",");
+}
+
+/** The series of a metric: one unsplit, or one per dimension value the filter selects. */
+function seriesOf(metric: EmulatedMetric, filter: DimensionFilter | undefined): (string | undefined)[] {
+  if (!filter) return [undefined];
+  const known = metric.dimensionValues ?? [];
+  if (filter.values.includes("*")) return [...known];
+  return known.filter((v) => filter.values.some((w) => w.toLowerCase() === v.toLowerCase()));
+}
+
+function dataPoints(
+  state: EmulatorState,
+  resourceId: string,
+  metric: EmulatedMetric,
+  dimValue: string | undefined,
+  start: number,
+  end: number,
+  grain: number,
+  aggregations: AggregationName[] | undefined,
+  nullSeries: boolean,
+): Record<string, unknown>[] {
+  const wanted = aggregations ?? [metric.primary];
+  const out: Record<string, unknown>[] = [];
+  for (let t = start; t < end; t += grain) {
+    const point: Record<string, unknown> = { timeStamp: isoTime(t) };
+    if (!nullSeries) {
+      const minutes: (Required<Aggregates> | undefined)[] = [];
+      for (let m = t; m < t + grain && m < end; m += MINUTE) {
+        const b = state.bucket(resourceId, m);
+        minutes.push(
+          b && b.ingested > 0
+            ? minuteAggregates(metric, b.traffic, b.spread, b.ingested, dimValue)
+            : undefined,
+        );
+      }
+      const agg = combineAggregates(minutes);
+      if (agg) for (const a of wanted) point[a] = agg[a];
+    }
+    out.push(point);
+  }
+  return out;
+}

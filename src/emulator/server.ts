@@ -1,0 +1,303 @@
+/**
+ * The emulator's HTTPS server: parses each request, serves the control API, checks the bearer
+ * token, applies fault rules, ARM's rate limit, then routes to the ARM or metrics handler and
+ * writes the answer with ARM's usual headers (`x-ms-request-id`, `x-ms-correlation-request-id`,
+ * `x-ms-routing-request-id`, `x-ms-ratelimit-remaining-subscription-reads|writes`).
+ */
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { createServer, type Server } from "node:https";
+import { type ArmFaultFlags, handleArm } from "./arm.js";
+import { type EmulatorControl, handleControl, type RequestRecord } from "./control.js";
+import type { FaultRule, FaultTable } from "./faults.js";
+import { armError, type EmulatorRequest, type EmulatorResponse, INVALID_JSON } from "./http.js";
+import { batchResourceIds, handleGetBatch, isGetBatch, type MonitorFaultFlags } from "./monitor.js";
+import type { RateLimiter } from "./ratelimit.js";
+import type { RequestLog } from "./request-log.js";
+import type { EmulatorState } from "./state.js";
+import type { TlsMaterial } from "./tls.js";
+
+/** Largest request body accepted, bytes. */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+export interface EmulatorServerDeps {
+  state: EmulatorState;
+  faults: FaultTable;
+  control: EmulatorControl;
+  log: RequestLog;
+  tls: TlsMaterial;
+  /** ARM rate limiter; none = no throttling except by faults. */
+  limiter?: RateLimiter;
+  /** Items per page of ARM lists. */
+  armPageSize?: number;
+  /** Called for every request served (not control requests). */
+  onRequest?: (record: RequestRecord) => void;
+}
+
+export interface EmulatorServer {
+  server: Server;
+  /** Starts listening; resolves with the port. */
+  listen(host: string, port: number): Promise<number>;
+  /** Stops: closes every connection (hanging requests too), cancels delays. */
+  close(): Promise<void>;
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new Error("request body too large"));
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+function compactTime(ms: number): string {
+  return new Date(ms)
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
+}
+
+function subscriptionOf(path: string): string | undefined {
+  const m = /\/subscriptions\/([^/]+)/i.exec(path);
+  return m?.[1];
+}
+
+/** Builds the server; call `listen` to start it. */
+export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
+  const stopping = new AbortController();
+  const server = createServer({ key: deps.tls.keyPem, cert: deps.tls.certPem }, (req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (res.headersSent || res.destroyed) return;
+      write(res, armError(500, "InternalServerError", `emulator error: ${(err as Error).message}`), {});
+    });
+  });
+
+  function write(res: ServerResponse, response: EmulatorResponse, extra: Record<string, string>): void {
+    if (res.destroyed) return;
+    const headers: Record<string, string> = { ...extra, ...response.headers };
+    const text = response.body === undefined ? "" : JSON.stringify(response.body);
+    if (text !== "") headers["content-type"] = "application/json; charset=utf-8";
+    headers["content-length"] = String(Buffer.byteLength(text));
+    res.writeHead(response.status, headers);
+    res.end(text);
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    let body: unknown;
+    if (raw.trim() !== "") {
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        body = INVALID_JSON;
+      }
+    }
+    const host = req.headers.host ?? "127.0.0.1";
+    const url = new URL(req.url ?? "/", `https://${host}`);
+    let path: string;
+    try {
+      path = decodeURIComponent(url.pathname);
+    } catch {
+      path = url.pathname;
+    }
+    const method = (req.method ?? "GET").toUpperCase();
+    const ereq: EmulatorRequest = {
+      method,
+      path,
+      query: url.searchParams,
+      headers: req.headers,
+      body,
+      baseUrl: `https://${host}`,
+    };
+
+    const control = handleControl(ereq, deps.control);
+    if (control) return write(res, control, {});
+
+    const now = deps.state.clock.nowMs();
+    const batch = isGetBatch(ereq);
+    const kind: RequestRecord["kind"] = batch ? "getBatch" : method === "GET" ? "armRead" : "armWrite";
+    const subscriptionId = subscriptionOf(path);
+    const resourceIds = batch ? batchResourceIds(body) : undefined;
+    const record: RequestRecord = {
+      at: new Date(now).toISOString(),
+      method,
+      path,
+      kind,
+      status: 0,
+      ...(subscriptionId ? { subscriptionId } : {}),
+      ...(batch ? { region: (path.split("/")[2] ?? "").toLowerCase() } : {}),
+      ...(resourceIds ? { resourceIds } : {}),
+    };
+    const requestId = randomUUID();
+    const headers: Record<string, string> = {
+      "x-ms-request-id": requestId,
+      "x-ms-correlation-request-id": String(req.headers["x-ms-client-request-id"] ?? randomUUID()),
+    };
+    if (!batch) headers["x-ms-routing-request-id"] = `EMULATOR:${compactTime(now)}:${requestId}`;
+    const finish = (response: EmulatorResponse, extra: { fault?: FaultRule; rateLimited?: boolean } = {}) => {
+      record.status = response.status;
+      if (extra.fault) record.fault = extra.fault.id;
+      deps.log.add(record, extra.rateLimited ? { rateLimited: true } : {});
+      deps.onRequest?.(record);
+      write(res, response, headers);
+    };
+
+    if (body === INVALID_JSON)
+      return finish(armError(400, "InvalidRequestContent", "The request content is not valid JSON."));
+    if (!/^Bearer\s+\S+/i.test(String(req.headers.authorization ?? ""))) {
+      return finish(
+        armError(
+          401,
+          "AuthenticationFailed",
+          "Authentication failed. The 'Authorization' header is missing or is not a Bearer token.",
+        ),
+      );
+    }
+
+    const armFlags: ArmFaultFlags = {};
+    const monitorFlags: MonitorFaultFlags = {};
+    const rule = deps.faults.match({ method, path, ...(resourceIds ? { resourceIds } : {}) });
+    if (rule) {
+      const a = rule.action;
+      switch (a.kind) {
+        case "status": {
+          const extra: Record<string, string> = {};
+          if (a.retryAfterSeconds !== undefined) {
+            extra["retry-after"] =
+              a.retryAfterFormat === "date"
+                ? new Date(deps.state.clock.nowMs() + a.retryAfterSeconds * 1000).toUTCString()
+                : String(a.retryAfterSeconds);
+          }
+          return finish(
+            armError(
+              a.status,
+              a.code ?? defaultCode(a.status),
+              a.message ?? `Injected fault ${rule.id}.`,
+              extra,
+            ),
+            { fault: rule },
+          );
+        }
+        case "delay":
+          await sleep(a.ms, stopping.signal);
+          record.fault = rule.id;
+          break;
+        case "hang":
+          record.status = 0;
+          record.fault = rule.id;
+          deps.log.add(record);
+          deps.onRequest?.(record);
+          return; // never answered; the connection closes when the emulator stops
+        case "reset":
+          record.fault = rule.id;
+          deps.log.add(record);
+          deps.onRequest?.(record);
+          req.socket.destroy();
+          return;
+        case "nullSeries":
+          monitorFlags.nullSeries = true;
+          record.fault = rule.id;
+          break;
+        case "emptyTimeseries":
+          monitorFlags.emptyTimeseries = true;
+          record.fault = rule.id;
+          break;
+        case "notApplied":
+          armFlags.notApplied = true;
+          record.fault = rule.id;
+          break;
+      }
+    }
+
+    if (!batch && deps.limiter && subscriptionId) {
+      const bucket = method === "GET" ? "reads" : "writes";
+      const taken = deps.limiter.take(subscriptionId, bucket, now);
+      if (!taken.ok) {
+        return finish(
+          armError(
+            429,
+            "SubscriptionRequestsThrottled",
+            `Number of ${bucket === "reads" ? "read" : "write"} requests for subscription '${subscriptionId}' exceeded the limit. Please try again after '${taken.retryAfterSeconds}' seconds.`,
+            { "retry-after": String(taken.retryAfterSeconds) },
+          ),
+          { rateLimited: true },
+        );
+      }
+      headers[`x-ms-ratelimit-remaining-subscription-${bucket}`] = String(taken.remaining);
+    }
+
+    const response = batch
+      ? handleGetBatch(ereq, deps.state, monitorFlags)
+      : handleArm(
+          ereq,
+          { state: deps.state, ...(deps.armPageSize ? { pageSize: deps.armPageSize } : {}) },
+          armFlags,
+        );
+    finish(response ?? armError(404, "NotFound", `The emulator has no route ${method} ${path}.`));
+  }
+
+  return {
+    server,
+    listen(host, port) {
+      return new Promise((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, host, () => {
+          server.off("error", reject);
+          const address = server.address();
+          resolve(typeof address === "object" && address ? address.port : port);
+        });
+      });
+    },
+    close() {
+      stopping.abort();
+      return new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+function defaultCode(status: number): string {
+  switch (status) {
+    case 400:
+      return "BadRequest";
+    case 401:
+      return "AuthenticationFailed";
+    case 403:
+      return "AuthorizationFailed";
+    case 404:
+      return "ResourceNotFound";
+    case 409:
+      return "Conflict";
+    case 429:
+      return "TooManyRequests";
+    case 503:
+      return "ServiceUnavailable";
+    default:
+      return status >= 500 ? "InternalServerError" : "BadRequest";
+  }
+}

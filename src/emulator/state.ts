@@ -1,0 +1,532 @@
+/**
+ * What the emulator knows: instances, their long-running operations (completion times on the
+ * virtual clock), native autoscale settings, and each instance's history — the SKU/units and demand
+ * in force from each time on — from which any minute's metric bucket is computed with the traffic
+ * model. History is kept as timelines, so past buckets do not change when demand or capacity
+ * change later.
+ *
+ * Time always comes from the virtual clock passed in; operations complete lazily, when state is
+ * next read at or after their completion time.
+ */
+import { parseResourceId, type ResourceRef, resourceKey } from "../azure/resource-id.js";
+import { DEFAULT_LADDERS, type ServiceKind, type SkuName } from "../capacity/index.js";
+import type { VirtualClock } from "./clock.js";
+import { type DemandFunction, type DemandSpec, demandFunction, describeDemand } from "./demand.js";
+import { noise } from "./noise.js";
+import { defaultMix, type TrafficMinute, trafficAt, validateMix, type WorkloadMix } from "./traffic.js";
+
+const SKU_NAMES: readonly SkuName[] = ["Free_F1", "Standard_S1", "Premium_P1", "Premium_P2"];
+const MINUTE = 60_000;
+
+/** True for a SKU name Azure knows. */
+export function isSkuName(value: string): value is SkuName {
+  return (SKU_NAMES as readonly string[]).includes(value);
+}
+
+/** Units allowed for a SKU (Free_F1: exactly 1). */
+export function allowedUnits(sku: SkuName): readonly number[] {
+  return sku === "Free_F1" ? [1] : DEFAULT_LADDERS[sku];
+}
+
+/** An instance to create. */
+export interface InstanceSpec {
+  resourceId: string;
+  /** Region (default `westeurope`). */
+  location?: string;
+  /** Default `Premium_P1`. */
+  sku?: SkuName;
+  /** Default 1. */
+  units?: number;
+  /** Default `Succeeded`. */
+  provisioningState?: string;
+  tags?: Record<string, string>;
+  /** Demand (default: the emulator's default demand). */
+  demand?: DemandSpec;
+  /** Fixed demand in connections from now on, instead of `demand`. */
+  connections?: number;
+  /** Workload mix (default: {@link defaultMix} of the service). */
+  mix?: WorkloadMix;
+  /** When the instance was created (default: 1 day before now, so that history is available). */
+  createdAt?: Date;
+}
+
+/** Problems a request to the state can have, mapped to ARM error responses by the server. */
+export class StateError extends Error {
+  override readonly name = "StateError";
+  constructor(
+    readonly status: 400 | 404 | 409,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface CapacityEntry {
+  fromMs: number;
+  sku: SkuName;
+  units: number;
+}
+
+interface DemandEntry {
+  fromMs: number;
+  describe: string;
+  fn: DemandFunction;
+}
+
+/** A long-running operation. */
+export interface OperationRecord {
+  id: string;
+  resourceId: string;
+  subscriptionId: string;
+  location: string;
+  kind: "create" | "update";
+  target: { sku: SkuName; units: number };
+  startedMs: number;
+  completesMs: number;
+  /** False when a fault made the update report success without applying. */
+  apply: boolean;
+  status: "InProgress" | "Succeeded" | "Failed";
+  endMs?: number;
+}
+
+interface InstanceRecord {
+  ref: ResourceRef;
+  location: string;
+  provisioningState: string;
+  tags: Record<string, string>;
+  createdMs: number;
+  mix: WorkloadMix;
+  capacity: CapacityEntry[];
+  demand: DemandEntry[];
+  operationId?: string;
+}
+
+/** An instance as ARM shows it. */
+export interface InstanceView {
+  resourceId: string;
+  ref: ResourceRef;
+  location: string;
+  sku: SkuName;
+  units: number;
+  provisioningState: string;
+  tags: Record<string, string>;
+  createdAt: Date;
+  mix: WorkloadMix;
+  demand: string;
+  operation?: OperationRecord;
+}
+
+/** A native autoscale setting. */
+export interface AutoscaleSettingRecord {
+  id: string;
+  name: string;
+  subscriptionId: string;
+  resourceGroup: string;
+  location: string;
+  targetResourceUri: string;
+  enabled: boolean;
+  minimum: number;
+  maximum: number;
+  default: number;
+}
+
+/** One minute of one instance: traffic and ingestion state. */
+export interface Bucket {
+  minuteMs: number;
+  traffic: TrafficMinute;
+  /** Share of the minute ingested (0 = nothing yet, 1 = complete). */
+  ingested: number;
+  /** Within-minute spread for min/max, in [−1, 1]. */
+  spread: number;
+}
+
+export interface EmulatorStateOptions {
+  clock: VirtualClock;
+  /** Virtual time a scale or create takes, ms (default 3 minutes). */
+  scaleDurationMs?: number;
+  /** Virtual time before a minute's data is fully ingested, ms (default 3 minutes). */
+  ingestionDelayMs?: number;
+  /** Relative noise on server load (default 0.05). */
+  noiseAmplitude?: number;
+  /** Noise seed (default `emulator`). */
+  seed?: string;
+  /** Demand of instances created without one. */
+  defaultDemand?: DemandSpec;
+}
+
+export class EmulatorState {
+  readonly clock: VirtualClock;
+  scaleDurationMs: number;
+  ingestionDelayMs: number;
+  readonly noiseAmplitude: number;
+  readonly seed: string;
+  readonly #defaultDemand: DemandSpec;
+  readonly #instances = new Map<string, InstanceRecord>();
+  readonly #operations = new Map<string, OperationRecord>();
+  readonly #autoscale = new Map<string, AutoscaleSettingRecord>();
+  #nextOp = 1;
+
+  constructor(options: EmulatorStateOptions) {
+    this.clock = options.clock;
+    this.scaleDurationMs = options.scaleDurationMs ?? 3 * MINUTE;
+    this.ingestionDelayMs = options.ingestionDelayMs ?? 3 * MINUTE;
+    this.noiseAmplitude = options.noiseAmplitude ?? 0.05;
+    this.seed = options.seed ?? "emulator";
+    this.#defaultDemand = options.defaultDemand ?? {
+      kind: "pattern",
+      pattern: { kind: "daily" },
+      peakConnections: 10_000,
+    };
+  }
+
+  /** Completes operations whose time has come. */
+  settle(): void {
+    const now = this.clock.nowMs();
+    for (const op of this.#operations.values()) {
+      if (op.status !== "InProgress" || op.completesMs > now) continue;
+      op.status = "Succeeded";
+      op.endMs = op.completesMs;
+      const inst = this.#instances.get(resourceKey(op.resourceId));
+      if (!inst || inst.operationId !== op.id) continue;
+      inst.provisioningState = "Succeeded";
+      delete inst.operationId;
+      if (op.apply)
+        inst.capacity.push({ fromMs: op.completesMs, sku: op.target.sku, units: op.target.units });
+    }
+  }
+
+  /**
+   * Adds (or replaces) an instance.
+   * @throws ResourceIdError for a malformed ID; StateError (400) for a bad SKU, units or mix.
+   */
+  addInstance(spec: InstanceSpec): InstanceView {
+    const ref = parseResourceId(spec.resourceId);
+    const sku = spec.sku ?? "Premium_P1";
+    if (!isSkuName(sku)) throw new StateError(400, "InvalidSku", `unknown SKU "${String(sku)}"`);
+    const units = spec.units ?? 1;
+    this.#checkUnits(sku, units);
+    const mix = spec.mix ?? defaultMix(ref.service);
+    if (mix.service !== ref.service) {
+      throw new StateError(
+        400,
+        "InvalidMix",
+        `the mix is for ${mix.service}, the instance is ${ref.service}`,
+      );
+    }
+    try {
+      validateMix(mix);
+    } catch (err) {
+      throw new StateError(400, "InvalidMix", (err as Error).message);
+    }
+    const now = this.clock.nowMs();
+    const createdMs = spec.createdAt?.getTime() ?? now - 24 * 60 * MINUTE;
+    const record: InstanceRecord = {
+      ref,
+      location: (spec.location ?? "westeurope").replace(/\s+/g, "").toLowerCase(),
+      provisioningState: spec.provisioningState ?? "Succeeded",
+      tags: { ...spec.tags },
+      createdMs,
+      mix,
+      capacity: [{ fromMs: createdMs, sku, units }],
+      demand: [],
+    };
+    record.demand.push(this.#demandEntry(createdMs, spec));
+    this.#instances.set(resourceKey(ref.id), record);
+    return this.#view(record);
+  }
+
+  #demandEntry(fromMs: number, spec: { demand?: DemandSpec; connections?: number }): DemandEntry {
+    if (spec.connections !== undefined) {
+      const c = spec.connections;
+      if (!Number.isFinite(c) || c < 0)
+        throw new StateError(400, "InvalidDemand", `connections must be ≥ 0, got ${c}`);
+      return { fromMs, describe: `fixed ${c.toLocaleString("en-US")} connections`, fn: () => c };
+    }
+    const demand = spec.demand ?? this.#defaultDemand;
+    try {
+      return { fromMs, describe: describeDemand(demand), fn: demandFunction(demand, this.clock.now()) };
+    } catch (err) {
+      throw new StateError(400, "InvalidDemand", (err as Error).message);
+    }
+  }
+
+  #checkUnits(sku: SkuName, units: number): void {
+    const allowed = allowedUnits(sku);
+    if (!allowed.includes(units)) {
+      throw new StateError(
+        400,
+        "InvalidCapacity",
+        `capacity ${units} is not valid for ${sku}; allowed values: ${allowed.join(", ")}`,
+      );
+    }
+  }
+
+  /** Changes an instance's demand from now on (history before now is kept). */
+  setDemand(resourceId: string, spec: { demand?: DemandSpec; connections?: number }): InstanceView {
+    const inst = this.#require(resourceId);
+    inst.demand.push(this.#demandEntry(this.clock.nowMs(), spec));
+    return this.#view(inst);
+  }
+
+  /** Sets SKU, units or provisioning state directly (no operation), from now on. */
+  patchInstance(
+    resourceId: string,
+    patch: { sku?: SkuName; units?: number; provisioningState?: string },
+  ): InstanceView {
+    const inst = this.#require(resourceId);
+    const current = this.#capacityAt(inst, Number.POSITIVE_INFINITY);
+    const sku = patch.sku ?? current.sku;
+    const units = patch.units ?? current.units;
+    if (!isSkuName(sku)) throw new StateError(400, "InvalidSku", `unknown SKU "${String(sku)}"`);
+    this.#checkUnits(sku, units);
+    if (sku !== current.sku || units !== current.units)
+      inst.capacity.push({ fromMs: this.clock.nowMs(), sku, units });
+    if (patch.provisioningState !== undefined) inst.provisioningState = patch.provisioningState;
+    return this.#view(inst);
+  }
+
+  /** Removes an instance; false when unknown. */
+  removeInstance(resourceId: string): boolean {
+    return this.#instances.delete(resourceKey(resourceId));
+  }
+
+  #require(resourceId: string): InstanceRecord {
+    this.settle();
+    const inst = this.#instances.get(resourceKey(resourceId));
+    if (!inst) {
+      throw new StateError(404, "ResourceNotFound", `The Resource '${resourceId}' was not found.`);
+    }
+    return inst;
+  }
+
+  #capacityAt(inst: InstanceRecord, ms: number): CapacityEntry {
+    let found = inst.capacity[0] as CapacityEntry;
+    for (const c of inst.capacity) if (c.fromMs <= ms) found = c;
+    return found;
+  }
+
+  #view(inst: InstanceRecord): InstanceView {
+    const cap = this.#capacityAt(inst, Number.POSITIVE_INFINITY);
+    const op = inst.operationId ? this.#operations.get(inst.operationId) : undefined;
+    return {
+      resourceId: inst.ref.id,
+      ref: inst.ref,
+      location: inst.location,
+      sku: cap.sku,
+      units: cap.units,
+      provisioningState: inst.provisioningState,
+      tags: { ...inst.tags },
+      createdAt: new Date(inst.createdMs),
+      mix: inst.mix,
+      demand: (inst.demand[inst.demand.length - 1] as DemandEntry).describe,
+      ...(op ? { operation: { ...op } } : {}),
+    };
+  }
+
+  /** An instance, or `undefined`. */
+  getInstance(resourceId: string): InstanceView | undefined {
+    this.settle();
+    const inst = this.#instances.get(resourceKey(resourceId));
+    return inst ? this.#view(inst) : undefined;
+  }
+
+  /** Instances, optionally of one subscription, resource group and service. */
+  listInstances(
+    filter: { subscriptionId?: string; resourceGroup?: string; service?: ServiceKind } = {},
+  ): InstanceView[] {
+    this.settle();
+    return [...this.#instances.values()]
+      .filter(
+        (i) =>
+          (filter.subscriptionId === undefined ||
+            i.ref.subscriptionId.toLowerCase() === filter.subscriptionId.toLowerCase()) &&
+          (filter.resourceGroup === undefined ||
+            i.ref.resourceGroup.toLowerCase() === filter.resourceGroup.toLowerCase()) &&
+          (filter.service === undefined || i.ref.service === filter.service),
+      )
+      .map((i) => this.#view(i));
+  }
+
+  /**
+   * Starts an update of SKU and/or units (ARM PATCH or PUT on an existing instance). Takes
+   * `scaleDurationMs` when the capacity changes, no time otherwise.
+   * @throws StateError 404 (unknown), 409 (an operation is running), 400 (invalid SKU or units).
+   */
+  beginUpdate(
+    resourceId: string,
+    change: { sku?: string; units?: number; tags?: Record<string, string> },
+    apply = true,
+  ): OperationRecord {
+    const inst = this.#require(resourceId);
+    if (inst.operationId) {
+      throw new StateError(
+        409,
+        "Conflict",
+        `Another operation is in progress on resource '${inst.ref.name}'. Please retry after it completes.`,
+      );
+    }
+    const current = this.#capacityAt(inst, Number.POSITIVE_INFINITY);
+    const sku = change.sku ?? current.sku;
+    if (!isSkuName(sku)) {
+      throw new StateError(
+        400,
+        "InvalidSku",
+        `The SKU '${sku}' is not valid. Valid SKUs: ${SKU_NAMES.join(", ")}.`,
+      );
+    }
+    const units = change.units ?? current.units;
+    if (!Number.isInteger(units))
+      throw new StateError(400, "InvalidCapacity", `capacity must be a whole number, got ${units}`);
+    this.#checkUnits(sku, units);
+    if (change.tags) inst.tags = { ...change.tags };
+    const now = this.clock.nowMs();
+    const changes = sku !== current.sku || units !== current.units;
+    const op: OperationRecord = {
+      id: this.#operationId(),
+      resourceId: inst.ref.id,
+      subscriptionId: inst.ref.subscriptionId,
+      location: inst.location,
+      kind: "update",
+      target: { sku, units },
+      startedMs: now,
+      completesMs: now + (changes ? this.scaleDurationMs : 0),
+      apply,
+      status: "InProgress",
+    };
+    this.#operations.set(op.id, op);
+    inst.operationId = op.id;
+    inst.provisioningState = "Updating";
+    this.settle();
+    return { ...op };
+  }
+
+  /**
+   * Creates an instance through ARM (PUT on an unknown ID): `Creating`, then `Succeeded` after
+   * `scaleDurationMs`.
+   * @throws StateError 400 for a bad SKU or units.
+   */
+  beginCreate(
+    resourceId: string,
+    body: { location: string; sku: string; units: number; tags?: Record<string, string> },
+  ): OperationRecord {
+    if (!isSkuName(body.sku)) throw new StateError(400, "InvalidSku", `The SKU '${body.sku}' is not valid.`);
+    const view = this.addInstance({
+      resourceId,
+      location: body.location,
+      sku: body.sku,
+      units: body.units,
+      provisioningState: "Creating",
+      ...(body.tags ? { tags: body.tags } : {}),
+      createdAt: this.clock.now(),
+    });
+    const inst = this.#instances.get(resourceKey(view.resourceId)) as InstanceRecord;
+    const now = this.clock.nowMs();
+    const op: OperationRecord = {
+      id: this.#operationId(),
+      resourceId: inst.ref.id,
+      subscriptionId: inst.ref.subscriptionId,
+      location: inst.location,
+      kind: "create",
+      target: { sku: body.sku, units: body.units },
+      startedMs: now,
+      completesMs: now + this.scaleDurationMs,
+      apply: false,
+      status: "InProgress",
+    };
+    this.#operations.set(op.id, op);
+    inst.operationId = op.id;
+    return { ...op };
+  }
+
+  #operationId(): string {
+    const n = this.#nextOp++;
+    return `00000000-0000-4000-8000-${n.toString(16).padStart(12, "0")}`;
+  }
+
+  /** An operation by ID (after settling). */
+  getOperation(id: string): OperationRecord | undefined {
+    this.settle();
+    const op = this.#operations.get(id.toLowerCase());
+    return op ? { ...op } : undefined;
+  }
+
+  /**
+   * One instance's minute starting at `minuteMs`, or `undefined` before the instance existed or
+   * in the future. `ingested` follows the ingestion delay: a minute is complete once
+   * `ingestionDelayMs` have passed since its end, and fills linearly during the minute before.
+   */
+  bucket(resourceId: string, minuteMs: number): Bucket | undefined {
+    const inst = this.#instances.get(resourceKey(resourceId));
+    if (!inst) return undefined;
+    const now = this.clock.nowMs();
+    if (minuteMs + MINUTE <= inst.createdMs || minuteMs >= now) return undefined;
+    const ingested = Math.min(1, Math.max(0, (now - this.ingestionDelayMs - minuteMs) / MINUTE));
+    const cap = this.#capacityAt(inst, minuteMs);
+    let demand = inst.demand[0] as DemandEntry;
+    for (const d of inst.demand) if (d.fromMs <= minuteMs) demand = d;
+    const mid = new Date(minuteMs + MINUTE / 2);
+    const step = Math.floor(minuteMs / MINUTE);
+    const key = `${this.seed}:${resourceKey(inst.ref.id)}`;
+    const traffic = trafficAt({
+      mix: inst.mix,
+      offeredConnections: Math.max(0, Math.round(demand.fn(mid))),
+      sku: cap.sku,
+      units: cap.units,
+      noise: noise(key, step, 0),
+      noiseAmplitude: this.noiseAmplitude,
+    });
+    return { minuteMs, traffic, ingested, spread: noise(key, step, 1) };
+  }
+
+  /** Adds a native autoscale setting targeting an instance. @throws ResourceIdError */
+  addAutoscaleSetting(spec: {
+    targetResourceId: string;
+    name?: string;
+    enabled?: boolean;
+    minimum?: number;
+    maximum?: number;
+    default?: number;
+    resourceGroup?: string;
+  }): AutoscaleSettingRecord {
+    const ref = parseResourceId(spec.targetResourceId);
+    const name = spec.name ?? `${ref.name}-autoscale`;
+    const resourceGroup = spec.resourceGroup ?? ref.resourceGroup;
+    const target = this.#instances.get(resourceKey(ref.id));
+    const record: AutoscaleSettingRecord = {
+      id: `/subscriptions/${ref.subscriptionId}/resourceGroups/${resourceGroup}/providers/Microsoft.Insights/autoscalesettings/${name}`,
+      name,
+      subscriptionId: ref.subscriptionId,
+      resourceGroup,
+      location: target?.location ?? "westeurope",
+      targetResourceUri: ref.id,
+      enabled: spec.enabled ?? true,
+      minimum: spec.minimum ?? 1,
+      maximum: spec.maximum ?? 10,
+      default: spec.default ?? 1,
+    };
+    this.#autoscale.set(record.id.toLowerCase(), record);
+    return { ...record };
+  }
+
+  /** Native autoscale settings, optionally of one subscription / resource group. */
+  listAutoscaleSettings(
+    filter: { subscriptionId?: string; resourceGroup?: string } = {},
+  ): AutoscaleSettingRecord[] {
+    return [...this.#autoscale.values()]
+      .filter(
+        (s) =>
+          (filter.subscriptionId === undefined ||
+            s.subscriptionId.toLowerCase() === filter.subscriptionId.toLowerCase()) &&
+          (filter.resourceGroup === undefined ||
+            s.resourceGroup.toLowerCase() === filter.resourceGroup.toLowerCase()),
+      )
+      .map((s) => ({ ...s }));
+  }
+
+  /** Removes autoscale settings (all, or the one with this ID). */
+  clearAutoscaleSettings(id?: string): void {
+    if (id === undefined) this.#autoscale.clear();
+    else this.#autoscale.delete(id.toLowerCase());
+  }
+}
