@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { GoneError, UnavailableError } from "./errors.js";
 import {
+  isWatchReady,
   type KubeObject,
   type ListResult,
   startResilientWatch,
@@ -137,6 +138,24 @@ describe("resilient watch", () => {
     expect(t.errors).toEqual([]);
     expect(t.watch.health().bookmarks).toBe(1);
     await t.watch.stop();
+  });
+
+  it("reports readiness from synced, running and recent contact", async () => {
+    let clock = 1_000;
+    const w = startResilientWatch<Obj>({
+      path: "/x",
+      watch: new FakeWatch(),
+      list: async () => ({ items: [], resourceVersion: "1" }),
+      onEvent: () => undefined,
+      now: () => new Date(clock),
+    });
+    expect(isWatchReady(w.health(), new Date(clock), 50_000)).toBe(false);
+    await w.synced;
+    expect(isWatchReady(w.health(), new Date(clock), 50_000)).toBe(true);
+    clock += 60_000;
+    expect(isWatchReady(w.health(), new Date(clock), 50_000)).toBe(false);
+    await w.stop();
+    expect(isWatchReady(w.health(), new Date(1_000), 50_000)).toBe(false);
   });
 
   it("treats a server-ended request as healthy unless it ends at once without events", async () => {

@@ -117,6 +117,15 @@ export interface ResilientWatch<T extends KubeObject> {
   stop(): Promise<void>;
 }
 
+/**
+ * Readiness from a health snapshot: the first list is done, the loop runs, and the server was in
+ * contact within `maxQuietMs` (pick it above the server timeout, e.g. 2 × serverTimeoutSeconds).
+ */
+export function isWatchReady(health: WatchHealth, now: Date, maxQuietMs: number): boolean {
+  if (!health.running || !health.synced || health.lastContactTime === undefined) return false;
+  return now.getTime() - health.lastContactTime.getTime() <= maxQuietMs;
+}
+
 /** The store key of an object: `namespace/name`, or `name` for cluster-scoped objects. */
 export function objectKey(object: KubeObject): string {
   const name = object.metadata?.name ?? "";
