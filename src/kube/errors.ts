@@ -268,8 +268,3 @@ export function toKubeError(err: unknown, operation?: string, now: Date = new Da
   }
   return new UnknownKubeError(errorMessage(err), { operation, cause: err });
 }
-
-/** True for an error the caller should not retry as-is and should not log as a failure: an abort. */
-export function isAbortError(err: unknown): boolean {
-  return isRecord(err) && (err as { name?: unknown }).name === "AbortError";
-}
