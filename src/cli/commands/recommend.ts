@@ -1,0 +1,349 @@
+/**
+ * `signalr-autoscaler recommend`: the decision the operator would make for a policy, from a saved
+ * Azure Monitor metrics response, with every reason — the answer to "why did it (not) scale?".
+ *
+ *     signalr-autoscaler recommend --policy chat.yaml --metrics metrics.json --current Premium_P1/10/3
+ *
+ * Inputs: a CapacityPolicy manifest (`--policy`, YAML or JSON, as applied or as
+ * `kubectl get capol NAME -o yaml` prints it — its status then supplies the history), the metrics
+ * response (`--metrics`: a metrics:getBatch body or a single-resource metrics body, see
+ * ../metrics-file.ts), the current capacity (`--current SKU/units[/replicas]`, or the status's
+ * `current`), an optional status file with the history (`--status`), and the time of the decision
+ * (`--now`; default: the end of the response's time span).
+ */
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import type { Command } from "commander";
+import { parse as parseYaml } from "yaml";
+import {
+  type CapacityPolicy,
+  type CapacityPolicyStatus,
+  PolicyError,
+  parsePolicyYaml,
+} from "../../api/index.js";
+import {
+  type CurrentState,
+  type Decision,
+  type DecisionHistory,
+  decide,
+  fmt,
+  historyFromStatus,
+  type SignalReport,
+} from "../../autoscale/index.js";
+import type { SkuName } from "../../capacity/skus.js";
+import { UsageError } from "../errors.js";
+import type { CliIo } from "../io.js";
+import { parseMetricsBody, samplesFromBody } from "../metrics-file.js";
+import { formatJson, formatTable } from "../output.js";
+import { type CliCommand, type CommonOptions, withCommonOptions } from "../program.js";
+
+interface RecommendFlags extends CommonOptions {
+  policy?: string;
+  metrics?: string;
+  current?: string;
+  hpaMinReplicas?: string;
+  status?: string;
+  now?: string;
+}
+
+async function readText(flag: string, file: string, io: CliIo): Promise<string> {
+  try {
+    return await readFile(resolve(io.cwd, file), "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new UsageError(`cannot read --${flag} ${file}: ${code ?? (err as Error).message}`);
+  }
+}
+
+const CURRENT = /^(Free_F1|Standard_S1|Premium_P1|Premium_P2)\/([0-9]+)(?:\/([0-9]+))?$/;
+
+/** Parses `--current SKU/units[/replicas]` (e.g. `Premium_P1/20/4`). */
+export function parseCurrent(raw: string): CurrentState {
+  const m = CURRENT.exec(raw.trim());
+  if (!m) {
+    throw new UsageError(
+      `--current must be SKU/units[/replicas] with SKU one of Free_F1, Standard_S1, Premium_P1, Premium_P2 (e.g. Premium_P1/20/4), got "${raw}"`,
+    );
+  }
+  const units = Number(m[2]);
+  if (units < 1) throw new UsageError(`--current units must be at least 1, got "${raw}"`);
+  const current: CurrentState = { sku: m[1] as SkuName, units };
+  if (m[3] !== undefined) current.replicas = Number(m[3]);
+  return current;
+}
+
+function parsePolicyFile(text: string, file: string): CapacityPolicy {
+  try {
+    return parsePolicyYaml(text);
+  } catch (err) {
+    if (err instanceof PolicyError) {
+      const first = err.errors[0] ?? err.message.split("\n")[0] ?? "invalid";
+      const more = err.errors.length > 1 ? ` (and ${err.errors.length - 1} more)` : "";
+      throw new UsageError(`policy ${file}: ${first}${more}`);
+    }
+    throw err;
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Reads a status file: a status object, or a whole CapacityPolicy (its `status`). */
+function parseStatusFile(text: string, file: string): Partial<CapacityPolicyStatus> {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    throw new UsageError(`status ${file}: not YAML or JSON (${(err as Error).message.split("\n")[0]})`);
+  }
+  if (isObject(doc) && isObject(doc["status"])) doc = doc["status"];
+  if (!isObject(doc)) throw new UsageError(`status ${file}: must be a CapacityPolicy status object`);
+  for (const key of ["recommendations", "scaleEvents"] as const) {
+    if (doc[key] !== undefined && !Array.isArray(doc[key]))
+      throw new UsageError(`status ${file}: ${key} must be a list`);
+  }
+  const failures = doc["consecutiveFailures"];
+  if (failures !== undefined && typeof failures !== "number") {
+    throw new UsageError(`status ${file}: consecutiveFailures must be a number`);
+  }
+  const current = doc["current"];
+  if (
+    current !== undefined &&
+    (!isObject(current) || typeof current["sku"] !== "string" || typeof current["units"] !== "number")
+  ) {
+    throw new UsageError(`status ${file}: current must be { sku, units, replicas? }`);
+  }
+  return doc as Partial<CapacityPolicyStatus>;
+}
+
+function parseNow(raw: string): number {
+  const ms = Date.parse(raw);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(raw) || !Number.isFinite(ms)) {
+    throw new UsageError(`--now must be an RFC 3339 time such as 2025-06-02T12:00:00Z, got "${raw}"`);
+  }
+  return ms;
+}
+
+/** Everything `recommend` prints, before formatting. */
+export interface RecommendReport {
+  policy: string;
+  service: string;
+  now: string;
+  /** Where `now` came from. */
+  nowSource: "flag" | "response" | "clock";
+  notes: string[];
+  decision: Decision;
+}
+
+async function recommend(flags: RecommendFlags, io: CliIo): Promise<RecommendReport> {
+  if (!flags.policy) throw new UsageError("--policy FILE is required (a CapacityPolicy manifest)");
+  if (!flags.metrics) throw new UsageError("--metrics FILE is required (an Azure Monitor metrics response)");
+  const policy = parsePolicyFile(await readText("policy", flags.policy, io), flags.policy);
+  const body = parseMetricsBody(await readText("metrics", flags.metrics, io), flags.metrics);
+  const spec = policy.spec;
+  const { samples, resource, notes } = samplesFromBody(
+    body,
+    flags.metrics,
+    spec.target.service,
+    spec.target.resourceId,
+  );
+
+  let status: Partial<CapacityPolicyStatus> | undefined = policy.status;
+  if (flags.status) status = parseStatusFile(await readText("status", flags.status, io), flags.status);
+  const history: DecisionHistory = historyFromStatus(status);
+  if (!status)
+    notes.push(
+      "no status given: no stored history, so the scale-down window starts now (as on a first sight)",
+    );
+
+  let current: CurrentState;
+  if (flags.current) current = parseCurrent(flags.current);
+  else if (status?.current) {
+    current = { sku: status.current.sku, units: status.current.units };
+    if (status.current.replicas !== undefined) current.replicas = status.current.replicas;
+  } else {
+    throw new UsageError("--current SKU/units[/replicas] is required (or a status with current)");
+  }
+  if (flags.hpaMinReplicas !== undefined) {
+    const n = Number(flags.hpaMinReplicas);
+    if (!Number.isInteger(n) || n < 0) {
+      throw new UsageError(`--hpa-min-replicas must be a whole number, got "${flags.hpaMinReplicas}"`);
+    }
+    current.hpaMinReplicas = n;
+  }
+
+  let nowMs: number;
+  let nowSource: RecommendReport["nowSource"];
+  if (flags.now) {
+    nowMs = parseNow(flags.now);
+    nowSource = "flag";
+  } else if (resource.endTime !== undefined) {
+    nowMs = Date.parse(resource.endTime);
+    nowSource = "response";
+  } else {
+    nowMs = Date.now();
+    nowSource = "clock";
+  }
+
+  const annotations = policy.metadata.annotations;
+  const decision = decide({
+    policy: {
+      spec,
+      metadata: {
+        name: policy.metadata.name,
+        namespace: policy.metadata.namespace,
+        ...(annotations ? { annotations } : {}),
+      },
+    },
+    samples,
+    current,
+    history,
+    now: nowMs,
+  });
+  return {
+    policy: `${policy.metadata.namespace}/${policy.metadata.name}`,
+    service: spec.target.service,
+    now: decision.now,
+    nowSource,
+    notes,
+    decision,
+  };
+}
+
+function signalValue(s: SignalReport): string {
+  if (s.value === undefined) return "—";
+  return s.signal === "connections" ? fmt(s.value) : `${fmt(s.value)} %`;
+}
+
+/** The human rendering of a recommendation. */
+export function renderRecommendation(r: RecommendReport): string {
+  const d = r.decision;
+  const cur = `${d.current.sku} ${d.current.units}${d.current.replicas !== undefined ? `, replicas ${d.current.replicas}` : ""}`;
+  const lines: string[] = [];
+  lines.push(
+    `policy ${r.policy} (${r.service}, mode ${d.mode}) at ${r.now}${r.nowSource === "response" ? " (end of the response's time span)" : ""}`,
+  );
+  if (!d.desired) {
+    lines.push(`decision: NONE — no decision is possible for ${cur}`);
+  } else {
+    const want = d.desired;
+    const replicas =
+      want.replicas !== undefined
+        ? `, replicas ${d.current.replicas ?? "?"} → ${want.replicas}`
+        : want.hpaMinReplicas !== undefined
+          ? `, HPA minReplicas ${d.current.hpaMinReplicas ?? "?"} → ${want.hpaMinReplicas}`
+          : "";
+    const verb =
+      d.action === "Scale" ? "SCALE" : d.action === "Recommend" ? "RECOMMEND (not applied)" : "NO ACTION";
+    lines.push(
+      `decision: ${verb}  ${d.current.sku} ${d.current.units} → ${want.sku} ${want.units} units${replicas}`,
+    );
+  }
+  lines.push(
+    `metrics ask for: ${d.recommendation ? `${d.recommendation.sku} ${d.recommendation.units}` : "nothing (no usable metrics)"}` +
+      `${d.drivenBy ? ` (driven by ${d.drivenBy})` : ""}; limited by: ${d.limitedBy ?? "nothing"}`,
+  );
+  if (d.window) {
+    lines.push(
+      `window: ${d.window.from} – ${d.window.to}, newest sample used: ${d.newestSampleTime ?? "none"}` +
+        (d.window.ignoredTooNew > 0
+          ? `; ${d.window.ignoredTooNew} newer bucket(s) still filling, ignored`
+          : ""),
+    );
+  }
+  lines.push(
+    `scale-in: ${d.scaleIn.allowed ? "allowed" : `blocked (${d.scaleIn.blockedBy.join(", ") || "no decision"})`}`,
+  );
+  for (const n of r.notes) lines.push(`note: ${n}`);
+  let out = `${lines.join("\n")}\n\n`;
+  if (d.signals.length > 0) {
+    out += formatTable(
+      ["SIGNAL", "STATUS", "VALUE", "TARGET", "RATIO", "UNITS", "BUCKETS"],
+      d.signals.map((s) => [
+        s.signal,
+        s.status,
+        signalValue(s),
+        `${s.targetPercent} %`,
+        s.ratio === undefined ? "—" : fmt(s.ratio),
+        s.desiredUnits === undefined
+          ? "—"
+          : `${s.desiredUnits}${s.desiredSku && s.desiredSku !== d.current.sku ? ` (${s.desiredSku})` : ""}`,
+        `${s.knownBuckets}/${s.expectedBuckets}`,
+      ]),
+    );
+    out += "\n";
+  }
+  out += `REASONS\n${d.reasons.map((x) => `  ${x.code.padEnd(22)} ${x.message}`).join("\n")}\n\n`;
+  out += formatTable(
+    ["CONDITION", "STATUS", "REASON", "MESSAGE"],
+    d.conditions.map((c) => [c.type, c.status, c.reason, c.message]),
+  );
+  return out;
+}
+
+/** The JSON rendering: desired, reasons, limitedBy, conditions and the rest of the decision. */
+export function recommendationJson(r: RecommendReport): unknown {
+  const d = r.decision;
+  return {
+    policy: r.policy,
+    now: r.now,
+    nowSource: r.nowSource,
+    mode: d.mode,
+    action: d.action,
+    current: d.current,
+    desired: d.desired ?? null,
+    recommendation: d.recommendation ?? null,
+    drivenBy: d.drivenBy ?? null,
+    limitedBy: d.limitedBy ?? null,
+    reasons: d.reasons,
+    conditions: d.conditions,
+    signals: d.signals,
+    scaleIn: d.scaleIn,
+    newestSampleTime: d.newestSampleTime ?? null,
+    lastSample: d.lastSample ?? null,
+    window: d.window ?? null,
+    notes: r.notes,
+    history: d.history,
+  };
+}
+
+/** The `recommend` subcommand. */
+export const recommendCommand: CliCommand = {
+  register(program: Command, io: CliIo) {
+    withCommonOptions(
+      program
+        .command("recommend")
+        .description(
+          "Explain the scaling decision for a policy from a saved Azure Monitor metrics response: the desired SKU, units and replicas, which signal drove it, what limited it, and the status conditions.",
+        )
+        .option(
+          "--policy <file>",
+          "CapacityPolicy manifest (YAML or JSON; a kubectl -o yaml dump also supplies its status)",
+        )
+        .option(
+          "--metrics <file>",
+          "Azure Monitor metrics response: a metrics:getBatch body or a single-resource metrics body (JSON)",
+        )
+        .option(
+          "--current <sku/units[/replicas]>",
+          "current capacity, e.g. Premium_P1/20/4 (default: the status's current)",
+        )
+        .option(
+          "--hpa-min-replicas <n>",
+          "current minReplicas of the HorizontalPodAutoscaler the policy names",
+        )
+        .option("--status <file>", "CapacityPolicy status (or whole object) with the decision history")
+        .option(
+          "--now <time>",
+          "time of the decision, RFC 3339 (default: the end of the response's time span)",
+        )
+        .addHelpText(
+          "after",
+          "\nExamples:\n  signalr-autoscaler recommend --policy chat.yaml --metrics getbatch.json --current Premium_P1/10/3\n  kubectl get capol chat -o yaml > chat.yaml && signalr-autoscaler recommend --policy chat.yaml --metrics metrics.json -o json\n",
+        ),
+    ).action(async (flags: RecommendFlags) => {
+      const r = await recommend(flags, io);
+      io.stdout(flags.output === "json" ? formatJson(recommendationJson(r)) : renderRecommendation(r));
+    });
+  },
+};
