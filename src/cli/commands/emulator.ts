@@ -1,0 +1,314 @@
+/**
+ * `signalr-autoscaler emulator`: runs the HTTPS Azure emulator (ARM + metrics:getBatch) on
+ * loopback until stopped, with instances whose demand follows a trace or a pattern scaled to a
+ * peak. Prints the endpoints and the CA file to trust.
+ */
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import type { Command } from "commander";
+import {
+  formatResourceId,
+  parseResourceId,
+  parseServiceKind,
+  ResourceIdError,
+  UnknownServiceError,
+} from "../../azure/resource-id.js";
+import { type ServiceKind, type SkuName, WorkloadError } from "../../capacity/index.js";
+import { type DemandSpec, parsePattern } from "../../emulator/demand.js";
+import { type RunningEmulator, startEmulator } from "../../emulator/emulator.js";
+import { allowedUnits, type InstanceSpec, isSkuName } from "../../emulator/state.js";
+import { parseTrace, TraceFormatError } from "../../emulator/trace.js";
+import { defaultMix, parseMix, type WorkloadMix } from "../../emulator/traffic.js";
+import { UsageError } from "../errors.js";
+import type { CliIo } from "../io.js";
+import { formatJson, formatTable } from "../output.js";
+import { type CliCommand, type CommonOptions, withCommonOptions } from "../program.js";
+
+interface EmulatorFlags extends CommonOptions {
+  trace?: string;
+  pattern: string;
+  peakConnections: string;
+  service: string;
+  resourceId?: string[];
+  instances: string;
+  subscription: string;
+  resourceGroup: string;
+  location: string;
+  sku: string;
+  units: string;
+  mix?: string;
+  messageSize: string;
+  speed: string;
+  start?: string;
+  scaleDuration: string;
+  ingestionDelay: string;
+  port: string;
+  host: string;
+  caFile?: string;
+  rateLimit: boolean;
+}
+
+function number(flag: string, text: string, check: (n: number) => boolean, what: string): number {
+  const n = Number(text);
+  if (text.trim() === "" || !Number.isFinite(n) || !check(n))
+    throw new UsageError(`--${flag} must be ${what}, got "${text}"`);
+  return n;
+}
+
+async function loadDemand(flags: EmulatorFlags, cwd: string, peak: number): Promise<DemandSpec> {
+  if (flags.trace === undefined) {
+    try {
+      return { kind: "pattern", pattern: parsePattern(flags.pattern), peakConnections: peak };
+    } catch (err) {
+      throw new UsageError(`--pattern: ${(err as Error).message}`);
+    }
+  }
+  const path = resolve(cwd, flags.trace);
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (err) {
+    throw new UsageError(
+      `cannot read trace file ${flags.trace}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
+  }
+  try {
+    return { kind: "trace", trace: parseTrace(text, flags.trace), peakConnections: peak };
+  } catch (err) {
+    if (err instanceof TraceFormatError) throw new UsageError(`--trace: ${err.message}`);
+    throw err;
+  }
+}
+
+/** Turns the flags into emulator options; every problem is a UsageError. */
+export async function emulatorPlan(
+  flags: EmulatorFlags,
+  cwd: string,
+): Promise<{ instances: InstanceSpec[]; options: Parameters<typeof startEmulator>[0] & object }> {
+  let service: ServiceKind;
+  try {
+    service = parseServiceKind(flags.service);
+  } catch (err) {
+    if (err instanceof UnknownServiceError) throw new UsageError(`--service: ${err.message}`);
+    throw err;
+  }
+  const peak = number("peak-connections", flags.peakConnections, (n) => n >= 0, "a number ≥ 0");
+  const units = number("units", flags.units, (n) => Number.isInteger(n) && n > 0, "a whole number > 0");
+  if (!isSkuName(flags.sku)) {
+    throw new UsageError(
+      `--sku must be one of Free_F1, Standard_S1, Premium_P1, Premium_P2, got "${flags.sku}"`,
+    );
+  }
+  const sku: SkuName = flags.sku;
+  if (!allowedUnits(sku).includes(units)) {
+    throw new UsageError(
+      `--units ${units} is not allowed for ${sku} (allowed: ${allowedUnits(sku).join(", ")})`,
+    );
+  }
+  const messageSize = number("message-size", flags.messageSize, (n) => n > 0, "a number of bytes > 0");
+  let mix: WorkloadMix;
+  try {
+    mix = flags.mix
+      ? parseMix(service, flags.mix, messageSize)
+      : { ...defaultMix(service), messageSizeBytes: messageSize };
+  } catch (err) {
+    if (err instanceof WorkloadError) throw new UsageError(`--mix: ${err.message}`);
+    throw err;
+  }
+  const demand = await loadDemand(flags, cwd, peak);
+  let ids: string[];
+  if (flags.resourceId && flags.resourceId.length > 0) {
+    ids = flags.resourceId.map((id) => {
+      try {
+        const ref = parseResourceId(id);
+        if (ref.service !== service)
+          throw new UsageError(
+            `--resource-id ${id} is a ${ref.service} instance, but --service is ${service}`,
+          );
+        return ref.id;
+      } catch (err) {
+        if (err instanceof ResourceIdError) throw new UsageError(`--resource-id: ${err.message}`);
+        throw err;
+      }
+    });
+  } else {
+    const count = number(
+      "instances",
+      flags.instances,
+      (n) => Number.isInteger(n) && n >= 1 && n <= 1000,
+      "a whole number 1–1000",
+    );
+    const prefix = service === "SignalR" ? "signalr" : "webpubsub";
+    ids = Array.from({ length: count }, (_, i) =>
+      formatResourceId({
+        subscriptionId: flags.subscription,
+        resourceGroup: flags.resourceGroup,
+        service,
+        name: `${prefix}-${String(i + 1).padStart(3, "0")}`,
+      }),
+    );
+    try {
+      for (const id of ids) parseResourceId(id);
+    } catch (err) {
+      if (err instanceof ResourceIdError)
+        throw new UsageError(`--subscription/--resource-group: ${err.message}`);
+      throw err;
+    }
+  }
+  const speed = number("speed", flags.speed, (n) => n >= 0, "a number ≥ 0");
+  let start: Date | undefined;
+  if (flags.start !== undefined) {
+    start = new Date(flags.start);
+    if (!Number.isFinite(start.getTime()))
+      throw new UsageError(`--start must be an ISO 8601 time, got "${flags.start}"`);
+  }
+  const scaleDurationMs = number("scale-duration", flags.scaleDuration, (n) => n >= 0, "seconds ≥ 0") * 1000;
+  const ingestionDelayMs =
+    number("ingestion-delay", flags.ingestionDelay, (n) => n >= 0, "seconds ≥ 0") * 1000;
+  const port = number(
+    "port",
+    flags.port,
+    (n) => Number.isInteger(n) && n >= 0 && n <= 65535,
+    "a port 0–65535",
+  );
+  if (!["127.0.0.1", "::1", "localhost"].includes(flags.host)) {
+    throw new UsageError(
+      `--host must be a loopback address (127.0.0.1, ::1, localhost), got "${flags.host}"`,
+    );
+  }
+  const instances: InstanceSpec[] = ids.map((resourceId) => ({
+    resourceId,
+    location: flags.location,
+    sku,
+    units,
+    mix,
+    demand,
+  }));
+  return {
+    instances,
+    options: {
+      host: flags.host,
+      port,
+      speed,
+      ...(start ? { start } : {}),
+      scaleDurationMs,
+      ingestionDelayMs,
+      armRateLimit: flags.rateLimit,
+      ...(flags.caFile !== undefined ? { caPath: resolve(cwd, flags.caFile) } : {}),
+      instances,
+    },
+  };
+}
+
+function describe(emulator: RunningEmulator, flags: EmulatorFlags): string {
+  const views = emulator.control.instances();
+  if (flags.output === "json") {
+    return formatJson({
+      armEndpoint: emulator.armEndpoint,
+      metricsEndpoint: emulator.metricsEndpointTemplate,
+      controlEndpoint: emulator.controlEndpoint,
+      caPath: emulator.caPath,
+      clock: { now: emulator.clock.now().toISOString(), speed: emulator.clock.speed },
+      instances: views.map((v) => ({
+        resourceId: v.resourceId,
+        location: v.location,
+        sku: v.sku,
+        units: v.units,
+        demand: v.demand,
+      })),
+    });
+  }
+  const endpoints = formatTable(
+    ["endpoint", "url"],
+    [
+      ["ARM", emulator.armEndpoint],
+      ["metrics", emulator.metricsEndpointTemplate],
+      ["control", emulator.controlEndpoint],
+      ["CA certificate", emulator.caPath],
+    ],
+  );
+  const table = formatTable(
+    ["resource ID", "location", "SKU", "units", "demand"],
+    views.map((v) => [v.resourceId, v.location, v.sku, v.units, v.demand]),
+  );
+  return (
+    `Azure emulator running; virtual clock at ${emulator.clock.now().toISOString()}, ×${emulator.clock.speed}.\n\n` +
+    `${endpoints}\n${table}\n` +
+    `Clients trust the CA with the pipeline option tlsOptions.ca (or NODE_EXTRA_CA_CERTS=${emulator.caPath}).\n` +
+    `Try: curl --cacert ${emulator.caPath} ${emulator.controlEndpoint}/state\n` +
+    "Stop with Ctrl+C.\n"
+  );
+}
+
+function waitForAbort(signal: AbortSignal): Promise<void> {
+  return new Promise((resolveWait) => {
+    if (signal.aborted) return resolveWait();
+    signal.addEventListener("abort", () => resolveWait(), { once: true });
+  });
+}
+
+/** Runs the emulator until `io.signal` aborts. */
+export async function runEmulatorCommand(flags: EmulatorFlags, io: CliIo): Promise<void> {
+  const plan = await emulatorPlan(flags, io.cwd);
+  const emulator = await startEmulator({
+    ...plan.options,
+    ...(flags.verbose
+      ? {
+          onRequest: (r) =>
+            io.stderr(`${r.at} ${r.method} ${r.path} → ${r.status}${r.fault ? ` (fault ${r.fault})` : ""}\n`),
+        }
+      : {}),
+  });
+  try {
+    io.stdout(describe(emulator, flags));
+    await waitForAbort(io.signal);
+  } finally {
+    await emulator.stop();
+  }
+  if (flags.output !== "json") io.stdout("Azure emulator stopped.\n");
+}
+
+/** The `emulator` subcommand. */
+export const emulatorCommand: CliCommand = {
+  register(program: Command, io: CliIo) {
+    withCommonOptions(
+      program
+        .command("emulator")
+        .description(
+          "Run an HTTPS stand-in for Azure Resource Manager and Azure Monitor metrics (SignalR, Web PubSub) on loopback, " +
+            "driven by a traffic trace or pattern on a virtual clock, until stopped",
+        ),
+    )
+      .option("--trace <file>", "demand shape: a timestamp,value CSV such as traces/nyc_taxi.csv")
+      .option("--pattern <name>", "demand shape without a trace: constant, daily or ramp", "daily")
+      .option("--peak-connections <n>", "client connections at the shape's peak", "10000")
+      .option("--service <service>", "SignalR or WebPubSub", "SignalR")
+      .option(
+        "--resource-id <id...>",
+        "resource IDs of the instances to emulate (default: --instances generated ones)",
+      )
+      .option("--instances <n>", "how many instances to generate when no --resource-id is given", "1")
+      .option(
+        "--subscription <id>",
+        "subscription of generated instances",
+        "00000000-0000-0000-0000-000000000000",
+      )
+      .option("--resource-group <name>", "resource group of generated instances", "emulator")
+      .option("--location <region>", "region of the instances", "westeurope")
+      .option("--sku <sku>", "initial SKU: Standard_S1, Premium_P1, Premium_P2 (or Free_F1)", "Premium_P1")
+      .option("--units <n>", "initial units", "1")
+      .option("--mix <mix>", "workload as scenario=share[,…], e.g. broadcast=0.2,echo=0.8 (default: echo)")
+      .option("--message-size <bytes>", "average message size", "2048")
+      .option("--speed <factor>", "virtual seconds per real second (1440: a day per minute)", "1")
+      .option("--start <time>", "virtual start time, ISO 8601 (default: now)")
+      .option("--scale-duration <seconds>", "virtual time a scale operation takes", "180")
+      .option("--ingestion-delay <seconds>", "virtual time before a minute's metrics are complete", "180")
+      .option("--port <port>", "port on loopback (0: any free port)", "0")
+      .option("--host <host>", "loopback address to listen on", "127.0.0.1")
+      .option("--ca-file <path>", "where to write the CA certificate (default: a temporary file)")
+      .option("--no-rate-limit", "do not apply ARM's per-subscription read/write limits")
+      .action(async (flags: EmulatorFlags) => {
+        await runEmulatorCommand(flags, io);
+      });
+  },
+};
