@@ -3,6 +3,7 @@ import { PAUSE_ANNOTATION } from "../api/constants.js";
 import type { CapacityPolicySpec } from "../api/index.js";
 import { type Decision, decide } from "./decide.js";
 import { emptyHistory, recordScale } from "./history.js";
+import { statusFields } from "./status.js";
 import { input, NOW, policy, samples, spec } from "./testing.js";
 
 const codes = (d: Decision) => d.reasons.map((r) => r.code);
@@ -361,5 +362,17 @@ describe("reporting", () => {
       "Conflict",
     ]);
     for (const c of d.conditions) expect(c.reason).toMatch(/^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/);
+  });
+});
+
+describe("status fields", () => {
+  it("fills desired, lastSample, history and lastReasons", () => {
+    const d = decide(input({ samples: load(90) }));
+    const s = statusFields(d);
+    expect(s.desired).toEqual({ sku: "Premium_P1", units: 20 });
+    expect(s.lastSample?.serverLoadPercent).toBe(90);
+    expect(s.consecutiveFailures).toBe(0);
+    expect(s.recommendations).toEqual(d.history.recommendations);
+    expect(s.lastReasons).toEqual(["SignalDesired", "SamplesIgnored", "LadderSnapped", "ScaleOut"]);
   });
 });

@@ -14,3 +14,4 @@ export * from "./samples.js";
 export * from "./schedules.js";
 export * from "./signals.js";
 export * from "./sizes.js";
+export * from "./status.js";

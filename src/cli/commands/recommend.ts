@@ -273,7 +273,7 @@ export function renderRecommendation(r: RecommendReport): string {
     );
     out += "\n";
   }
-  out += `REASONS\n${d.reasons.map((x) => `  ${x.code.padEnd(22)} ${x.message}`).join("\n")}\n\n`;
+  out += `REASONS\n${d.reasons.map((x) => `  ${x.code.padEnd(24)} ${x.message}`).join("\n")}\n\n`;
   out += formatTable(
     ["CONDITION", "STATUS", "REASON", "MESSAGE"],
     d.conditions.map((c) => [c.type, c.status, c.reason, c.message]),
