@@ -1,0 +1,267 @@
+/**
+ * Every injected fault comes out of the adapters as its typed error, and a throttled scope is
+ * left alone for the whole Retry-After while other scopes are served. The clock is the emulator's
+ * virtual clock, stopped: time moves only when a test advances it.
+ */
+import { inspect } from "node:util";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import {
+  AuthenticationError,
+  type AzureApiError,
+  InvalidRequestError,
+  NotFoundError,
+  OperationInProgressError,
+  ThrottledError,
+  TransientError,
+} from "../../src/azure/index.js";
+import type { FaultAction, RunningEmulator } from "../../src/emulator/index.js";
+import {
+  adaptersFor,
+  caught,
+  SUB_A,
+  SUB_B,
+  signalrId,
+  startTestEmulator,
+  staticCredential,
+  T0,
+} from "./helpers.js";
+
+const WEST = signalrId("west-1");
+const EAST = signalrId("east-1");
+const OTHER_SUB = signalrId("west-2", SUB_B);
+const START = new Date("2025-03-03T11:50:00Z");
+const END = new Date("2025-03-03T12:00:00Z");
+
+describe("faults become typed errors", { timeout: 30_000 }, () => {
+  let emu: RunningEmulator;
+
+  beforeAll(async () => {
+    emu = await startTestEmulator({
+      instances: [
+        { resourceId: WEST, location: "westeurope", units: 2, connections: 1000 },
+        { resourceId: EAST, location: "eastus", units: 2, connections: 1000 },
+        { resourceId: OTHER_SUB, location: "westeurope", units: 2, connections: 1000 },
+      ],
+    });
+  });
+  afterAll(async () => {
+    await emu?.stop();
+  });
+  beforeEach(() => {
+    emu.control.clearFaults();
+    emu.control.resetRequests();
+    emu.control.setClock({ time: T0 });
+  });
+
+  const requestsTo = (name: string) =>
+    emu.control.requests().filter((r) => r.path.endsWith(`/${name}`)).length;
+
+  /** An adapter set that already knows the regions (as the controller's would after its first reads). */
+  async function warmAdapters(overrides: Parameters<typeof adaptersFor>[1] = {}) {
+    const az = adaptersFor(emu, overrides);
+    for (const id of [WEST, EAST, OTHER_SUB]) await az.instances.get(id);
+    emu.control.resetRequests();
+    return az;
+  }
+
+  it("429 with Retry-After in seconds: the scope is not called again before its time; other scopes go on", async () => {
+    const { instances, armGate } = await warmAdapters();
+    emu.control.addFault({
+      method: "GET",
+      path: "**/SignalR/west-1",
+      times: 1,
+      action: { kind: "status", status: 429, code: "SubscriptionRequestsThrottled", retryAfterSeconds: 30 },
+    });
+    const err = (await caught(() => instances.get(WEST))) as ThrottledError;
+    expect(err).toBeInstanceOf(ThrottledError);
+    expect(err.retryAfterMs).toBe(30_000);
+    expect(err.notBefore.toISOString()).toBe("2025-03-03T12:01:00.000Z");
+    expect(err.scope).toEqual({ subscriptionId: SUB_A, region: "westeurope" });
+    expect(err.fromGate).toBe(false);
+    expect(requestsTo("west-1")).toBe(1);
+
+    // Same scope: refused without a request, for the whole wait.
+    for (const advance of [0, 10_000, 19_999]) {
+      emu.control.advance(advance);
+      const gated = (await caught(() => instances.get(WEST))) as ThrottledError;
+      expect(gated).toBeInstanceOf(ThrottledError);
+      expect(gated.fromGate).toBe(true);
+    }
+    expect(requestsTo("west-1")).toBe(1);
+    expect(armGate.snapshot()).toHaveLength(1);
+
+    // Other scopes are served meanwhile: another region, another subscription.
+    expect((await instances.get(EAST)).units).toBe(2);
+    expect((await instances.get(OTHER_SUB)).units).toBe(2);
+
+    emu.control.advance(1);
+    expect((await instances.get(WEST)).units).toBe(2);
+    expect(requestsTo("west-1")).toBe(2);
+  });
+
+  it("429 with Retry-After as an HTTP date", async () => {
+    const { instances } = await warmAdapters();
+    emu.control.addFault({
+      path: "**/SignalR/west-1",
+      times: 1,
+      action: { kind: "status", status: 429, retryAfterSeconds: 45, retryAfterFormat: "date" },
+    });
+    const err = (await caught(() => instances.get(WEST))) as ThrottledError;
+    expect(err).toBeInstanceOf(ThrottledError);
+    expect(err.retryAfterMs).toBe(45_000);
+    emu.control.advance(44_000);
+    expect(((await caught(() => instances.get(WEST))) as ThrottledError).fromGate).toBe(true);
+    emu.control.advance(1_000);
+    await expect(instances.get(WEST)).resolves.toMatchObject({ units: 2 });
+  });
+
+  it("caps a long Retry-After", async () => {
+    const { instances } = await warmAdapters();
+    emu.control.addFault({
+      path: "**/SignalR/west-1",
+      times: 1,
+      action: { kind: "status", status: 429, retryAfterSeconds: 86_400 },
+    });
+    const err = (await caught(() => instances.get(WEST))) as ThrottledError;
+    expect(err.retryAfterMs).toBe(5 * 60_000);
+  });
+
+  it("a throttled metrics scope is left alone while another region is served", async () => {
+    const { metrics, metricsGate } = adaptersFor(emu);
+    emu.control.addFault({
+      path: "/metrics/westeurope/**",
+      times: 1,
+      action: { kind: "status", status: 429, code: "TooManyRequests", retryAfterSeconds: 20 },
+    });
+    const targets = [
+      { resourceId: WEST, region: "westeurope" },
+      { resourceId: EAST, region: "eastus" },
+    ];
+    const first = await metrics.read(targets, { start: START, end: END });
+    expect(first.calls).toBe(2);
+    expect(first.failures).toHaveLength(1);
+    expect(first.failures[0]?.error).toBeInstanceOf(ThrottledError);
+    expect(first.failures[0]?.batch.scope.region).toBe("westeurope");
+    expect(first.samples.has(EAST)).toBe(true);
+
+    emu.control.advance(19_000);
+    const second = await metrics.read(targets, { start: START, end: END });
+    expect(second.calls).toBe(1);
+    expect((second.failures[0]?.error as ThrottledError).fromGate).toBe(true);
+    expect(second.samples.has(EAST)).toBe(true);
+    expect(emu.control.requests().filter((r) => r.region === "westeurope")).toHaveLength(1);
+    expect(metricsGate.snapshot()[0]?.scope.region).toBe("westeurope");
+
+    emu.control.advance(1_000);
+    const third = await metrics.read(targets, { start: START, end: END });
+    expect(third.failures).toEqual([]);
+    expect(third.samples.has(WEST)).toBe(true);
+  });
+
+  it("429 whose code says an operation is in progress is not throttling", async () => {
+    const { instances, armGate } = await warmAdapters();
+    emu.control.addFault({
+      method: "PATCH",
+      path: "**/SignalR/west-1",
+      times: 1,
+      action: { kind: "status", status: 429, code: "OperationInProgress", retryAfterSeconds: 10 },
+    });
+    const err = await caught(() => instances.beginScale(WEST, { sku: "Premium_P1", units: 3 }));
+    expect(err).toBeInstanceOf(OperationInProgressError);
+    expect(armGate.snapshot()).toEqual([]);
+  });
+
+  const cases: [string, FaultAction, new (...args: never[]) => AzureApiError][] = [
+    ["409", { kind: "status", status: 409, code: "Conflict" }, OperationInProgressError],
+    ["500", { kind: "status", status: 500 }, TransientError],
+    ["503", { kind: "status", status: 503, code: "ServiceUnavailable" }, TransientError],
+    ["401", { kind: "status", status: 401, code: "InvalidAuthenticationToken" }, AuthenticationError],
+    ["403", { kind: "status", status: 403, code: "AuthorizationFailed" }, AuthenticationError],
+    ["404", { kind: "status", status: 404, code: "ResourceNotFound" }, NotFoundError],
+    ["400", { kind: "status", status: 400, code: "InvalidRequestContent" }, InvalidRequestError],
+    ["a reset connection", { kind: "reset" }, TransientError],
+  ];
+  it.each(cases)("%s → %o", async (_name, action, type) => {
+    const { instances } = await warmAdapters();
+    emu.control.addFault({ path: "**/SignalR/west-1", times: 1, action });
+    const err = await caught(() => instances.get(WEST));
+    expect(err).toBeInstanceOf(type);
+    expect((err as AzureApiError).operation).toBe("instances.get");
+  });
+
+  it("a slow answer within the timeout is served; a slower one or none at all times out", async () => {
+    const { instances } = await warmAdapters({ requestTimeoutMs: 400 });
+    emu.control.addFault({ path: "**/SignalR/west-1", times: 1, action: { kind: "delay", ms: 50 } });
+    await expect(instances.get(WEST)).resolves.toMatchObject({ units: 2 });
+
+    emu.control.addFault({ path: "**/SignalR/west-1", times: 1, action: { kind: "delay", ms: 1_500 } });
+    const slow = (await caught(() => instances.get(WEST))) as TransientError;
+    expect(slow).toBeInstanceOf(TransientError);
+    expect(slow.code).toBe("Timeout");
+
+    emu.control.addFault({ path: "**/SignalR/west-1", times: 1, action: { kind: "hang" } });
+    const hung = (await caught(() => instances.get(WEST))) as TransientError;
+    expect(hung).toBeInstanceOf(TransientError);
+    expect(hung.code).toBe("Timeout");
+  });
+
+  it("a real 404 and an invalid unit count are typed too", async () => {
+    const { instances } = await warmAdapters();
+    expect(await caught(() => instances.get(signalrId("does-not-exist")))).toBeInstanceOf(NotFoundError);
+    const invalid = (await caught(() =>
+      instances.beginScale(WEST, { sku: "Premium_P1", units: 15 }),
+    )) as InvalidRequestError;
+    expect(invalid).toBeInstanceOf(InvalidRequestError);
+    expect(invalid.code).toBe("InvalidCapacity");
+  });
+
+  it("a scale accepted by ARM is reported started even when the first status poll is throttled", async () => {
+    const { instances } = await warmAdapters();
+    const id = signalrId("poll-fails");
+    emu.control.addInstance({ resourceId: id, location: "westeurope", units: 1 });
+    await instances.get(id);
+    emu.control.addFault({
+      path: "**/operationStatuses/*",
+      times: 1,
+      action: { kind: "status", status: 429, retryAfterSeconds: 5 },
+    });
+    const op = await instances.beginScale(id, { sku: "Premium_P1", units: 2 });
+    expect(op.acceptedWith).toBe(202);
+    expect(op.pollWarning).toMatch(/429|throttl/i);
+    // The throttled poll gated the scope; once the wait is over the update is observed running.
+    expect(await caught(() => instances.observeUpdate(id, op.target))).toBeInstanceOf(ThrottledError);
+    emu.control.advance(5_000);
+    expect((await instances.observeUpdate(id, op.target)).state).toBe("inProgress");
+  });
+
+  it("a credential that cannot get a token is an authentication error", async () => {
+    const failing = {
+      getToken: async () => {
+        const e = new Error("no federated token file");
+        e.name = "CredentialUnavailableError";
+        throw e;
+      },
+    };
+    const { instances, metrics } = adaptersFor(emu, { credential: failing });
+    expect(await caught(() => instances.get(WEST))).toBeInstanceOf(AuthenticationError);
+    const read = await metrics.read([{ resourceId: WEST, region: "westeurope" }], { start: START, end: END });
+    expect(read.failures[0]?.error).toBeInstanceOf(AuthenticationError);
+  });
+
+  it("errors never carry the token", async () => {
+    const secret = "eyJ-very-secret-token";
+    const { instances } = adaptersFor(emu, { credential: staticCredential(secret) });
+    emu.control.addFault({ path: "**/SignalR/west-1", times: 1, action: { kind: "status", status: 500 } });
+    const err = await caught(() => instances.get(WEST));
+    expect(JSON.stringify(err)).not.toContain(secret);
+    expect(inspect(err, { depth: 10 })).not.toContain(secret);
+    expect(String((err as Error).stack)).not.toContain(secret);
+  });
+
+  it("counts how often each rule fired", () => {
+    emu.control.addFault({ path: "**/nothing", action: { kind: "reset" } });
+    expect(emu.control.faults()).toEqual([
+      expect.objectContaining({ id: expect.any(String), seen: 0, fired: 0 }),
+    ]);
+  });
+});
