@@ -147,7 +147,7 @@ describe("faults become typed errors", { timeout: 30_000 }, () => {
     emu.control.advance(19_000);
     const second = await metrics.read(targets, { start: START, end: END });
     expect(second.calls).toBe(1);
-    expect((second.failures[0]?.error as ThrottledError).fromGate).toBe(true);
+    expect((second.failures[0]?.error as ThrottledError | undefined)?.fromGate).toBe(true);
     expect(second.samples.has(EAST)).toBe(true);
     expect(emu.control.requests().filter((r) => r.region === "westeurope")).toHaveLength(1);
     expect(metricsGate.snapshot()[0]?.scope.region).toBe("westeurope");
