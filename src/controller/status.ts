@@ -1,0 +1,138 @@
+/**
+ * Builds the one status write of a pass (a JSON merge patch of `status`), pure: the conditions
+ * keep their `lastTransitionTime` while their status does not change, carry the policy's
+ * `observedGeneration`, and `Ready` is derived from the others.
+ *
+ * Ready:
+ * | status | reason | when |
+ * |---|---|---|
+ * | False | InvalidSpec | the spec fails validation (no decision is made) |
+ * | False | OutOfScope | the target is outside the Azure scopes the namespace may use |
+ * | False | UnsupportedSku | the instance's SKU cannot be scaled (Free_F1) |
+ * | False | Conflict | another owner manages the capacity (Conflict=True) |
+ * | False | ScaleFailed | the last ARM update failed or did not apply |
+ * | False | Fallback | the fallback action applies (Fallback=True) |
+ * | True | Paused / RecommendOnly / Reconciled | otherwise |
+ */
+import {
+  type CapacityPolicyStatus,
+  CONDITION_TYPES,
+  type ConditionStatus,
+  type ConditionType,
+  MAX_REASONS,
+  type PolicyCondition,
+} from "../api/index.js";
+
+/** A condition before the controller stamps times and generation. */
+export interface ConditionDraft {
+  type: ConditionType;
+  status: ConditionStatus;
+  reason: string;
+  message: string;
+}
+
+/** Why Ready is False when the pass could not even decide. */
+export interface Blocker {
+  reason: "InvalidSpec" | "OutOfScope" | "UnsupportedSku" | "ScaleFailed";
+  message: string;
+}
+
+const MAX_MESSAGE = 32_768;
+
+/**
+ * Derives `Ready` from the other conditions (and a blocker, when the pass stopped early) and
+ * returns the full list in `CONDITION_TYPES` order. Types missing from `drafts` are left out
+ * unless `Ready`.
+ */
+export function withReady(drafts: readonly ConditionDraft[], blocker?: Blocker): ConditionDraft[] {
+  const by = new Map(drafts.filter((d) => d.type !== "Ready").map((d) => [d.type, d]));
+  const draftReady = drafts.find((d) => d.type === "Ready");
+  let ready: ConditionDraft;
+  const conflict = by.get("Conflict");
+  const fallback = by.get("Fallback");
+  const able = by.get("AbleToScale");
+  if (blocker) {
+    ready = { type: "Ready", status: "False", reason: blocker.reason, message: blocker.message };
+  } else if (draftReady && draftReady.status !== "True") {
+    ready = draftReady;
+  } else if (conflict?.status === "True") {
+    ready = { type: "Ready", status: "False", reason: "Conflict", message: conflict.message };
+  } else if (fallback?.status === "True") {
+    ready = { type: "Ready", status: "False", reason: "Fallback", message: fallback.message };
+  } else if (able?.reason === "Paused") {
+    ready = {
+      type: "Ready",
+      status: "True",
+      reason: "Paused",
+      message: "paused: the operator decides nothing",
+    };
+  } else if (able?.reason === "RecommendOnly") {
+    ready = {
+      type: "Ready",
+      status: "True",
+      reason: "RecommendOnly",
+      message: "recommend mode: decisions are recorded, not applied",
+    };
+  } else {
+    ready = {
+      type: "Ready",
+      status: "True",
+      reason: "Reconciled",
+      message: draftReady?.message ?? "reconciled",
+    };
+  }
+  const out: ConditionDraft[] = [];
+  for (const type of CONDITION_TYPES) {
+    if (type === "Ready") out.push(ready);
+    else {
+      const d = by.get(type);
+      if (d) out.push(d);
+    }
+  }
+  return out;
+}
+
+/**
+ * Stamps drafts into metav1.Conditions: `lastTransitionTime` is kept from `previous` while the
+ * status of that type does not change, else set to `now`; `observedGeneration` is `generation`.
+ */
+export function stampConditions(
+  drafts: readonly ConditionDraft[],
+  previous: readonly PolicyCondition[] | undefined,
+  now: string,
+  generation: number | undefined,
+): PolicyCondition[] {
+  return drafts.map((d) => {
+    const prev = previous?.find((p) => p.type === d.type);
+    const c: PolicyCondition = {
+      type: d.type,
+      status: d.status,
+      reason: d.reason,
+      message: d.message.length > MAX_MESSAGE ? `${d.message.slice(0, MAX_MESSAGE - 1)}…` : d.message,
+      lastTransitionTime: prev && prev.status === d.status ? prev.lastTransitionTime : now,
+    };
+    if (generation !== undefined) c.observedGeneration = generation;
+    return c;
+  });
+}
+
+/** The types whose status changed between two condition lists (for Events). */
+export function changedConditions(
+  previous: readonly PolicyCondition[] | undefined,
+  next: readonly PolicyCondition[],
+): { condition: PolicyCondition; before: ConditionStatus | undefined; reasonChanged: boolean }[] {
+  return next
+    .map((condition) => {
+      const prev = previous?.find((p) => p.type === condition.type);
+      return { condition, before: prev?.status, reasonChanged: prev?.reason !== condition.reason };
+    })
+    .filter((c) => c.before !== c.condition.status);
+}
+
+/** A status merge patch; `null` removes a field (e.g. a finished `operation`). */
+export type StatusPatch = { [K in keyof CapacityPolicyStatus]?: CapacityPolicyStatus[K] | null };
+
+/** Reason codes, deduplicated and bounded for `status.lastReasons`. */
+export function boundedReasons(codes: readonly string[]): string[] {
+  return [...new Set(codes)].slice(0, MAX_REASONS);
+}
