@@ -1,5 +1,6 @@
 import type { CliCommand } from "../program.js";
+import { recommendCommand } from "./recommend.js";
 import { sizeCommand } from "./size.js";
 
 /** Every subcommand, registered in this one place, in the order `--help` lists them. */
-export const commands: readonly CliCommand[] = [sizeCommand];
+export const commands: readonly CliCommand[] = [sizeCommand, recommendCommand];
