@@ -1,0 +1,189 @@
+/**
+ * The emulator as a user runs it: `signalr-autoscaler emulator --trace … --peak-connections …`
+ * prints its endpoints and CA path, serves the control API over HTTPS until stopped, and rejects
+ * misuse with clear usage errors.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { request } from "node:https";
+import { Command, CommanderError } from "commander";
+import { describe, expect, it } from "vitest";
+import { createAzureAdapters } from "../../src/azure/index.js";
+import { emulatorCommand } from "../../src/cli/commands/emulator.js";
+import { UsageError } from "../../src/cli/errors.js";
+import type { CliIo } from "../../src/cli/io.js";
+import { staticCredential } from "./helpers.js";
+
+const REPO = new URL("../..", import.meta.url).pathname;
+
+function makeIo() {
+  const out: string[] = [];
+  const err: string[] = [];
+  const abort = new AbortController();
+  const io: CliIo = {
+    stdout: (t) => out.push(t),
+    stderr: (t) => err.push(t),
+    cwd: REPO,
+    env: {},
+    signal: abort.signal,
+  };
+  return { io, out, err, abort };
+}
+
+function run(args: string[], io: CliIo): Promise<void> {
+  const program = new Command("signalr-autoscaler").exitOverride();
+  emulatorCommand.register(program, io);
+  for (const sub of program.commands)
+    sub.exitOverride().configureOutput({ writeErr: io.stderr, writeOut: io.stdout });
+  return program.parseAsync(["emulator", ...args], { from: "user" }).then(() => undefined);
+}
+
+function httpsJson(
+  url: string,
+  ca: string,
+  method = "GET",
+  body?: unknown,
+): Promise<{ status: number; json: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { method, ca, headers: { "content-type": "application/json" }, timeout: 5_000 },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : undefined });
+        });
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error("timeout")));
+    req.on("error", reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+async function waitFor(check: () => boolean, ms = 10_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > until) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe("signalr-autoscaler emulator", { timeout: 30_000 }, () => {
+  it("runs with a trace scaled to a peak, prints endpoints and CA, serves until stopped", async () => {
+    const { io, out, abort } = makeIo();
+    const running = run(
+      [
+        "--trace",
+        "traces/nyc_taxi.csv",
+        "--peak-connections",
+        "120000",
+        "--instances",
+        "3",
+        "--speed",
+        "60",
+        "-o",
+        "json",
+      ],
+      io,
+    );
+    await waitFor(() => out.length > 0);
+    const info = JSON.parse(out.join("")) as {
+      armEndpoint: string;
+      metricsEndpoint: string;
+      controlEndpoint: string;
+      caPath: string;
+      instances: { resourceId: string; demand: string }[];
+    };
+    expect(info.armEndpoint).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    expect(info.metricsEndpoint).toBe(`${info.armEndpoint}/metrics/{region}`);
+    expect(info.instances).toHaveLength(3);
+    expect(info.instances[0]?.demand).toBe("trace traces/nyc_taxi.csv, peak 120,000");
+    const ca = readFileSync(info.caPath, "utf8");
+    expect(ca).toContain("BEGIN CERTIFICATE");
+
+    const state = await httpsJson(`${info.controlEndpoint}/state`, ca);
+    expect(state.status).toBe(200);
+    expect((state.json as { speed: number }).speed).toBe(60);
+
+    // Control API: a fault, then the SDK sees it through the adapters.
+    const id = info.instances[0]?.resourceId as string;
+    const added = await httpsJson(`${info.controlEndpoint}/faults`, ca, "POST", {
+      method: "GET",
+      path: "**/SignalR/signalr-001",
+      times: 1,
+      action: { kind: "status", status: 503 },
+    });
+    expect(added.status).toBe(201);
+    const az = createAzureAdapters({ credential: staticCredential(), armEndpoint: info.armEndpoint, ca });
+    await expect(az.instances.get(id)).rejects.toMatchObject({ kind: "transient", statusCode: 503 });
+    await expect(az.instances.get(id)).resolves.toMatchObject({ sku: "Premium_P1", units: 1 });
+
+    // Instances and demand through the control API.
+    const created = await httpsJson(`${info.controlEndpoint}/instances`, ca, "POST", {
+      resourceId:
+        "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/emulator/providers/Microsoft.SignalRService/WebPubSub/extra-1",
+      location: "eastus",
+      sku: "Standard_S1",
+      units: 2,
+      pattern: "constant",
+      peakConnections: 900,
+    });
+    expect(created.status).toBe(201);
+    expect(created.json).toMatchObject({ service: "WebPubSub", units: 2, demand: "constant, peak 900" });
+    const bad = await httpsJson(`${info.controlEndpoint}/instances`, ca, "POST", { resourceId: "/nope" });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.json)).toContain("malformed resource ID");
+
+    abort.abort();
+    await running;
+    expect(existsSync(info.caPath)).toBe(false);
+  });
+
+  it("prints a readable table by default", async () => {
+    const { io, out, abort } = makeIo();
+    const running = run(["--pattern", "constant", "--service", "WebPubSub", "--units", "2"], io);
+    await waitFor(() => out.length > 0);
+    const text = out.join("");
+    expect(text).toMatch(/ARM\s+https:\/\/127\.0\.0\.1:\d+/);
+    expect(text).toMatch(/CA certificate\s+\/.+ca\.pem/);
+    expect(text).toContain("Microsoft.SignalRService/WebPubSub/webpubsub-001");
+    abort.abort();
+    await running;
+    expect(out.join("")).toContain("Azure emulator stopped.");
+  });
+
+  it.each([
+    [
+      ["--trace", "traces/LICENSE-NAB.txt"],
+      /--trace: traces\/LICENSE-NAB\.txt line 1: expected the header "timestamp,value"/,
+    ],
+    [["--trace", "traces/no-such.csv"], /cannot read trace file traces\/no-such\.csv: ENOENT/],
+    [["--service", "Redis"], /--service: unknown service "Redis": expected SignalR or WebPubSub/],
+    [
+      ["--resource-id", "/subscriptions/x/resourceGroups/rg/providers/Microsoft.Web/sites/app"],
+      /--resource-id: malformed resource ID/,
+    ],
+    [["--sku", "Premium_P3"], /--sku must be one of/],
+    [["--sku", "Premium_P2", "--units", "50"], /--units 50 is not allowed for Premium_P2/],
+    [["--mix", "echo=0.5,teleport=0.5"], /--mix: SignalR has no scenario "teleport"/],
+    [["--peak-connections", "lots"], /--peak-connections must be a number/],
+    [["--host", "0.0.0.0"], /--host must be a loopback address/],
+  ])("rejects %j with a usage error", async (args, message) => {
+    const { io } = makeIo();
+    let error: unknown;
+    try {
+      await run(args, io);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as Error).message).toMatch(message);
+  });
+
+  it("reports unknown flags through commander", async () => {
+    const { io } = makeIo();
+    await expect(run(["--frobnicate"], io)).rejects.toBeInstanceOf(CommanderError);
+  });
+});
