@@ -76,7 +76,7 @@ export function parseDimensionFilter(filter: string): DimensionFilter | undefine
     if (!m) return undefined;
     const [, dim, value] = m as unknown as [string, string, string];
     if (dimension !== undefined && dimension.toLowerCase() !== dim.toLowerCase()) return undefined;
-    dimension = dim;
+    dimension ??= dim;
     values.push(value);
   }
   return dimension === undefined ? undefined : { dimension, values };
