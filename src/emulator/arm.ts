@@ -17,8 +17,8 @@
  * Every route needs `api-version`. Handlers return a response; faults, auth and rate limits are
  * the server's.
  */
-import { parseServiceKind, RESOURCE_TYPES } from "../azure/resource-id.js";
 import { type ServiceKind, SKU_TIER, type SkuName } from "../capacity/index.js";
+import { ARM_TYPES, serviceOfType } from "./arm-id.js";
 import { armError, type EmulatorRequest, type EmulatorResponse, isoTime, json, queryParam } from "./http.js";
 import {
   allowedUnits,
@@ -94,7 +94,7 @@ function skuListBody(service: ServiceKind): Record<string, unknown> {
     value: skus.map((sku) => {
       const allowed = allowedUnits(sku);
       return {
-        resourceType: RESOURCE_TYPES[service],
+        resourceType: ARM_TYPES[service],
         sku: { name: sku, tier: SKU_TIER[sku] },
         capacity: {
           minimum: allowed[0],
@@ -303,13 +303,13 @@ export function handleArm(
     );
   }
   const name = seg[7] as string;
-  const resourceId = `/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}/providers/${RESOURCE_TYPES[service]}/${name}`;
+  const resourceId = `/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}/providers/${ARM_TYPES[service]}/${name}`;
   if (!apiVersion) return missingVersion();
   const notFound = () =>
     armError(
       404,
       "ResourceNotFound",
-      `The Resource '${RESOURCE_TYPES[service]}/${name}' under resource group '${resourceGroup}' was not found.`,
+      `The Resource '${ARM_TYPES[service]}/${name}' under resource group '${resourceGroup}' was not found.`,
     );
 
   if (seg.length === 9 && lower[8] === "skus") {
@@ -373,11 +373,7 @@ export function handleArm(
 }
 
 function serviceOf(type: string): ServiceKind | undefined {
-  try {
-    return parseServiceKind(type);
-  } catch {
-    return undefined;
-  }
+  return serviceOfType(type);
 }
 
 function autoscaleBody(

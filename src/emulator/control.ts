@@ -23,8 +23,8 @@
  * `connections` (fixed), or `pattern` (`constant` | `daily` | `ramp`) with `peakConnections`, or
  * `traceCsv` (the text of a `timestamp,value` trace) with `peakConnections`.
  */
-import { parseResourceId, ResourceIdError } from "../azure/resource-id.js";
 import { type ServiceKind, WorkloadError } from "../capacity/index.js";
+import { ArmIdError, parseArmId } from "./arm-id.js";
 import { type DemandSpec, parsePattern } from "./demand.js";
 import { type FaultRule, type FaultSpec, FaultSpecError } from "./faults.js";
 import {
@@ -171,7 +171,7 @@ export function demandFromJson(body: Record<string, unknown>): { demand?: Demand
 export function instanceFromJson(body: Record<string, unknown>): InstanceSpec {
   const resourceId = str(body, "resourceId");
   if (!resourceId) throw new StateError(400, "InvalidRequest", "resourceId is required");
-  const ref = parseResourceId(resourceId);
+  const ref = parseArmId(resourceId);
   const sku = str(body, "sku");
   if (sku !== undefined && !isSkuName(sku)) throw new StateError(400, "InvalidSku", `unknown SKU "${sku}"`);
   const mixText = str(body, "mix");
@@ -200,7 +200,7 @@ export function instanceFromJson(body: Record<string, unknown>): InstanceSpec {
 function toResponse(err: unknown): EmulatorResponse {
   if (err instanceof StateError) return armError(err.status, err.code, err.message);
   if (
-    err instanceof ResourceIdError ||
+    err instanceof ArmIdError ||
     err instanceof FaultSpecError ||
     err instanceof TraceFormatError ||
     err instanceof WorkloadError ||

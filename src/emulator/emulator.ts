@@ -10,7 +10,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { parseResourceId } from "../azure/resource-id.js";
+import { parseArmId } from "./arm-id.js";
 import { createVirtualClock, type VirtualClock } from "./clock.js";
 import type { EmulatorControl, EmulatorSnapshot } from "./control.js";
 import { viewJson } from "./control.js";
@@ -177,7 +177,7 @@ function createControl(
       if (patch.sku !== undefined && !isSkuName(patch.sku)) {
         throw new StateError(400, "InvalidSku", `unknown SKU "${patch.sku}"`);
       }
-      return state.patchInstance(parseResourceId(resourceId).id, {
+      return state.patchInstance(parseArmId(resourceId).id, {
         ...(patch.sku !== undefined
           ? { sku: patch.sku as Parameters<typeof state.patchInstance>[1]["sku"] & string }
           : {}),

@@ -3,6 +3,7 @@
  * virtual clock, with fault injection. The pure parts (`traffic`, `trace`, `demand`, `clock`) are
  * also what `simulate` uses without HTTP.
  */
+export * from "./arm-id.js";
 export * from "./clock.js";
 export * from "./control.js";
 export * from "./demand.js";

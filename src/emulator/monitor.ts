@@ -18,8 +18,8 @@
  * requested dimension combination"). Minutes newer than the ingestion delay have no values, the
  * one being ingested has partial totals.
  */
-import { parseResourceId, serviceOfResourceType } from "../azure/resource-id.js";
 import type { ServiceKind } from "../capacity/index.js";
+import { type ArmRef, parseArmId, serviceOfNamespace } from "./arm-id.js";
 import { armError, type EmulatorRequest, type EmulatorResponse, isoTime, json, queryParam } from "./http.js";
 import {
   AGGREGATIONS,
@@ -114,12 +114,9 @@ export function handleGetBatch(
 
   const namespace = queryParam(req.query, "metricnamespace");
   if (!namespace) return badRequest("metricnamespace is required for metrics:getBatch.");
-  let service: ServiceKind;
-  try {
-    service = serviceOfResourceType(namespace);
-  } catch {
+  const service: ServiceKind | undefined = serviceOfNamespace(namespace);
+  if (!service)
     return badRequest(`Failed to find metric configuration for provider namespace '${namespace}'.`);
-  }
 
   const ids = (req.body as Record<string, unknown> | undefined)?.["resourceids"];
   if (!Array.isArray(ids) || ids.length === 0 || !ids.every((x) => typeof x === "string")) {
@@ -131,9 +128,9 @@ export function handleGetBatch(
     );
   }
   for (const id of ids as string[]) {
-    let ref: ReturnType<typeof parseResourceId>;
+    let ref: ArmRef;
     try {
-      ref = parseResourceId(id);
+      ref = parseArmId(id);
     } catch {
       return badRequest(`'${id}' is not a valid resource ID for namespace ${namespace}.`);
     }

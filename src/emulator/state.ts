@@ -8,8 +8,8 @@
  * Time always comes from the virtual clock passed in; operations complete lazily, when state is
  * next read at or after their completion time.
  */
-import { parseResourceId, type ResourceRef, resourceKey } from "../azure/resource-id.js";
 import { DEFAULT_LADDERS, type ServiceKind, type SkuName } from "../capacity/index.js";
+import { type ArmRef, armKey, parseArmId } from "./arm-id.js";
 import type { VirtualClock } from "./clock.js";
 import { type DemandFunction, type DemandSpec, demandFunction, describeDemand } from "./demand.js";
 import { noise } from "./noise.js";
@@ -91,7 +91,7 @@ export interface OperationRecord {
 }
 
 interface InstanceRecord {
-  ref: ResourceRef;
+  ref: ArmRef;
   location: string;
   provisioningState: string;
   tags: Record<string, string>;
@@ -105,7 +105,7 @@ interface InstanceRecord {
 /** An instance as ARM shows it. */
 export interface InstanceView {
   resourceId: string;
-  ref: ResourceRef;
+  ref: ArmRef;
   location: string;
   sku: SkuName;
   units: number;
@@ -187,7 +187,7 @@ export class EmulatorState {
       if (op.status !== "InProgress" || op.completesMs > now) continue;
       op.status = "Succeeded";
       op.endMs = op.completesMs;
-      const inst = this.#instances.get(resourceKey(op.resourceId));
+      const inst = this.#instances.get(armKey(op.resourceId));
       if (!inst || inst.operationId !== op.id) continue;
       inst.provisioningState = "Succeeded";
       delete inst.operationId;
@@ -198,10 +198,10 @@ export class EmulatorState {
 
   /**
    * Adds (or replaces) an instance.
-   * @throws ResourceIdError for a malformed ID; StateError (400) for a bad SKU, units or mix.
+   * @throws ArmIdError for a malformed ID; StateError (400) for a bad SKU, units or mix.
    */
   addInstance(spec: InstanceSpec): InstanceView {
-    const ref = parseResourceId(spec.resourceId);
+    const ref = parseArmId(spec.resourceId);
     const sku = spec.sku ?? "Premium_P1";
     if (!isSkuName(sku)) throw new StateError(400, "InvalidSku", `unknown SKU "${String(sku)}"`);
     const units = spec.units ?? 1;
@@ -232,7 +232,7 @@ export class EmulatorState {
       demand: [],
     };
     record.demand.push(this.#demandEntry(createdMs, spec));
-    this.#instances.set(resourceKey(ref.id), record);
+    this.#instances.set(armKey(ref.id), record);
     return this.#view(record);
   }
 
@@ -288,12 +288,12 @@ export class EmulatorState {
 
   /** Removes an instance; false when unknown. */
   removeInstance(resourceId: string): boolean {
-    return this.#instances.delete(resourceKey(resourceId));
+    return this.#instances.delete(armKey(resourceId));
   }
 
   #require(resourceId: string): InstanceRecord {
     this.settle();
-    const inst = this.#instances.get(resourceKey(resourceId));
+    const inst = this.#instances.get(armKey(resourceId));
     if (!inst) {
       throw new StateError(404, "ResourceNotFound", `The Resource '${resourceId}' was not found.`);
     }
@@ -327,7 +327,7 @@ export class EmulatorState {
   /** An instance, or `undefined`. */
   getInstance(resourceId: string): InstanceView | undefined {
     this.settle();
-    const inst = this.#instances.get(resourceKey(resourceId));
+    const inst = this.#instances.get(armKey(resourceId));
     return inst ? this.#view(inst) : undefined;
   }
 
@@ -420,7 +420,7 @@ export class EmulatorState {
       ...(body.tags ? { tags: body.tags } : {}),
       createdAt: this.clock.now(),
     });
-    const inst = this.#instances.get(resourceKey(view.resourceId)) as InstanceRecord;
+    const inst = this.#instances.get(armKey(view.resourceId)) as InstanceRecord;
     const now = this.clock.nowMs();
     const op: OperationRecord = {
       id: this.#operationId(),
@@ -457,7 +457,7 @@ export class EmulatorState {
    * `ingestionDelayMs` have passed since its end, and fills linearly during the minute before.
    */
   bucket(resourceId: string, minuteMs: number): Bucket | undefined {
-    const inst = this.#instances.get(resourceKey(resourceId));
+    const inst = this.#instances.get(armKey(resourceId));
     if (!inst) return undefined;
     const now = this.clock.nowMs();
     if (minuteMs + MINUTE <= inst.createdMs || minuteMs >= now) return undefined;
@@ -467,7 +467,7 @@ export class EmulatorState {
     for (const d of inst.demand) if (d.fromMs <= minuteMs) demand = d;
     const mid = new Date(minuteMs + MINUTE / 2);
     const step = Math.floor(minuteMs / MINUTE);
-    const key = `${this.seed}:${resourceKey(inst.ref.id)}`;
+    const key = `${this.seed}:${armKey(inst.ref.id)}`;
     const traffic = trafficAt({
       mix: inst.mix,
       offeredConnections: Math.max(0, Math.round(demand.fn(mid))),
@@ -479,7 +479,7 @@ export class EmulatorState {
     return { minuteMs, traffic, ingested, spread: noise(key, step, 1) };
   }
 
-  /** Adds a native autoscale setting targeting an instance. @throws ResourceIdError */
+  /** Adds a native autoscale setting targeting an instance. @throws ArmIdError */
   addAutoscaleSetting(spec: {
     targetResourceId: string;
     name?: string;
@@ -489,10 +489,10 @@ export class EmulatorState {
     default?: number;
     resourceGroup?: string;
   }): AutoscaleSettingRecord {
-    const ref = parseResourceId(spec.targetResourceId);
+    const ref = parseArmId(spec.targetResourceId);
     const name = spec.name ?? `${ref.name}-autoscale`;
     const resourceGroup = spec.resourceGroup ?? ref.resourceGroup;
-    const target = this.#instances.get(resourceKey(ref.id));
+    const target = this.#instances.get(armKey(ref.id));
     const record: AutoscaleSettingRecord = {
       id: `/subscriptions/${ref.subscriptionId}/resourceGroups/${resourceGroup}/providers/Microsoft.Insights/autoscalesettings/${name}`,
       name,
