@@ -8,7 +8,7 @@ class MemoryLease {
   holder: string | undefined;
   renewMs = 0;
   durationS = 0;
-  ops(identity: string, broken: { down: boolean }): LeaseOps {
+  ops(broken: { down: boolean }): LeaseOps {
     return {
       tryAcquireOrRenew: async (_n, _ns, id, duration, now): Promise<AcquireResult> => {
         if (broken.down) throw new Error("connection refused");
@@ -28,7 +28,6 @@ class MemoryLease {
         return true;
       },
     };
-    void identity;
   }
 }
 
@@ -40,7 +39,7 @@ describe("LeaderElector", () => {
 
   function elector(lease: MemoryLease, id: string, broken: { down: boolean }, events: string[]) {
     return new LeaderElector({
-      ops: lease.ops(id, broken),
+      ops: lease.ops(broken),
       settings: { leaseName: "l", leaseNamespace: "ns", identity: id },
       callbacks: {
         onStartedLeading: () => events.push(`${Date.now()} ${id} start`),
@@ -102,7 +101,7 @@ describe("LeaderElector", () => {
     expect(
       () =>
         new LeaderElector({
-          ops: new MemoryLease().ops("x", { down: false }),
+          ops: new MemoryLease().ops({ down: false }),
           settings: {
             leaseName: "l",
             leaseNamespace: "n",

@@ -10,12 +10,11 @@
  * | False | OutOfScope | the target is outside the Azure scopes the namespace may use |
  * | False | UnsupportedSku | the instance's SKU cannot be scaled (Free_F1) |
  * | False | Conflict | another owner manages the capacity (Conflict=True) |
- * | False | ScaleFailed | the last ARM update failed or did not apply |
+ * | False | InstanceUnavailable | the instance cannot be read and its capacity is not known yet |
  * | False | Fallback | the fallback action applies (Fallback=True) |
  * | True | Paused / RecommendOnly / Reconciled | otherwise |
  */
 import {
-  type CapacityPolicyStatus,
   CONDITION_TYPES,
   type ConditionStatus,
   type ConditionType,
@@ -33,7 +32,7 @@ export interface ConditionDraft {
 
 /** Why Ready is False when the pass could not even decide. */
 export interface Blocker {
-  reason: "InvalidSpec" | "OutOfScope" | "UnsupportedSku" | "ScaleFailed";
+  reason: "InvalidSpec" | "OutOfScope" | "UnsupportedSku" | "InstanceUnavailable";
   message: string;
 }
 
@@ -128,9 +127,6 @@ export function changedConditions(
     })
     .filter((c) => c.before !== c.condition.status);
 }
-
-/** A status merge patch; `null` removes a field (e.g. a finished `operation`). */
-export type StatusPatch = { [K in keyof CapacityPolicyStatus]?: CapacityPolicyStatus[K] | null };
 
 /** Reason codes, deduplicated and bounded for `status.lastReasons`. */
 export function boundedReasons(codes: readonly string[]): string[] {

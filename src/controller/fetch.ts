@@ -1,0 +1,189 @@
+/**
+ * What one poll cycle reads from Azure for every policy that is due, batched:
+ *
+ * - instances: one `listBySubscription` per subscription and service (SKU, units, provisioning
+ *   state of every instance at once), with a single GET only for an instance the list lacks;
+ * - metrics: one `metrics:getBatch` per ≤ 50 resources of the same subscription, region and type;
+ * - native autoscale settings: one list per subscription, at most every `conflictCheckMs`.
+ *
+ * Failures are kept per policy (a throttled subscription fails only its own policies); nothing
+ * here throws for an Azure failure.
+ */
+
+import type { PassFailure } from "../autoscale/fallback.js";
+import type { NativeAutoscaleSetting } from "../azure/autoscale-settings.js";
+import {
+  type AzureAdapters,
+  isAzureApiError,
+  type MetricSample,
+  parseResourceId,
+  resourceKey,
+} from "../azure/index.js";
+import type { InstanceState } from "../azure/instances.js";
+import type { ServiceKind } from "../capacity/skus.js";
+
+/** One policy's target, as the cycle needs it. */
+export interface CycleTarget {
+  /** Work-queue key (`namespace/name`). */
+  key: string;
+  resourceId: string;
+  service: ServiceKind;
+  /** How far back metrics are needed, ms (window + ingestion delay, or the max sample age). */
+  lookbackMs: number;
+}
+
+/** What the cycle found for one policy. */
+export interface CycleReading {
+  fetchedAt: number;
+  instance?: InstanceState;
+  instanceError?: PassFailure & { cause: unknown };
+  samples?: MetricSample[];
+  metricsError?: PassFailure & { cause: unknown };
+  /** Native autoscale settings that target the instance (enabled ones only); undefined when unknown. */
+  nativeSettings?: NativeAutoscaleSetting[];
+}
+
+/** Azure failure → the decision's failure kinds. */
+export function passFailure(err: unknown): PassFailure & { cause: unknown } {
+  const message = err instanceof Error ? err.message : String(err);
+  if (isAzureApiError(err)) {
+    const kind =
+      err.kind === "throttled"
+        ? "Throttled"
+        : err.kind === "authentication"
+          ? "Auth"
+          : err.kind === "notFound"
+            ? "NotFound"
+            : err.kind === "transient"
+              ? "Network"
+              : "ApiError";
+    return { kind, message, cause: err };
+  }
+  return { kind: "ApiError", message, cause: err };
+}
+
+async function limited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+}
+
+export class CycleFetcher {
+  readonly #azure: AzureAdapters;
+  readonly #now: () => number;
+  readonly #conflictCheckMs: number;
+  readonly #settings = new Map<string, { at: number; settings: NativeAutoscaleSetting[] }>();
+
+  constructor(azure: AzureAdapters, options: { now: () => number; conflictCheckMs?: number }) {
+    this.#azure = azure;
+    this.#now = options.now;
+    this.#conflictCheckMs = options.conflictCheckMs ?? 300_000;
+  }
+
+  /** Reads instances, metrics and (when due) native autoscale settings for `targets`. */
+  async read(targets: readonly CycleTarget[], signal?: AbortSignal): Promise<Map<string, CycleReading>> {
+    const fetchedAt = this.#now();
+    const out = new Map<string, CycleReading>(targets.map((t) => [t.key, { fetchedAt }]));
+    if (targets.length === 0) return out;
+    const opts = signal ? { signal } : {};
+
+    // Instances: one list per subscription and service.
+    const groups = new Map<
+      string,
+      { subscriptionId: string; service: ServiceKind; targets: CycleTarget[] }
+    >();
+    for (const t of targets) {
+      const ref = parseResourceId(t.resourceId);
+      const gk = `${ref.subscriptionId.toLowerCase()}|${t.service}`;
+      const g = groups.get(gk) ?? { subscriptionId: ref.subscriptionId, service: t.service, targets: [] };
+      g.targets.push(t);
+      groups.set(gk, g);
+    }
+    await limited([...groups.values()], 4, async (g) => {
+      try {
+        const listed = await this.#azure.instances.listBySubscription(g.subscriptionId, g.service, opts);
+        const byId = new Map(listed.map((i) => [resourceKey(i.resourceId), i]));
+        for (const t of g.targets) {
+          const found = byId.get(resourceKey(t.resourceId));
+          const reading = out.get(t.key) as CycleReading;
+          if (found) reading.instance = found;
+          else {
+            try {
+              reading.instance = await this.#azure.instances.get(t.resourceId, opts);
+            } catch (err) {
+              reading.instanceError = passFailure(err);
+            }
+          }
+        }
+      } catch (err) {
+        if (!isAzureApiError(err)) throw err;
+        for (const t of g.targets) (out.get(t.key) as CycleReading).instanceError = passFailure(err);
+      }
+    });
+
+    // Metrics: batched across every due policy whose instance (and so region) is known.
+    const withRegion = targets.filter((t) => out.get(t.key)?.instance);
+    if (withRegion.length > 0) {
+      const lookback = Math.max(...withRegion.map((t) => t.lookbackMs));
+      const end = new Date(Math.ceil(fetchedAt / 60_000) * 60_000);
+      const start = new Date(end.getTime() - lookback - 60_000);
+      const result = await this.#azure.metrics.read(
+        withRegion.map((t) => ({
+          resourceId: t.resourceId,
+          region: out.get(t.key)?.instance?.location ?? "",
+        })),
+        { start, end, ...opts },
+      );
+      const failed = new Map<string, unknown>();
+      for (const f of result.failures) {
+        if (f.part !== "main") continue;
+        for (const id of f.batch.resourceIds) failed.set(resourceKey(id), f.error);
+      }
+      for (const t of withRegion) {
+        const reading = out.get(t.key) as CycleReading;
+        const samples = result.samples.get(t.resourceId);
+        const error = failed.get(resourceKey(t.resourceId));
+        if (samples) reading.samples = samples;
+        else if (error) reading.metricsError = passFailure(error);
+        else
+          reading.metricsError = {
+            kind: "NoData",
+            message: "Azure Monitor returned no series",
+            cause: undefined,
+          };
+      }
+    }
+
+    // Native autoscale settings: per subscription, not every cycle.
+    const stale = targets.filter((t) => {
+      const c = this.#settings.get(resourceKey(t.resourceId));
+      return !c || fetchedAt - c.at >= this.#conflictCheckMs;
+    });
+    if (stale.length > 0) {
+      try {
+        const found = await this.#azure.autoscaleSettings.findFor(
+          stale.map((t) => t.resourceId),
+          opts,
+        );
+        for (const [id, settings] of found) {
+          this.#settings.set(resourceKey(id), { at: fetchedAt, settings: settings.filter((s) => s.enabled) });
+        }
+      } catch (err) {
+        if (!isAzureApiError(err)) throw err;
+        // Unknown this cycle: the cached answer (if any) stands; retried next cycle.
+      }
+    }
+    for (const t of targets) {
+      const cached = this.#settings.get(resourceKey(t.resourceId));
+      if (cached) (out.get(t.key) as CycleReading).nativeSettings = cached.settings;
+    }
+    return out;
+  }
+
+  /** Forgets what is cached for a resource (its policy was deleted or retargeted). */
+  forget(resourceId: string): void {
+    this.#settings.delete(resourceKey(resourceId));
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * Tenancy: which Azure scopes the policies of each namespace may target. A setting maps a
+ * namespace to subscription / resource-group scopes; a policy outside its namespace's scopes is
+ * not acted on (Ready=False, reason OutOfScope). Without the setting, every watched namespace may
+ * target anything.
+ *
+ * File format (YAML or JSON):
+ *
+ * ```yaml
+ * namespaces:
+ *   chat:
+ *     - subscriptionId: 00000000-0000-0000-0000-000000000000
+ *       resourceGroup: chat-prod        # optional: the whole subscription when absent
+ *   "*":                                # optional: every other namespace
+ *     - subscriptionId: 11111111-1111-1111-1111-111111111111
+ * ```
+ */
+import Type from "typebox";
+import Value from "typebox/value";
+import { parse as parseYaml } from "yaml";
+
+export interface AzureScopeRule {
+  subscriptionId: string;
+  resourceGroup?: string;
+}
+
+/** Namespace → allowed scopes; `*` applies to namespaces without an entry. */
+export type TenancyMap = ReadonlyMap<string, readonly AzureScopeRule[]>;
+
+const FileSchema = Type.Object(
+  {
+    namespaces: Type.Record(
+      Type.String(),
+      Type.Array(
+        Type.Object(
+          {
+            subscriptionId: Type.String({ minLength: 1 }),
+            resourceGroup: Type.Optional(Type.String({ minLength: 1 })),
+          },
+          { additionalProperties: false },
+        ),
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** Parses a tenancy file. @throws RangeError naming the first problem. */
+export function parseTenancy(text: string, source = "tenancy file"): TenancyMap {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    throw new RangeError(`${source}: not valid YAML: ${(err as Error).message.split("\n")[0]}`);
+  }
+  if (!Value.Check(FileSchema, doc)) {
+    const first = Value.Errors(FileSchema, doc)[0];
+    throw new RangeError(
+      `${source}: expected { namespaces: { <namespace>: [{ subscriptionId, resourceGroup? }] } }: ${first?.instancePath || "/"} ${first?.message ?? ""}`,
+    );
+  }
+  const map = new Map<string, AzureScopeRule[]>();
+  for (const [ns, rules] of Object.entries(
+    (doc as { namespaces: Record<string, AzureScopeRule[]> }).namespaces,
+  )) {
+    map.set(ns, rules);
+  }
+  return map;
+}
+
+/**
+ * Whether a policy in `namespace` may target `subscriptionId`/`resourceGroup` (case-insensitive,
+ * as ARM is). Returns the reason when not.
+ */
+export function checkTenancy(
+  tenancy: TenancyMap | undefined,
+  namespace: string,
+  target: { subscriptionId: string; resourceGroup: string },
+): { allowed: true } | { allowed: false; message: string } {
+  if (!tenancy) return { allowed: true };
+  const rules = tenancy.get(namespace) ?? tenancy.get("*");
+  if (!rules || rules.length === 0) {
+    return { allowed: false, message: `namespace ${namespace} may not target any Azure scope` };
+  }
+  const eq = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+  const ok = rules.some(
+    (r) =>
+      eq(r.subscriptionId, target.subscriptionId) &&
+      (r.resourceGroup === undefined || eq(r.resourceGroup, target.resourceGroup)),
+  );
+  if (ok) return { allowed: true };
+  const allowed = rules.map(
+    (r) => `/subscriptions/${r.subscriptionId}${r.resourceGroup ? `/resourceGroups/${r.resourceGroup}` : ""}`,
+  );
+  return {
+    allowed: false,
+    message: `namespace ${namespace} may only target ${allowed.join(", ")}; the policy targets /subscriptions/${target.subscriptionId}/resourceGroups/${target.resourceGroup}`,
+  };
+}
