@@ -143,7 +143,7 @@ describe("ARM instances against the emulator", { timeout: 30_000 }, () => {
     });
   });
 
-  it("completes the long-running operation through the SDK's own poller", async () => {
+  it("completes update and create operations through the SDKs' own pollers", async () => {
     const fast = await startEmulator({
       start: T0,
       speed: 1,
@@ -156,13 +156,28 @@ describe("ARM instances against the emulator", { timeout: 30_000 }, () => {
         $host: fast.armEndpoint,
         tlsOptions: { ca: fast.caPem },
       });
+      const webpubsub = new WebPubSubManagementClient(staticCredential(), SUB_A, {
+        endpoint: fast.armEndpoint,
+        $host: fast.armEndpoint,
+        tlsOptions: { ca: fast.caPem },
+      });
       const poller = await client.signalR.beginUpdate("rg-chat", "chat-prod", {
         location: "westeurope",
         sku: { name: "Premium_P1", capacity: 5 },
       });
-      const result = await poller.pollUntilDone();
-      expect(result.sku?.capacity).toBe(5);
-      expect(result.provisioningState).toBe("Succeeded");
+      // PUT of a new instance: created through the same long-running operation protocol.
+      const [updated, created] = await Promise.all([
+        poller.pollUntilDone(),
+        webpubsub.webPubSub.beginCreateOrUpdateAndWait("rg-chat", "new-pubsub", {
+          location: "eastus",
+          sku: { name: "Standard_S1", capacity: 2 },
+        }),
+      ]);
+      expect(updated.sku?.capacity).toBe(5);
+      expect(updated.provisioningState).toBe("Succeeded");
+      expect(created.id).toBe(webPubSubId("new-pubsub"));
+      expect(created.sku).toMatchObject({ name: "Standard_S1", capacity: 2 });
+      expect(created.provisioningState).toBe("Succeeded");
     } finally {
       await fast.stop();
     }
