@@ -30,7 +30,7 @@ import {
 } from "./connection.js";
 import { InvalidRequestError, ThrottledError } from "./errors.js";
 import { parseQuotaHeaders, QuotaRecorder } from "./quota.js";
-import { parseResourceId, type ResourceRef, resourceKey } from "./resource-id.js";
+import { parseResourceId, parseServiceKind, type ResourceRef, resourceKey } from "./resource-id.js";
 import { type AzureScope, normalizeRegion, UNKNOWN_REGION } from "./scope.js";
 import { ThrottleGate } from "./throttle.js";
 
@@ -368,12 +368,15 @@ export class AzureInstances {
   /**
    * Every instance of one service in a subscription (GET list, all pages). Learns their regions.
    * Its throttling scope is the subscription with region `*`.
+   * @throws UnknownServiceError for a service other than SignalR or WebPubSub; typed Azure errors.
    */
   async listBySubscription(
     subscriptionId: string,
     service: ServiceKind,
     options: CallOptions = {},
   ): Promise<InstanceState[]> {
+    // Callers from untyped input (JSON, flags) get a clear error for an unknown service.
+    parseServiceKind(service);
     const scope: AzureScope = { subscriptionId, region: ANY_REGION };
     const raw = await this.#call("instances.listBySubscription", scope, options.signal, async () => {
       const out: ArmResource[] = [];

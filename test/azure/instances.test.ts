@@ -6,7 +6,7 @@
 import { SignalRManagementClient } from "@azure/arm-signalr";
 import { WebPubSubManagementClient } from "@azure/arm-webpubsub";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { OperationInProgressError, ResourceIdError } from "../../src/azure/index.js";
+import { OperationInProgressError, ResourceIdError, UnknownServiceError } from "../../src/azure/index.js";
 import { type RunningEmulator, startEmulator } from "../../src/emulator/index.js";
 import {
   adaptersFor,
@@ -233,7 +233,7 @@ describe("ARM instances against the emulator", { timeout: 30_000 }, () => {
     emu.control.clearAutoscaleSettings();
   });
 
-  it("rejects a malformed resource ID before any request", async () => {
+  it("rejects a malformed resource ID and an unknown service before any request", async () => {
     const { instances } = adaptersFor(emu);
     emu.control.resetRequests();
     const err = await caught(() =>
@@ -241,6 +241,11 @@ describe("ARM instances against the emulator", { timeout: 30_000 }, () => {
     );
     expect(err).toBeInstanceOf(ResourceIdError);
     expect((err as Error).message).toMatch(/provider "Microsoft.Web" is not Microsoft.SignalRService/);
+    // A service name from untyped input.
+    const service = JSON.parse('"Redis"') as "SignalR";
+    const unknown = await caught(() => instances.listBySubscription(SUB_A, service));
+    expect(unknown).toBeInstanceOf(UnknownServiceError);
+    expect((unknown as Error).message).toBe('unknown service "Redis": expected SignalR or WebPubSub');
     expect(emu.control.calls().total).toBe(0);
   });
 
