@@ -99,11 +99,16 @@ export class WorkQueue {
 
   /** Queues `key` after its next backoff delay; returns that delay in milliseconds. */
   addRateLimited(key: string): number {
-    const failures = (this.#failures.get(key) ?? 0) + 1;
-    this.#failures.set(key, failures);
-    const delay = Math.min(this.#maxMs, this.#baseMs * 2 ** (failures - 1));
+    const delay = this.nextBackoff(key);
     this.addAfter(key, delay);
     return delay;
+  }
+
+  /** Counts one more failure of `key` and returns its backoff delay, ms (without queueing it). */
+  nextBackoff(key: string): number {
+    const failures = (this.#failures.get(key) ?? 0) + 1;
+    this.#failures.set(key, failures);
+    return Math.min(this.#maxMs, this.#baseMs * 2 ** (failures - 1));
   }
 
   /** Consecutive rate-limited retries of `key`. */

@@ -1,6 +1,7 @@
 import type { CliCommand } from "../program.js";
 import { recommendCommand } from "./recommend.js";
+import { runCommand } from "./run.js";
 import { sizeCommand } from "./size.js";
 
 /** Every subcommand, registered in this one place, in the order `--help` lists them. */
-export const commands: readonly CliCommand[] = [sizeCommand, recommendCommand];
+export const commands: readonly CliCommand[] = [runCommand, sizeCommand, recommendCommand];

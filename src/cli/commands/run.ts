@@ -1,0 +1,230 @@
+/**
+ * `signalr-autoscaler run`: the operator. Settings come from flags, each with an environment
+ * variable as its default (the Deployment in `deploy/` sets them). Stops cleanly on SIGTERM/SIGINT:
+ * the current passes finish (or are abandoned after the grace period), the lease is released, the
+ * process exits 0.
+ */
+import { readFile } from "node:fs/promises";
+import { hostname } from "node:os";
+import { resolve } from "node:path";
+import type { TokenCredential } from "@azure/identity";
+import { type Command, Option } from "commander";
+import { createAzureAdapters, createAzureCredential } from "../../azure/index.js";
+import { realClock } from "../../controller/clock.js";
+import { startProbeServer } from "../../controller/http.js";
+import { createLogger, LOG_LEVELS, type LogLevel } from "../../controller/logging.js";
+import { OperatorMetrics } from "../../controller/metrics.js";
+import { Operator } from "../../controller/operator.js";
+import { parseTenancy, type TenancyMap } from "../../controller/tenancy.js";
+import { createKubeClients, loadKubeConfig } from "../../kube/client.js";
+import { UsageError } from "../errors.js";
+import type { CliIo } from "../io.js";
+import { type CliCommand, type CommonOptions, withCommonOptions } from "../program.js";
+
+interface RunFlags extends CommonOptions {
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string[];
+  tenancyFile?: string;
+  armEndpoint?: string;
+  metricsEndpoint?: string;
+  caFile?: string;
+  azureCredential: "auto" | "static";
+  httpAddress: string;
+  leaderElect: boolean;
+  leaseName: string;
+  leaseNamespace?: string;
+  identity?: string;
+  workers: string;
+  logLevel: LogLevel;
+  logFormat: "json" | "pretty";
+}
+
+/** A credential that hands out a fixed token: only for an emulator (the real ARM refuses it). */
+export function staticCredential(token = "signalr-autoscaler-emulator"): TokenCredential {
+  return { getToken: async () => ({ token, expiresOnTimestamp: Date.now() + 3_600_000 }) };
+}
+
+/** Turns `https://{region}.example` into a function of the region. */
+export function metricsEndpointTemplate(template: string): (region: string) => string {
+  if (!/^https:\/\//.test(template))
+    throw new UsageError(`--metrics-endpoint must be an https URL, got "${template}"`);
+  return (region) => template.replaceAll("{region}", region);
+}
+
+async function readText(path: string, flag: string, cwd: string): Promise<string> {
+  try {
+    return await readFile(resolve(cwd, path), "utf8");
+  } catch (err) {
+    throw new UsageError(
+      `cannot read ${flag} ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+    );
+  }
+}
+
+async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
+  const log = createLogger({ level: flags.logLevel, format: flags.logFormat });
+  const workers = Number(flags.workers);
+  if (!Number.isInteger(workers) || workers < 1)
+    throw new UsageError(`--workers must be a whole number ≥ 1, got "${flags.workers}"`);
+  let tenancy: TenancyMap | undefined;
+  if (flags.tenancyFile) {
+    try {
+      tenancy = parseTenancy(await readText(flags.tenancyFile, "--tenancy-file", io.cwd), flags.tenancyFile);
+    } catch (err) {
+      throw err instanceof UsageError ? err : new UsageError((err as Error).message);
+    }
+  }
+  const namespaces = (flags.namespace ?? [])
+    .flatMap((n) => n.split(","))
+    .map((n) => n.trim())
+    .filter(Boolean);
+  const kubeconfig = flags.kubeconfig;
+  const kc = loadKubeConfig(
+    kubeconfig
+      ? {
+          kind: "file",
+          path: resolve(io.cwd, kubeconfig),
+          ...(flags.context ? { context: flags.context } : {}),
+        }
+      : io.env["KUBERNETES_SERVICE_HOST"]
+        ? { kind: "inCluster" }
+        : { kind: "default", ...(flags.context ? { context: flags.context } : {}) },
+  );
+  const kube = createKubeClients(kc);
+
+  let credential: TokenCredential;
+  if (flags.azureCredential === "static") {
+    if (!flags.armEndpoint)
+      throw new UsageError("--azure-credential static is only for an emulator: give --arm-endpoint");
+    credential = staticCredential();
+    log.info("Azure credential: static token (emulator)");
+  } else {
+    const created = createAzureCredential(io.env);
+    credential = created.credential;
+    log.info({ credential: created.description }, "Azure credential");
+  }
+  const ca = flags.caFile ? await readText(flags.caFile, "--ca-file", io.cwd) : undefined;
+  const azure = createAzureAdapters({
+    credential,
+    ...(flags.armEndpoint ? { armEndpoint: flags.armEndpoint } : {}),
+    ...(flags.metricsEndpoint ? { metricsEndpoint: metricsEndpointTemplate(flags.metricsEndpoint) } : {}),
+    ...(ca !== undefined ? { ca } : {}),
+  });
+  const metrics = new OperatorMetrics();
+  const identity = flags.identity ?? io.env["POD_NAME"] ?? hostname();
+  const leaseNamespace = flags.leaseNamespace ?? io.env["POD_NAMESPACE"];
+  if (flags.leaderElect && !leaseNamespace) {
+    throw new UsageError("--leader-elect needs --lease-namespace (or POD_NAMESPACE)");
+  }
+  const operator = new Operator(
+    { kube, azure, log, metrics, clock: realClock },
+    {
+      ...(namespaces.length > 0 ? { namespaces } : {}),
+      ...(tenancy ? { tenancy } : {}),
+      workers,
+      identity,
+      ...(flags.leaderElect && leaseNamespace
+        ? { leaderElection: { leaseName: flags.leaseName, leaseNamespace, identity } }
+        : {}),
+    },
+  );
+  const probes = await startProbeServer({
+    address: flags.httpAddress,
+    metrics: () => metrics.expose(),
+    readiness: operator.readiness(),
+  });
+  log.info(
+    {
+      namespaces: namespaces.length > 0 ? namespaces : "all",
+      http: probes.url,
+      leaderElection: flags.leaderElect,
+      identity,
+    },
+    "starting",
+  );
+  const stopped = new Promise<void>((res) => {
+    if (io.signal.aborted) res();
+    io.signal.addEventListener("abort", () => res(), { once: true });
+  });
+  await Promise.race([operator.start(), stopped]);
+  await stopped;
+  log.info("stopping");
+  await operator.stop();
+  await probes.close();
+  log.info("stopped");
+  log.flush();
+}
+
+/** The `run` subcommand. */
+export const runCommand: CliCommand = {
+  register(program: Command, io: CliIo) {
+    const env = io.env;
+    withCommonOptions(
+      program
+        .command("run")
+        .description(
+          "Run the operator: watch CapacityPolicies, poll Azure Monitor, scale instances and app servers.",
+        )
+        .option(
+          "--kubeconfig <file>",
+          "kubeconfig (default: in-cluster, else $KUBECONFIG or ~/.kube/config)",
+          env["KUBECONFIG_FILE"],
+        )
+        .option("--context <name>", "kubeconfig context")
+        .option(
+          "--namespace <ns...>",
+          "namespaces to watch (repeat or comma-separate; default $WATCH_NAMESPACES, else all)",
+          env["WATCH_NAMESPACES"] ? [env["WATCH_NAMESPACES"]] : undefined,
+        )
+        .option("--tenancy-file <file>", "YAML map of namespace → allowed Azure scopes", env["TENANCY_FILE"])
+        .option(
+          "--arm-endpoint <url>",
+          "Azure Resource Manager endpoint (default public cloud)",
+          env["AZURE_ARM_ENDPOINT"],
+        )
+        .option(
+          "--metrics-endpoint <url>",
+          "metrics data-plane endpoint; {region} is replaced (default https://{region}.metrics.monitor.azure.com)",
+          env["AZURE_METRICS_ENDPOINT"],
+        )
+        .option(
+          "--ca-file <file>",
+          "extra CA certificate (PEM) to trust for Azure endpoints (the emulator's)",
+          env["AZURE_CA_FILE"],
+        )
+        .addOption(
+          new Option(
+            "--azure-credential <kind>",
+            "auto: workload identity or the default chain; static: emulator only",
+          )
+            .choices(["auto", "static"])
+            .default(env["AZURE_CREDENTIAL"] ?? "auto"),
+        )
+        .option(
+          "--http-address <host:port>",
+          "serves /metrics, /healthz, /readyz",
+          env["HTTP_ADDRESS"] ?? ":8080",
+        )
+        .option(
+          "--leader-elect",
+          "elect a leader on a Lease (for several replicas)",
+          env["LEADER_ELECT"] === "true",
+        )
+        .option("--lease-name <name>", "leader election Lease", env["LEASE_NAME"] ?? "signalr-autoscaler")
+        .option("--lease-namespace <ns>", "namespace of the Lease (default $POD_NAMESPACE)")
+        .option("--identity <name>", "this replica's identity (default $POD_NAME or the host name)")
+        .option("--workers <n>", "concurrent reconcile passes", env["WORKERS"] ?? "16")
+        .addOption(
+          new Option("--log-level <level>", "log level")
+            .choices([...LOG_LEVELS])
+            .default(env["LOG_LEVEL"] ?? "info"),
+        )
+        .addOption(
+          new Option("--log-format <format>", "json, or pretty for people")
+            .choices(["json", "pretty"])
+            .default("json"),
+        ),
+    ).action(async (flags: RunFlags) => runOperator(flags, io));
+  },
+};

@@ -1,0 +1,371 @@
+/**
+ * The operator: composes the watch, the poll cycle, the work queue, the reconcile passes, leader
+ * election, metrics and probes.
+ *
+ * - Watch: one resilient watch per watched namespace (or one cluster-wide), keeping the current
+ *   policies in memory. A new or changed policy (generation or annotations) is due at once; a
+ *   deleted one is forgotten.
+ * - Poll cycle: every tick, the policies whose poll time has come are read from Azure together
+ *   (instances by subscription, metrics in getBatch groups of ≤ 50) and handed to the queue.
+ * - Work queue: one entry per policy, never two passes of one policy at once; `workers` passes run
+ *   concurrently. A failed pass is retried after a per-policy exponential backoff.
+ * - Leader election (optional): only the leader polls and acts; a new leader rebuilds everything
+ *   from the policies' status (history, in-flight update, last scale time).
+ */
+
+import { parseDuration } from "../api/duration.js";
+import type { CapacityPolicy } from "../api/index.js";
+import type { AzureAdapters } from "../azure/index.js";
+import type { ServiceKind } from "../capacity/skus.js";
+import type { KubeClients } from "../kube/client.js";
+import { EventRecorder } from "../kube/events.js";
+import { LeaseClient } from "../kube/lease.js";
+import { PolicyClient } from "../kube/policies.js";
+import { isWatchReady, type ResilientWatch, type WatchEvent, watchPolicies } from "../kube/watch.js";
+import { WorkloadClient } from "../kube/workloads.js";
+import type { OperatorClock } from "./clock.js";
+import { CycleFetcher, type CycleReading, type CycleTarget } from "./fetch.js";
+import { type LeaderElectionSettings, LeaderElector } from "./leader.js";
+import type { Logger } from "./logging.js";
+import type { OperatorMetrics } from "./metrics.js";
+import { WorkQueue } from "./queue.js";
+import { type PassDeps, type PassResult, reconcile } from "./reconcile.js";
+import type { TenancyMap } from "./tenancy.js";
+
+export interface OperatorSettings {
+  /** Namespaces to watch; all namespaces when empty or absent. */
+  namespaces?: readonly string[];
+  /** Namespace → allowed Azure scopes (see tenancy.ts). */
+  tenancy?: TenancyMap;
+  /** Concurrent reconcile passes (default 16). */
+  workers?: number;
+  /** How often the poll cycle looks for due policies, ms (default 1,000). */
+  tickMs?: number;
+  /** How often native autoscale settings are re-read per subscription, ms (default 300,000). */
+  conflictCheckMs?: number;
+  /** Leader election; without it this replica always acts. */
+  leaderElection?: LeaderElectionSettings;
+  /** The replica's name, for Events (default "signalr-autoscaler"). */
+  identity?: string;
+}
+
+export interface OperatorDeps {
+  kube: KubeClients;
+  azure: AzureAdapters;
+  log: Logger;
+  metrics: OperatorMetrics;
+  clock: OperatorClock;
+}
+
+/** What one finished pass reports (for tests and the demo's live view). */
+export interface PassReport {
+  key: string;
+  policy: CapacityPolicy;
+  result?: PassResult;
+  error?: unknown;
+}
+
+const key = (p: CapacityPolicy) => `${p.metadata.namespace}/${p.metadata.name}`;
+
+function lookbackMs(policy: CapacityPolicy): number {
+  const m = policy.spec?.metrics;
+  const sec = (text: string | undefined, fallback: number) => {
+    try {
+      return text ? parseDuration(text) : fallback;
+    } catch {
+      return fallback;
+    }
+  };
+  const window = sec(m?.window, 300) + sec(m?.ingestionDelay, 180);
+  return Math.max(window, sec(m?.maxSampleAge, 600)) * 1000;
+}
+
+export class Operator {
+  readonly #deps: OperatorDeps;
+  readonly #settings: OperatorSettings;
+  readonly #queue: WorkQueue;
+  readonly #fetcher: CycleFetcher;
+  readonly #policies: PolicyClient;
+  readonly #passDeps: Omit<PassDeps, "canWrite" | "signal">;
+  readonly #watches: ResilientWatch<CapacityPolicy>[] = [];
+  readonly #nextPoll = new Map<string, number>();
+  readonly #readings = new Map<string, CycleReading>();
+  readonly #listeners = new Set<(report: PassReport) => void>();
+  readonly #stop = new AbortController();
+  readonly #elector: LeaderElector | undefined;
+  #leading = false;
+  #termSignal: AbortSignal;
+  #tickTimer: unknown;
+  #cycleRunning = false;
+  #workers: Promise<void>[] = [];
+  #lastAzureOk: number | undefined;
+  #lastAzureError: string | undefined;
+
+  constructor(deps: OperatorDeps, settings: OperatorSettings = {}) {
+    this.#deps = deps;
+    this.#settings = settings;
+    this.#queue = new WorkQueue({
+      scheduler: deps.clock.scheduler,
+      now: deps.clock.now,
+      backoff: { baseMs: 5_000, maxMs: 300_000 },
+    });
+    this.#fetcher = new CycleFetcher(deps.azure, {
+      now: deps.clock.now,
+      ...(settings.conflictCheckMs !== undefined ? { conflictCheckMs: settings.conflictCheckMs } : {}),
+    });
+    this.#policies = new PolicyClient(deps.kube);
+    this.#passDeps = {
+      policies: this.#policies,
+      workloads: new WorkloadClient(deps.kube),
+      events: new EventRecorder(deps.kube, { instance: settings.identity ?? "signalr-autoscaler" }),
+      instances: deps.azure.instances,
+      log: deps.log,
+      metrics: deps.metrics,
+      now: deps.clock.now,
+      tenancy: settings.tenancy,
+    };
+    this.#termSignal = this.#stop.signal;
+    if (settings.leaderElection) {
+      this.#elector = new LeaderElector({
+        ops: new LeaseClient(deps.kube),
+        settings: settings.leaderElection,
+        log: deps.log,
+        callbacks: {
+          onStartedLeading: (signal) => this.#startLeading(signal),
+          onStoppedLeading: () => this.#stopLeading(),
+        },
+      });
+    } else {
+      this.#leading = true;
+    }
+  }
+
+  /** Called after every pass (the demo's live view, tests). Returns an unsubscribe function. */
+  onPass(listener: (report: PassReport) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** True while this replica acts (leader, or no election). */
+  get isLeader(): boolean {
+    return this.#leading;
+  }
+
+  /** Starts watching, polling and acting. Resolves once every watch has listed the policies. */
+  async start(): Promise<void> {
+    const namespaces = this.#settings.namespaces?.length ? this.#settings.namespaces : [undefined];
+    for (const namespace of namespaces) {
+      this.#watches.push(
+        watchPolicies(this.#deps.kube, {
+          ...(namespace !== undefined ? { namespace } : {}),
+          signal: this.#stop.signal,
+          onEvent: (e) => this.#onWatchEvent(e),
+          onError: (err, phase, retryInMs) =>
+            this.#deps.log.warn({ err: err.message, phase, retryInMs }, "policy watch error"),
+        }),
+      );
+    }
+    const workers = this.#settings.workers ?? 16;
+    this.#workers = Array.from({ length: workers }, () => this.#work());
+    this.#deps.metrics.leader.set(this.#leading ? 1 : 0);
+    this.#elector?.start();
+    this.#scheduleTick(0);
+    await Promise.all(this.#watches.map((w) => w.synced));
+  }
+
+  /**
+   * Stops: no new passes, waits for running passes (their Azure and Kubernetes calls are aborted
+   * after `graceMs`), stops the watches, releases the lease.
+   */
+  async stop(graceMs = 10_000): Promise<void> {
+    this.#deps.clock.scheduler.clearTimeout(this.#tickTimer);
+    this.#queue.shutDown();
+    const grace = setTimeout(() => this.#stop.abort(new Error("operator stopping")), graceMs);
+    await Promise.allSettled(this.#workers);
+    clearTimeout(grace);
+    this.#stop.abort(new Error("operator stopped"));
+    await Promise.all(this.#watches.map((w) => w.stop()));
+    await this.#elector?.stop();
+    this.#leading = false;
+    this.#deps.metrics.leader.set(0);
+  }
+
+  /** Readiness: the watches are healthy and, when leading, Azure answered recently. */
+  readiness(): Record<string, () => { ok: boolean; reason?: string }> {
+    return {
+      watch: () => {
+        const now = new Date();
+        const bad = this.#watches.find((w) => !isWatchReady(w.health(), now, 90_000));
+        return bad
+          ? { ok: false, reason: `policy watch not healthy: ${bad.health().lastError ?? "no contact"}` }
+          : { ok: true };
+      },
+      azure: () => {
+        if (!this.#leading || this.#lastAzureError === undefined) return { ok: true };
+        return { ok: false, reason: `last Azure poll failed: ${this.#lastAzureError}` };
+      },
+    };
+  }
+
+  /** Current policies known from the watch. */
+  policies(): CapacityPolicy[] {
+    return this.#watches.flatMap((w) => w.list());
+  }
+
+  #onWatchEvent(e: WatchEvent<CapacityPolicy>): void {
+    if (e.type === "synced") return;
+    const k = key(e.object);
+    if (e.type === "deleted") {
+      this.#nextPoll.delete(k);
+      this.#readings.delete(k);
+      this.#queue.remove(k);
+      this.#deps.metrics.forgetPolicy(e.object.metadata.namespace, e.object.metadata.name);
+      return;
+    }
+    const changed =
+      e.type === "added" ||
+      e.object.metadata.generation !== e.previous.metadata.generation ||
+      JSON.stringify(e.object.metadata.annotations ?? {}) !==
+        JSON.stringify(e.previous.metadata.annotations ?? {});
+    if (changed) this.#nextPoll.set(k, this.#deps.clock.now());
+  }
+
+  #startLeading(signal: AbortSignal): void {
+    this.#termSignal = AbortSignal.any([signal, this.#stop.signal]);
+    this.#leading = true;
+    this.#deps.metrics.leader.set(1);
+    // Everything is rebuilt from status: poll every policy now.
+    const now = this.#deps.clock.now();
+    for (const p of this.policies()) this.#nextPoll.set(key(p), now);
+  }
+
+  #stopLeading(): void {
+    this.#leading = false;
+    this.#deps.metrics.leader.set(0);
+    this.#readings.clear();
+  }
+
+  #canWrite(): boolean {
+    if (this.#stop.signal.aborted) return false;
+    return this.#elector ? this.#elector.canWrite() : true;
+  }
+
+  #scheduleTick(delayMs: number): void {
+    if (this.#stop.signal.aborted) return;
+    this.#tickTimer = this.#deps.clock.scheduler.setTimeout(() => {
+      void this.#tick().finally(() => this.#scheduleTick(this.#settings.tickMs ?? 1000));
+    }, delayMs);
+  }
+
+  /** One poll cycle: read Azure for every due policy at once, then queue them. */
+  async #tick(): Promise<void> {
+    this.#deps.metrics.queueDepth.set(this.#queue.depth);
+    if (!this.#leading || this.#cycleRunning) return;
+    const now = this.#deps.clock.now();
+    const due: CapacityPolicy[] = [];
+    for (const p of this.policies()) {
+      const k = key(p);
+      if (!this.#nextPoll.has(k)) this.#nextPoll.set(k, now);
+      if ((this.#nextPoll.get(k) ?? now) > now || this.#queue.isProcessing(k) || this.#readings.has(k))
+        continue;
+      due.push(p);
+    }
+    if (due.length === 0) return;
+    this.#cycleRunning = true;
+    try {
+      const targets: CycleTarget[] = [];
+      for (const p of due) {
+        const target = p.spec?.target;
+        if (target?.resourceId && (target.service === "SignalR" || target.service === "WebPubSub")) {
+          targets.push({
+            key: key(p),
+            resourceId: target.resourceId,
+            service: target.service as ServiceKind,
+            lookbackMs: lookbackMs(p),
+          });
+        }
+      }
+      let readings = new Map<string, CycleReading>();
+      try {
+        readings = await this.#fetcher.read(targets, this.#termSignal);
+        const failures = [...readings.values()].filter((r) => r.instanceError && !r.instance);
+        if (failures.length > 0 && failures.length === readings.size) {
+          this.#lastAzureError = failures[0]?.instanceError?.message;
+        } else {
+          this.#lastAzureOk = now;
+          this.#lastAzureError = undefined;
+        }
+      } catch (err) {
+        // A malformed resource ID is caught by validation in the pass; anything else is logged.
+        this.#deps.log.warn({ err: String(err) }, "poll cycle failed");
+        this.#lastAzureError = String(err);
+      }
+      for (const p of due) {
+        const k = key(p);
+        const reading = readings.get(k);
+        if (reading) this.#readings.set(k, reading);
+        this.#nextPoll.set(k, now + (p.spec?.pollIntervalSeconds ?? 30) * 1000);
+        this.#queue.add(k);
+      }
+    } finally {
+      this.#cycleRunning = false;
+    }
+  }
+
+  async #work(): Promise<void> {
+    for (;;) {
+      const k = await this.#queue.get();
+      if (k === undefined) return;
+      const policy = this.#watches.map((w) => w.get(k)).find((p) => p !== undefined);
+      const reading = this.#readings.get(k);
+      this.#readings.delete(k);
+      if (!policy) {
+        this.#queue.done(k);
+        continue;
+      }
+      const started = performance.now();
+      try {
+        const result = await reconcile(policy, reading, {
+          ...this.#passDeps,
+          canWrite: () => this.#canWrite(),
+          signal: this.#termSignal,
+        });
+        this.#queue.forget(k);
+        this.#nextPoll.set(k, this.#deps.clock.now() + result.requeueAfterMs);
+        this.#emit({ key: k, policy, result });
+      } catch (err) {
+        const delay = this.#queue.nextBackoff(k);
+        this.#nextPoll.set(k, this.#deps.clock.now() + delay);
+        this.#deps.metrics.passErrors.inc({ kind: err instanceof Error ? err.name : "Error" });
+        this.#deps.log.warn(
+          {
+            namespace: policy.metadata.namespace,
+            policy: policy.metadata.name,
+            err: String(err),
+            retryInMs: delay,
+          },
+          "reconcile pass failed",
+        );
+        this.#emit({ key: k, policy, error: err });
+      } finally {
+        this.#deps.metrics.passDuration.observe((performance.now() - started) / 1000);
+        this.#queue.done(k);
+      }
+    }
+  }
+
+  #emit(report: PassReport): void {
+    for (const l of this.#listeners) {
+      try {
+        l(report);
+      } catch {
+        // A listener's failure does not stop the loop.
+      }
+    }
+  }
+
+  /** When Azure last answered a poll cycle (ms since the epoch), for diagnostics. */
+  get lastAzureOk(): number | undefined {
+    return this.#lastAzureOk;
+  }
+}
