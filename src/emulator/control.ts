@@ -173,13 +173,15 @@ export function instanceFromJson(body: Record<string, unknown>): InstanceSpec {
   if (!resourceId) throw new StateError(400, "InvalidRequest", "resourceId is required");
   const ref = parseArmId(resourceId);
   const sku = str(body, "sku");
-  if (sku !== undefined && !isSkuName(sku)) throw new StateError(400, "InvalidSku", `unknown SKU "${sku}"`);
   const mixText = str(body, "mix");
   const size = num(body, "messageSizeBytes");
   const spec: InstanceSpec = { resourceId: ref.id, ...demandFromJson(body) };
   const location = str(body, "location");
   if (location !== undefined) spec.location = location;
-  if (sku !== undefined) spec.sku = sku as InstanceSpec["sku"] & string;
+  if (sku !== undefined) {
+    if (!isSkuName(sku)) throw new StateError(400, "InvalidSku", `unknown SKU "${sku}"`);
+    spec.sku = sku;
+  }
   const units = num(body, "units");
   if (units !== undefined) spec.units = units;
   const state = str(body, "provisioningState");

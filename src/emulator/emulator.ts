@@ -10,6 +10,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import type { SkuName } from "../capacity/index.js";
 import { parseArmId } from "./arm-id.js";
 import { createVirtualClock, type VirtualClock } from "./clock.js";
 import type { EmulatorControl, EmulatorSnapshot } from "./control.js";
@@ -174,16 +175,14 @@ function createControl(
   const control: EmulatorControl = {
     addInstance: (spec) => state.addInstance(spec),
     updateInstance: (resourceId, patch) => {
-      if (patch.sku !== undefined && !isSkuName(patch.sku)) {
-        throw new StateError(400, "InvalidSku", `unknown SKU "${patch.sku}"`);
+      const change: { sku?: SkuName; units?: number; provisioningState?: string } = {};
+      if (patch.sku !== undefined) {
+        if (!isSkuName(patch.sku)) throw new StateError(400, "InvalidSku", `unknown SKU "${patch.sku}"`);
+        change.sku = patch.sku;
       }
-      return state.patchInstance(parseArmId(resourceId).id, {
-        ...(patch.sku !== undefined
-          ? { sku: patch.sku as Parameters<typeof state.patchInstance>[1]["sku"] & string }
-          : {}),
-        ...(patch.units !== undefined ? { units: patch.units } : {}),
-        ...(patch.provisioningState !== undefined ? { provisioningState: patch.provisioningState } : {}),
-      });
+      if (patch.units !== undefined) change.units = patch.units;
+      if (patch.provisioningState !== undefined) change.provisioningState = patch.provisioningState;
+      return state.patchInstance(parseArmId(resourceId).id, change);
     },
     setDemand: (resourceId, demand) => state.setDemand(resourceId, demand),
     removeInstance: (resourceId) => state.removeInstance(resourceId),
