@@ -1,0 +1,405 @@
+/**
+ * `signalr-autoscaler simulate`: backtests a CapacityPolicy on a traffic trace against Azure's
+ * native autoscale, a static allocation at peak and the oracle, on a virtual clock with the
+ * emulator's traffic model (see src/simulate and docs/simulate.md).
+ */
+import { mkdir, open, readFile } from "node:fs/promises";
+import { basename, join, resolve } from "node:path";
+import { SingleBar } from "cli-progress";
+import { type Command, Option } from "commander";
+import { type CapacityPolicy, PolicyError, parseDuration, parsePolicyYaml } from "../../api/index.js";
+import { BENCHMARK_MESSAGE_BYTES, WorkloadError } from "../../capacity/index.js";
+import {
+  parseTrace,
+  parseTraceTimestamp,
+  type Trace,
+  TraceFormatError,
+  traceDemand,
+} from "../../emulator/trace.js";
+import {
+  defaultMix,
+  type MixEntry,
+  parseMix,
+  validateMix,
+  type WorkloadMix,
+} from "../../emulator/traffic.js";
+import { chartSpec, renderSvg } from "../../simulate/chart.js";
+import { type Comparison, compare } from "../../simulate/compare.js";
+import { demandSeries, MINUTE_MS } from "../../simulate/engine.js";
+import { parsePrices } from "../../simulate/metrics.js";
+import { timelineChunks } from "../../simulate/timeline.js";
+import { UsageError } from "../errors.js";
+import type { CliIo } from "../io.js";
+import { formatJson, formatNumber, formatTable } from "../output.js";
+import { type CliCommand, type CommonOptions, withCommonOptions } from "../program.js";
+import { numberFlag } from "./size.js";
+
+interface SimulateFlags extends CommonOptions {
+  policy?: string;
+  trace: string;
+  peakConnections: string;
+  mix?: string;
+  messageSize?: string;
+  scaleDuration: string;
+  metricDelay: string;
+  start?: string;
+  end?: string;
+  days?: string;
+  seed: string;
+  noise: string;
+  price: string[];
+  loadTarget?: string;
+  nativeSku?: "Premium_P1" | "Premium_P2";
+  nativeOut: string;
+  nativeIn: string;
+  nativeWindow: string;
+  nativeCooldown: string;
+  out?: string;
+  progress?: boolean;
+}
+
+/** Most minutes one run simulates (three years). */
+const MAX_MINUTES = 3 * 366 * 1440;
+
+async function readText(flag: string, file: string, io: CliIo): Promise<string> {
+  try {
+    return await readFile(resolve(io.cwd, file), "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new UsageError(`cannot read --${flag} ${file}: ${code ?? (err as Error).message}`);
+  }
+}
+
+function durationFlag(name: string, text: string): number {
+  try {
+    return parseDuration(text) * 1000;
+  } catch (err) {
+    throw new UsageError(`--${name}: ${(err as Error).message}`);
+  }
+}
+
+function timeFlag(name: string, text: string): number {
+  const t = text.trim();
+  const ms = parseTraceTimestamp(/^\d{4}-\d{2}-\d{2}$/.test(t) ? `${t} 00:00:00` : t);
+  if (ms === undefined) {
+    throw new UsageError(
+      `--${name} "${text}" is not a time (YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS] UTC, or RFC 3339)`,
+    );
+  }
+  return ms;
+}
+
+function mixOf(policy: CapacityPolicy, flags: SimulateFlags): WorkloadMix {
+  const spec = policy.spec;
+  const service = spec.target.service;
+  const traffic = spec.metrics.traffic;
+  const size =
+    numberFlag("message-size", flags.messageSize, { exclusiveMin: 0 }) ??
+    traffic?.messageSizeBytes ??
+    BENCHMARK_MESSAGE_BYTES;
+  try {
+    if (flags.mix !== undefined) return parseMix(service, flags.mix, size);
+    if (traffic && traffic.workload.length > 0) {
+      const entries: MixEntry[] = traffic.workload
+        .filter((w) => w.share > 0)
+        .map((w) => ({ scenario: w.scenario, share: w.share }));
+      const total = entries.reduce((a, e) => a + e.share, 0);
+      const mix: WorkloadMix = {
+        service,
+        entries: entries.map((e) => ({ ...e, share: e.share / total })),
+        messageSizeBytes: size,
+      };
+      validateMix(mix);
+      return mix;
+    }
+    return { ...defaultMix(service), messageSizeBytes: size };
+  } catch (err) {
+    if (err instanceof WorkloadError) throw new UsageError(`--mix: ${err.message}`);
+    throw err;
+  }
+}
+
+/** The slice of time to simulate: start (a whole minute) and number of minutes. */
+function sliceOf(trace: Trace, flags: SimulateFlags): { startMs: number; minutes: number } {
+  const first = (trace.points[0] as { t: number }).t;
+  const startMs =
+    Math.floor((flags.start !== undefined ? timeFlag("start", flags.start) : first) / MINUTE_MS) * MINUTE_MS;
+  if (flags.end !== undefined && flags.days !== undefined)
+    throw new UsageError("give --end or --days, not both");
+  let endMs: number;
+  if (flags.end !== undefined) endMs = timeFlag("end", flags.end);
+  else if (flags.days !== undefined) {
+    const days = numberFlag("days", flags.days, { exclusiveMin: 0 }) as number;
+    endMs = startMs + days * 1440 * MINUTE_MS;
+  } else endMs = first + trace.durationMs;
+  const minutes = Math.floor((endMs - startMs) / MINUTE_MS);
+  if (minutes < 1) throw new UsageError("the time to simulate is empty: --end must come after --start");
+  if (minutes > MAX_MINUTES)
+    throw new UsageError(`at most ${MAX_MINUTES / 1440} days can be simulated at once`);
+  return { startMs, minutes };
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString().replace(/:00\.000Z$/, "Z");
+}
+
+function hours(minutes: number): number {
+  return Math.round((minutes / 60) * 10) / 10;
+}
+
+function renderTable(c: Comparison, header: string[]): string {
+  const rows = c.metrics.map((m) => [
+    m.name,
+    m.minutesAboveTarget,
+    m.minutesRefused,
+    m.minutesThrottled,
+    Math.round(m.totalUnitHours * 10) / 10,
+    Math.round(m.cost * 100) / 100,
+    m.scaleOperations,
+    hours(m.p2Minutes),
+    Math.round(m.meanUnits * 10) / 10,
+    m.peakUnits,
+  ]);
+  const table = formatTable(
+    [
+      "STRATEGY",
+      `MIN > ${c.loadTargetPercent}%`,
+      "MIN REFUSED",
+      "MIN THROTTLED",
+      "UNIT-HOURS",
+      "COST USD",
+      "SCALE OPS",
+      "P2 HOURS",
+      "MEAN UNITS",
+      "PEAK UNITS",
+    ],
+    rows,
+  );
+  const legend = c.metrics.map((m) => `  ${m.name.padEnd(7)} ${m.description}`);
+  return `${header.join("\n")}\n\n${table}\n${legend.join("\n")}\n`;
+}
+
+function progressBar(enabled: boolean): { update: (done: number, total: number) => void; stop: () => void } {
+  if (!enabled) return { update: () => {}, stop: () => {} };
+  const bar = new SingleBar({
+    stream: process.stderr,
+    format: "simulating [{bar}] {percentage}% | {value}/{total} strategy-minutes | eta {eta}s",
+    hideCursor: true,
+    etaBuffer: 50,
+    noTTYOutput: true,
+    notTTYSchedule: 5000,
+  });
+  let started = false;
+  return {
+    update(done, total) {
+      if (!started) {
+        bar.start(total, 0);
+        started = true;
+      }
+      bar.update(done);
+    },
+    stop() {
+      if (started) bar.stop();
+    },
+  };
+}
+
+async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
+  if (!flags.policy)
+    throw new UsageError("--policy FILE is required (e.g. --policy examples/signalr-chat.yaml)");
+  const policyText = await readText("policy", flags.policy, io);
+  let policy: CapacityPolicy;
+  try {
+    policy = parsePolicyYaml(policyText);
+  } catch (err) {
+    if (err instanceof PolicyError)
+      throw new UsageError(`--policy ${flags.policy}: ${err.errors.join("; ")}`);
+    throw err;
+  }
+  const traceText = await readText("trace", flags.trace, io);
+  let trace: Trace;
+  try {
+    trace = parseTrace(traceText, flags.trace);
+  } catch (err) {
+    if (err instanceof TraceFormatError) throw new UsageError(`--trace ${err.message}`);
+    throw err;
+  }
+  const peak = numberFlag("peak-connections", flags.peakConnections, { min: 0 }) as number;
+  const mix = mixOf(policy, flags);
+  const scaleDurationMs = durationFlag("scale-duration", flags.scaleDuration);
+  const metricDelayMs = durationFlag("metric-delay", flags.metricDelay);
+  const noiseAmplitude = numberFlag("noise", flags.noise, { min: 0, max: 1 }) as number;
+  const loadTarget = numberFlag("load-target", flags.loadTarget, { exclusiveMin: 0, max: 100 });
+  let prices: ReturnType<typeof parsePrices>;
+  try {
+    prices = parsePrices(flags.price);
+  } catch (err) {
+    throw new UsageError(`--price: ${(err as Error).message}`);
+  }
+  const nativeOut = numberFlag("native-out", flags.nativeOut, { exclusiveMin: 0, max: 100 }) as number;
+  const nativeIn = numberFlag("native-in", flags.nativeIn, { min: 0, max: 100 }) as number;
+  if (nativeIn >= nativeOut) throw new UsageError("--native-in must be below --native-out");
+  const nativeWindow = durationFlag("native-window", flags.nativeWindow) / MINUTE_MS;
+  const nativeCooldown = durationFlag("native-cooldown", flags.nativeCooldown) / MINUTE_MS;
+  if (nativeWindow < 1) throw new UsageError("--native-window must be at least 1m");
+
+  const { startMs, minutes } = sliceOf(trace, flags);
+  const first = (trace.points[0] as { t: number }).t;
+  const demand = demandSeries(traceDemand(trace, new Date(first), peak), startMs, minutes);
+  const showProgress = flags.progress ?? (process.stderr.isTTY === true && minutes > 7 * 1440);
+  const bar = progressBar(showProgress);
+  const started = performance.now();
+  let comparison: Comparison;
+  try {
+    comparison = compare({
+      policy,
+      startMs,
+      demand,
+      mix,
+      scaleDurationMs,
+      metricDelayMs,
+      seed: flags.seed,
+      noiseAmplitude,
+      ...(loadTarget !== undefined ? { loadTargetPercent: loadTarget } : {}),
+      prices,
+      native: {
+        ...(flags.nativeSku ? { sku: flags.nativeSku } : {}),
+        outPercent: nativeOut,
+        inPercent: nativeIn,
+        timeWindowMinutes: nativeWindow,
+        cooldownMinutes: nativeCooldown,
+      },
+      onProgress: (done, total) => bar.update(done, total),
+    });
+  } finally {
+    bar.stop();
+  }
+  const seconds = (performance.now() - started) / 1000;
+
+  const files: { timeline?: string; chart?: string } = {};
+  if (flags.out !== undefined) {
+    const dir = resolve(io.cwd, flags.out);
+    await mkdir(dir, { recursive: true });
+    files.timeline = join(dir, "timeline.csv");
+    const fh = await open(files.timeline, "w");
+    try {
+      for (const chunk of timelineChunks(startMs, demand, comparison.runs)) await fh.write(chunk);
+    } finally {
+      await fh.close();
+    }
+    files.chart = join(dir, "chart.svg");
+    const name = policy.metadata.name;
+    const spec = chartSpec(startMs, demand, comparison.runs, {
+      title: `${name} on ${basename(flags.trace)} — peak ${formatNumber(peak)} connections`,
+      loadTargetPercent: comparison.loadTargetPercent,
+    });
+    const fhChart = await open(files.chart, "w");
+    try {
+      await fhChart.write(await renderSvg(spec));
+    } finally {
+      await fhChart.close();
+    }
+  }
+
+  const mixText = mix.entries.map((e) => `${e.scenario} ${formatNumber(e.share)}`).join(", ");
+  const endMs = startMs + minutes * MINUTE_MS;
+  if (flags.output === "json") {
+    io.stdout(
+      formatJson({
+        policy: { name: policy.metadata.name, namespace: policy.metadata.namespace, file: flags.policy },
+        trace: { file: flags.trace, start: iso(startMs), end: iso(endMs), minutes },
+        demand: { peakConnections: peak, mix },
+        model: {
+          scaleDurationSeconds: scaleDurationMs / 1000,
+          metricDelaySeconds: metricDelayMs / 1000,
+          noiseAmplitude,
+          seed: flags.seed,
+        },
+        loadTargetPercent: comparison.loadTargetPercent,
+        pricesUsdPerUnitDay: comparison.prices,
+        native: comparison.native,
+        staticSize: comparison.staticSize,
+        initial: comparison.initial,
+        policyOverrides: comparison.policyOverrides,
+        strategies: comparison.metrics,
+        runTimeSeconds: Math.round(seconds * 1000) / 1000,
+        ...(flags.out !== undefined ? { files } : {}),
+      }),
+    );
+    return;
+  }
+  const header = [
+    `simulate: policy ${policy.metadata.name} on ${flags.trace}, ${iso(startMs)} → ${iso(endMs)} (${formatNumber(minutes / 1440)} days, ${formatNumber(minutes)} minutes)`,
+    `demand: trace scaled to a peak of ${formatNumber(peak)} connections; ${mix.service} ${mixText}, ${formatNumber(mix.messageSizeBytes)} B messages`,
+    `model: scale takes ${scaleDurationMs / 1000}s, metrics delayed ${metricDelayMs / 1000}s, load target ${comparison.loadTargetPercent} %, noise ±${formatNumber(noiseAmplitude * 100)} %, seed "${flags.seed}"`,
+    ...(comparison.policyOverrides.length > 0 ? [`note: ${comparison.policyOverrides.join("; ")}`] : []),
+  ];
+  let text = renderTable(comparison, header);
+  const priceText = Object.entries(comparison.prices)
+    .map(([sku, p]) => `${sku} ${formatNumber(p)}`)
+    .join(", ");
+  text += `\ncost: list-price estimate, USD per unit-day: ${priceText} (set with --price SKU=USD)\n`;
+  text += `simulated ${comparison.runs.length} strategies × ${formatNumber(minutes)} minutes in ${seconds.toFixed(1)} s\n`;
+  if (files.timeline) text += `timeline: ${files.timeline}\n`;
+  if (files.chart) text += `chart: ${files.chart}\n`;
+  io.stdout(text);
+}
+
+/** The `simulate` subcommand. */
+export const simulateCommand: CliCommand = {
+  register(program: Command, io: CliIo) {
+    withCommonOptions(
+      program
+        .command("simulate")
+        .description(
+          "Backtest a CapacityPolicy on a traffic trace: the policy, Azure's native autoscale, a static allocation at peak and the oracle, side by side — minutes above the load target, refused connections, throttled traffic, unit-hours, cost, scale operations, Premium_P2 time.",
+        )
+        .option("--policy <file>", "CapacityPolicy YAML to test (required), e.g. examples/signalr-chat.yaml")
+        .option(
+          "--trace <file>",
+          "traffic trace, CSV timestamp,value (any step)",
+          "traces/twitter_volume_aapl.csv",
+        )
+        .option("--peak-connections <n>", "connections the trace's largest value stands for", "120000")
+        .option(
+          "--mix <mix>",
+          "workload mix scenario=share[,…] (default: the policy's traffic workload, else echo)",
+        )
+        .option("--message-size <bytes>", "average message size (default: the policy's, else 2048)")
+        .option("--scale-duration <duration>", "time a scale operation takes", "5m")
+        .option("--metric-delay <duration>", "time before a minute's metrics are fully ingested", "3m")
+        .option("--start <time>", "start of the slice to simulate (default: the trace's start), UTC")
+        .option("--end <time>", "end of the slice (default: the trace's end)")
+        .option("--days <n>", "length of the slice in days (the trace loops when shorter)")
+        .option("--seed <text>", "noise seed: the same seed gives the same run", "simulate")
+        .option("--noise <fraction>", "relative noise on server load", "0.05")
+        .option(
+          "--price <sku=usd>",
+          "price per unit per day, repeatable (defaults: Standard_S1=1.61, Premium_P1=2, Premium_P2=2)",
+          (value: string, previous: string[]) => [...previous, value],
+          [] as string[],
+        )
+        .option(
+          "--load-target <percent>",
+          "load counted as too hot (default: the policy's serverLoad target, else 70)",
+        )
+        .addOption(
+          new Option(
+            "--native-sku <sku>",
+            "SKU of the native autoscale model (default: Premium_P2 when the peak needs it)",
+          ).choices(["Premium_P1", "Premium_P2"]),
+        )
+        .option("--native-out <percent>", "native autoscale: scale out above this average", "70")
+        .option("--native-in <percent>", "native autoscale: scale in below this average (both metrics)", "30")
+        .option("--native-window <duration>", "native autoscale: rules' time window", "10m")
+        .option("--native-cooldown <duration>", "native autoscale: cooldown after any scale action", "5m")
+        .option("--out <dir>", "write timeline.csv and chart.svg there")
+        .option("--progress", "show a progress bar on stderr (default: on a terminal for runs over a week)")
+        .option("--no-progress", "never show a progress bar")
+        .addHelpText(
+          "after",
+          "\nExamples:\n  signalr-autoscaler simulate --policy examples/signalr-chat.yaml\n  signalr-autoscaler simulate --policy examples/signalr-chat.yaml --trace traces/nyc_taxi.csv --days 14 --out out/\n  signalr-autoscaler simulate --policy examples/signalr-chat.yaml --price Premium_P1=1.9 --output json\n",
+        ),
+    ).action(async (flags: SimulateFlags) => runSimulate(flags, io));
+  },
+};

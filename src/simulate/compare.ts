@@ -1,0 +1,163 @@
+/**
+ * The comparison `simulate` prints: on the same demand, the policy, Azure's native autoscale, a
+ * static allocation at peak and the oracle — each run, then summed up. Pure: the demand, mix,
+ * timings and seed are arguments.
+ *
+ * Set-up, in order:
+ * 1. The oracle (`oracle.ts`) over the policy's allowed sizes at the load target (the policy's
+ *    serverLoad target, else 70 %, unless given).
+ * 2. Static: the oracle's peak size.
+ * 3. Native autoscale: on Premium_P2 when the static size needs it (above 100 units), else
+ *    Premium_P1 (or the SKU given); instance limits are the policy's `units` bounds snapped onto
+ *    that SKU's ladder (Premium_P1 at most 100, Premium_P2 at least 100); the default count is its
+ *    starting count.
+ * 4. Starting capacity of the policy and native autoscale: the oracle's size of the first minute,
+ *    brought within their own bounds — every strategy starts right-sized.
+ */
+import type { DecisionPolicy } from "../autoscale/decide.js";
+import { compareSizes } from "../autoscale/sizes.js";
+import { candidates, DEFAULT_LADDERS, isScalableSku, type SkuUnits } from "../capacity/index.js";
+import type { WorkloadMix } from "../emulator/traffic.js";
+import { type SimulationSetup, type StrategyRun, simulate, sizeAt } from "./engine.js";
+import { DEFAULT_PRICES, type StrategyMetrics, summarize, type UnitPrices } from "./metrics.js";
+import { oracleRun, peakSize } from "./oracle.js";
+import { defaultNativeRules, NativeAutoscaleStrategy, type NativeSetting } from "./strategies/native.js";
+import { PolicyStrategy } from "./strategies/policy.js";
+import { StaticStrategy } from "./strategies/static.js";
+
+/** Settings of the native autoscale model. */
+export interface NativeOptions {
+  sku?: "Premium_P1" | "Premium_P2";
+  /** Scale-out threshold on both metrics, % (default 70). */
+  outPercent?: number;
+  /** Scale-in threshold on both metrics, % (default 30). */
+  inPercent?: number;
+  /** Rules' time window, minutes (default 10). */
+  timeWindowMinutes?: number;
+  /** Cooldown, minutes (default 5). */
+  cooldownMinutes?: number;
+}
+
+/** Everything a comparison depends on. */
+export interface ComparisonInput {
+  policy: DecisionPolicy;
+  /** Start of minute 0, ms (a whole minute). */
+  startMs: number;
+  /** Client connections wanted per minute. */
+  demand: Float64Array;
+  mix: WorkloadMix;
+  scaleDurationMs: number;
+  metricDelayMs: number;
+  seed: string;
+  noiseAmplitude?: number;
+  /** Load target, % (default: the policy's serverLoad target, else 70). */
+  loadTargetPercent?: number;
+  prices?: UnitPrices;
+  native?: NativeOptions;
+  /** Progress over all strategies: minutes done of `total`. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** The comparison's result. */
+export interface Comparison {
+  loadTargetPercent: number;
+  prices: UnitPrices;
+  /** policy, native, static, oracle — in that order. */
+  runs: StrategyRun[];
+  metrics: StrategyMetrics[];
+  native: NativeSetting;
+  staticSize: SkuUnits;
+  /** What was changed to simulate the policy. */
+  policyOverrides: string[];
+  initial: { policy: SkuUnits; native: SkuUnits };
+}
+
+/** The policy's allowed sizes, ascending. */
+export function policySizes(policy: DecisionPolicy): SkuUnits[] {
+  return candidates(policy.spec.skus.filter(isScalableSku));
+}
+
+/** The smallest of `sizes` within [min, max] units that is at least `want`; else the nearest bound. */
+function within(sizes: readonly SkuUnits[], want: SkuUnits, min: number, max: number): SkuUnits {
+  const inRange = sizes.filter((s) => s.units >= min && s.units <= max);
+  const pool = inRange.length > 0 ? inRange : sizes;
+  return pool.find((s) => compareSizes(s, want) >= 0) ?? (pool[pool.length - 1] as SkuUnits);
+}
+
+/** The native autoscale setting for a comparison (see the module comment, step 3). */
+export function nativeSettingFor(
+  policy: DecisionPolicy,
+  staticSize: SkuUnits,
+  options: NativeOptions = {},
+): NativeSetting {
+  const sku =
+    options.sku ?? (staticSize.sku === "Premium_P2" || staticSize.units > 100 ? "Premium_P2" : "Premium_P1");
+  const ladder = DEFAULT_LADDERS[sku];
+  const lo = ladder[0] as number;
+  const hi = ladder[ladder.length - 1] as number;
+  const minimum = ladder.find((u) => u >= policy.spec.units.min) ?? hi;
+  let maximum = lo;
+  for (const u of ladder) if (u <= policy.spec.units.max) maximum = u;
+  return {
+    sku,
+    minimum,
+    maximum: Math.max(minimum, maximum),
+    default: minimum,
+    rules: defaultNativeRules(options.outPercent ?? 70, options.inPercent ?? 30),
+    timeWindowMinutes: options.timeWindowMinutes ?? 10,
+    cooldownMinutes: options.cooldownMinutes ?? 5,
+  };
+}
+
+/** Runs the four strategies and sums them up (see the module comment). */
+export function compare(input: ComparisonInput): Comparison {
+  const minutes = input.demand.length;
+  if (minutes === 0) throw new RangeError("nothing to simulate: the demand has no minutes");
+  const spec = input.policy.spec;
+  const loadTargetPercent = input.loadTargetPercent ?? spec.metrics.serverLoad?.targetPercent ?? 70;
+  const prices = input.prices ?? DEFAULT_PRICES;
+  const sizes = policySizes(input.policy);
+  const total = minutes * 4;
+  const oracle = oracleRun({
+    demand: input.demand,
+    mix: input.mix,
+    sizes,
+    targetPercent: loadTargetPercent,
+    startMs: input.startMs,
+  });
+  input.onProgress?.(minutes, total);
+  const staticSize = peakSize(oracle);
+  const oracleFirst = sizeAt(oracle, 0);
+  const policyInitial = within(sizes, oracleFirst, spec.units.min, spec.units.max);
+  const nativeSetting = { ...nativeSettingFor(input.policy, staticSize, input.native ?? {}) };
+  const native = new NativeAutoscaleStrategy(nativeSetting, oracleFirst.units);
+  nativeSetting.default = native.initial.units;
+  const policy = new PolicyStrategy(input.policy, policyInitial);
+  const strategies = [policy, native, new StaticStrategy(staticSize)];
+  const runs: StrategyRun[] = [];
+  strategies.forEach((strategy, i) => {
+    const setup: SimulationSetup = {
+      startMs: input.startMs,
+      demand: input.demand,
+      mix: input.mix,
+      scaleDurationMs: input.scaleDurationMs,
+      metricDelayMs: input.metricDelayMs,
+      seed: input.seed,
+      ...(input.noiseAmplitude !== undefined ? { noiseAmplitude: input.noiseAmplitude } : {}),
+    };
+    const onProgress = input.onProgress;
+    if (onProgress) setup.onProgress = (done) => onProgress(minutes * (i + 1) + done, total);
+    runs.push(simulate(strategy, setup));
+  });
+  runs.push(oracle);
+  return {
+    loadTargetPercent,
+    prices,
+    runs,
+    metrics: runs.map((r) => summarize(r, { loadTargetPercent, prices })),
+    native: nativeSetting,
+    staticSize,
+    policyOverrides: policy.overrides,
+    initial: { policy: policyInitial, native: native.initial },
+  };
+}
