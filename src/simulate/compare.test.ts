@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+import { parsePolicyYaml } from "../api/index.js";
+import { bucketMinutes, chartSpec, renderSvg } from "./chart.js";
+import { compare, nativeSettingFor } from "./compare.js";
+import { CONNECTIONS_ONLY, START, steps } from "./testing.js";
+import { TIMELINE_HEADER, timelineCsv } from "./timeline.js";
+
+const POLICY = parsePolicyYaml(`
+apiVersion: autoscaling.signalr.dev/v1alpha1
+kind: CapacityPolicy
+metadata: { name: cmp, namespace: test }
+spec:
+  target:
+    service: WebPubSub
+    resourceId: /subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.SignalRService/WebPubSub/cmp
+  units: { min: 1, max: 300 }
+  skus: [Premium_P1, Premium_P2]
+  metrics: { serverLoad: { targetPercent: 75 } }
+`);
+
+const demand = steps([
+  [60, 3_000],
+  [60, 15_000],
+  [60, 3_000],
+]);
+const comparison = () =>
+  compare({
+    policy: POLICY,
+    startMs: START,
+    demand,
+    mix: CONNECTIONS_ONLY,
+    scaleDurationMs: 5 * 60_000,
+    metricDelayMs: 3 * 60_000,
+    seed: "t",
+    noiseAmplitude: 0,
+  });
+
+describe("compare", () => {
+  it("runs the policy, native autoscale, static at peak and the oracle on the same demand", () => {
+    const c = comparison();
+    expect(c.runs.map((r) => r.name)).toEqual(["policy", "native", "static", "oracle"]);
+    expect(c.loadTargetPercent).toBe(75);
+    expect(c.staticSize).toEqual({ sku: "Premium_P1", units: 20 });
+    expect(c.initial).toEqual({
+      policy: { sku: "Premium_P1", units: 4 },
+      native: { sku: "Premium_P1", units: 4 },
+    });
+    const [policy, native, fixed, oracle] = c.metrics;
+    expect(fixed?.totalUnitHours).toBe(60);
+    expect(oracle?.minutesAboveTarget).toBe(0);
+    expect(oracle?.totalUnitHours).toBe((60 * 4 + 60 * 20 + 60 * 4) / 60);
+    // Reacting takes time: the adaptive strategies run hot for a while, and cost more than the oracle.
+    for (const m of [policy, native]) {
+      expect(m?.minutesAboveTarget).toBeGreaterThan(0);
+      expect(m?.totalUnitHours).toBeGreaterThan(oracle?.totalUnitHours ?? 0);
+      expect(m?.scaleOperations).toBeGreaterThan(0);
+    }
+  });
+
+  it("models native autoscale on Premium_P2 when the peak needs more than 100 units", () => {
+    const p2 = nativeSettingFor(POLICY, { sku: "Premium_P2", units: 200 });
+    expect(p2).toMatchObject({ sku: "Premium_P2", minimum: 100, maximum: 300 });
+    const p1 = nativeSettingFor(POLICY, { sku: "Premium_P1", units: 20 });
+    expect(p1).toMatchObject({ sku: "Premium_P1", minimum: 1, maximum: 100 });
+    expect(nativeSettingFor(POLICY, { sku: "Premium_P1", units: 20 }, { sku: "Premium_P2" }).sku).toBe(
+      "Premium_P2",
+    );
+  });
+
+  it("writes one timeline row per minute per strategy", () => {
+    const c = comparison();
+    const lines = timelineCsv(START, demand, c.runs).trimEnd().split("\n");
+    expect(lines[0]).toBe(TIMELINE_HEADER);
+    expect(lines).toHaveLength(1 + 180 * 4);
+    expect(lines[4]).toBe("2025-06-02T00:00:00Z,oracle,3000,Premium_P1,4,75.0,0,0");
+  });
+
+  it("draws the chart as SVG, downsampled for long runs", async () => {
+    expect(bucketMinutes(180)).toBe(1);
+    expect(bucketMinutes(2 * 1440)).toBe(5);
+    expect(bucketMinutes(365 * 1440)).toBe(720);
+    const c = comparison();
+    const svg = await renderSvg(chartSpec(START, demand, c.runs, { title: "test", loadTargetPercent: 75 }));
+    expect(svg.startsWith("<svg")).toBe(true);
+    expect(svg).toContain("load % (target 75)");
+  });
+});

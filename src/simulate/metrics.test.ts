@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { emptyRun } from "./engine.js";
+import { DEFAULT_PRICES, parsePrices, summarize } from "./metrics.js";
+
+function handRun() {
+  // 120 minutes: 60 on Premium_P1 × 10 units, then 60 on Premium_P2 × 100 units.
+  const run = emptyRun("x", "hand-made", 120);
+  for (let m = 0; m < 120; m++) {
+    run.sku[m] = m < 60 ? 1 : 2;
+    run.units[m] = m < 60 ? 10 : 100;
+    run.loadPercent[m] = m < 10 ? 90 : m < 20 ? 70 : 40;
+    run.refused[m] = m < 5 ? 1_000 : 0;
+    run.throttled[m] = m >= 100 && m < 103 ? 1 : 0;
+  }
+  run.operations.push({
+    startedMs: 0,
+    completedMs: 0,
+    from: { sku: "Premium_P1", units: 10 },
+    to: { sku: "Premium_P2", units: 100 },
+  });
+  return run;
+}
+
+describe("metrics", () => {
+  it("counts minutes above target, refused and throttled minutes", () => {
+    const m = summarize(handRun(), { loadTargetPercent: 70, prices: DEFAULT_PRICES });
+    expect(m.minutesAboveTarget).toBe(10); // 70 % exactly is not above
+    expect(m.minutesRefused).toBe(5);
+    expect(m.refusedConnectionMinutes).toBe(5_000);
+    expect(m.peakRefused).toBe(1_000);
+    expect(m.minutesThrottled).toBe(3);
+    expect(m.peakLoadPercent).toBe(90);
+  });
+
+  it("sums unit-hours per SKU and prices them per unit-day", () => {
+    const prices = { Standard_S1: 1, Premium_P1: 2.4, Premium_P2: 4.8 };
+    const m = summarize(handRun(), { loadTargetPercent: 70, prices });
+    expect(m.unitHours).toEqual({ Premium_P1: 10, Premium_P2: 100 });
+    expect(m.totalUnitHours).toBe(110);
+    // 10 unit-hours × 2.4/24 + 100 unit-hours × 4.8/24 = 1 + 20
+    expect(m.cost).toBeCloseTo(21, 10);
+    expect(m.p2Minutes).toBe(60);
+    expect(m.p2UnitHours).toBe(100);
+    expect(m.meanUnits).toBe(55);
+    expect(m.peakUnits).toBe(100);
+    expect(m.scaleOperations).toBe(1);
+  });
+
+  it("a day at one unit costs one unit-day's price", () => {
+    const run = emptyRun("d", "a day", 1440);
+    run.sku.fill(0);
+    run.units.fill(1);
+    expect(summarize(run, { loadTargetPercent: 70, prices: DEFAULT_PRICES }).cost).toBeCloseTo(
+      DEFAULT_PRICES.Standard_S1,
+      10,
+    );
+  });
+
+  it("parses SKU=price entries onto the defaults", () => {
+    expect(parsePrices(["Premium_P1=1.9", "Standard_S1=1,Premium_P2=3"])).toEqual({
+      Standard_S1: 1,
+      Premium_P1: 1.9,
+      Premium_P2: 3,
+    });
+    expect(parsePrices([])).toEqual(DEFAULT_PRICES);
+    expect(() => parsePrices(["Free_F1=0"])).toThrow(/SKU=USD/);
+    expect(() => parsePrices(["Premium_P1=-1"])).toThrow(/non-negative/);
+    expect(() => parsePrices(["Premium_P1="])).toThrow(/non-negative/);
+  });
+});
