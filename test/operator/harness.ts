@@ -1,0 +1,74 @@
+/**
+ * An operator under test: the real Operator in this process, against the shared local control
+ * plane and an in-process HTTPS emulator on a virtual clock running `speed` times faster than real
+ * time (the operator's clock follows it).
+ */
+import { pino } from "pino";
+import { createAzureAdapters } from "../../src/azure/index.js";
+import { scaledClock } from "../../src/controller/clock.js";
+import { OperatorMetrics } from "../../src/controller/metrics.js";
+import { Operator, type OperatorSettings, type PassReport } from "../../src/controller/operator.js";
+import { type EmulatorOptions, type RunningEmulator, startEmulator } from "../../src/emulator/index.js";
+import type { KubeClients } from "../../src/kube/client.js";
+import { staticCredential } from "../azure/helpers.js";
+
+export const SUB = "00000000-0000-0000-0000-000000000000";
+
+export function signalrId(name: string, rg = "rg-chat", sub = SUB): string {
+  return `/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.SignalRService/SignalR/${name}`;
+}
+
+export interface Harness {
+  emulator: RunningEmulator;
+  operator: Operator;
+  metrics: OperatorMetrics;
+  reports: PassReport[];
+  stop(): Promise<void>;
+}
+
+/** Starts an emulator (speed 60 by default: a minute per real second) and an operator against `kube`. */
+export async function startHarness(
+  kube: KubeClients,
+  options: {
+    emulator?: EmulatorOptions;
+    operator?: OperatorSettings;
+    emulatorInstance?: RunningEmulator;
+  } = {},
+): Promise<Harness> {
+  const emulator =
+    options.emulatorInstance ??
+    (await startEmulator({
+      speed: 60,
+      scaleDurationMs: 120_000,
+      ingestionDelayMs: 120_000,
+      noiseAmplitude: 0,
+      armRateLimit: false,
+      ...options.emulator,
+    }));
+  const clock = scaledClock(emulator.clock);
+  const azure = createAzureAdapters({
+    credential: staticCredential(),
+    armEndpoint: emulator.armEndpoint,
+    metricsEndpoint: emulator.metricsEndpoint,
+    ca: emulator.caPem,
+    now: () => new Date(clock.now()),
+  });
+  const metrics = new OperatorMetrics({ now: clock.now, processMetrics: false });
+  const operator = new Operator(
+    { kube, azure, log: pino({ level: process.env["TEST_LOG_LEVEL"] ?? "silent" }), metrics, clock },
+    { tickMs: 1000, ...options.operator },
+  );
+  const reports: PassReport[] = [];
+  operator.onPass((r) => reports.push(r));
+  await operator.start();
+  return {
+    emulator,
+    operator,
+    metrics,
+    reports,
+    async stop() {
+      await operator.stop(2000);
+      if (!options.emulatorInstance) await emulator.stop();
+    },
+  };
+}

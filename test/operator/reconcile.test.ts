@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CapacityPolicy } from "../../src/api/index.js";
+import { GROUP, PLURAL, VERSION } from "../../src/api/index.js";
+import type { KubeClients } from "../../src/kube/client.js";
+import {
+  adminClients,
+  createNamespace,
+  deploymentManifest,
+  ensureCrd,
+  eventually,
+  kubectl,
+} from "../kube/support.js";
+import { type Harness, signalrId, startHarness } from "./harness.js";
+
+let kube: KubeClients;
+let ns: string;
+let h: Harness;
+
+async function getPolicy(name: string): Promise<CapacityPolicy> {
+  return (await kube.customObjects.getNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace: ns,
+    plural: PLURAL,
+    name,
+  })) as CapacityPolicy;
+}
+
+function condition(p: CapacityPolicy, type: string) {
+  return p.status?.conditions?.find((c) => c.type === type);
+}
+
+beforeAll(async () => {
+  await ensureCrd();
+  kube = adminClients();
+  ns = await createNamespace(kube, "op");
+  h = await startHarness(kube, { operator: { namespaces: [ns] } });
+});
+
+afterAll(async () => {
+  await h?.stop();
+});
+
+describe("operator against the local control plane and the emulator", () => {
+  it("reconciles a policy to Ready, scales out on a load rise and the Deployment follows", async () => {
+    const id = signalrId("chat");
+    h.emulator.control.addInstance({ resourceId: id, sku: "Premium_P1", units: 2, connections: 1200 });
+    await kube.apps.createNamespacedDeployment({
+      namespace: ns,
+      body: deploymentManifest(ns, "chat-hub", 1),
+    });
+    await kube.customObjects.createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns,
+      plural: PLURAL,
+      body: {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: "CapacityPolicy",
+        metadata: { name: "chat", namespace: ns },
+        spec: {
+          target: { service: "SignalR", resourceId: id },
+          units: { min: 1, max: 50 },
+          skus: ["Premium_P1"],
+          metrics: {
+            connections: { targetPercent: 80 },
+            serverLoad: { targetPercent: 70 },
+            ingestionDelay: "3m",
+          },
+          appServer: {
+            deploymentName: "chat-hub",
+            replicas: { min: 1, max: 20 },
+            connectionsPerReplica: 1000,
+          },
+          behavior: { scaleDown: { stabilizationWindowSeconds: 600 }, settleSeconds: 60 },
+          pollIntervalSeconds: 30,
+        },
+      },
+    });
+
+    const ready = await eventually(
+      async () => {
+        const p = await getPolicy("chat");
+        expect(condition(p, "Ready")?.status).toBe("True");
+        expect(p.status?.current?.units).toBeGreaterThanOrEqual(2);
+        return p;
+      },
+      60_000,
+      500,
+    );
+    expect(ready.status?.observedGeneration).toBe(ready.metadata.generation);
+
+    // Load rise: 9,000 connections need 12 → 20 units at 80 %.
+    h.emulator.control.setDemand(id, { connections: 9000 });
+    const scaled = await eventually(
+      async () => {
+        const inst = h.emulator.control.instance(id);
+        expect(inst?.units).toBe(20);
+        return inst;
+      },
+      90_000,
+      500,
+    );
+    expect(scaled?.sku).toBe("Premium_P1");
+
+    await eventually(
+      async () => {
+        const p = await getPolicy("chat");
+        expect(p.status?.current?.units).toBe(20);
+        expect(p.status?.operation).toBeUndefined();
+      },
+      60_000,
+      500,
+    );
+    const scale = await kube.apps.readNamespacedDeploymentScale({ namespace: ns, name: "chat-hub" });
+    expect(scale.spec?.replicas).toBeGreaterThanOrEqual(9);
+    const events = await kubectl(["get", "events", "-n", ns, "-o", "jsonpath={.items[*].reason}"]);
+    expect(events).toMatch(/ScalingOut/);
+    expect(events).toMatch(/ScaleSucceeded/);
+
+    const table = await kubectl(["get", "capol", "-n", ns]);
+    expect(table).toMatch(/SERVICE\s+SKU\s+UNITS\s+DESIRED/);
+    expect(table).toMatch(/chat\s+SignalR\s+Premium_P1\s+20/);
+  });
+});
