@@ -1,7 +1,7 @@
 /**
  * The SVG chart of a comparison: three panels over time — connections (demand and each
- * strategy's connection quota), units, and true load with the load target — one line per
- * strategy. Built as a Vega-Lite spec and rendered headless by Vega to SVG.
+ * strategy's connection quota) and units on a symmetric-log scale, and true load (linear) with the
+ * load target — one line per strategy. Built as a Vega-Lite spec and rendered headless by Vega to SVG.
  *
  * Long runs are downsampled to at most `maxPoints` points per line: per bucket of minutes (1, 5,
  * 10, 15, 30 minutes, 1, 2, 6, 12 hours or 1 day — the smallest that fits), the maximum of each
@@ -58,6 +58,9 @@ export function chartData(
   return out;
 }
 
+const UNIT_TICKS = [0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000];
+const CONNECTION_TICKS = [0, 100, 1_000, 10_000, 100_000, 1_000_000];
+
 const COLORS: Readonly<Record<string, string>> = {
   demand: "#222222",
   policy: "#1f77b4",
@@ -103,7 +106,21 @@ export function chartSpec(
         mark: { type: "line" as const, interpolate: "step-after" as const, strokeWidth: 1.2 },
         encoding: {
           x,
-          y: { field: "value", type: "quantitative" as const, title },
+          y: {
+            field: "value",
+            type: "quantitative" as const,
+            title,
+            // Log-like for sizes (flash crowds dwarf the rest), linear for load.
+            ...(name === "load"
+              ? {}
+              : {
+                  scale: { type: "symlog" as const },
+                  axis: {
+                    values: name === "units" ? UNIT_TICKS : CONNECTION_TICKS,
+                    labelExpr: "format(datum.value, ',')",
+                  },
+                }),
+          },
           color,
           strokeDash: {
             condition: { test: "datum.series === 'demand'", value: [1, 0] },
