@@ -24,6 +24,19 @@ export function publicMetricsEndpoint(region: string): string {
   return `https://${region.replace(/\s+/g, "").toLowerCase()}.metrics.monitor.azure.com`;
 }
 
+/** One HTTP call to Azure, as the call observer sees it. */
+export interface AzureCall {
+  /** Method and API, e.g. `GET SignalR`, `PATCH WebPubSub`, `POST metrics:getBatch` (see {@link azureApiName}). */
+  api: string;
+  /** HTTP status; 0 when no response came back (timeout, reset, refused, aborted). */
+  status: number;
+  /** From sending the request to the response (or the failure), seconds. */
+  seconds: number;
+}
+
+/** Called once per HTTP attempt to Azure, successful or not. Must not throw (errors are ignored). */
+export type AzureCallObserver = (call: AzureCall) => void;
+
 /** Everything an adapter needs to talk to Azure (or to the emulator). */
 export interface AzureConnection {
   /** Any `TokenCredential`: `createAzureCredential()` in a cluster, a static one against the emulator. */
@@ -47,6 +60,8 @@ export interface AzureConnection {
   now?: () => Date;
   /** Cap and default of Retry-After waits. */
   retryAfter?: RetryAfterOptions;
+  /** Told about every HTTP call (API, status, latency): the operator's metrics. */
+  observeCall?: AzureCallObserver;
 }
 
 /** Connection settings with defaults applied. */
@@ -60,6 +75,7 @@ export interface ResolvedConnection {
   requestTimeoutMs: number;
   now: () => Date;
   retryAfter: RetryAfterOptions;
+  observeCall: AzureCallObserver | undefined;
 }
 
 /** Applies defaults. The returned object is shared by every client of one adapter set. */
@@ -76,6 +92,7 @@ export function resolveConnection(c: AzureConnection): ResolvedConnection {
     requestTimeoutMs: c.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     now: c.now ?? (() => new Date()),
     retryAfter: c.retryAfter ?? {},
+    observeCall: c.observeCall,
   };
 }
 
@@ -112,6 +129,81 @@ export function responseHeadersPolicy(
   };
 }
 
+/** ARM resource types and data-plane operations by their lower-case path segment → the API label. */
+const API_NAMES: Readonly<Record<string, string>> = {
+  signalr: "SignalR",
+  webpubsub: "WebPubSub",
+  skus: "listSkus",
+  autoscalesettings: "autoscaleSettings",
+  operationstatuses: "operationStatuses",
+  operationresults: "operationResults",
+  "metrics:getbatch": "metrics:getBatch",
+  metricdefinitions: "metricDefinitions",
+  metrics: "metrics",
+};
+
+/**
+ * The API label of an Azure request: the method and the innermost ARM resource type of the path
+ * (`GET SignalR` for a get or a list of SignalR instances, `PATCH WebPubSub`, `GET listSkus`,
+ * `GET operationStatuses`, `GET autoscaleSettings`), or the data-plane operation
+ * (`POST metrics:getBatch`). Unknown paths are `<METHOD> other`, so the label set stays small.
+ */
+export function azureApiName(method: string, url: string): string {
+  const verb = method.toUpperCase();
+  let parts: string[];
+  try {
+    parts = decodeURIComponent(new URL(url).pathname)
+      .split("/")
+      .filter((p) => p !== "");
+  } catch {
+    return `${verb} other`;
+  }
+  const last = parts.at(-1)?.toLowerCase() ?? "";
+  if (last.endsWith("metrics:getbatch")) return `${verb} metrics:getBatch`;
+  const providers = parts.map((p) => p.toLowerCase()).lastIndexOf("providers");
+  if (providers < 0) return `${verb} other`;
+  // After providers/{namespace}: {type}/{name}/{type}/{name}…; the last type is the API.
+  let type: string | undefined;
+  for (let i = providers + 2; i < parts.length; i += 2) type = parts[i];
+  const name = type === undefined ? undefined : API_NAMES[type.toLowerCase()];
+  return `${verb} ${name ?? "other"}`;
+}
+
+/**
+ * Reports every HTTP attempt to `observe`: its API label, status (0 without a response) and
+ * latency. Placed after authentication, so token acquisition is not counted as the call.
+ */
+export function callObserverPolicy(
+  observe: AzureCallObserver,
+  clock: () => number = () => performance.now(),
+): PipelinePolicy {
+  const report = (request: PipelineRequest, status: number, started: number) => {
+    try {
+      observe({
+        api: azureApiName(request.method, request.url),
+        status,
+        seconds: (clock() - started) / 1000,
+      });
+    } catch {
+      // An observer's failure never fails the call.
+    }
+  };
+  return {
+    name: "signalrAutoscalerCallObserver",
+    async sendRequest(request, next) {
+      const started = clock();
+      try {
+        const response = await next(request);
+        report(request, response.status, started);
+        return response;
+      } catch (err) {
+        report(request, isRestError(err) ? (err.response?.status ?? err.statusCode ?? 0) : 0, started);
+        throw err;
+      }
+    },
+  };
+}
+
 /** A policy added to an SDK client's pipeline (the shape `additionalPolicies` takes). */
 export interface AdditionalPolicy {
   policy: PipelinePolicy;
@@ -126,7 +218,10 @@ export interface CommonClientOptions {
   userAgentOptions: { userAgentPrefix: string };
 }
 
-/** The pipeline options for one client: no SDK retries, the CA, a timeout, and `extra` policies. */
+/**
+ * The pipeline options for one client: no SDK retries, the CA, a timeout, `extra` policies and,
+ * when the connection has one, the call observer (per attempt, after authentication).
+ */
 export function commonClientOptions(
   conn: ResolvedConnection,
   extra: readonly PipelinePolicy[] = [],
@@ -137,6 +232,9 @@ export function commonClientOptions(
     additionalPolicies: [
       { policy: timeoutPolicy(conn.requestTimeoutMs), position: "perCall" },
       ...extra.map((policy) => ({ policy, position: "perCall" as const })),
+      ...(conn.observeCall
+        ? [{ policy: callObserverPolicy(conn.observeCall), position: "perRetry" as const }]
+        : []),
     ],
     userAgentOptions: { userAgentPrefix: USER_AGENT },
   };

@@ -8,11 +8,14 @@
  * - `decisions_total` {namespace, policy, reason}
  * - `scale_operations_total` {namespace, policy, target="instance"|"replicas", result}
  * - `azure_requests_total` {api, status} and `azure_request_duration_seconds` {api}
- * - `arm_remaining_requests` {scope, kind} (ARM's x-ms-ratelimit-remaining-* headers)
+ * - `arm_remaining_requests` {scope, kind} (ARM's x-ms-ratelimit-remaining-* headers: kind
+ *   `subscription-reads`, `subscription-writes`, …, and `resource:<bucket>` for provider buckets)
  * - `queue_depth`, `reconcile_duration_seconds`, `reconcile_errors_total`, `leader`
  * - Node.js process metrics (`signalr_autoscaler_process_*`, `signalr_autoscaler_nodejs_*`)
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { QuotaObservation } from "../azure/quota.js";
+import { describeScope } from "../azure/scope.js";
 
 const P = "signalr_autoscaler_";
 
@@ -26,10 +29,20 @@ export interface SampleValues {
   outboundBytesPerSecond?: number | null;
 }
 
+const SAMPLE_METRICS: readonly (keyof SampleValues)[] = [
+  "serverLoadPercent",
+  "connectionQuotaUtilizationPercent",
+  "connections",
+  "messagesPerSecond",
+  "inboundBytesPerSecond",
+  "outboundBytesPerSecond",
+];
+
 export class OperatorMetrics {
   readonly registry = new Registry();
   readonly #now: () => number;
   readonly #sampleTimes = new Map<string, number>();
+  #quotaSource: (() => readonly QuotaObservation[]) | undefined;
 
   readonly currentUnits = new Gauge({
     name: `${P}current_units`,
@@ -98,6 +111,7 @@ export class OperatorMetrics {
     help: "ARM remaining-quota headers by scope (subscription/region) and kind (reads, writes, …)",
     labelNames: ["scope", "kind"],
     registers: [this.registry],
+    collect: () => this.#collectQuota(),
   });
   readonly queueDepth = new Gauge({
     name: `${P}queue_depth`,
@@ -142,12 +156,20 @@ export class OperatorMetrics {
     this.azureLatency.observe({ api }, seconds);
   }
 
+  /**
+   * Exports ARM's remaining quota from `source` (the adapters' QuotaRecorder snapshot) on every
+   * scrape; `undefined` stops it.
+   */
+  trackArmQuota(source: (() => readonly QuotaObservation[]) | undefined): void {
+    this.#quotaSource = source;
+  }
+
   /** Forgets every series of a deleted policy. */
   forgetPolicy(namespace: string, policy: string): void {
     for (const g of [this.currentUnits, this.desiredUnits, this.currentReplicas, this.desiredReplicas]) {
       g.remove({ namespace, policy });
     }
-    this.lastSample.reset();
+    for (const metric of SAMPLE_METRICS) this.lastSample.remove({ namespace, policy, metric });
     this.lastSampleAge.remove({ namespace, policy });
     this.#sampleTimes.delete(`${namespace}/${policy}`);
   }
@@ -155,6 +177,17 @@ export class OperatorMetrics {
   /** The text exposition format for `/metrics`. */
   async expose(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  #collectQuota(): void {
+    if (!this.#quotaSource) return;
+    this.armRemaining.reset();
+    for (const o of this.#quotaSource()) {
+      const scope = describeScope(o.scope);
+      for (const [kind, value] of Object.entries(o.remaining)) this.armRemaining.set({ scope, kind }, value);
+      for (const [bucket, value] of Object.entries(o.resource))
+        this.armRemaining.set({ scope, kind: `resource:${bucket}` }, value);
+    }
   }
 
   #collectAges(): void {

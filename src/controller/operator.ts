@@ -25,8 +25,8 @@ import { isWatchReady, type ResilientWatch, type WatchEvent, watchPolicies } fro
 import { WorkloadClient } from "../kube/workloads.js";
 import type { OperatorClock } from "./clock.js";
 import { CycleFetcher, type CycleReading, type CycleTarget } from "./fetch.js";
-import { type LeaderElectionSettings, LeaderElector } from "./leader.js";
-import type { Logger } from "./logging.js";
+import { type LeaderElectionSettings, LeaderElector, type LeaseOps } from "./leader.js";
+import { type Logger, scrubSecrets } from "./logging.js";
 import type { OperatorMetrics } from "./metrics.js";
 import { WorkQueue } from "./queue.js";
 import { type PassDeps, type PassResult, reconcile } from "./reconcile.js";
@@ -55,6 +55,8 @@ export interface OperatorDeps {
   log: Logger;
   metrics: OperatorMetrics;
   clock: OperatorClock;
+  /** The Lease operations of leader election (default: a LeaseClient on `kube`). */
+  leaseOps?: LeaseOps;
 }
 
 /** What one finished pass reports (for tests and the demo's live view). */
@@ -100,6 +102,8 @@ export class Operator {
   #workers: Promise<void>[] = [];
   #lastAzureOk: number | undefined;
   #lastAzureError: string | undefined;
+  #stopping = false;
+  #unsubscribe: (() => void) | undefined;
 
   constructor(deps: OperatorDeps, settings: OperatorSettings = {}) {
     this.#deps = deps;
@@ -127,7 +131,7 @@ export class Operator {
     this.#termSignal = this.#stop.signal;
     if (settings.leaderElection) {
       this.#elector = new LeaderElector({
-        ops: new LeaseClient(deps.kube),
+        ops: deps.leaseOps ?? new LeaseClient(deps.kube),
         settings: settings.leaderElection,
         log: deps.log,
         callbacks: {
@@ -167,6 +171,11 @@ export class Operator {
     }
     const workers = this.#settings.workers ?? 16;
     this.#workers = Array.from({ length: workers }, () => this.#work());
+    // Azure calls (API, status, latency) and ARM's remaining quota go to the metrics.
+    this.#unsubscribe = this.#deps.azure.calls.subscribe((call) =>
+      this.#deps.metrics.observeAzureCall(call.api, call.status, call.seconds),
+    );
+    this.#deps.metrics.trackArmQuota(() => this.#deps.azure.quota.snapshot());
     this.#deps.metrics.leader.set(this.#leading ? 1 : 0);
     this.#elector?.start();
     this.#scheduleTick(0);
@@ -178,6 +187,7 @@ export class Operator {
    * after `graceMs`), stops the watches, releases the lease.
    */
   async stop(graceMs = 10_000): Promise<void> {
+    this.#stopping = true;
     this.#deps.clock.scheduler.clearTimeout(this.#tickTimer);
     this.#queue.shutDown();
     const grace = setTimeout(() => this.#stop.abort(new Error("operator stopping")), graceMs);
@@ -188,16 +198,29 @@ export class Operator {
     await this.#elector?.stop();
     this.#leading = false;
     this.#deps.metrics.leader.set(0);
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
   }
 
-  /** Readiness: the watches are healthy and, when leading, Azure answered recently. */
+  /**
+   * Readiness: the watches are healthy (listed, in contact with the API server within 90 s, and
+   * not failing now) and, when leading, the last poll of Azure did not fail everywhere.
+   */
   readiness(): Record<string, () => { ok: boolean; reason?: string }> {
     return {
       watch: () => {
         const now = new Date();
-        const bad = this.#watches.find((w) => !isWatchReady(w.health(), now, 90_000));
+        if (this.#watches.length === 0) return { ok: false, reason: "policy watch not started" };
+        const bad = this.#watches.find((w) => {
+          const health = w.health();
+          const failing = health.consecutiveFailures > 0 && !health.connected;
+          return failing || !isWatchReady(health, now, 90_000);
+        });
         return bad
-          ? { ok: false, reason: `policy watch not healthy: ${bad.health().lastError ?? "no contact"}` }
+          ? {
+              ok: false,
+              reason: `policy watch not healthy: ${scrubSecrets(bad.health().lastError?.message ?? "no contact")}`,
+            }
           : { ok: true };
       },
       azure: () => {
@@ -251,7 +274,7 @@ export class Operator {
   }
 
   #scheduleTick(delayMs: number): void {
-    if (this.#stop.signal.aborted) return;
+    if (this.#stopping || this.#stop.signal.aborted) return;
     this.#tickTimer = this.#deps.clock.scheduler.setTimeout(() => {
       void this.#tick().finally(() => this.#scheduleTick(this.#settings.tickMs ?? 1000));
     }, delayMs);
@@ -260,7 +283,7 @@ export class Operator {
   /** One poll cycle: read Azure for every due policy at once, then queue them. */
   async #tick(): Promise<void> {
     this.#deps.metrics.queueDepth.set(this.#queue.depth);
-    if (!this.#leading || this.#cycleRunning) return;
+    if (!this.#leading || this.#cycleRunning || this.#stopping) return;
     const now = this.#deps.clock.now();
     const due: CapacityPolicy[] = [];
     for (const p of this.policies()) {

@@ -1,0 +1,58 @@
+import { describe, expect, it } from "vitest";
+import { QuotaRecorder } from "../azure/quota.js";
+import { OperatorMetrics } from "./metrics.js";
+
+describe("OperatorMetrics", () => {
+  it("exports Azure calls by API and status, with latency", async () => {
+    const m = new OperatorMetrics({ processMetrics: false });
+    m.observeAzureCall("GET SignalR", 200, 0.03);
+    m.observeAzureCall("GET SignalR", 429, 0.01);
+    m.observeAzureCall("POST metrics:getBatch", 0, 5);
+    const { body } = await m.expose();
+    expect(body).toContain('signalr_autoscaler_azure_requests_total{api="GET SignalR",status="200"} 1');
+    expect(body).toContain('signalr_autoscaler_azure_requests_total{api="GET SignalR",status="429"} 1');
+    expect(body).toContain(
+      'signalr_autoscaler_azure_requests_total{api="POST metrics:getBatch",status="0"} 1',
+    );
+    expect(body).toContain('signalr_autoscaler_azure_request_duration_seconds_count{api="GET SignalR"} 2');
+  });
+
+  it("exports ARM's remaining quota from the recorder at every scrape", async () => {
+    const m = new OperatorMetrics({ processMetrics: false });
+    const quota = new QuotaRecorder();
+    m.trackArmQuota(() => quota.snapshot());
+    const scope = { subscriptionId: "sub-1", region: "westeurope" };
+    quota.record(scope, { remaining: { "subscription-reads": 249 }, resource: {} }, new Date());
+    expect((await m.expose()).body).toContain(
+      'signalr_autoscaler_arm_remaining_requests{scope="sub-1/westeurope",kind="subscription-reads"} 249',
+    );
+    quota.record(
+      scope,
+      {
+        remaining: { "subscription-reads": 120, "subscription-writes": 199 },
+        resource: { "Microsoft.X/y": 7 },
+      },
+      new Date(),
+    );
+    const { body } = await m.expose();
+    expect(body).toContain('kind="subscription-reads"} 120');
+    expect(body).toContain('kind="subscription-writes"} 199');
+    expect(body).toContain('kind="resource:Microsoft.X/y"} 7');
+  });
+
+  it("forgets only the deleted policy's series", async () => {
+    const m = new OperatorMetrics({ processMetrics: false, now: () => Date.parse("2025-01-01T00:10:00Z") });
+    m.currentUnits.set({ namespace: "a", policy: "p" }, 10);
+    m.currentUnits.set({ namespace: "b", policy: "q" }, 20);
+    m.observeSample("a", "p", "2025-01-01T00:05:00Z", { connections: 100 });
+    m.observeSample("b", "q", "2025-01-01T00:09:00Z", { connections: 200 });
+    m.forgetPolicy("a", "p");
+    const { body } = await m.expose();
+    expect(body).not.toContain('policy="p"');
+    expect(body).toContain('signalr_autoscaler_current_units{namespace="b",policy="q"} 20');
+    expect(body).toContain(
+      'signalr_autoscaler_last_sample{namespace="b",policy="q",metric="connections"} 200',
+    );
+    expect(body).toContain('signalr_autoscaler_last_sample_age_seconds{namespace="b",policy="q"} 60');
+  });
+});
