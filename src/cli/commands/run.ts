@@ -34,6 +34,9 @@ interface RunFlags extends CommonOptions {
   leaderElect: boolean;
   leaseName: string;
   leaseNamespace?: string;
+  leaseDuration: string;
+  renewDeadline: string;
+  retryPeriod: string;
   identity?: string;
   workers: string;
   logLevel: LogLevel;
@@ -62,11 +65,25 @@ async function readText(path: string, flag: string, cwd: string): Promise<string
   }
 }
 
+function positiveSeconds(text: string, flag: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new UsageError(`${flag} must be a number of seconds > 0, got "${text}"`);
+  return value;
+}
+
 async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
-  const log = createLogger({ level: flags.logLevel, format: flags.logFormat });
   const workers = Number(flags.workers);
   if (!Number.isInteger(workers) || workers < 1)
     throw new UsageError(`--workers must be a whole number ≥ 1, got "${flags.workers}"`);
+  const leaseDurationSeconds = positiveSeconds(flags.leaseDuration, "--lease-duration");
+  const renewDeadlineSeconds = positiveSeconds(flags.renewDeadline, "--renew-deadline");
+  const retryPeriodSeconds = positiveSeconds(flags.retryPeriod, "--retry-period");
+  if (renewDeadlineSeconds >= leaseDurationSeconds)
+    throw new UsageError("--renew-deadline must be shorter than --lease-duration");
+  if (retryPeriodSeconds * 1.2 >= renewDeadlineSeconds)
+    throw new UsageError("--retry-period (plus 20 % jitter) must be shorter than --renew-deadline");
+  const log = createLogger({ level: flags.logLevel, format: flags.logFormat });
   let tenancy: TenancyMap | undefined;
   if (flags.tenancyFile) {
     try {
@@ -125,7 +142,16 @@ async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
       workers,
       identity,
       ...(flags.leaderElect && leaseNamespace
-        ? { leaderElection: { leaseName: flags.leaseName, leaseNamespace, identity } }
+        ? {
+            leaderElection: {
+              leaseName: flags.leaseName,
+              leaseNamespace,
+              identity,
+              leaseDurationSeconds,
+              renewDeadlineSeconds,
+              retryPeriodSeconds,
+            },
+          }
         : {}),
     },
   );
@@ -213,6 +239,17 @@ export const runCommand: CliCommand = {
         )
         .option("--lease-name <name>", "leader election Lease", env["LEASE_NAME"] ?? "signalr-autoscaler")
         .option("--lease-namespace <ns>", "namespace of the Lease (default $POD_NAMESPACE)")
+        .option(
+          "--lease-duration <seconds>",
+          "how long a follower waits before taking over a lease that is not renewed",
+          env["LEASE_DURATION"] ?? "15",
+        )
+        .option(
+          "--renew-deadline <seconds>",
+          "how long the leader keeps acting without a renewal; it stops every write after it",
+          env["RENEW_DEADLINE"] ?? "10",
+        )
+        .option("--retry-period <seconds>", "time between election attempts", env["RETRY_PERIOD"] ?? "2")
         .option("--identity <name>", "this replica's identity (default $POD_NAME or the host name)")
         .option("--workers <n>", "concurrent reconcile passes", env["WORKERS"] ?? "16")
         .addOption(
@@ -223,7 +260,7 @@ export const runCommand: CliCommand = {
         .addOption(
           new Option("--log-format <format>", "json, or pretty for people")
             .choices(["json", "pretty"])
-            .default("json"),
+            .default(env["LOG_FORMAT"] ?? "json"),
         ),
     ).action(async (flags: RunFlags) => runOperator(flags, io));
   },
