@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parsePolicyYaml } from "../api/index.js";
 import { bucketMinutes, chartSpec, renderSvg } from "./chart.js";
-import { compare, nativeSettingFor } from "./compare.js";
+import { compare, compareAsync, nativeSettingFor } from "./compare.js";
 import { CONNECTIONS_ONLY, START, steps } from "./testing.js";
 import { TIMELINE_HEADER, timelineCsv } from "./timeline.js";
 
@@ -55,6 +55,31 @@ describe("compare", () => {
       expect(m?.totalUnitHours).toBeGreaterThan(oracle?.totalUnitHours ?? 0);
       expect(m?.scaleOperations).toBeGreaterThan(0);
     }
+  });
+
+  it("runs the same step by step, reports progress, and stops when aborted", async () => {
+    const long = Float64Array.from({ length: 3 * 4096 }, (_, m) => 5_000 + 4_000 * Math.sin(m / 300));
+    const input = {
+      policy: POLICY,
+      startMs: START,
+      demand: long,
+      mix: CONNECTIONS_ONLY,
+      scaleDurationMs: 5 * 60_000,
+      metricDelayMs: 3 * 60_000,
+      seed: "t",
+    };
+    const progress: number[] = [];
+    const sync = compare({ ...input, onProgress: (done) => progress.push(done) });
+    expect(progress.at(-1)).toBe(4 * long.length);
+    expect(progress).toEqual([...progress].sort((a, b) => a - b));
+    const stepped = await compareAsync(input);
+    expect(stepped.metrics).toEqual(sync.metrics);
+    const abort = new AbortController();
+    const stopped = compareAsync(
+      { ...input, onProgress: (done) => done > long.length && abort.abort(new Error("stop")) },
+      abort.signal,
+    );
+    await expect(stopped).rejects.toThrow("stop");
   });
 
   it("models native autoscale on Premium_P2 when the peak needs more than 100 units", () => {

@@ -18,7 +18,7 @@ import type { DecisionPolicy } from "../autoscale/decide.js";
 import { compareSizes } from "../autoscale/sizes.js";
 import { candidates, DEFAULT_LADDERS, isScalableSku, type SkuUnits } from "../capacity/index.js";
 import type { WorkloadMix } from "../emulator/traffic.js";
-import { type SimulationSetup, type StrategyRun, simulate, sizeAt } from "./engine.js";
+import { type SimulationSetup, type StrategyRun, simulation, sizeAt } from "./engine.js";
 import { DEFAULT_PRICES, type StrategyMetrics, summarize, type UnitPrices } from "./metrics.js";
 import { oracleRun, peakSize } from "./oracle.js";
 import { defaultNativeRules, NativeAutoscaleStrategy, type NativeSetting } from "./strategies/native.js";
@@ -109,8 +109,18 @@ export function nativeSettingFor(
   };
 }
 
-/** Runs the four strategies and sums them up (see the module comment). */
-export function compare(input: ComparisonInput): Comparison {
+/** Progress of a comparison: strategy-minutes done of `total`. */
+export interface ComparisonProgress {
+  done: number;
+  total: number;
+}
+
+/**
+ * The comparison as steps (see the module comment): yields its progress every few thousand
+ * minutes, returns the result. {@link compare} runs it at once, {@link compareAsync} gives way to
+ * the event loop between steps and can be aborted.
+ */
+export function* comparison(input: ComparisonInput): Generator<ComparisonProgress, Comparison, void> {
   const minutes = input.demand.length;
   if (minutes === 0) throw new RangeError("nothing to simulate: the demand has no minutes");
   const spec = input.policy.spec;
@@ -125,7 +135,7 @@ export function compare(input: ComparisonInput): Comparison {
     targetPercent: loadTargetPercent,
     startMs: input.startMs,
   });
-  input.onProgress?.(minutes, total);
+  yield { done: minutes, total };
   const staticSize = peakSize(oracle);
   const oracleFirst = sizeAt(oracle, 0);
   const policyInitial = within(sizes, oracleFirst, spec.units.min, spec.units.max);
@@ -134,21 +144,26 @@ export function compare(input: ComparisonInput): Comparison {
   nativeSetting.default = native.initial.units;
   const policy = new PolicyStrategy(input.policy, policyInitial);
   const strategies = [policy, native, new StaticStrategy(staticSize)];
+  const setup: SimulationSetup = {
+    startMs: input.startMs,
+    demand: input.demand,
+    mix: input.mix,
+    scaleDurationMs: input.scaleDurationMs,
+    metricDelayMs: input.metricDelayMs,
+    seed: input.seed,
+    ...(input.noiseAmplitude !== undefined ? { noiseAmplitude: input.noiseAmplitude } : {}),
+  };
   const runs: StrategyRun[] = [];
-  strategies.forEach((strategy, i) => {
-    const setup: SimulationSetup = {
-      startMs: input.startMs,
-      demand: input.demand,
-      mix: input.mix,
-      scaleDurationMs: input.scaleDurationMs,
-      metricDelayMs: input.metricDelayMs,
-      seed: input.seed,
-      ...(input.noiseAmplitude !== undefined ? { noiseAmplitude: input.noiseAmplitude } : {}),
-    };
-    const onProgress = input.onProgress;
-    if (onProgress) setup.onProgress = (done) => onProgress(minutes * (i + 1) + done, total);
-    runs.push(simulate(strategy, setup));
-  });
+  for (const [i, strategy] of strategies.entries()) {
+    const steps = simulation(strategy, setup);
+    let step = steps.next();
+    while (!step.done) {
+      yield { done: minutes * (i + 1) + step.value, total };
+      step = steps.next();
+    }
+    runs.push(step.value);
+    yield { done: minutes * (i + 2), total };
+  }
   runs.push(oracle);
   return {
     loadTargetPercent,
@@ -160,4 +175,31 @@ export function compare(input: ComparisonInput): Comparison {
     policyOverrides: policy.overrides,
     initial: { policy: policyInitial, native: native.initial },
   };
+}
+
+/** Runs the four strategies and sums them up, at once. */
+export function compare(input: ComparisonInput): Comparison {
+  const steps = comparison(input);
+  let step = steps.next();
+  while (!step.done) {
+    input.onProgress?.(step.value.done, step.value.total);
+    step = steps.next();
+  }
+  return step.value;
+}
+
+/**
+ * {@link compare}, giving way to the event loop between steps (so signals and timers run during a
+ * long run); stops with the signal's reason when it is aborted.
+ */
+export async function compareAsync(input: ComparisonInput, signal?: AbortSignal): Promise<Comparison> {
+  const steps = comparison(input);
+  let step = steps.next();
+  while (!step.done) {
+    input.onProgress?.(step.value.done, step.value.total);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    signal?.throwIfAborted();
+    step = steps.next();
+  }
+  return step.value;
 }

@@ -275,8 +275,6 @@ export interface SimulationSetup {
   seed: string;
   /** Relative noise amplitude on server load (default 0.05). */
   noiseAmplitude?: number;
-  /** Called now and then with the minutes done so far of this run. */
-  onProgress?: (minutesDone: number) => void;
 }
 
 /** Demand per minute: the value at each minute's middle, rounded, never negative. */
@@ -290,8 +288,16 @@ export function demandSeries(fn: (time: Date) => number, startMs: number, minute
 
 const sameSize = (a: SkuUnits, b: SkuUnits) => a.sku === b.sku && a.units === b.units;
 
-/** Runs one strategy over the whole demand (see the module comment). */
-export function simulate(strategy: Strategy, setup: SimulationSetup): StrategyRun {
+/**
+ * Runs one strategy over the whole demand (see the module comment), as steps: yields the minutes
+ * done every `chunk` minutes (so that a caller can report progress or give way to other work) and
+ * returns the run.
+ */
+export function* simulation(
+  strategy: Strategy,
+  setup: SimulationSetup,
+  chunk = 4096,
+): Generator<number, StrategyRun, void> {
   const minutes = setup.demand.length;
   const run = emptyRun(strategy.name, strategy.description, minutes);
   const metrics = new MetricHistory(setup.mix.service, setup.startMs, minutes, setup.metricDelayMs);
@@ -330,8 +336,15 @@ export function simulate(strategy: Strategy, setup: SimulationSetup): StrategyRu
     });
     recordMinute(run, m, current, t);
     metrics.push(t, noise(setup.seed, m, 1));
-    if (setup.onProgress && (m & 0x3fff) === 0x3fff) setup.onProgress(m + 1);
+    if ((m + 1) % chunk === 0 && m + 1 < minutes) yield m + 1;
   }
-  setup.onProgress?.(minutes);
   return run;
+}
+
+/** {@link simulation} run to its end at once. */
+export function simulate(strategy: Strategy, setup: SimulationSetup): StrategyRun {
+  const steps = simulation(strategy, setup, Number.POSITIVE_INFINITY);
+  let step = steps.next();
+  while (!step.done) step = steps.next();
+  return step.value;
 }

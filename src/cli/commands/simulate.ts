@@ -24,7 +24,7 @@ import {
   type WorkloadMix,
 } from "../../emulator/traffic.js";
 import { chartSpec, renderSvg } from "../../simulate/chart.js";
-import { type Comparison, compare } from "../../simulate/compare.js";
+import { type Comparison, compareAsync } from "../../simulate/compare.js";
 import { demandSeries, MINUTE_MS } from "../../simulate/engine.js";
 import { parsePrices } from "../../simulate/metrics.js";
 import { timelineChunks } from "../../simulate/timeline.js";
@@ -251,26 +251,29 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
   const started = performance.now();
   let comparison: Comparison;
   try {
-    comparison = compare({
-      policy,
-      startMs,
-      demand,
-      mix,
-      scaleDurationMs,
-      metricDelayMs,
-      seed: flags.seed,
-      noiseAmplitude,
-      ...(loadTarget !== undefined ? { loadTargetPercent: loadTarget } : {}),
-      prices,
-      native: {
-        ...(flags.nativeSku ? { sku: flags.nativeSku } : {}),
-        outPercent: nativeOut,
-        inPercent: nativeIn,
-        timeWindowMinutes: nativeWindow,
-        cooldownMinutes: nativeCooldown,
+    comparison = await compareAsync(
+      {
+        policy,
+        startMs,
+        demand,
+        mix,
+        scaleDurationMs,
+        metricDelayMs,
+        seed: flags.seed,
+        noiseAmplitude,
+        ...(loadTarget !== undefined ? { loadTargetPercent: loadTarget } : {}),
+        prices,
+        native: {
+          ...(flags.nativeSku ? { sku: flags.nativeSku } : {}),
+          outPercent: nativeOut,
+          inPercent: nativeIn,
+          timeWindowMinutes: nativeWindow,
+          cooldownMinutes: nativeCooldown,
+        },
+        onProgress: (done, total) => bar.update(done, total),
       },
-      onProgress: (done, total) => bar.update(done, total),
-    });
+      io.signal,
+    );
   } finally {
     bar.stop();
   }
