@@ -166,6 +166,21 @@ export async function reconcile(
         ? "not_applied"
         : "failed";
     deps.metrics.scaleOperations.inc({ namespace, policy: name, target: "instance", result });
+    // The scale event was recorded when the update started; it stands for the capacity change, so
+    // it moves to when the change is seen in place (or goes, when the change did not happen).
+    // Otherwise buckets measured at the old units before the change completed would be read as
+    // measured at the new units (see unitsAtTime), overstating the demand after a scale-out.
+    const started = history.scaleEvents.findLastIndex(
+      (e) => e.toSku === to.sku && e.toUnits === to.units && Date.parse(e.time) <= nowMs,
+    );
+    if (started >= 0) {
+      history = {
+        ...history,
+        scaleEvents: history.scaleEvents.flatMap((e, i) =>
+          i !== started ? [e] : applied ? [{ ...e, time: nowIso }] : [],
+        ),
+      };
+    }
     if (applied) {
       // The settle window counts from when the new capacity is in place.
       history = { ...history, lastScaleTime: nowIso };
