@@ -1,0 +1,169 @@
+/**
+ * The CRD installs on a real API server, and `kubectl apply` of an invalid policy is refused by the
+ * API server with the CEL rule's message.
+ */
+
+import { beforeAll, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+import { CRD_NAME } from "../../src/api/index.js";
+import type { KubeClients } from "../../src/kube/client.js";
+import { adminClients, controlPlane, createNamespace, ensureCrd, kubectl } from "../kube/support.js";
+import { SUB, signalrId } from "./harness.js";
+import { getPolicy, kubectlWithInput, policyManifest } from "./helpers.js";
+
+let kube: KubeClients;
+let ns: string;
+
+const webPubSubId = (name: string) =>
+  `/subscriptions/${SUB}/resourceGroups/rg-chat/providers/Microsoft.SignalRService/WebPubSub/${name}`;
+
+function apply(manifest: Record<string, unknown>) {
+  const cp = controlPlane();
+  return kubectlWithInput(cp.kubectl, cp.kubeconfigAdmin, ["apply", "-f", "-"], stringify(manifest));
+}
+
+/** A policy with `spec` fields replaced (shallowly) on top of the test default. */
+function policy(name: string, spec: Record<string, unknown>) {
+  return policyManifest(ns, name, signalrId(name), spec);
+}
+
+beforeAll(async () => {
+  await ensureCrd();
+  kube = adminClients();
+  ns = await createNamespace(kube, "crd");
+});
+
+describe("the CapacityPolicy CRD", () => {
+  it("installs, is Established and answers to its short name", async () => {
+    const established = await kubectl([
+      "get",
+      "crd",
+      CRD_NAME,
+      "-o",
+      'jsonpath={.status.conditions[?(@.type=="Established")].status}',
+    ]);
+    expect(established).toBe("True");
+    const resources = await kubectl(["api-resources", "--api-group=autoscaling.signalr.dev", "--no-headers"]);
+    expect(resources).toMatch(
+      /capacitypolicies\s+capol\s+autoscaling\.signalr\.dev\/v1alpha1\s+true\s+CapacityPolicy/,
+    );
+
+    const ok = await apply(policy("valid", {}));
+    expect(ok.stderr).toBe("");
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/capacitypolicy\.autoscaling\.signalr\.dev\/valid created/);
+    // Defaults are applied by the API server.
+    const stored = await getPolicy(kube, ns, "valid");
+    expect(stored.spec.mode).toBe("Auto");
+    expect(stored.spec.fallback).toEqual({ failureThreshold: 3, action: "Hold" });
+  });
+
+  const cases: { name: string; spec: Record<string, unknown>; message: RegExp }[] = [
+    {
+      name: "min-above-max",
+      spec: { units: { min: 20, max: 10 } },
+      message: /spec\.units\.min: Invalid value: .*units\.min must be less than or equal to units\.max/,
+    },
+    {
+      name: "p2-small-max",
+      spec: { skus: ["Premium_P1", "Premium_P2"], units: { min: 1, max: 50 } },
+      message: /spec\.skus: Invalid value: .*Premium_P2 may only be listed in skus when units\.max >= 100/,
+    },
+    {
+      name: "p2-only-small-min",
+      spec: { skus: ["Premium_P2"], units: { min: 10, max: 300 } },
+      message: /units\.min must be >= 100 when Premium_P2 is the only SKU/,
+    },
+    {
+      name: "max-needs-p2",
+      spec: { units: { min: 1, max: 200 } },
+      message: /spec\.units\.max: Invalid value: .*units\.max above 100 needs Premium_P2 in skus/,
+    },
+    {
+      name: "webpubsub-id-on-signalr",
+      spec: { target: { service: "SignalR", resourceId: webPubSubId("pubsub") } },
+      message: /spec\.target\.resourceId: Invalid value: .*target\.resourceId must be an ARM ID/,
+    },
+    {
+      name: "scenario-of-other-service",
+      spec: {
+        target: { service: "WebPubSub", resourceId: webPubSubId("pubsub") },
+        metrics: { traffic: { workload: [{ scenario: "echo", share: 1 }] } },
+      },
+      message: /metrics\.traffic\.workload names a scenario the target service does not have/,
+    },
+    {
+      name: "shares-not-one",
+      spec: {
+        metrics: {
+          traffic: {
+            workload: [
+              { scenario: "echo", share: 0.5 },
+              { scenario: "broadcast", share: 0.2 },
+            ],
+          },
+        },
+      },
+      message: /workload shares must sum to 1/,
+    },
+    {
+      name: "no-signal",
+      spec: { metrics: { window: "5m" } },
+      message: /at least one of serverLoad, connections or traffic must be set/,
+    },
+    {
+      name: "sample-age-below-delay",
+      spec: { metrics: { serverLoad: { targetPercent: 70 }, ingestionDelay: "10m", maxSampleAge: "5m" } },
+      message:
+        /spec\.metrics\.maxSampleAge: Invalid value: .*maxSampleAge must be longer than ingestionDelay/,
+    },
+    {
+      name: "fixed-without-units",
+      spec: { fallback: { action: "Fixed" } },
+      message: /spec\.fallback\.units: .*units is required when action is Fixed/,
+    },
+    {
+      name: "fixed-outside-range",
+      spec: { fallback: { action: "Fixed", units: 80 } },
+      message: /fallback\.units must be within units\.min\.\.units\.max/,
+    },
+    {
+      name: "replicas-min-above-max",
+      spec: { appServer: { deploymentName: "hub", replicas: { min: 5, max: 2 } } },
+      message: /appServer\.replicas\.min must be less than or equal to appServer\.replicas\.max/,
+    },
+    {
+      name: "schedule-above-max",
+      spec: { schedules: [{ name: "peak", cron: "0 8 * * 1-5", durationMinutes: 60, minUnits: 60 }] },
+      message: /schedules\[\]\.minUnits must be less than or equal to units\.max/,
+    },
+  ];
+
+  it.each(cases)("refuses $name with the CEL message", async ({ name, spec, message }) => {
+    const result = await apply(policy(name, spec));
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(new RegExp(`The CapacityPolicy "${name}" is invalid`));
+    expect(result.stderr).toMatch(message);
+    // Nothing was stored.
+    await expect(getPolicy(kube, ns, name)).rejects.toThrow();
+  });
+
+  it("refuses schema violations with the schema's own message (enum, range, pattern)", async () => {
+    const free = await apply(policy("free-sku", { skus: ["Free_F1"] }));
+    expect(free.code).not.toBe(0);
+    expect(free.stderr).toMatch(/spec\.skus\[0\]: Unsupported value: "Free_F1"/);
+
+    const zero = await apply(policy("zero-units", { units: { min: 0, max: 10 } }));
+    expect(zero.code).not.toBe(0);
+    expect(zero.stderr).toMatch(
+      /spec\.units\.min: Invalid value: 0: spec\.units\.min in body should be greater than or equal to 1/,
+    );
+
+    const grain = await apply(
+      policy("odd-window", { metrics: { serverLoad: { targetPercent: 70 }, window: "7m" } }),
+    );
+    expect(grain.code).not.toBe(0);
+    expect(grain.stderr).toMatch(/spec\.metrics\.window: Unsupported value: "7m"/);
+  });
+});

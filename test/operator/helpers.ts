@@ -1,0 +1,159 @@
+/** Shared helpers of the operator integration tests (not a test file). */
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { API_VERSION, type CapacityPolicy, GROUP, KIND, PLURAL, VERSION } from "../../src/api/index.js";
+import type { RequestRecord } from "../../src/emulator/index.js";
+import type { KubeClients } from "../../src/kube/client.js";
+import { mergePatchOptions } from "../../src/kube/client.js";
+
+type Spec = Record<string, unknown>;
+
+/**
+ * A small policy for tests: Premium_P1 1–50 units, connections and server load, scale-up in one
+ * step, scale-down after a 300 s window in one step, settle 60 s, poll every 15 s. `spec`
+ * overrides top-level spec fields (shallowly).
+ */
+export function policyManifest(
+  namespace: string,
+  name: string,
+  resourceId: string,
+  spec: Spec = {},
+  metadata: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    metadata: { name, namespace, ...metadata },
+    spec: {
+      target: { service: "SignalR", resourceId },
+      units: { min: 1, max: 50 },
+      skus: ["Premium_P1"],
+      metrics: {
+        connections: { targetPercent: 80 },
+        serverLoad: { targetPercent: 70 },
+        window: "5m",
+        ingestionDelay: "3m",
+      },
+      behavior: {
+        scaleUp: {
+          stabilizationWindowSeconds: 0,
+          policies: [{ type: "Units", value: 1000, periodSeconds: 60 }],
+        },
+        scaleDown: {
+          stabilizationWindowSeconds: 300,
+          policies: [{ type: "Percent", value: 100, periodSeconds: 60 }],
+        },
+        settleSeconds: 60,
+      },
+      pollIntervalSeconds: 15,
+      ...spec,
+    },
+  };
+}
+
+export async function createPolicy(
+  kube: KubeClients,
+  manifest: Record<string, unknown>,
+): Promise<CapacityPolicy> {
+  const namespace = (manifest["metadata"] as { namespace: string }).namespace;
+  return (await kube.customObjects.createNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace,
+    plural: PLURAL,
+    body: manifest,
+  })) as CapacityPolicy;
+}
+
+export async function getPolicy(kube: KubeClients, namespace: string, name: string): Promise<CapacityPolicy> {
+  return (await kube.customObjects.getNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace,
+    plural: PLURAL,
+    name,
+  })) as CapacityPolicy;
+}
+
+/** Merge-patches a policy (spec or metadata), as a user would with kubectl patch --type merge. */
+export async function patchPolicy(
+  kube: KubeClients,
+  namespace: string,
+  name: string,
+  body: Record<string, unknown>,
+): Promise<CapacityPolicy> {
+  return (await kube.customObjects.patchNamespacedCustomObject(
+    { group: GROUP, version: VERSION, namespace, plural: PLURAL, name, body },
+    mergePatchOptions(),
+  )) as CapacityPolicy;
+}
+
+export function condition(p: CapacityPolicy, type: string) {
+  return p.status?.conditions?.find((c) => c.type === type);
+}
+
+/** The ARM writes (PATCH/PUT) the emulator served for one instance, in order. */
+export function armWritesFor(requests: readonly RequestRecord[], resourceId: string): RequestRecord[] {
+  const id = resourceId.toLowerCase();
+  return requests.filter((r) => r.kind === "armWrite" && r.path.toLowerCase() === id);
+}
+
+/** Collects every request the emulator serves (the emulator's own log keeps only the last 2,000). */
+export function requestCollector(): { onRequest: (r: RequestRecord) => void; all: RequestRecord[] } {
+  const all: RequestRecord[] = [];
+  return { all, onRequest: (r) => all.push({ ...r }) };
+}
+
+/** Events about one object in a namespace: reason → messages. */
+export async function eventsFor(
+  kube: KubeClients,
+  namespace: string,
+  name: string,
+): Promise<{ type: string; reason: string; message: string }[]> {
+  const list = await kube.core.listNamespacedEvent({ namespace });
+  return list.items
+    .filter((e) => e.involvedObject.name === name && e.involvedObject.kind === KIND)
+    .map((e) => ({ type: e.type ?? "", reason: e.reason ?? "", message: e.message ?? "" }));
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs the real kubectl with `input` on stdin; never throws for a non-zero exit. */
+export async function kubectlWithInput(
+  kubectlPath: string,
+  kubeconfig: string,
+  args: readonly string[],
+  input: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const cacheDir = await mkdtemp(join(tmpdir(), "kubectl-cache-"));
+  try {
+    return await new Promise((resolve, reject) => {
+      const child = spawn(kubectlPath, [`--kubeconfig=${kubeconfig}`, `--cache-dir=${cacheDir}`, ...args], {
+        env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: cacheDir },
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+      let stdout = "";
+      let stderr = "";
+      const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+      child.stdout.on("data", (d: Buffer) => {
+        stdout += d.toString();
+      });
+      child.stderr.on("data", (d: Buffer) => {
+        stderr += d.toString();
+      });
+      child.on("error", (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      child.on("close", (code) => {
+        clearTimeout(timer);
+        resolve({ code, stdout, stderr });
+      });
+      child.stdin.end(input);
+    });
+  } finally {
+    await rm(cacheDir, { recursive: true, force: true });
+  }
+}
