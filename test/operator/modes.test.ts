@@ -1,0 +1,168 @@
+/**
+ * Recommend mode and the pause annotation: the operator reads and decides but writes nothing to
+ * Azure or the Deployment — checked in the emulator's request log.
+ */
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { PAUSE_ANNOTATION } from "../../src/api/index.js";
+import type { KubeClients } from "../../src/kube/client.js";
+import { adminClients, createNamespace, deploymentManifest, ensureCrd, eventually } from "../kube/support.js";
+import { type Harness, signalrId, startHarness } from "./harness.js";
+import {
+  armWritesFor,
+  condition,
+  createPolicy,
+  getPolicy,
+  patchPolicy,
+  policyManifest,
+  requestCollector,
+} from "./helpers.js";
+
+let kube: KubeClients;
+let h: Harness | undefined;
+
+beforeAll(async () => {
+  await ensureCrd();
+  kube = adminClients();
+});
+
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+});
+
+async function setUp(prefix: string, spec: Record<string, unknown>, metadata: Record<string, unknown> = {}) {
+  const ns = await createNamespace(kube, prefix);
+  const requests = requestCollector();
+  h = await startHarness(kube, {
+    operator: { namespaces: [ns] },
+    emulator: { speed: 60, onRequest: requests.onRequest },
+  });
+  const id = signalrId("chat");
+  h.emulator.control.addInstance({ resourceId: id, sku: "Premium_P1", units: 10, connections: 2000 });
+  await kube.apps.createNamespacedDeployment({ namespace: ns, body: deploymentManifest(ns, "chat-hub", 3) });
+  await createPolicy(
+    kube,
+    policyManifest(
+      ns,
+      "chat",
+      id,
+      {
+        units: { min: 10, max: 50 },
+        appServer: { deploymentName: "chat-hub", replicas: { min: 1, max: 20 }, connectionsPerReplica: 1000 },
+        ...spec,
+      },
+      metadata,
+    ),
+  );
+  return { ns, id, requests, harness: h };
+}
+
+const replicasOf = async (ns: string) =>
+  (await kube.apps.readNamespacedDeploymentScale({ namespace: ns, name: "chat-hub" })).spec?.replicas;
+
+describe("modes", () => {
+  it("Recommend: status.desired shows the recommendation, no PATCH reaches Azure, replicas untouched", async () => {
+    const { ns, id, requests, harness } = await setUp("recommend", { mode: "Recommend" });
+    await eventually(
+      async () => {
+        const p = await getPolicy(kube, ns, "chat");
+        expect(condition(p, "Ready")).toMatchObject({ status: "True", reason: "RecommendOnly" });
+        expect(condition(p, "AbleToScale")?.reason).toBe("RecommendOnly");
+      },
+      60_000,
+      500,
+    );
+
+    harness.emulator.control.setDemand(id, { connections: 9000 });
+    const recommended = await eventually(
+      async () => {
+        const p = await getPolicy(kube, ns, "chat");
+        expect(p.status?.desired).toEqual({ sku: "Premium_P1", units: 20, replicas: 10 });
+        return p;
+      },
+      60_000,
+      500,
+    );
+    expect(recommended.status?.current).toEqual({ sku: "Premium_P1", units: 10, replicas: 3 });
+    expect(recommended.status?.lastSample?.connections).toBeGreaterThan(9000);
+    expect(recommended.status?.operation).toBeUndefined();
+    expect(recommended.status?.scaleEvents ?? []).toEqual([]);
+    expect(condition(recommended, "Ready")?.reason).toBe("RecommendOnly");
+
+    // A few more polls: still nothing written anywhere.
+    const seen = harness.reports.length;
+    await eventually(() => expect(harness.reports.length).toBeGreaterThanOrEqual(seen + 3), 30_000, 200);
+    expect(armWritesFor(requests.all, id)).toEqual([]);
+    expect(requests.all.filter((r) => r.kind === "armWrite")).toEqual([]);
+    expect(harness.emulator.control.calls().armWrites).toBe(0);
+    expect(harness.emulator.control.instance(id)).toMatchObject({
+      units: 10,
+      provisioningState: "Succeeded",
+    });
+    expect(await replicasOf(ns)).toBe(3);
+    const outcomes = harness.reports.map((r) => r.result?.outcome);
+    expect(outcomes).toContain("recommended");
+    expect(outcomes).not.toContain("scaled");
+  });
+
+  it("the pause annotation stops actions; removing it lets the operator act again", async () => {
+    const { ns, id, requests, harness } = await setUp("paused", {});
+    await eventually(
+      async () => {
+        const p = await getPolicy(kube, ns, "chat");
+        expect(condition(p, "Ready")).toMatchObject({ status: "True", reason: "Reconciled" });
+        expect(p.status?.current?.replicas).toBe(3);
+      },
+      60_000,
+      500,
+    );
+
+    await patchPolicy(kube, ns, "chat", { metadata: { annotations: { [PAUSE_ANNOTATION]: "true" } } });
+    await eventually(
+      async () => {
+        const p = await getPolicy(kube, ns, "chat");
+        expect(condition(p, "Ready")).toMatchObject({ status: "True", reason: "Paused" });
+      },
+      30_000,
+      200,
+    );
+
+    // Load that would need 20 units and 10 replicas: seen in status, not acted on.
+    harness.emulator.control.setDemand(id, { connections: 9000 });
+    const paused = await eventually(
+      async () => {
+        const p = await getPolicy(kube, ns, "chat");
+        expect(p.status?.lastSample?.connections).toBeGreaterThan(9000);
+        return p;
+      },
+      60_000,
+      500,
+    );
+    const seen = harness.reports.length;
+    await eventually(() => expect(harness.reports.length).toBeGreaterThanOrEqual(seen + 3), 30_000, 200);
+    expect(condition(paused, "Ready")?.reason).toBe("Paused");
+    expect(paused.status?.current).toMatchObject({ units: 10, replicas: 3 });
+    expect(armWritesFor(requests.all, id)).toEqual([]);
+    expect(harness.emulator.control.instance(id)?.units).toBe(10);
+    expect(await replicasOf(ns)).toBe(3);
+    const pausedPasses = harness.reports
+      .slice(seen)
+      .flatMap((r) => (r.result?.decision ? [r.result.decision] : []));
+    expect(pausedPasses.length).toBeGreaterThan(0);
+    expect(pausedPasses.every((d) => d.mode === "Paused" && d.action === "None")).toBe(true);
+
+    // Unpaused: the same load is acted on at once.
+    await patchPolicy(kube, ns, "chat", { metadata: { annotations: { [PAUSE_ANNOTATION]: null } } });
+    await eventually(() => expect(armWritesFor(requests.all, id)).toHaveLength(1), 30_000, 200);
+    await eventually(async () => expect(await replicasOf(ns)).toBe(10), 30_000, 200);
+    await eventually(
+      async () => {
+        const p = await getPolicy(kube, ns, "chat");
+        expect(p.status?.current?.units).toBe(20);
+        expect(condition(p, "Ready")?.reason).toBe("Reconciled");
+      },
+      60_000,
+      500,
+    );
+  });
+});
