@@ -92,8 +92,11 @@ export interface SignalEvaluation {
 const EPS = 1e-9;
 
 /** Formats a number for messages: at most two decimals, thousands separated. */
+/** One formatter for every message: building one per call dominated long simulations. */
+const NUMBER_FORMAT = new Intl.NumberFormat("en-US", { maximumFractionDigits: 2 });
+
 export function fmt(n: number): string {
-  return n.toLocaleString("en-US", { maximumFractionDigits: 2 });
+  return NUMBER_FORMAT.format(n);
 }
 
 function within(ratio: number, tolerance: number): boolean {

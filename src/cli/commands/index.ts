@@ -2,7 +2,8 @@ import type { CliCommand } from "../program.js";
 import { emulatorCommand } from "./emulator.js";
 import { recommendCommand } from "./recommend.js";
 import { runCommand } from "./run.js";
+import { simulateCommand } from "./simulate.js";
 import { sizeCommand } from "./size.js";
 
 /** Every subcommand, registered in this one place, in the order `--help` lists them. */
-export const commands: readonly CliCommand[] = [runCommand, sizeCommand, recommendCommand, emulatorCommand];
+export const commands: readonly CliCommand[] = [runCommand, sizeCommand, recommendCommand, simulateCommand, emulatorCommand];
