@@ -18,6 +18,11 @@ export const REASON_CODES = [
   "SignalDesired",
   /** A signal's ratio to its target is within the tolerance band: it asks for no change. */
   "WithinTolerance",
+  /**
+   * A signal is at its ceiling (server load ≥ 99 %, or connections at the unit quota): the real
+   * demand is above what can be measured, so the signal asks for at least double the units.
+   */
+  "SignalSaturated",
   /** A signal has no known value in the window (null or missing is unknown, never zero). */
   "SignalUnknown",
   /** A signal has known values for only some of the window's buckets. */

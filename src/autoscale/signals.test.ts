@@ -210,3 +210,30 @@ describe("unknown signals", () => {
     expect(r.reasons.map((x) => x.code)).toContain("SignalIncomplete");
   });
 });
+
+describe("saturated signals (measurements pinned at their ceiling)", () => {
+  it.each([
+    // server load at 100 % of 10 units: proportional would ask 15, saturation asks ≥ 20
+    [{ serverLoadPercent: 100 }, 20],
+    [{ serverLoadPercent: 99.5 }, 20],
+    // clearly above the ceiling is a real measurement: proportional
+    [{ serverLoadPercent: 140 }, 20],
+    [{ serverLoadPercent: 180 }, 26],
+    // below the ceiling: proportional
+    [{ serverLoadPercent: 90 }, 13],
+  ])("server load %j at 10 units → %s units", (values, units) => {
+    const { reports } = run(spec({ metrics: { serverLoad: { targetPercent: 70 } } }), values);
+    expect(reports.find((r) => r.signal === "serverLoad")?.desiredUnits).toBe(units);
+  });
+
+  it("connections at the unit quota ask for at least double the units", () => {
+    const { reports, reasons } = run(spec({ metrics: { connections: { targetPercent: 80 } } }), {
+      connections: 10_000,
+    });
+    expect(reports.find((r) => r.signal === "connections")?.desiredUnits).toBe(20);
+    expect(reasons.map((r) => r.code)).toContain("SignalSaturated");
+    const below = run(spec({ metrics: { connections: { targetPercent: 80 } } }), { connections: 9_000 });
+    expect(below.reports.find((r) => r.signal === "connections")?.desiredUnits).toBe(12);
+    expect(below.reasons.map((r) => r.code)).not.toContain("SignalSaturated");
+  });
+});

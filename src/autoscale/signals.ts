@@ -16,6 +16,11 @@
  *   routing dimension of a size. `ratio = highest utilization at the current size / target%`;
  *   outside the band it asks for the smallest allowed size whose every dimension stays at or below
  *   target% (this may need Premium_P2 at 100 units, which lifts routing caps).
+ * - Saturation: a measurement cannot exceed its ceiling — server load stops at 100 %, and
+ *   connections above units × 1,000 are refused, not counted. When the peak is within 1 % of the
+ *   ceiling (±1 %) the real demand is unknown but higher, so the signal asks for at least twice the
+ *   current units (the scale-up rate policies still apply). Without this, a flash crowd could only
+ *   be followed by ×1.25–×1.4 steps, each paying a scale and the metric delay.
  * - Tolerance (HPA): `|ratio − 1| ≤ tolerance` → the signal asks for the current size, no change.
  * - A signal with no known value (Unknown) or a stale one asks for nothing; an Incomplete one asks
  *   on its known values (usable to scale out; scale-in is gated elsewhere).
@@ -90,6 +95,16 @@ export interface SignalEvaluation {
 }
 
 const EPS = 1e-9;
+/** Fraction of a ceiling at which a measurement counts as saturated. */
+export const SATURATION = 0.99;
+
+/**
+ * A value pinned at its ceiling: within 1 % below or above it. A value clearly above the ceiling
+ * is a real measurement of the demand (it asks for its own proportional units).
+ */
+export function saturatedAt(value: number, ceiling: number): boolean {
+  return value >= ceiling * SATURATION && value <= ceiling * (2 - SATURATION);
+}
 
 /** Formats a number for messages: at most two decimals, thousands separated. */
 /** One formatter for every message: building one per call dominated long simulations. */
@@ -199,6 +214,7 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
     ratio: number,
     demandUnits: number,
     describe: string,
+    saturated = false,
   ) => {
     const r = base(signal, target, s);
     r.value = value;
@@ -211,6 +227,11 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
       r.message = `${describe}, ratio ${fmt(ratio)} within tolerance ${fmt(tolerance)}: no change${partial}`;
       reasons.push(reason("WithinTolerance", r.message, { signal, units: current.units }));
       needs.push({ signal, minUnits: current.units, fits: atLeastCurrent });
+    } else if (saturated && ratio > 1) {
+      r.desiredUnits = Math.max(ceilSafe(demandUnits), current.units * 2);
+      r.message = `${describe}, ratio ${fmt(ratio)}, at its ceiling (real demand is higher): at least ${r.desiredUnits} units${partial}`;
+      reasons.push(reason("SignalSaturated", r.message, { signal, units: r.desiredUnits }));
+      needs.push({ signal, minUnits: r.desiredUnits });
     } else {
       r.desiredUnits = Math.max(0, ceilSafe(demandUnits));
       r.message = `${describe}, ratio ${fmt(ratio)}: ${r.desiredUnits} units${partial}`;
@@ -252,6 +273,7 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
         value / target,
         (top * 100) / target,
         `server load ${fmt(value)} % at ${current.units} units vs target ${target} %`,
+        saturatedAt(value, 100),
       );
     }
   }
@@ -281,6 +303,7 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
         top / (current.units * perUnit),
         top / perUnit,
         `${fmt(top)} connections vs ${fmt(current.units * perUnit)} (${current.units} units × 1,000 × ${target} %)`,
+        saturatedAt(top, current.units * CONNECTIONS_PER_UNIT),
       );
     }
   }
