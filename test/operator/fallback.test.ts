@@ -1,0 +1,133 @@
+/**
+ * Metrics failures: Azure Monitor answers with series without values (emulator fault
+ * `nullSeries`) → MetricsAvailable=False and the units are held (never scale in blind); after
+ * `failureThreshold` failed polls Fallback=True; once the fault is gone everything resets and the
+ * operator scales in on the real load.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { KubeClients } from "../../src/kube/client.js";
+import { adminClients, createNamespace, ensureCrd, eventually } from "../kube/support.js";
+import { type Harness, signalrId, startHarness } from "./harness.js";
+import {
+  armWritesFor,
+  condition,
+  createPolicy,
+  eventsFor,
+  getPolicy,
+  policyManifest,
+  requestCollector,
+} from "./helpers.js";
+
+let kube: KubeClients;
+let ns: string;
+let h: Harness;
+const requests = requestCollector();
+
+beforeAll(async () => {
+  await ensureCrd();
+  kube = adminClients();
+  ns = await createNamespace(kube, "fallback");
+  h = await startHarness(kube, {
+    operator: { namespaces: [ns] },
+    emulator: { speed: 60, onRequest: requests.onRequest },
+  });
+});
+
+afterAll(async () => {
+  await h?.stop();
+});
+
+describe("metrics failures", () => {
+  it("holds the units while metrics are missing, falls back after the threshold, and recovers", async () => {
+    const id = signalrId("chat");
+    // 10 units for 2,000 connections: with metrics, the operator would scale in at once.
+    h.emulator.control.addInstance({ resourceId: id, sku: "Premium_P1", units: 10, connections: 2000 });
+    const fault = h.emulator.control.addFault({
+      path: "**/metrics:getBatch",
+      resourceIds: [id],
+      action: { kind: "nullSeries" },
+    });
+    const base = policyManifest(ns, "chat", id);
+    const spec = base["spec"] as Record<string, Record<string, unknown>>;
+    await createPolicy(kube, {
+      ...base,
+      spec: {
+        ...spec,
+        behavior: { ...spec["behavior"], scaleDown: { stabilizationWindowSeconds: 0 } },
+        fallback: { failureThreshold: 3, action: "Hold" },
+      },
+    });
+
+    // Below the threshold: metrics unavailable, units held, no fallback yet.
+    const early = await eventually(
+      async () => {
+        const p = await getPolicy(kube, ns, "chat");
+        expect(condition(p, "MetricsAvailable")).toMatchObject({ status: "False", reason: "NoMetrics" });
+        expect(p.status?.consecutiveFailures).toBeGreaterThanOrEqual(1);
+        return p;
+      },
+      60_000,
+      200,
+    );
+    if ((early.status?.consecutiveFailures ?? 0) < 3) {
+      expect(condition(early, "Fallback")).toMatchObject({
+        status: "False",
+        reason: "FailuresBelowThreshold",
+      });
+    }
+
+    // From the third failed poll: Fallback=True (Hold), Ready=False.
+    const fallen = await eventually(
+      async () => {
+        const p = await getPolicy(kube, ns, "chat");
+        expect(condition(p, "Fallback")).toMatchObject({ status: "True", reason: "FallbackHold" });
+        return p;
+      },
+      60_000,
+      200,
+    );
+    expect(fallen.status?.consecutiveFailures).toBeGreaterThanOrEqual(3);
+    expect(condition(fallen, "Ready")).toMatchObject({ status: "False", reason: "Fallback" });
+    expect(condition(fallen, "ScalingActive")?.status).toBe("False");
+    expect(fallen.status?.current?.units).toBe(10);
+    expect(fallen.status?.desired?.units).toBe(10);
+    expect(fallen.status?.lastSample).toBeUndefined();
+
+    // Every failed pass held 10 units; the fallback switched on exactly at the threshold.
+    const passes = h.reports.flatMap((r) => (r.result?.decision ? [r.result.decision] : []));
+    expect(passes.length).toBeGreaterThanOrEqual(3);
+    for (const d of passes) {
+      expect(d.desired?.units).toBe(10);
+      expect(d.fallback.active).toBe(d.fallback.consecutiveFailures >= 3);
+    }
+    expect(passes.map((d) => d.fallback.consecutiveFailures).slice(0, 3)).toEqual([1, 2, 3]);
+    expect(armWritesFor(requests.all, id)).toEqual([]);
+    const warnings = await eventsFor(kube, ns, "chat");
+    expect(warnings.some((e) => e.type === "Warning" && e.reason === "FallbackHold")).toBe(true);
+
+    // The fault goes: metrics come back, the counters reset, and the operator scales in.
+    h.emulator.control.removeFault(fault.id);
+    const healthy = await eventually(
+      async () => {
+        const p = await getPolicy(kube, ns, "chat");
+        expect(condition(p, "MetricsAvailable")?.status).toBe("True");
+        expect(condition(p, "Fallback")).toMatchObject({ status: "False", reason: "MetricsHealthy" });
+        expect(p.status?.consecutiveFailures).toBe(0);
+        return p;
+      },
+      60_000,
+      200,
+    );
+    expect(healthy.status?.lastSample?.connections).toBeGreaterThan(2000);
+    await eventually(() => expect(armWritesFor(requests.all, id)).toHaveLength(1), 60_000, 200);
+    await eventually(
+      async () => {
+        const p = await getPolicy(kube, ns, "chat");
+        expect(p.status?.current?.units).toBeLessThan(10);
+        expect(condition(p, "Ready")?.status).toBe("True");
+      },
+      60_000,
+      500,
+    );
+  });
+});
