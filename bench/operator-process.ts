@@ -1,0 +1,238 @@
+/**
+ * The operator under benchmark, alone in its process: the real Operator (real clock) against the
+ * local control plane and the emulator, started from `BENCH_OPERATOR_CONFIG` (JSON, see
+ * {@link OperatorProcessConfig}). It reports to the parent over IPC:
+ *
+ * - `started`: memory after the imports and after the watch listed the policies;
+ * - `coldDone`: every expected policy had its first pass;
+ * - `sample` (on request): CPU and memory, and the passes and poll cycles finished since the
+ *   previous sample.
+ *
+ * What it measures without touching the operator's code: pass durations from the operator's own
+ * `passDuration` histogram (observed right after each pass is reported), and poll cycles from the
+ * Azure adapters it hands in (a cycle starts with its first `listBySubscription` and reads metrics
+ * once; it is finished when every policy it read has had its pass).
+ */
+import { pino } from "pino";
+import { createAzureAdapters, resourceKey } from "../src/azure/index.js";
+import { realClock } from "../src/controller/clock.js";
+import { OperatorMetrics } from "../src/controller/metrics.js";
+import { Operator, type PassReport } from "../src/controller/operator.js";
+import { createKubeClients, loadKubeConfig } from "../src/kube/client.js";
+
+export interface OperatorProcessConfig {
+  kubeconfig: string;
+  armEndpoint: string;
+  metricsEndpointTemplate: string;
+  caPem: string;
+  /** Policies expected (for `coldDone`). */
+  expected: number;
+  workers: number;
+}
+
+/** One finished pass. */
+export interface PassRecord {
+  key: string;
+  /** ms since the process started (performance.now()). */
+  endMs: number;
+  durationMs: number;
+  outcome: string;
+  error?: string;
+}
+
+/** One poll cycle: one read of Azure for every policy due at a tick, then their passes. */
+export interface CycleRecord {
+  startMs: number;
+  /** Policies whose metrics the cycle read. */
+  policies: number;
+  listCalls: number;
+  /** When the instance lists were done and metrics were read. */
+  metricsStartMs: number;
+  metricsEndMs: number;
+  getBatchCalls: number;
+  settingsLookups: number;
+  /** When the Azure reads were done (after the autoscale-settings look-up, if any). */
+  fetchEndMs: number;
+  /** When the last of its policies finished its pass. */
+  endMs: number;
+}
+
+export interface ProcessSample {
+  cpu: NodeJS.CpuUsage;
+  memory: NodeJS.MemoryUsage;
+  passes: PassRecord[];
+  cycles: CycleRecord[];
+  warnings: number;
+  warningSamples: string[];
+}
+
+export type WorkerMessage =
+  | { type: "started"; afterImports: NodeJS.MemoryUsage; afterStart: NodeJS.MemoryUsage; startMs: number }
+  | { type: "coldDone"; atMs: number }
+  | ({ type: "sample"; id: number } & ProcessSample)
+  | { type: "stopped" }
+  | { type: "error"; message: string };
+
+export type ParentMessage = { type: "sample"; id: number } | { type: "stop" };
+
+const send = (m: WorkerMessage) => process.send?.(m);
+
+async function main(): Promise<void> {
+  const afterImports = process.memoryUsage();
+  const config = JSON.parse(process.env["BENCH_OPERATOR_CONFIG"] ?? "") as OperatorProcessConfig;
+
+  let warnings = 0;
+  const warningSamples: string[] = [];
+  const log = pino(
+    { level: "warn" },
+    {
+      write(line: string) {
+        warnings++;
+        if (warningSamples.length < 5) warningSamples.push(line.trim());
+      },
+    },
+  );
+
+  const kube = createKubeClients(loadKubeConfig({ kind: "file", path: config.kubeconfig }));
+  const azure = createAzureAdapters({
+    credential: { getToken: async () => ({ token: "bench", expiresOnTimestamp: Date.now() + 3_600_000 }) },
+    armEndpoint: config.armEndpoint,
+    metricsEndpoint: (region) => config.metricsEndpointTemplate.replaceAll("{region}", region),
+    ca: config.caPem,
+  });
+
+  // Poll cycles, seen through the adapters.
+  let open: (CycleRecord & { waiting: number }) | undefined;
+  let fetching = false;
+  const byResource = new Map<string, CycleRecord & { waiting: number }>();
+  let cycles: CycleRecord[] = [];
+  const finish = (c: CycleRecord & { waiting: number }) => {
+    const { waiting: _, ...record } = c;
+    cycles.push(record);
+  };
+
+  const list = azure.instances.listBySubscription.bind(azure.instances);
+  azure.instances.listBySubscription = (...args) => {
+    if (!fetching) {
+      fetching = true;
+      open = {
+        startMs: performance.now(),
+        policies: 0,
+        listCalls: 0,
+        metricsStartMs: 0,
+        metricsEndMs: 0,
+        getBatchCalls: 0,
+        settingsLookups: 0,
+        fetchEndMs: 0,
+        endMs: 0,
+        waiting: 0,
+      };
+    }
+    if (open) open.listCalls++;
+    return list(...args);
+  };
+  const read = azure.metrics.read.bind(azure.metrics);
+  azure.metrics.read = async (targets, options) => {
+    const c = open;
+    if (c) c.metricsStartMs = performance.now();
+    const result = await read(targets, options);
+    if (c) {
+      c.metricsEndMs = performance.now();
+      c.fetchEndMs = c.metricsEndMs;
+      c.getBatchCalls += result.calls;
+      c.policies = targets.length;
+      c.waiting = targets.length;
+      for (const t of targets) byResource.set(resourceKey(t.resourceId), c);
+    }
+    fetching = false;
+    return result;
+  };
+  const findFor = azure.autoscaleSettings.findFor.bind(azure.autoscaleSettings);
+  azure.autoscaleSettings.findFor = async (...args) => {
+    const c = open;
+    try {
+      return await findFor(...args);
+    } finally {
+      if (c) {
+        c.settingsLookups++;
+        c.fetchEndMs = performance.now();
+      }
+    }
+  };
+
+  const metrics = new OperatorMetrics();
+  const operator = new Operator(
+    { kube, azure, log, metrics, clock: realClock },
+    { workers: config.workers, identity: "bench" },
+  );
+
+  // Passes: the report comes first, the histogram observation right after it (same turn).
+  let passes: PassRecord[] = [];
+  let pending: PassReport | undefined;
+  const seen = new Set<string>();
+  let coldSent = false;
+  operator.onPass((r) => {
+    pending = r;
+  });
+  const histogram = metrics.passDuration;
+  const observe = histogram.observe.bind(histogram);
+  histogram.observe = ((...args: unknown[]) => {
+    const seconds = args.find((a): a is number => typeof a === "number") ?? Number.NaN;
+    const r = pending;
+    pending = undefined;
+    if (r) {
+      const endMs = performance.now();
+      passes.push({
+        key: r.key,
+        endMs,
+        durationMs: seconds * 1000,
+        outcome: r.result?.outcome ?? "error",
+        ...(r.error !== undefined ? { error: String(r.error) } : {}),
+      });
+      const id = r.policy.spec?.target?.resourceId;
+      const c = id ? byResource.get(resourceKey(id)) : undefined;
+      if (c && id) {
+        byResource.delete(resourceKey(id));
+        c.endMs = Math.max(c.endMs, endMs);
+        if (--c.waiting === 0) finish(c);
+      }
+      seen.add(r.key);
+      if (!coldSent && seen.size >= config.expected) {
+        coldSent = true;
+        send({ type: "coldDone", atMs: endMs });
+      }
+    }
+    (observe as (...a: unknown[]) => void)(...args);
+  }) as typeof histogram.observe;
+
+  process.on("message", (m: ParentMessage) => {
+    if (m.type === "sample") {
+      const sample: ProcessSample = {
+        cpu: process.cpuUsage(),
+        memory: process.memoryUsage(),
+        passes,
+        cycles,
+        warnings,
+        warningSamples: [...warningSamples],
+      };
+      passes = [];
+      cycles = [];
+      send({ type: "sample", id: m.id, ...sample });
+    } else if (m.type === "stop") {
+      void operator
+        .stop(5_000)
+        .then(() => send({ type: "stopped" }))
+        .finally(() => process.exit(0));
+    }
+  });
+  process.on("disconnect", () => process.exit(0));
+
+  const startMs = performance.now();
+  await operator.start();
+  send({ type: "started", afterImports, afterStart: process.memoryUsage(), startMs });
+}
+
+main().catch((err: unknown) => {
+  send({ type: "error", message: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+  process.exit(1);
+});
