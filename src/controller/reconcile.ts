@@ -21,6 +21,7 @@
 import {
   type CapacityPolicy,
   type CapacityPolicyStatus,
+  type MetricSample,
   type PolicyCondition,
   validatePolicy,
 } from "../api/index.js";
@@ -310,6 +311,7 @@ export async function reconcile(
 
   // 9. Status, once.
   const fields = statusFields(decision);
+  if (fields.lastSample) fields.lastSample = roundedSample(fields.lastSample);
   const shownReplicas = spec.appServer?.horizontalPodAutoscalerName ? appliedHpaMin : appliedReplicas;
   const current: NonNullable<CapacityPolicyStatus["current"]> = { sku: currentSku, units: currentUnits };
   if (shownReplicas !== undefined) current.replicas = shownReplicas;
@@ -387,6 +389,19 @@ export async function reconcile(
     outcome,
     decision,
   };
+}
+
+/**
+ * `status.lastSample` as people read it (the Load and Connections columns of `kubectl get`):
+ * values to one decimal, not the 15 digits of an average.
+ */
+function roundedSample(sample: MetricSample): MetricSample {
+  const out: MetricSample = { ...sample };
+  for (const key of Object.keys(out) as (keyof MetricSample)[]) {
+    const v = out[key];
+    if (typeof v === "number") (out as Record<string, unknown>)[key] = Math.round(v * 10) / 10;
+  }
+  return out;
 }
 
 /** Reads the app-server Deployment (spec.replicas, through the scale subresource) or the named HPA. */
