@@ -183,8 +183,9 @@ export async function reconcile(
       };
     }
     if (applied) {
-      // The settle window counts from when the new capacity is in place.
-      history = { ...history, lastScaleTime: nowIso };
+      // The capacity changed now, not when the update was sent: the settle window counts from
+      // now, and samples measured while the update ran are read at the old unit count.
+      history = completedScale(history, operation, nowIso);
       events.push({
         type: "Normal",
         reason: "ScaleSucceeded",
@@ -402,6 +403,33 @@ function roundedSample(sample: MetricSample): MetricSample {
     if (typeof v === "number") (out as Record<string, unknown>)[key] = Math.round(v * 10) / 10;
   }
   return out;
+}
+
+/**
+ * The history once the update `operation` is in place at `nowIso`: its scale event (recorded when
+ * the update was sent, or already pruned when the update took long) is moved to `nowIso`, and
+ * lastScaleTime is set. An event stamped at the request would make every sample taken during a
+ * long update count at the new unit count, overstating demand.
+ */
+function completedScale(
+  history: DecisionHistory,
+  operation: NonNullable<CapacityPolicyStatus["operation"]>,
+  nowIso: string,
+): DecisionHistory {
+  const startedMs = Date.parse(operation.startedAt);
+  const { to } = operation;
+  let index = -1;
+  history.scaleEvents.forEach((e, i) => {
+    const t = Date.parse(e.time);
+    // The event of this update: to the same size, recorded around when it was sent.
+    if (e.toSku === to.sku && e.toUnits === to.units && !(t < startedMs - 60_000)) index = i;
+  });
+  const event = history.scaleEvents[index];
+  const from = event
+    ? { sku: event.fromSku as SkuName, units: event.fromUnits }
+    : { sku: operation.from.sku as SkuName, units: operation.from.units };
+  const rest = history.scaleEvents.filter((_, i) => i !== index);
+  return recordScale({ ...history, scaleEvents: rest }, { time: nowIso, from, to });
 }
 
 /** Reads the app-server Deployment (spec.replicas, through the scale subresource) or the named HPA. */
