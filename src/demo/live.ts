@@ -1,0 +1,174 @@
+/**
+ * The demo's live view: lines in the spirit of `kubectl get capol -w` and `kubectl get events -w`,
+ * on the virtual clock. Pure formatting; {@link LiveView} decides when to print.
+ *
+ *   23:05  load 100 %  conns  80,000  Premium_P1 ×  80 → Premium_P2 × 200  replicas 16  ScaleInProgress  refused 37,000
+ *   23:05  event  Normal  ScalingOut  Premium_P1 × 80 → Premium_P2 × 200 units (serverLoad)
+ */
+import type { SkuName } from "../capacity/index.js";
+import type { PassReport } from "../controller/operator.js";
+
+/** What one status line shows. */
+export interface StatusView {
+  /** Virtual time, ms. */
+  time: number;
+  /** Server load of the last complete minute, %. */
+  loadPercent?: number | undefined;
+  /** Accepted client connections of the last complete minute. */
+  connections?: number | undefined;
+  /** Client connections wanted in that minute. */
+  demand?: number | undefined;
+  sku: SkuName;
+  units: number;
+  /** Target of an ARM update in flight. */
+  updatingTo?: { sku: SkuName; units: number } | undefined;
+  replicas?: number | undefined;
+  /** What the last pass did or what held it back. */
+  reason: string;
+}
+
+/** An Event as the live view prints it. */
+export interface EventView {
+  time: number;
+  type: string;
+  reason: string;
+  message: string;
+  count?: number;
+}
+
+const num = (n: number) => Math.round(n).toLocaleString("en-US");
+
+/** `HH:MM` of a virtual time (UTC). */
+export function clock(ms: number): string {
+  return new Date(ms).toISOString().slice(11, 16);
+}
+
+/** `YYYY-MM-DD` of a virtual time (UTC). */
+export function day(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/** One status line (no newline). */
+export function formatStatus(v: StatusView): string {
+  const load = v.loadPercent === undefined ? "   ?" : `${String(Math.round(v.loadPercent)).padStart(3)} %`;
+  const conns = v.connections === undefined ? "?" : num(v.connections);
+  const demand =
+    v.demand !== undefined && v.connections !== undefined && v.demand - v.connections >= 1
+      ? `  refused ${num(v.demand - v.connections)}`
+      : "";
+  const size = `${v.sku} × ${String(v.units).padStart(3)}`;
+  const to = v.updatingTo ? ` → ${v.updatingTo.sku} × ${v.updatingTo.units}` : "";
+  const replicas = v.replicas === undefined ? "" : `  replicas ${String(v.replicas).padStart(2)}`;
+  return `${clock(v.time)}  load ${load}  conns ${conns.padStart(7)}  ${size}${to}${replicas}  ${v.reason}${demand}`;
+}
+
+/** One Event line (no newline). */
+export function formatEvent(e: EventView): string {
+  const count = e.count !== undefined && e.count > 1 ? ` (×${e.count})` : "";
+  return `${clock(e.time)}  event  ${e.type.padEnd(7)} ${e.reason}  ${e.message}${count}`;
+}
+
+/** A short reason for the status line from a pass report. */
+export function passReason(report: PassReport): string {
+  if (report.error !== undefined) {
+    const message = report.error instanceof Error ? report.error.message : String(report.error);
+    return `PassFailed: ${message.split("\n")[0]?.slice(0, 120)}`;
+  }
+  const result = report.result;
+  const decision = result?.decision;
+  if (!result || !decision) return result?.outcome ?? "—";
+  const driven = decision.drivenBy ? ` (${decision.drivenBy})` : "";
+  switch (result.outcome) {
+    case "scaled": {
+      const d = decision.desired;
+      const c = decision.current;
+      if (d && (d.units !== c.units || d.sku !== c.sku))
+        return `${d.units >= c.units ? "ScalingOut" : "ScalingIn"}${driven}`;
+      return "AppServersScaled";
+    }
+    case "inProgress":
+      return "ScaleInProgress";
+    case "invalid":
+      return "InvalidSpec";
+    case "instanceUnavailable":
+      return "InstanceUnavailable";
+    case "outOfScope":
+      return "OutOfScope";
+    case "notLeader":
+      return "NotLeader";
+    default:
+      return decision.limitedBy ?? (decision.action === "None" ? "WithinTarget" : decision.action);
+  }
+}
+
+/** Where the live view writes, and whether it may redraw a line in place. */
+export interface LiveSink {
+  write(text: string): void;
+  /** A terminal: the latest status is redrawn in place; otherwise plain lines only. */
+  tty: boolean;
+}
+
+/**
+ * Prints status lines when something changes (size, update in flight, replicas, a failing pass) or every
+ * `everyMs` of virtual time, Events as they come, and a date line when the day changes. On a
+ * terminal, the newest status also stays on the last line, redrawn at every pass.
+ */
+export class LiveView {
+  readonly #sink: LiveSink;
+  readonly #everyMs: number;
+  #lastKey = "";
+  #lastPrinted = Number.NEGATIVE_INFINITY;
+  #day = "";
+  #pending = "";
+
+  constructor(sink: LiveSink, options: { everyMs?: number } = {}) {
+    this.#sink = sink;
+    this.#everyMs = options.everyMs ?? 30 * 60_000;
+  }
+
+  /** A status after a pass. */
+  status(v: StatusView): void {
+    // Reasons alone (WithinTarget, StabilizedDown, Settling …) change often: they ride along.
+    const key = `${v.sku}|${v.units}|${v.updatingTo?.sku}|${v.updatingTo?.units}|${v.replicas}|${v.reason.startsWith("PassFailed")}`;
+    const line = formatStatus(v);
+    if (key !== this.#lastKey || v.time - this.#lastPrinted >= this.#everyMs) {
+      this.#lastKey = key;
+      this.#lastPrinted = v.time;
+      this.line(v.time, line);
+    } else if (this.#sink.tty) {
+      this.#pending = line;
+      this.#sink.write(`\r\x1b[2K${line}`);
+    }
+  }
+
+  /** An Event. */
+  event(e: EventView): void {
+    this.line(e.time, formatEvent(e));
+  }
+
+  /** A line of its own at a virtual time (a date line first when the day changed). */
+  line(time: number, text: string): void {
+    const d = day(time);
+    let out = this.#sink.tty && this.#pending !== "" ? "\r\x1b[2K" : "";
+    if (d !== this.#day) {
+      this.#day = d;
+      out += `── ${d} (UTC) ──\n`;
+    }
+    out += `${text}\n`;
+    this.#pending = "";
+    this.#sink.write(out);
+  }
+
+  /** Plain text (no time), e.g. a notice. */
+  note(text: string): void {
+    const clear = this.#sink.tty && this.#pending !== "" ? "\r\x1b[2K" : "";
+    this.#pending = "";
+    this.#sink.write(`${clear}${text}\n`);
+  }
+
+  /** Clears a redrawn line before other output follows. */
+  finish(): void {
+    if (this.#sink.tty && this.#pending !== "") this.#sink.write("\r\x1b[2K");
+    this.#pending = "";
+  }
+}

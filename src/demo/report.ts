@@ -1,0 +1,87 @@
+/** The demo's closing summary, as text and as JSON. Pure. */
+import type { DemoResult } from "./run.js";
+import type { CapacityChange, DemoSummary } from "./timeline.js";
+
+const n = (v: number) => v.toLocaleString("en-US", { maximumFractionDigits: 1 });
+const hhmm = (iso: string) => iso.slice(11, 16);
+
+/** `1 min 58 s`, `42 s`. */
+export function formatSeconds(seconds: number): string {
+  const s = Math.round(seconds);
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, "0")} s`;
+}
+
+function step(c: CapacityChange): string {
+  return `${hhmm(c.time)} (${c.from.sku} × ${c.from.units} → ${c.to.sku} × ${c.to.units})`;
+}
+
+/** The P1 → P2 line: when the step happened and when it came back. */
+export function p2Line(s: DemoSummary): string {
+  if (!s.p1ToP2) return "not reached (the peak stayed within Premium_P1's 100 units)";
+  const back = s.p2ToP1 ? `; back to Premium_P1 at ${step(s.p2ToP1)}` : "; still on Premium_P2 at the end";
+  return `up at ${step(s.p1ToP2)}${back}; ${n(s.p2Minutes)} min on Premium_P2`;
+}
+
+/** The summary as aligned text lines. */
+export function formatSummary(result: DemoResult): string {
+  const s = result.summary;
+  const perSku = Object.entries(s.unitHours)
+    .map(([sku, h]) => `${sku} ${n(h)}`)
+    .join(", ");
+  const rows: [string, string][] = [
+    [
+      "scale operations",
+      `${s.scaleOperations.total} (${s.scaleOperations.out} out, ${s.scaleOperations.in} in)`,
+    ],
+    ["Premium_P1 → P2", p2Line(s)],
+    ["unit-hours", `${n(s.totalUnitHours)}${perSku ? ` (${perSku})` : ""}`],
+    [
+      "units",
+      result.rows.length === 0
+        ? "—"
+        : `${Math.min(...result.rows.map((r) => r.units))} – ${s.peakUnits} (mean ${n(s.meanUnits)})`,
+    ],
+    [`minutes > ${s.loadTargetPercent} % load`, `${s.minutesAboveTarget}`],
+    [
+      "minutes refusing",
+      s.minutesRefused === 0
+        ? "0"
+        : `${s.minutesRefused} (at most ${n(s.peakRefused)} connections refused in a minute)`,
+    ],
+    ["peak demand", `${n(s.peakDemand)} connections (${n(s.peakConnections)} accepted at most)`],
+  ];
+  if (s.replicas) rows.push(["app servers", `${s.replicas.min} – ${s.replicas.max} replicas`]);
+  rows.push([
+    "operator",
+    `${n(result.operator.passes)} passes, one per ${n(result.operator.meanPassIntervalSeconds)} s virtual, ` +
+      `${n(result.operator.meanPassMs)} ms real each` +
+      `${result.operator.failedPasses > 0 ? `, ${result.operator.failedPasses} failed` : ""}; ` +
+      `ARM ${n(result.azureCalls.armReads)} reads, ${n(result.azureCalls.armWrites)} writes; ` +
+      `${n(result.azureCalls.getBatch)} metrics:getBatch`,
+  ]);
+  const width = Math.max(...rows.map(([k]) => k.length));
+  const when = (iso: string) => iso.replace("T", " ").replace(/:00Z$/, "");
+  const title =
+    `${result.interrupted ? "Partial summary" : "Summary"}: ${when(s.start)} – ${when(s.end)} UTC, ` +
+    `${n(s.minutes)} minutes of traffic in ${formatSeconds(result.replaySeconds)}`;
+  const lines = [title, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)];
+  if (result.files) {
+    lines.push("", "Files:", `  timeline  ${result.files.timeline}`, `  chart     ${result.files.chart}`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/** The summary for `--output json`. */
+export function summaryJson(result: DemoResult, extra: Record<string, unknown>): Record<string, unknown> {
+  return {
+    ...extra,
+    interrupted: result.interrupted,
+    summary: result.summary,
+    operator: result.operator,
+    azureCalls: result.azureCalls,
+    cluster: result.cluster,
+    replaySeconds: Math.round(result.replaySeconds * 10) / 10,
+    wallSeconds: Math.round(result.wallSeconds * 10) / 10,
+    ...(result.files ? { files: result.files } : {}),
+  };
+}
