@@ -315,6 +315,18 @@ export async function httpGet(url: string): Promise<{ status: number; body: stri
   return { status: res.status, body: await res.text() };
 }
 
+/** The sum of every sample of `name` whose labels include `labels`. */
+export function sampleSum(body: string, name: string, labels: Record<string, string> = {}): number {
+  let sum = 0;
+  for (const line of body.split("\n")) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
+    const value = Number(line.slice(line.lastIndexOf(" ") + 1));
+    if (Number.isFinite(value)) sum += value;
+  }
+  return sum;
+}
+
 /** One sample of a Prometheus text exposition: the value of `name{labels…}` (labels matched as given). */
 export function sampleValue(
   body: string,
