@@ -15,7 +15,7 @@
 
 import { parseDuration } from "../api/duration.js";
 import type { CapacityPolicy } from "../api/index.js";
-import type { AzureAdapters } from "../azure/index.js";
+import { type AzureAdapters, parseResourceId } from "../azure/index.js";
 import type { ServiceKind } from "../capacity/skus.js";
 import type { KubeClients } from "../kube/client.js";
 import { EventRecorder } from "../kube/events.js";
@@ -30,7 +30,7 @@ import { type Logger, scrubSecrets } from "./logging.js";
 import type { OperatorMetrics } from "./metrics.js";
 import { WorkQueue } from "./queue.js";
 import { type PassDeps, type PassResult, reconcile } from "./reconcile.js";
-import type { TenancyMap } from "./tenancy.js";
+import { checkTenancy, type TenancyMap } from "./tenancy.js";
 
 export interface OperatorSettings {
   /** Namespaces to watch; all namespaces when empty or absent. */
@@ -299,14 +299,22 @@ export class Operator {
       const targets: CycleTarget[] = [];
       for (const p of due) {
         const target = p.spec?.target;
-        if (target?.resourceId && (target.service === "SignalR" || target.service === "WebPubSub")) {
-          targets.push({
-            key: key(p),
-            resourceId: target.resourceId,
-            service: target.service as ServiceKind,
-            lookbackMs: lookbackMs(p),
-          });
+        if (!target?.resourceId || (target.service !== "SignalR" && target.service !== "WebPubSub")) continue;
+        // Azure is not read for a target the pass refuses anyway: a malformed resource ID
+        // (InvalidSpec) or one outside its namespace's tenancy scopes (OutOfScope).
+        let ref: ReturnType<typeof parseResourceId>;
+        try {
+          ref = parseResourceId(target.resourceId);
+        } catch {
+          continue;
         }
+        if (!checkTenancy(this.#settings.tenancy, p.metadata.namespace, ref).allowed) continue;
+        targets.push({
+          key: key(p),
+          resourceId: target.resourceId,
+          service: target.service as ServiceKind,
+          lookbackMs: lookbackMs(p),
+        });
       }
       let readings = new Map<string, CycleReading>();
       try {
