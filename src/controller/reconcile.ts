@@ -167,21 +167,6 @@ export async function reconcile(
         ? "not_applied"
         : "failed";
     deps.metrics.scaleOperations.inc({ namespace, policy: name, target: "instance", result });
-    // The scale event was recorded when the update started; it stands for the capacity change, so
-    // it moves to when the change is seen in place (or goes, when the change did not happen).
-    // Otherwise buckets measured at the old units before the change completed would be read as
-    // measured at the new units (see unitsAtTime), overstating the demand after a scale-out.
-    const started = history.scaleEvents.findLastIndex(
-      (e) => e.toSku === to.sku && e.toUnits === to.units && Date.parse(e.time) <= nowMs,
-    );
-    if (started >= 0) {
-      history = {
-        ...history,
-        scaleEvents: history.scaleEvents.flatMap((e, i) =>
-          i !== started ? [e] : applied ? [{ ...e, time: nowIso }] : [],
-        ),
-      };
-    }
     if (applied) {
       // The capacity changed now, not when the update was sent: the settle window counts from
       // now, and samples measured while the update ran are read at the old unit count.
@@ -192,6 +177,11 @@ export async function reconcile(
         message: `${instance.sku} × ${instance.units} units in place (started ${operation.startedAt})`,
       });
     } else {
+      // The change did not happen: its scale event goes.
+      history = {
+        ...history,
+        scaleEvents: withoutEvent(history.scaleEvents, operationEventIndex(history, operation)),
+      };
       events.push({
         type: "Warning",
         reason: result === "not_applied" ? "ScaleNotApplied" : "ScaleFailed",
@@ -416,20 +406,31 @@ function completedScale(
   operation: NonNullable<CapacityPolicyStatus["operation"]>,
   nowIso: string,
 ): DecisionHistory {
-  const startedMs = Date.parse(operation.startedAt);
-  const { to } = operation;
-  let index = -1;
-  history.scaleEvents.forEach((e, i) => {
-    const t = Date.parse(e.time);
-    // The event of this update: to the same size, recorded around when it was sent.
-    if (e.toSku === to.sku && e.toUnits === to.units && !(t < startedMs - 60_000)) index = i;
-  });
+  const index = operationEventIndex(history, operation);
   const event = history.scaleEvents[index];
   const from = event
     ? { sku: event.fromSku as SkuName, units: event.fromUnits }
     : { sku: operation.from.sku as SkuName, units: operation.from.units };
-  const rest = history.scaleEvents.filter((_, i) => i !== index);
-  return recordScale({ ...history, scaleEvents: rest }, { time: nowIso, from, to });
+  return recordScale(
+    { ...history, scaleEvents: withoutEvent(history.scaleEvents, index) },
+    { time: nowIso, from, to: operation.to },
+  );
+}
+
+/** Index of the scale event recorded for `operation` (to the same size, around when it was sent), or −1. */
+function operationEventIndex(
+  history: DecisionHistory,
+  operation: NonNullable<CapacityPolicyStatus["operation"]>,
+): number {
+  const startedMs = Date.parse(operation.startedAt);
+  const { to } = operation;
+  return history.scaleEvents.findLastIndex(
+    (e) => e.toSku === to.sku && e.toUnits === to.units && !(Date.parse(e.time) < startedMs - 60_000),
+  );
+}
+
+function withoutEvent<T>(events: readonly T[], index: number): T[] {
+  return events.filter((_, i) => i !== index);
 }
 
 /** Reads the app-server Deployment (spec.replicas, through the scale subresource) or the named HPA. */
