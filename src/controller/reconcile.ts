@@ -144,6 +144,7 @@ export async function reconcile(
       : reading
         ? undefined
         : { kind: "NoData", message: "no reading for this pass" };
+  if (failure && reading) log.warn({ failure: failure.kind, err: failure.message }, "Azure read failed");
   const currentSku = (instance?.sku ?? previous.current?.sku) as SkuName | undefined;
   const currentUnits = instance?.units ?? previous.current?.units;
   if (currentSku === undefined || currentUnits === undefined) {
