@@ -83,6 +83,10 @@ async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
     throw new UsageError("--renew-deadline must be shorter than --lease-duration");
   if (retryPeriodSeconds * 1.2 >= renewDeadlineSeconds)
     throw new UsageError("--retry-period (plus 20 % jitter) must be shorter than --renew-deadline");
+  const leaseNamespace = flags.leaseNamespace ?? io.env["POD_NAMESPACE"];
+  if (flags.leaderElect && !leaseNamespace) {
+    throw new UsageError("--leader-elect needs --lease-namespace (or POD_NAMESPACE)");
+  }
   const log = createLogger({ level: flags.logLevel, format: flags.logFormat });
   let tenancy: TenancyMap | undefined;
   if (flags.tenancyFile) {
@@ -130,10 +134,6 @@ async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
   });
   const metrics = new OperatorMetrics();
   const identity = flags.identity ?? io.env["POD_NAME"] ?? hostname();
-  const leaseNamespace = flags.leaseNamespace ?? io.env["POD_NAMESPACE"];
-  if (flags.leaderElect && !leaseNamespace) {
-    throw new UsageError("--leader-elect needs --lease-namespace (or POD_NAMESPACE)");
-  }
   const operator = new Operator(
     { kube, azure, log, metrics, clock: realClock },
     {
