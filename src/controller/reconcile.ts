@@ -582,6 +582,8 @@ async function writeStatus(
   }
   const now = new Date(deps.now());
   for (const e of events) {
+    // Events are writes too: none once the leader's fence has closed.
+    if (!deps.canWrite()) break;
     try {
       await deps.events.record(subject, { ...e, message: scrubSecrets(e.message) }, now);
     } catch (err) {
