@@ -7,7 +7,7 @@
  * on SIGTERM releases its lease and exits 0.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmod, chown, copyFile, cp, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { chmod, chown, copyFile, cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -176,9 +176,19 @@ describe("the production layout (compiled output + production dependencies)", ()
       "--retry-period=0.5",
       "--log-level=trace",
     ];
-    const [file, argv] = asRoot
-      ? ["setpriv", [`--reuid=${NONROOT}`, `--regid=${NONROOT}`, "--clear-groups", "--", NODE, ...args]]
-      : [NODE, args];
+    const setpriv = [`--reuid=${NONROOT}`, `--regid=${NONROOT}`, "--clear-groups", "--"];
+    if (asRoot) {
+      // As in the image: the application tree is not writable by the process's user.
+      const write = await exec("setpriv", [
+        ...setpriv,
+        NODE,
+        "-e",
+        `require("node:fs").writeFileSync(${JSON.stringify(join(app, "dist", "probe"))}, "x")`,
+      ]);
+      expect(write.code).not.toBe(0);
+      expect(write.stderr).toMatch(/EACCES/);
+    }
+    const [file, argv] = asRoot ? ["setpriv", [...setpriv, NODE, ...args]] : [NODE, args];
     let stdout = "";
     let stderr = "";
     const proc = spawn(file, argv as string[], {
@@ -213,8 +223,9 @@ describe("the production layout (compiled output + production dependencies)", ()
         100,
       );
       if (asRoot) {
-        const status = await exec("ps", ["-o", "uid=", "-p", String(proc.pid)]);
-        expect(status.stdout.trim()).toBe(String(NONROOT));
+        // setpriv execs node in place: the process's real and effective uids are 65532.
+        const status = await readFile(`/proc/${proc.pid}/status`, "utf8");
+        expect(status).toMatch(new RegExp(`^Uid:\\s+${NONROOT}\\s+${NONROOT}\\s`, "m"));
       }
       await eventually(
         async () => expect((await httpGet(`${starting.http}/readyz`)).status).toBe(200),
