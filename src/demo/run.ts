@@ -337,6 +337,9 @@ export async function runDemo(settings: DemoSettings, io: DemoIo): Promise<DemoR
       metricsEndpoint: emulator.metricsEndpoint,
       ca: emulator.caPem,
       now: () => clock.now(),
+      // The emulator answers in milliseconds; a short timeout also bounds any timer a failed
+      // request leaves behind at shutdown.
+      requestTimeoutMs: 10_000,
     });
     const log = createLogger({
       level: settings.verbose ? "warn" : "silent",
@@ -415,6 +418,9 @@ export async function runDemo(settings: DemoSettings, io: DemoIo): Promise<DemoR
 
     await operator.stop(3000);
     operator = undefined;
+    // A poll cycle may still be reading Azure: let it finish before the emulator goes away (a
+    // request cut off by the server leaves the SDK's timeout timer running until it expires).
+    await new Promise((r) => setTimeout(r, 250));
     clearInterval(sampler);
     sampler = undefined;
     tracker.observe();

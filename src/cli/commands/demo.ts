@@ -77,6 +77,39 @@ function timeFlag(name: string, text: string): number {
 
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
+/**
+ * While the demo runs, the first Ctrl-C (SIGINT/SIGTERM) stops it gracefully through `io.signal`
+ * (main.ts aborts it), with a partial summary; another one, a second or more later, quits at once.
+ * Copies of the first that arrive right after it (npm and tsx relay the terminal's signal to the
+ * process that already got it) count as the same. Without a listener of its own here, the local
+ * control plane's exit handler would find itself the only listener left after main.ts's one-shot
+ * one and re-raise the first signal, ending the process before the summary.
+ */
+function holdSignals(say: (text: string) => void): () => void {
+  let first: number | undefined;
+  const handler = (signal: NodeJS.Signals): void => {
+    const now = Date.now();
+    if (first === undefined) {
+      first = now;
+      say(`\n${signal}: stopping (again to quit at once)…\n`);
+      return;
+    }
+    if (now - first < 1000) return;
+    release();
+    // The control plane's handler (when one runs) kills its processes and re-raises; else quit here.
+    setImmediate(() => process.exit(130));
+  };
+  const signals = ["SIGINT", "SIGTERM"] as const;
+  for (const s of signals) process.on(s, handler);
+  const release = (): void => {
+    for (const s of signals) process.removeListener(s, handler);
+    // After a Ctrl-C, a request cut off mid-flight can leave a client's timeout timer behind: once
+    // the summary is out, do not wait for it.
+    if (first !== undefined) setTimeout(() => process.exit(), 3000).unref();
+  };
+  return release;
+}
+
 async function runDemoCommand(flags: DemoFlags, io: CliIo): Promise<void> {
   // Everything the user typed is checked before anything starts.
   if (!NAMESPACE.test(flags.namespace) || flags.namespace.length > 63)
@@ -134,47 +167,50 @@ async function runDemoCommand(flags: DemoFlags, io: CliIo): Promise<void> {
   const tty = stream.isTTY === true && term !== undefined && term !== "dumb";
   const traceLabel = basename(flags.trace ?? DEFAULT_TRACE);
 
-  const result = await runDemo(
-    {
-      policy,
-      window,
-      traceLabel,
-      peakConnections,
-      speed,
-      scaleDurationMs,
-      ingestionDelayMs,
-      outDir,
-      kubeconfig,
-      context: flags.context,
-      verbose: flags.verbose,
-    },
-    { live: { write: liveWrite, tty }, log: io.stderr, signal: io.signal, env: { ...io.env } },
-  );
-  if (!result.started) {
-    liveWrite("Stopped before the traffic started; nothing to summarize.\n");
-    return;
-  }
-  if (json) {
-    io.stdout(
-      formatJson(
-        summaryJson(result, {
-          policy: { name: policy.metadata.name, namespace: policy.metadata.namespace, file: policyPath },
-          trace: { file: tracePath, start: window.startMs, end: window.startMs + window.durationMs },
-          peakConnections,
-          speed,
-          scaleDurationSeconds: scaleDurationMs / 1000,
-          ingestionDelaySeconds: ingestionDelayMs / 1000,
-        }),
-      ),
+  const release = holdSignals(liveWrite);
+  try {
+    const result = await runDemo(
+      {
+        policy,
+        window,
+        traceLabel,
+        peakConnections,
+        speed,
+        scaleDurationMs,
+        ingestionDelayMs,
+        outDir,
+        kubeconfig,
+        context: flags.context,
+        verbose: flags.verbose,
+      },
+      { live: { write: liveWrite, tty }, log: io.stderr, signal: io.signal, env: { ...io.env } },
     );
-    return;
-  }
-  io.stdout(`\n${formatSummary(result)}`);
-  if (!result.cluster.local) {
-    io.stdout(
-      `\nThe namespace ${result.cluster.namespace} stays in the cluster; remove it with ` +
-        `kubectl delete namespace ${result.cluster.namespace}\n`,
-    );
+    if (!result.started) {
+      liveWrite("Stopped before the traffic started; nothing to summarize.\n");
+    } else if (json) {
+      io.stdout(
+        formatJson(
+          summaryJson(result, {
+            policy: { name: policy.metadata.name, namespace: policy.metadata.namespace, file: policyPath },
+            trace: { file: tracePath, start: window.startMs, end: window.startMs + window.durationMs },
+            peakConnections,
+            speed,
+            scaleDurationSeconds: scaleDurationMs / 1000,
+            ingestionDelaySeconds: ingestionDelayMs / 1000,
+          }),
+        ),
+      );
+    } else {
+      io.stdout(`\n${formatSummary(result)}`);
+      if (!result.cluster.local) {
+        io.stdout(
+          `\nThe namespace ${result.cluster.namespace} stays in the cluster; remove it with ` +
+            `kubectl delete namespace ${result.cluster.namespace}\n`,
+        );
+      }
+    }
+  } finally {
+    release();
   }
 }
 
