@@ -30,6 +30,7 @@ import { type Logger, scrubSecrets } from "./logging.js";
 import type { OperatorMetrics } from "./metrics.js";
 import { WorkQueue } from "./queue.js";
 import { type PassDeps, type PassResult, reconcile } from "./reconcile.js";
+import { nextPollTime } from "./schedule.js";
 import { checkTenancy, type TenancyMap } from "./tenancy.js";
 
 export interface OperatorSettings {
@@ -355,6 +356,7 @@ export class Operator {
         continue;
       }
       const started = performance.now();
+      const passStartedAt = this.#deps.clock.now();
       try {
         const result = await reconcile(policy, reading, {
           ...this.#passDeps,
@@ -362,7 +364,8 @@ export class Operator {
           signal: this.#termSignal,
         });
         this.#queue.forget(k);
-        this.#nextPoll.set(k, this.#deps.clock.now() + result.requeueAfterMs);
+        // On the interval's grid, from when Azure was read: policies stay in one poll cycle.
+        this.#nextPoll.set(k, nextPollTime(reading?.fetchedAt ?? passStartedAt, result.requeueAfterMs));
         this.#emit({ key: k, policy, result });
       } catch (err) {
         const delay = this.#queue.nextBackoff(k);
