@@ -11,8 +11,8 @@
  * 2. N CapacityPolicies in ⌈N/100⌉ namespaces (at most 10), polled every 30 s;
  * 3. the real Operator, alone in a child process (bench/operator-process.ts, bundled with esbuild
  *    and run by plain node, as `node dist/…` would run it), watching all namespaces; its first poll
- *    cycle has every policy due at once (the "cold" full cycle); then, half an interval later,
- *    three poll intervals are measured in steady state;
+ *    cycle has every policy due at once (the "cold" full cycle); then three poll intervals are
+ *    measured in steady state, each window opening just before a cycle;
  * 4. the per-resource approach on the same instances, from this process: one ARM GET and one
  *    metrics call per policy, against one batched read (the operator's CycleFetcher) of the same
  *    policies.
@@ -21,6 +21,9 @@
  * bench/results/latest.json (`--out` to change).
  *
  * Flags: --sizes 1,100,1000  --intervals 3  --poll 30  --workers 16  --concurrency 16  --out FILE
+ * and, for experiments: --heap-snapshot (writes operator-<N>.heapsnapshot next to --out),
+ * --kube-connection-pool (the Kubernetes calls share one connection pool, see operator-process.ts),
+ * --operator-node-options "<node flags>" (e.g. V8 heap limits for the operator process).
  */
 import { type ChildProcess, execFile, fork, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -65,6 +68,9 @@ const { values: flags } = parseArgs({
     workers: { type: "string", default: "16" },
     concurrency: { type: "string", default: "16" },
     out: { type: "string", default: join(ROOT, "bench", "results", "latest.json") },
+    "heap-snapshot": { type: "boolean", default: false },
+    "kube-connection-pool": { type: "boolean", default: false },
+    "operator-node-options": { type: "string", default: "" },
   },
 });
 const SIZES = flags.sizes.split(",").map((s) => Number(s.trim()));
@@ -336,7 +342,7 @@ class OperatorProcess {
   constructor(script: string, config: OperatorProcessConfig) {
     this.child = fork(script, [], {
       cwd: ROOT,
-      execArgv: [],
+      execArgv: ["--expose-gc", ...flags["operator-node-options"].split(/\s+/).filter(Boolean)],
       env: { ...process.env, BENCH_OPERATOR_CONFIG: JSON.stringify(config) },
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
@@ -378,18 +384,18 @@ class OperatorProcess {
     });
   }
 
-  sample(): Promise<ProcessSample> {
+  sample(gc = false): Promise<ProcessSample> {
     const id = this.#nextId++;
     return new Promise((r) => {
       this.#waiting.set(id, r);
-      this.child.send({ type: "sample", id } satisfies ParentMessage);
+      this.child.send({ type: "sample", id, gc } satisfies ParentMessage);
     });
   }
 
-  async stop(): Promise<void> {
+  async stop(heapSnapshot?: string): Promise<void> {
     if (this.child.exitCode !== null) return;
     const stopped = new Promise<void>((r) => (this.#stopped = r));
-    this.child.send({ type: "stop" } satisfies ParentMessage);
+    this.child.send({ type: "stop", ...(heapSnapshot ? { heapSnapshot } : {}) } satisfies ParentMessage);
     await Promise.race([stopped.then(() => this.exited), sleep(20_000)]);
     if (this.child.exitCode === null && this.child.pid !== undefined) this.child.kill("SIGKILL");
   }
@@ -443,12 +449,19 @@ interface SizeResult {
     passP99Ms: number;
     cpuMsPerPolicyPerCycle: number;
     outcomes: Record<string, number>;
+    /** Kubernetes calls of the passes: count per interval, p50 and p99 ms. */
+    kubeCalls: Record<string, { perInterval: number; p50Ms: number; p99Ms: number }>;
   };
+  /** One policy as stored after the run: JSON sizes, bytes. */
+  policyObject: { bytes: number; statusBytes: number; managedFieldsBytes: number };
   memory: {
     rssMB: number;
     heapUsedMB: number;
     heapTotalMB: number;
+    heapUsedAfterGcMB: number;
     externalMB: number;
+    /** Open file descriptors of the operator at the end of the last interval (mostly sockets). */
+    openFds: number;
     afterImportsRssMB: number;
     emulatorRssMB?: number;
   };
@@ -525,6 +538,7 @@ async function runSize(
     caPem: emu.caPem,
     expected: size,
     workers: WORKERS,
+    kubeConnectionPool: flags["kube-connection-pool"],
   });
   let result: SizeResult;
   try {
@@ -552,17 +566,29 @@ async function runSize(
       `cold cycle: ${coldCycle ? fmt((coldCycle.endMs - coldCycle.startMs) / 1000, 2) : "?"} s for ${coldCycle?.policies ?? 0} policies`,
     );
 
-    // 4. Steady state: INTERVALS poll intervals, from half an interval after the cold cycle (so
-    //    that the next cycles fall inside the windows, not on their edges).
-    await sleep((POLL_SECONDS * 1000) / 2);
+    // 4. Steady state: INTERVALS poll intervals. The operator puts polls on a grid of the interval
+    //    (multiples of it since the epoch): each window opens a second before a grid point, so that
+    //    it holds one whole cycle.
+    const pollMs = POLL_SECONDS * 1000;
+    const lead = 2000;
+    // Every policy of the cold cycle was read before now: its next poll is on or before this grid
+    // point (an earlier one is simply not measured).
+    let windowStart = Math.ceil((Date.now() + pollMs / 2) / pollMs) * pollMs - lead;
+    const sleepUntil = (at: number) => sleep(Math.max(0, at - Date.now()));
     const intervals: IntervalResult[] = [];
     const steadyPasses: PassRecord[] = [];
     const steadyCycles: CycleRecord[] = [];
+    const steadyKube: Record<string, number[]> = {};
+    const addKube = (k: Record<string, number[]>) => {
+      for (const [m, d] of Object.entries(k)) steadyKube[m] = [...(steadyKube[m] ?? []), ...d];
+    };
     let warnings = coldSample.warnings;
     let warningSamples = coldSample.warningSamples;
     let lastSample = coldSample;
     let lastMemory = coldSample.memory;
-    for (let w = 0; w < INTERVALS; w++) {
+    let lastOpenFds = coldSample.openFds;
+    for (let w = 0; w < INTERVALS; w++, windowStart += pollMs) {
+      await sleepUntil(windowStart);
       await control(emu, "DELETE", "/requests");
       const before = await operator.sample();
       steadyPasses.push(...before.passes);
@@ -571,7 +597,7 @@ async function runSize(
       const apiBefore = procStats(controlPlanePids.apiServer);
       const etcdBefore = procStats(controlPlanePids.etcd);
       const started = performance.now();
-      await sleep(POLL_SECONDS * 1000);
+      await sleepUntil(windowStart + pollMs);
       const calls = await emulatorCalls(emu);
       const after = await operator.sample();
       const seconds = (performance.now() - started) / 1000;
@@ -580,6 +606,7 @@ async function runSize(
       const etcdAfter = procStats(controlPlanePids.etcd);
       steadyPasses.push(...after.passes);
       steadyCycles.push(...after.cycles);
+      addKube(after.kubeCalls);
       const byApi: Record<string, number> = {};
       const bySub: Record<string, number> = {};
       for (const r of calls.requests) {
@@ -604,6 +631,7 @@ async function runSize(
       warningSamples = after.warningSamples;
       lastSample = after;
       lastMemory = after.memory;
+      lastOpenFds = after.openFds;
       log(
         `interval ${w + 1}/${INTERVALS}: ${after.passes.length} passes in ${after.cycles.length} cycle(s), ` +
           `${calls.calls.total} Azure calls, CPU ${fmt(intervals.at(-1)?.cpuMs ?? 0, 0)} ms`,
@@ -611,6 +639,24 @@ async function runSize(
     }
     void lastSample;
     const emulatorRss = procStats(emu.child.pid)?.rss;
+    const afterGc = await operator.sample(true);
+    const kubeCalls: SizeResult["steady"]["kubeCalls"] = {};
+    for (const [m, d] of Object.entries(steadyKube)) {
+      kubeCalls[m] = { perInterval: d.length / INTERVALS, p50Ms: quantile(d, 0.5), p99Ms: quantile(d, 0.99) };
+    }
+    const sampleTarget = targets[0] as Target;
+    const stored = (await kube.customObjects.getNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: sampleTarget.namespace,
+      plural: PLURAL,
+      name: sampleTarget.name,
+    })) as { status?: unknown; metadata?: { managedFields?: unknown } };
+    const policyObject = {
+      bytes: JSON.stringify(stored).length,
+      statusBytes: JSON.stringify(stored.status ?? {}).length,
+      managedFieldsBytes: JSON.stringify(stored.metadata?.managedFields ?? []).length,
+    };
 
     const byApiPerInterval: Record<string, number> = {};
     for (const api of API_ORDER) {
@@ -629,7 +675,9 @@ async function runSize(
     for (const p of steadyPasses) outcomes[p.outcome] = (outcomes[p.outcome] ?? 0) + 1;
 
     // Stop the operator before the comparison so that it does not poll meanwhile.
-    await operator.stop();
+    await operator.stop(
+      flags["heap-snapshot"] ? join(dirname(flags.out), `operator-${size}.heapsnapshot`) : undefined,
+    );
 
     // 5. Per-resource approach vs one batched read, same instances, from this process.
     const comparison = await comparePerResource(emu, driverAzure, targets);
@@ -671,11 +719,15 @@ async function runSize(
         passP99Ms: quantile(steadyDurations, 0.99),
         cpuMsPerPolicyPerCycle: steadyPassCount ? steadyCpuMs / steadyPassCount : Number.NaN,
         outcomes,
+        kubeCalls,
       },
+      policyObject,
       memory: {
         rssMB: mb(lastMemory.rss),
         heapUsedMB: mb(lastMemory.heapUsed),
         heapTotalMB: mb(lastMemory.heapTotal),
+        heapUsedAfterGcMB: mb(afterGc.heapUsedAfterGc ?? Number.NaN),
+        openFds: lastOpenFds,
         externalMB: mb(lastMemory.external),
         afterImportsRssMB: mb(started.afterImports.rss),
         ...(emulatorRss !== undefined ? { emulatorRssMB: mb(emulatorRss) } : {}),
@@ -834,8 +886,17 @@ function printSize(r: SizeResult): string {
       `per interval: emulator ${cpuOthers("emulatorCpuMs")} ms, kube-apiserver ${cpuOthers("apiServerCpuMs")} ms, etcd ${cpuOthers("etcdCpuMs")} ms`,
   );
   out.push(
-    `memory: operator RSS ${fmt(r.memory.rssMB)} MB (heap used ${fmt(r.memory.heapUsedMB)} MB of ${fmt(r.memory.heapTotalMB)} MB; ` +
+    `memory: operator RSS ${fmt(r.memory.rssMB)} MB (heap used ${fmt(r.memory.heapUsedMB)} MB of ${fmt(r.memory.heapTotalMB)} MB, ` +
+      `${fmt(r.memory.heapUsedAfterGcMB)} MB after a full GC; ${r.memory.openFds} open file descriptors; ` +
       `${fmt(r.memory.afterImportsRssMB)} MB after the imports); emulator RSS ${fmt(r.memory.emulatorRssMB ?? Number.NaN)} MB`,
+  );
+  const kubeLine = Object.entries(s.kubeCalls)
+    .map(([m, k]) => `${m} ${fmt(k.perInterval, 1)}/interval, p50 ${fmt(k.p50Ms)} ms, p99 ${fmt(k.p99Ms)} ms`)
+    .join("; ");
+  out.push(`Kubernetes calls of the passes (steady): ${kubeLine || "none"}`);
+  out.push(
+    `a stored policy: ${fmt(r.policyObject.bytes / 1024)} KB JSON (status ${fmt(r.policyObject.statusBytes / 1024)} KB, ` +
+      `managedFields ${fmt(r.policyObject.managedFieldsBytes / 1024)} KB)`,
   );
   const pr = r.perResource;
   out.push(
@@ -968,6 +1029,8 @@ async function main(): Promise<void> {
           pollSeconds: POLL_SECONDS,
           workers: WORKERS,
           perResourceConcurrency: CONCURRENCY,
+          kubeConnectionPool: flags["kube-connection-pool"],
+          operatorNodeOptions: flags["operator-node-options"],
           subscriptions: SUBSCRIPTIONS,
           regions: REGIONS,
           services: SERVICES,

@@ -13,6 +13,9 @@
  * Azure adapters it hands in (a cycle starts with its first `listBySubscription` and reads metrics
  * once; it is finished when every policy it read has had its pass).
  */
+import { readdirSync } from "node:fs";
+import { writeHeapSnapshot } from "node:v8";
+import { KubeConfig, type RequestContext } from "@kubernetes/client-node";
 import { pino } from "pino";
 import { createAzureAdapters, resourceKey } from "../src/azure/index.js";
 import { realClock } from "../src/controller/clock.js";
@@ -28,6 +31,28 @@ export interface OperatorProcessConfig {
   /** Policies expected (for `coldDone`). */
   expected: number;
   workers: number;
+  /**
+   * What-if: share one connection pool for every Kubernetes API call. client-node 2.0 gives every
+   * typed call a new undici Agent, so each call opens (and handshakes) a TLS connection of its own.
+   */
+  kubeConnectionPool: boolean;
+}
+
+/** A KubeConfig whose typed API calls share one dispatcher (connection pool) instead of one each. */
+class PooledKubeConfig extends KubeConfig {
+  #dispatcher: ReturnType<RequestContext["getDispatcher"]>;
+
+  override async applySecurityAuthentication(context: RequestContext): Promise<void> {
+    await super.applySecurityAuthentication(context);
+    const fresh = context.getDispatcher();
+    if (fresh === undefined) return;
+    if (this.#dispatcher === undefined) {
+      this.#dispatcher = fresh;
+      return;
+    }
+    context.setDispatcher(this.#dispatcher);
+    void fresh.close();
+  }
 }
 
 /** One finished pass. */
@@ -62,6 +87,12 @@ export interface ProcessSample {
   memory: NodeJS.MemoryUsage;
   passes: PassRecord[];
   cycles: CycleRecord[];
+  /** Durations (ms) of the Kubernetes calls of passes, by API method, since the previous sample. */
+  kubeCalls: Record<string, number[]>;
+  /** Open file descriptors (mostly sockets: Kubernetes and Azure connections, the watch). */
+  openFds: number;
+  /** heapUsed right after a full garbage collection (what the heap really holds). */
+  heapUsedAfterGc?: number;
   warnings: number;
   warningSamples: string[];
 }
@@ -73,7 +104,9 @@ export type WorkerMessage =
   | { type: "stopped" }
   | { type: "error"; message: string };
 
-export type ParentMessage = { type: "sample"; id: number } | { type: "stop" };
+export type ParentMessage =
+  | { type: "sample"; id: number; gc?: boolean }
+  | { type: "stop"; heapSnapshot?: string };
 
 const send = (m: WorkerMessage) => process.send?.(m);
 
@@ -93,7 +126,39 @@ async function main(): Promise<void> {
     },
   );
 
-  const kube = createKubeClients(loadKubeConfig({ kind: "file", path: config.kubeconfig }));
+  let kubeConfig: KubeConfig;
+  if (config.kubeConnectionPool) {
+    kubeConfig = new PooledKubeConfig();
+    kubeConfig.loadFromFile(config.kubeconfig);
+  } else {
+    kubeConfig = loadKubeConfig({ kind: "file", path: config.kubeconfig });
+  }
+  const kube = createKubeClients(kubeConfig);
+  let kubeCalls: Record<string, number[]> = {};
+  const timed = (api: object, label: string, names: readonly string[]) => {
+    const methods = api as Record<string, (...a: unknown[]) => Promise<unknown>>;
+    for (const name of names) {
+      const original = methods[name]?.bind(api);
+      if (!original) continue;
+      methods[name] = async (...a: unknown[]) => {
+        const t = performance.now();
+        try {
+          return await original(...a);
+        } finally {
+          const key = `${label}.${name}`;
+          const list = kubeCalls[key] ?? [];
+          list.push(performance.now() - t);
+          kubeCalls[key] = list;
+        }
+      };
+    }
+  };
+  timed(kube.customObjects, "customObjects", [
+    "patchNamespacedCustomObjectStatus",
+    "getNamespacedCustomObject",
+  ]);
+  timed(kube.core, "core", ["createNamespacedEvent", "patchNamespacedEvent"]);
+  timed(kube.apps, "apps", ["readNamespacedDeploymentScale", "patchNamespacedDeploymentScale"]);
   const azure = createAzureAdapters({
     credential: { getToken: async () => ({ token: "bench", expiresOnTimestamp: Date.now() + 3_600_000 }) },
     armEndpoint: config.armEndpoint,
@@ -207,18 +272,31 @@ async function main(): Promise<void> {
 
   process.on("message", (m: ParentMessage) => {
     if (m.type === "sample") {
+      const cpu = process.cpuUsage();
+      const memory = process.memoryUsage();
+      const gc = (globalThis as { gc?: () => void }).gc;
+      let heapUsedAfterGc: number | undefined;
+      if (m.gc && gc) {
+        gc();
+        heapUsedAfterGc = process.memoryUsage().heapUsed;
+      }
       const sample: ProcessSample = {
-        cpu: process.cpuUsage(),
-        memory: process.memoryUsage(),
+        cpu,
+        memory,
         passes,
         cycles,
+        kubeCalls,
+        openFds: readdirSync("/proc/self/fd").length,
+        ...(heapUsedAfterGc !== undefined ? { heapUsedAfterGc } : {}),
         warnings,
         warningSamples: [...warningSamples],
       };
       passes = [];
       cycles = [];
+      kubeCalls = {};
       send({ type: "sample", id: m.id, ...sample });
     } else if (m.type === "stop") {
+      if (m.heapSnapshot) writeHeapSnapshot(m.heapSnapshot);
       void operator
         .stop(5_000)
         .then(() => send({ type: "stopped" }))
