@@ -96,12 +96,14 @@ describe("demo", () => {
     expect(run.code).toBe(0);
     const result = JSON.parse(run.out) as {
       interrupted: boolean;
+      trace: { start: string; end: string };
       summary: DemoSummary;
       files: { timeline: string; chart: string };
       operator: { passes: number; failedPasses: number };
     };
     const s = result.summary;
     expect(result.interrupted).toBe(false);
+    expect(result.trace).toMatchObject({ start: "2015-04-14T21:30:00Z", end: "2015-04-15T01:30:00Z" });
     expect(s.minutes).toBe(240);
     expect(s.peakDemand).toBeGreaterThan(190_000);
     expect(s.scaleOperations.out).toBeGreaterThanOrEqual(1);

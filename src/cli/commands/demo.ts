@@ -12,6 +12,7 @@ import {
   DEFAULT_TRACE_FOCUS_MS,
   defaultWindowStart,
   formatSummary,
+  isoMinute,
   runDemo,
   summaryJson,
   traceWindow,
@@ -192,7 +193,11 @@ async function runDemoCommand(flags: DemoFlags, io: CliIo): Promise<void> {
         formatJson(
           summaryJson(result, {
             policy: { name: policy.metadata.name, namespace: policy.metadata.namespace, file: policyPath },
-            trace: { file: tracePath, start: window.startMs, end: window.startMs + window.durationMs },
+            trace: {
+              file: tracePath,
+              start: isoMinute(window.startMs),
+              end: isoMinute(window.startMs + window.durationMs),
+            },
             peakConnections,
             speed,
             scaleDurationSeconds: scaleDurationMs / 1000,
