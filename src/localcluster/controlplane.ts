@@ -187,12 +187,12 @@ function installExitHandlers(): void {
   process.once("exit", cleanupAllSync);
   for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     const handler = (): void => {
+      // When the program handles the signal itself, it stops the control plane in its own time
+      // (the exit handler is the backstop). Otherwise clean up, restore the default, re-raise.
+      if (process.listenerCount(sig) > 1) return;
       cleanupAllSync();
-      // If nobody else handles the signal, restore the default and re-raise it.
-      if (process.listenerCount(sig) === 1) {
-        process.removeListener(sig, handler);
-        process.kill(process.pid, sig);
-      }
+      process.removeListener(sig, handler);
+      process.kill(process.pid, sig);
     };
     process.on(sig, handler);
   }

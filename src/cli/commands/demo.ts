@@ -78,39 +78,6 @@ function timeFlag(name: string, text: string): number {
 
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
-/**
- * While the demo runs, the first Ctrl-C (SIGINT/SIGTERM) stops it gracefully through `io.signal`
- * (main.ts aborts it), with a partial summary; another one, a second or more later, quits at once.
- * Copies of the first that arrive right after it (npm and tsx relay the terminal's signal to the
- * process that already got it) count as the same. Without a listener of its own here, the local
- * control plane's exit handler would find itself the only listener left after main.ts's one-shot
- * one and re-raise the first signal, ending the process before the summary.
- */
-function holdSignals(say: (text: string) => void): () => void {
-  let first: number | undefined;
-  const handler = (signal: NodeJS.Signals): void => {
-    const now = Date.now();
-    if (first === undefined) {
-      first = now;
-      say(`\n${signal}: stopping (again to quit at once)…\n`);
-      return;
-    }
-    if (now - first < 1000) return;
-    release();
-    // The control plane's handler (when one runs) kills its processes and re-raises; else quit here.
-    setImmediate(() => process.exit(130));
-  };
-  const signals = ["SIGINT", "SIGTERM"] as const;
-  for (const s of signals) process.on(s, handler);
-  const release = (): void => {
-    for (const s of signals) process.removeListener(s, handler);
-    // After a Ctrl-C, a request cut off mid-flight can leave a client's timeout timer behind: once
-    // the summary is out, do not wait for it.
-    if (first !== undefined) setTimeout(() => process.exit(), 3000).unref();
-  };
-  return release;
-}
-
 async function runDemoCommand(flags: DemoFlags, io: CliIo): Promise<void> {
   // Everything the user typed is checked before anything starts.
   if (!NAMESPACE.test(flags.namespace) || flags.namespace.length > 63)
@@ -168,7 +135,9 @@ async function runDemoCommand(flags: DemoFlags, io: CliIo): Promise<void> {
   const tty = stream.isTTY === true && term !== undefined && term !== "dumb";
   const traceLabel = basename(flags.trace ?? DEFAULT_TRACE);
 
-  const release = holdSignals(liveWrite);
+  // The first Ctrl-C stops the demo gracefully through io.signal (main.ts); a second one quits.
+  const onStop = (): void => liveWrite("\nstopping (Ctrl-C again to quit at once)…\n");
+  io.signal.addEventListener("abort", onStop, { once: true });
   try {
     const result = await runDemo(
       {
@@ -215,7 +184,7 @@ async function runDemoCommand(flags: DemoFlags, io: CliIo): Promise<void> {
       }
     }
   } finally {
-    release();
+    io.signal.removeEventListener("abort", onStop);
   }
 }
 
