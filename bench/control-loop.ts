@@ -923,13 +923,16 @@ function verdicts(results: readonly SizeResult[]): string[] {
     );
     const okArm = r.steady.maxArmReadsPerSubscription <= 1;
     lines.push(
-      `${r.policies}: ARM reads per subscription per cycle, nothing changing: max ${r.steady.maxArmReadsPerSubscription} vs ≤ 1 — ${okArm ? "met" : "MISSED"}`,
+      `${r.policies}: ARM reads per subscription per cycle, nothing changing: max ${r.steady.maxArmReadsPerSubscription} vs ≤ 1 — ${okArm ? "met" : "MISSED"}` +
+        " (one list per subscription and service, and per page of 100 instances)",
     );
   }
   const big = results.find((r) => r.policies === 1000) ?? results.at(-1);
   if (big) {
+    const worst = Math.max(big.cold.cycleSeconds, big.steady.cycleSecondsMax);
     lines.push(
-      `${big.policies}: full cycle ${fmt(big.cold.cycleSeconds, 2)} s vs ≤ 10 s — ${big.cold.cycleSeconds <= 10 ? "met" : "MISSED"}`,
+      `${big.policies}: full cycle ${fmt(big.steady.cycleSecondsP50, 2)} s steady (max ${fmt(big.steady.cycleSecondsMax, 2)} s), ` +
+        `${fmt(big.cold.cycleSeconds, 2)} s cold vs ≤ 10 s — ${worst <= 10 ? "met" : "MISSED"}`,
     );
     lines.push(
       `${big.policies}: operator RSS ${fmt(big.memory.rssMB)} MB vs < 150 MB — ${big.memory.rssMB < 150 ? "met" : "MISSED"}`,
