@@ -13,6 +13,7 @@ import {
   KubeConfig,
   type Middleware,
   PatchStrategy,
+  type RequestContext,
   ServerConfiguration,
   setHeaderOptions,
   Watch,
@@ -29,9 +30,31 @@ export type KubeConfigSource =
   /** $KUBECONFIG, then ~/.kube/config, then in-cluster (client-node's default loading rules). */
   | { readonly kind: "default"; readonly context?: string };
 
+/**
+ * A KubeConfig whose API calls share one connection pool. client-node 2.0 builds a new dispatcher
+ * (and so a new TLS connection) for every request; at 1,000 policies that doubled the CPU per pass
+ * and added about 100 MB of memory (see docs/benchmark.md). Authentication headers are still applied
+ * per request; only the transport is shared.
+ */
+export class PooledKubeConfig extends KubeConfig {
+  #dispatcher: ReturnType<RequestContext["getDispatcher"]>;
+
+  override async applySecurityAuthentication(context: RequestContext): Promise<void> {
+    await super.applySecurityAuthentication(context);
+    const fresh = context.getDispatcher();
+    if (fresh === undefined) return;
+    if (this.#dispatcher === undefined) {
+      this.#dispatcher = fresh;
+      return;
+    }
+    context.setDispatcher(this.#dispatcher);
+    void fresh.close();
+  }
+}
+
 /** Loads a KubeConfig. Throws when the source is unusable (missing file, no current cluster). */
 export function loadKubeConfig(source: KubeConfigSource): KubeConfig {
-  const kc = new KubeConfig();
+  const kc = new PooledKubeConfig();
   switch (source.kind) {
     case "file":
       kc.loadFromFile(source.path);
