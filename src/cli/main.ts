@@ -20,6 +20,13 @@ const onSignal = (signal: NodeJS.Signals): void => {
 };
 process.on("SIGINT", onSignal);
 process.on("SIGTERM", onSignal);
+// Output piped into `head` and the like: the reader left, nothing more to say.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    throw err;
+  });
+}
 
 const code = await runCli(process.argv.slice(2), {
   stdout: (text) => process.stdout.write(text),

@@ -4,9 +4,10 @@
  * the current passes finish (or are abandoned after the grace period), the lease is released, the
  * process exits 0.
  */
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { hostname } from "node:os";
-import { resolve } from "node:path";
+import { homedir, hostname } from "node:os";
+import { join, resolve } from "node:path";
 import type { TokenCredential } from "@azure/identity";
 import { type Command, Option } from "commander";
 import { createAzureAdapters, createAzureCredential } from "../../azure/index.js";
@@ -16,7 +17,7 @@ import { createLogger, LOG_LEVELS, type LogLevel } from "../../controller/loggin
 import { OperatorMetrics } from "../../controller/metrics.js";
 import { Operator } from "../../controller/operator.js";
 import { parseTenancy, type TenancyMap } from "../../controller/tenancy.js";
-import { createKubeClients, loadKubeConfig } from "../../kube/client.js";
+import { createKubeClients, type KubeConfigSource, loadKubeConfig } from "../../kube/client.js";
 import { UsageError } from "../errors.js";
 import type { CliIo } from "../io.js";
 import { type CliCommand, type CommonOptions, withCommonOptions } from "../program.js";
@@ -101,17 +102,29 @@ async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
     .map((n) => n.trim())
     .filter(Boolean);
   const kubeconfig = flags.kubeconfig;
-  const kc = loadKubeConfig(
-    kubeconfig
-      ? {
-          kind: "file",
-          path: resolve(io.cwd, kubeconfig),
-          ...(flags.context ? { context: flags.context } : {}),
-        }
-      : io.env["KUBERNETES_SERVICE_HOST"]
-        ? { kind: "inCluster" }
-        : { kind: "default", ...(flags.context ? { context: flags.context } : {}) },
-  );
+  const source: KubeConfigSource = kubeconfig
+    ? {
+        kind: "file",
+        path: resolve(io.cwd, kubeconfig),
+        ...(flags.context ? { context: flags.context } : {}),
+      }
+    : io.env["KUBERNETES_SERVICE_HOST"]
+      ? { kind: "inCluster" }
+      : { kind: "default", ...(flags.context ? { context: flags.context } : {}) };
+  if (source.kind === "default" && !io.env["KUBECONFIG"] && !existsSync(join(homedir(), ".kube", "config"))) {
+    throw new UsageError(
+      "no cluster to talk to: not in a pod, $KUBECONFIG is not set and ~/.kube/config does not exist (give --kubeconfig)",
+    );
+  }
+  let kc: ReturnType<typeof loadKubeConfig>;
+  try {
+    kc = loadKubeConfig(source);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new UsageError(
+      `cannot use the kubeconfig${kubeconfig ? ` ${kubeconfig}` : ""}: ${code ?? (err as Error).message}`,
+    );
+  }
   const kube = createKubeClients(kc);
 
   let credential: TokenCredential;
