@@ -376,3 +376,45 @@ describe("status fields", () => {
     expect(s.lastReasons).toEqual(["SignalDesired", "SamplesIgnored", "LadderSnapped", "ScaleOut"]);
   });
 });
+
+describe("app servers while scale-in is blocked", () => {
+  const withAppServer = spec({
+    metrics: { serverLoad: { targetPercent: 70 }, connections: { targetPercent: 80 } },
+    appServer: { deploymentName: "hub", replicas: { min: 1, max: 6 }, connectionsPerReplica: 1000 },
+  });
+
+  it("keeps the replicas when a signal is unknown (no scale-in on missing data)", () => {
+    const d = decide(
+      input({
+        spec: withAppServer,
+        current: { sku: "Premium_P1", units: 10, replicas: 4 },
+        samples: samples({ serverLoadPercent: 20, connections: null }),
+      }),
+    );
+    expect(d.scaleIn.allowed).toBe(false);
+    expect(d.desired?.replicas).toBe(4);
+    expect(d.reasons.map((r) => r.code)).toContain("ReplicasHeld");
+  });
+
+  it("never holds above the policy's replica maximum", () => {
+    const d = decide(
+      input({
+        spec: withAppServer,
+        current: { sku: "Premium_P1", units: 10, replicas: 9 },
+        samples: samples({ serverLoadPercent: 20, connections: null }),
+      }),
+    );
+    expect(d.desired?.replicas).toBe(6);
+  });
+
+  it("lowers them when every signal is known", () => {
+    const d = decide(
+      input({
+        spec: withAppServer,
+        current: { sku: "Premium_P1", units: 10, replicas: 4 },
+        samples: samples({ serverLoadPercent: 60, connections: 1500 }),
+      }),
+    );
+    expect(d.desired?.replicas).toBe(2);
+  });
+});

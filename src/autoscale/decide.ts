@@ -526,6 +526,31 @@ export function decide(input: DecisionInput): Decision {
   const desired: DesiredState = { sku: target.sku, units: target.units };
   if (appServer?.replicas !== undefined) desired.replicas = appServer.replicas;
   if (appServer?.hpaMinReplicas !== undefined) desired.hpaMinReplicas = appServer.hpaMinReplicas;
+  // Whatever blocks scaling the instance in (unknown or failing metrics, settling, outside the
+  // scale-in windows, a failed pass) blocks lowering the app servers too.
+  if ((blockers.length > 0 || failure) && spec.appServer) {
+    const held: string[] = [];
+    const ceiling = spec.appServer.replicas.max;
+    const keep = (want: number, now: number | undefined) =>
+      now !== undefined && want < Math.min(now, ceiling) ? Math.min(now, ceiling) : want;
+    if (desired.replicas !== undefined && keep(desired.replicas, current.replicas) !== desired.replicas) {
+      desired.replicas = keep(desired.replicas, current.replicas);
+      held.push(`replicas ${desired.replicas}`);
+    }
+    if (
+      desired.hpaMinReplicas !== undefined &&
+      keep(desired.hpaMinReplicas, current.hpaMinReplicas) !== desired.hpaMinReplicas
+    ) {
+      desired.hpaMinReplicas = keep(desired.hpaMinReplicas, current.hpaMinReplicas);
+      held.push(`HPA minReplicas ${desired.hpaMinReplicas}`);
+    }
+    if (held.length > 0) {
+      const why = blockers.length > 0 ? blockers.join(", ") : "this pass failed";
+      reasons.push(
+        reason("ReplicasHeld", `scale-in blocked (${why}): app servers kept at ${held.join(", ")}`),
+      );
+    }
+  }
 
   // 9. action
   const capacityChange = !sameSize(target, currentSize);
