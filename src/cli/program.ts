@@ -31,7 +31,6 @@ export function buildProgram(io: CliIo): Command {
       "Autoscales Azure SignalR Service and Azure Web PubSub from measured load and the published tier tables.",
     )
     .version(VERSION, "--version")
-    .showHelpAfterError("(run with --help for usage)")
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   for (const command of commands) command.register(program, io);

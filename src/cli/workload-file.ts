@@ -78,8 +78,10 @@ export function parseWorkloadFile(text: string, fileName: string): ParsedWorkloa
     const where = first?.instancePath
       ? first.instancePath.replace(/^\//, "").replaceAll("/", ".")
       : "(top level)";
+    // A key the schema does not know shows up as "schema is false" at its own path.
+    const what = first?.message === "schema is false" ? "unknown field" : (first?.message ?? "invalid");
     throw new UsageError(
-      `${fileName}: not a workload file: ${where}: ${first?.message ?? "invalid"} (expected service and scenarios[])`,
+      `${fileName}: not a workload file: ${where}: ${what} (expected service and scenarios[])`,
     );
   }
   const file = doc as WorkloadFile;

@@ -41,7 +41,7 @@ interface SimulateFlags extends CommonOptions {
   mix?: string;
   messageSize?: string;
   scaleDuration: string;
-  metricDelay: string;
+  ingestionDelay: string;
   start?: string;
   end?: string;
   days?: string;
@@ -227,7 +227,7 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
   const peak = numberFlag("peak-connections", flags.peakConnections, { min: 0 }) as number;
   const mix = mixOf(policy, flags);
   const scaleDurationMs = durationFlag("scale-duration", flags.scaleDuration);
-  const metricDelayMs = durationFlag("metric-delay", flags.metricDelay);
+  const metricDelayMs = durationFlag("ingestion-delay", flags.ingestionDelay);
   const noiseAmplitude = numberFlag("noise", flags.noise, { min: 0, max: 1 }) as number;
   const loadTarget = numberFlag("load-target", flags.loadTarget, { exclusiveMin: 0, max: 100 });
   let prices: ReturnType<typeof parsePrices>;
@@ -370,7 +370,7 @@ export const simulateCommand: CliCommand = {
         )
         .option("--message-size <bytes>", "average message size (default: the policy's, else 2048)")
         .option("--scale-duration <duration>", "time a scale operation takes", "5m")
-        .option("--metric-delay <duration>", "time before a minute's metrics are fully ingested", "3m")
+        .option("--ingestion-delay <duration>", "time before a minute's metrics are fully ingested", "3m")
         .option("--start <time>", "start of the slice to simulate (default: the trace's start), UTC")
         .option("--end <time>", "end of the slice (default: the trace's end)")
         .option("--days <n>", "length of the slice in days (the trace loops when shorter)")
