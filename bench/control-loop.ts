@@ -22,7 +22,8 @@
  *
  * Flags: --sizes 1,100,1000  --intervals 3  --poll 30  --workers 16  --concurrency 16  --out FILE
  * and, for experiments: --heap-snapshot (writes operator-<N>.heapsnapshot next to --out),
- * --kube-connection-pool (the Kubernetes calls share one connection pool, see operator-process.ts),
+ * --per-request-connections (client-node's own transport: a new connection per Kubernetes call,
+ * instead of the operator's shared pool),
  * --operator-node-options "<node flags>" (e.g. V8 heap limits for the operator process).
  */
 import { type ChildProcess, execFile, fork, spawn } from "node:child_process";
@@ -69,7 +70,7 @@ const { values: flags } = parseArgs({
     concurrency: { type: "string", default: "16" },
     out: { type: "string", default: join(ROOT, "bench", "results", "latest.json") },
     "heap-snapshot": { type: "boolean", default: false },
-    "kube-connection-pool": { type: "boolean", default: false },
+    "per-request-connections": { type: "boolean", default: false },
     "operator-node-options": { type: "string", default: "" },
   },
 });
@@ -538,7 +539,7 @@ async function runSize(
     caPem: emu.caPem,
     expected: size,
     workers: WORKERS,
-    kubeConnectionPool: flags["kube-connection-pool"],
+    perRequestConnections: flags["per-request-connections"],
   });
   let result: SizeResult;
   try {
@@ -1032,7 +1033,7 @@ async function main(): Promise<void> {
           pollSeconds: POLL_SECONDS,
           workers: WORKERS,
           perResourceConcurrency: CONCURRENCY,
-          kubeConnectionPool: flags["kube-connection-pool"],
+          perRequestConnections: flags["per-request-connections"],
           operatorNodeOptions: flags["operator-node-options"],
           subscriptions: SUBSCRIPTIONS,
           regions: REGIONS,

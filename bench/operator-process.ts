@@ -15,7 +15,7 @@
  */
 import { readdirSync } from "node:fs";
 import { writeHeapSnapshot } from "node:v8";
-import { KubeConfig, type RequestContext } from "@kubernetes/client-node";
+import { KubeConfig } from "@kubernetes/client-node";
 import { pino } from "pino";
 import { createAzureAdapters, resourceKey } from "../src/azure/index.js";
 import { realClock } from "../src/controller/clock.js";
@@ -32,28 +32,12 @@ export interface OperatorProcessConfig {
   expected: number;
   workers: number;
   /**
-   * What-if: share one connection pool for every Kubernetes API call. client-node 2.0 gives every
-   * typed call a new undici Agent, so each call opens (and handshakes) a TLS connection of its own.
+   * What-if: client-node's own transport, a new connection (and TLS handshake) for every call,
+   * instead of the operator's shared pool (src/kube/client.ts PooledKubeConfig).
    */
-  kubeConnectionPool: boolean;
+  perRequestConnections: boolean;
 }
 
-/** A KubeConfig whose typed API calls share one dispatcher (connection pool) instead of one each. */
-class PooledKubeConfig extends KubeConfig {
-  #dispatcher: ReturnType<RequestContext["getDispatcher"]>;
-
-  override async applySecurityAuthentication(context: RequestContext): Promise<void> {
-    await super.applySecurityAuthentication(context);
-    const fresh = context.getDispatcher();
-    if (fresh === undefined) return;
-    if (this.#dispatcher === undefined) {
-      this.#dispatcher = fresh;
-      return;
-    }
-    context.setDispatcher(this.#dispatcher);
-    void fresh.close();
-  }
-}
 
 /** One finished pass. */
 export interface PassRecord {
@@ -127,8 +111,8 @@ async function main(): Promise<void> {
   );
 
   let kubeConfig: KubeConfig;
-  if (config.kubeConnectionPool) {
-    kubeConfig = new PooledKubeConfig();
+  if (config.perRequestConnections) {
+    kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(config.kubeconfig);
   } else {
     kubeConfig = loadKubeConfig({ kind: "file", path: config.kubeconfig });
