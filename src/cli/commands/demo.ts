@@ -3,10 +3,9 @@
  * the local control plane (built on first use) or `--kubeconfig`, the Azure emulator replaying a
  * real traffic trace on a virtual clock, and the operator in process. See src/demo.
  */
-import { readFile } from "node:fs/promises";
 import { basename, resolve } from "node:path";
 import type { Command } from "commander";
-import { type CapacityPolicy, PolicyError, parseDuration, parsePolicyYaml } from "../../api/index.js";
+import { type CapacityPolicy, PolicyError, parsePolicyYaml } from "../../api/index.js";
 import {
   DEFAULT_TRACE,
   DEFAULT_TRACE_FOCUS_MS,
@@ -17,9 +16,10 @@ import {
   summaryJson,
   traceWindow,
 } from "../../demo/index.js";
-import { parseTrace, parseTraceTimestamp, type Trace, TraceFormatError } from "../../emulator/trace.js";
+import { parseTrace, type Trace, TraceFormatError } from "../../emulator/trace.js";
 import { repoRoot } from "../../localcluster/index.js";
 import { UsageError } from "../errors.js";
+import { durationFlag, readFlagFile, timeFlag } from "../flags.js";
 import type { CliIo } from "../io.js";
 import { formatJson } from "../output.js";
 import { type CliCommand, type CommonOptions, withCommonOptions } from "../program.js";
@@ -48,34 +48,6 @@ function filePath(given: string | undefined, fallback: string, cwd: string): str
   return given === undefined ? resolve(repoRoot(), fallback) : resolve(cwd, given);
 }
 
-async function readText(flag: string, path: string, shown: string): Promise<string> {
-  try {
-    return await readFile(path, "utf8");
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new UsageError(`cannot read --${flag} ${shown}: ${code ?? (err as Error).message}`);
-  }
-}
-
-function durationFlag(name: string, text: string): number {
-  try {
-    return parseDuration(text) * 1000;
-  } catch (err) {
-    throw new UsageError(`--${name}: ${(err as Error).message}`);
-  }
-}
-
-function timeFlag(name: string, text: string): number {
-  const t = text.trim();
-  const ms = parseTraceTimestamp(/^\d{4}-\d{2}-\d{2}$/.test(t) ? `${t} 00:00:00` : t);
-  if (ms === undefined) {
-    throw new UsageError(
-      `--${name} "${text}" is not a time (YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS] UTC, or RFC 3339)`,
-    );
-  }
-  return ms;
-}
-
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 async function runDemoCommand(flags: DemoFlags, io: CliIo): Promise<void> {
@@ -85,7 +57,7 @@ async function runDemoCommand(flags: DemoFlags, io: CliIo): Promise<void> {
   const policyPath = filePath(flags.policy, DEFAULT_POLICY, io.cwd);
   let policy: CapacityPolicy;
   try {
-    const parsed = parsePolicyYaml(await readText("policy", policyPath, flags.policy ?? DEFAULT_POLICY));
+    const parsed = parsePolicyYaml(await readFlagFile("policy", policyPath, flags.policy ?? DEFAULT_POLICY));
     policy = { ...parsed, metadata: { ...parsed.metadata, namespace: flags.namespace } };
   } catch (err) {
     if (err instanceof PolicyError) throw new UsageError(`--policy: ${err.errors.join("; ") || err.message}`);
@@ -98,7 +70,7 @@ async function runDemoCommand(flags: DemoFlags, io: CliIo): Promise<void> {
   let trace: Trace;
   try {
     trace = parseTrace(
-      await readText("trace", tracePath, flags.trace ?? DEFAULT_TRACE),
+      await readFlagFile("trace", tracePath, flags.trace ?? DEFAULT_TRACE),
       flags.trace ?? DEFAULT_TRACE,
     );
   } catch (err) {

@@ -3,19 +3,13 @@
  * native autoscale, a static allocation at peak and the oracle, on a virtual clock with the
  * emulator's traffic model (see src/simulate and docs/simulate.md).
  */
-import { mkdir, open, readFile } from "node:fs/promises";
+import { mkdir, open } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { SingleBar } from "cli-progress";
 import { type Command, Option } from "commander";
-import { type CapacityPolicy, PolicyError, parseDuration, parsePolicyYaml } from "../../api/index.js";
+import { type CapacityPolicy, PolicyError, parsePolicyYaml } from "../../api/index.js";
 import { BENCHMARK_MESSAGE_BYTES, WorkloadError } from "../../capacity/index.js";
-import {
-  parseTrace,
-  parseTraceTimestamp,
-  type Trace,
-  TraceFormatError,
-  traceDemand,
-} from "../../emulator/trace.js";
+import { parseTrace, type Trace, TraceFormatError, traceDemand } from "../../emulator/trace.js";
 import {
   defaultMix,
   type MixEntry,
@@ -29,6 +23,7 @@ import { demandSeries, MINUTE_MS } from "../../simulate/engine.js";
 import { parsePrices } from "../../simulate/metrics.js";
 import { timelineChunks } from "../../simulate/timeline.js";
 import { UsageError } from "../errors.js";
+import { durationFlag, readFlagFile, timeFlag } from "../flags.js";
 import type { CliIo } from "../io.js";
 import { formatJson, formatNumber, formatTable } from "../output.js";
 import { type CliCommand, type CommonOptions, withCommonOptions } from "../program.js";
@@ -60,34 +55,6 @@ interface SimulateFlags extends CommonOptions {
 
 /** Most minutes one run simulates (three years). */
 const MAX_MINUTES = 3 * 366 * 1440;
-
-async function readText(flag: string, file: string, io: CliIo): Promise<string> {
-  try {
-    return await readFile(resolve(io.cwd, file), "utf8");
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new UsageError(`cannot read --${flag} ${file}: ${code ?? (err as Error).message}`);
-  }
-}
-
-function durationFlag(name: string, text: string): number {
-  try {
-    return parseDuration(text) * 1000;
-  } catch (err) {
-    throw new UsageError(`--${name}: ${(err as Error).message}`);
-  }
-}
-
-function timeFlag(name: string, text: string): number {
-  const t = text.trim();
-  const ms = parseTraceTimestamp(/^\d{4}-\d{2}-\d{2}$/.test(t) ? `${t} 00:00:00` : t);
-  if (ms === undefined) {
-    throw new UsageError(
-      `--${name} "${text}" is not a time (YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS] UTC, or RFC 3339)`,
-    );
-  }
-  return ms;
-}
 
 function mixOf(policy: CapacityPolicy, flags: SimulateFlags): WorkloadMix {
   const spec = policy.spec;
@@ -207,7 +174,7 @@ function progressBar(enabled: boolean): { update: (done: number, total: number) 
 async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
   if (!flags.policy)
     throw new UsageError("--policy FILE is required (e.g. --policy examples/signalr-chat.yaml)");
-  const policyText = await readText("policy", flags.policy, io);
+  const policyText = await readFlagFile("policy", resolve(io.cwd, flags.policy), flags.policy);
   let policy: CapacityPolicy;
   try {
     policy = parsePolicyYaml(policyText);
@@ -216,7 +183,7 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
       throw new UsageError(`--policy ${flags.policy}: ${err.errors.join("; ")}`);
     throw err;
   }
-  const traceText = await readText("trace", flags.trace, io);
+  const traceText = await readFlagFile("trace", resolve(io.cwd, flags.trace), flags.trace);
   let trace: Trace;
   try {
     trace = parseTrace(traceText, flags.trace);
