@@ -20,6 +20,7 @@ import { allowedUnits, type InstanceSpec, isSkuName } from "../../emulator/state
 import { parseTrace, TraceFormatError } from "../../emulator/trace.js";
 import { defaultMix, parseMix, type WorkloadMix } from "../../emulator/traffic.js";
 import { UsageError } from "../errors.js";
+import { durationFlag } from "../flags.js";
 import type { CliIo } from "../io.js";
 import { formatJson, formatTable } from "../output.js";
 import { type CliCommand, type CommonOptions, withCommonOptions } from "../program.js";
@@ -162,9 +163,8 @@ export async function emulatorPlan(
     if (!Number.isFinite(start.getTime()))
       throw new UsageError(`--start must be an ISO 8601 time, got "${flags.start}"`);
   }
-  const scaleDurationMs = number("scale-duration", flags.scaleDuration, (n) => n >= 0, "seconds ≥ 0") * 1000;
-  const ingestionDelayMs =
-    number("ingestion-delay", flags.ingestionDelay, (n) => n >= 0, "seconds ≥ 0") * 1000;
+  const scaleDurationMs = durationFlag("scale-duration", flags.scaleDuration);
+  const ingestionDelayMs = durationFlag("ingestion-delay", flags.ingestionDelay);
   const port = number(
     "port",
     flags.port,
@@ -301,8 +301,12 @@ export const emulatorCommand: CliCommand = {
       .option("--message-size <bytes>", "average message size", "2048")
       .option("--speed <factor>", "virtual seconds per real second (1440: a day per minute)", "1")
       .option("--start <time>", "virtual start time, ISO 8601 (default: now)")
-      .option("--scale-duration <seconds>", "virtual time a scale operation takes", "180")
-      .option("--ingestion-delay <seconds>", "virtual time before a minute's metrics are complete", "180")
+      .option("--scale-duration <duration>", "virtual time a scale operation takes (e.g. 3m)", "3m")
+      .option(
+        "--ingestion-delay <duration>",
+        "virtual time before a minute's metrics are complete (e.g. 3m)",
+        "3m",
+      )
       .option("--port <port>", "port on loopback (0: any free port)", "0")
       .option("--host <host>", "loopback address to listen on", "127.0.0.1")
       .option("--ca-file <path>", "where to write the CA certificate (default: a temporary file)")
