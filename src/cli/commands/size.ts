@@ -97,14 +97,16 @@ function workloadFromFlags(flags: SizeFlags): Workload {
   return { service: flags.service, scenarios: [load] };
 }
 
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
 function describeDimension(d: Dimension): string {
   return d.name;
 }
 
 function renderTable(result: SizingResult, limit: number): string {
   const head = result.fits
-    ? `${result.service}: ${result.sku} × ${result.units} units` +
-      (result.service === "SignalR" ? `, ${result.appServers} app server(s) (default mode)` : "") +
+    ? `${result.service}: ${result.sku} × ${plural(result.units, "unit")}` +
+      (result.service === "SignalR" ? `, ${plural(result.appServers, "app server")} (default mode)` : "") +
       `\nlimited by: ${result.limitedBy}${limit < 1 ? ` (at most ${formatNumber(limit * 100)} % utilization)` : ""}\n\n`
     : `${result.service}: does NOT fit in any allowed SKU; the largest allowed is ${result.sku} × ${result.units} units\n` +
       `short: ${result.shortfall
