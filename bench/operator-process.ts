@@ -38,7 +38,6 @@ export interface OperatorProcessConfig {
   perRequestConnections: boolean;
 }
 
-
 /** One finished pass. */
 export interface PassRecord {
   key: string;
