@@ -75,7 +75,8 @@ export interface AzureMetricsOptions {
   concurrency?: number;
 }
 
-async function forEachLimited<T>(
+/** Runs `fn` over `items` with at most `limit` calls in flight. */
+export async function forEachLimited<T>(
   items: readonly T[],
   limit: number,
   fn: (item: T) => Promise<void>,

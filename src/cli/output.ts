@@ -1,3 +1,4 @@
+import { fmt } from "../autoscale/signals.js";
 import { UsageError } from "./errors.js";
 
 /** Output formats every command accepts through `--output`. */
@@ -35,6 +36,5 @@ export function formatTable(
 
 /** Formats a number with thousands separators and at most two decimals. */
 export function formatNumber(n: number): string {
-  if (!Number.isFinite(n)) return String(n);
-  return n.toLocaleString("en-US", { maximumFractionDigits: 2 });
+  return Number.isFinite(n) ? fmt(n) : String(n);
 }

@@ -14,6 +14,7 @@ import type { PassFailure } from "../autoscale/fallback.js";
 import type { NativeAutoscaleSetting } from "../azure/autoscale-settings.js";
 import {
   type AzureAdapters,
+  forEachLimited,
   isAzureApiError,
   type MetricSample,
   parseResourceId,
@@ -62,14 +63,6 @@ export function passFailure(err: unknown): PassFailure & { cause: unknown } {
   return { kind: "ApiError", message, cause: err };
 }
 
-async function limited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++] as T);
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-}
-
 export class CycleFetcher {
   readonly #azure: AzureAdapters;
   readonly #now: () => number;
@@ -101,7 +94,7 @@ export class CycleFetcher {
       g.targets.push(t);
       groups.set(gk, g);
     }
-    await limited([...groups.values()], 4, async (g) => {
+    await forEachLimited([...groups.values()], 4, async (g) => {
       try {
         const listed = await this.#azure.instances.listBySubscription(g.subscriptionId, g.service, opts);
         const byId = new Map(listed.map((i) => [resourceKey(i.resourceId), i]));

@@ -13,8 +13,8 @@
  *   from the policies' status (history, in-flight update, last scale time).
  */
 
-import { parseDuration } from "../api/duration.js";
 import type { CapacityPolicy } from "../api/index.js";
+import { policyTimes } from "../autoscale/decide.js";
 import { type AzureAdapters, parseResourceId } from "../azure/index.js";
 import type { ServiceKind } from "../capacity/skus.js";
 import type { KubeClients } from "../kube/client.js";
@@ -68,19 +68,19 @@ export interface PassReport {
   error?: unknown;
 }
 
+const DEFAULT_TIMES_SPEC = {
+  metrics: {},
+  behavior: { settleSeconds: 0 },
+} as unknown as CapacityPolicy["spec"];
+
 const key = (p: CapacityPolicy) => `${p.metadata.namespace}/${p.metadata.name}`;
 
+/** How far back a policy's decision reads metrics, ms (its window plus ingestion delay, or its max sample age). */
 function lookbackMs(policy: CapacityPolicy): number {
-  const m = policy.spec?.metrics;
-  const sec = (text: string | undefined, fallback: number) => {
-    try {
-      return text ? parseDuration(text) : fallback;
-    } catch {
-      return fallback;
-    }
-  };
-  const window = sec(m?.window, 300) + sec(m?.ingestionDelay, 180);
-  return Math.max(window, sec(m?.maxSampleAge, 600)) * 1000;
+  const spec = policy.spec;
+  // An invalid spec is reported by its pass; the defaults only size the metrics read.
+  const t = spec?.metrics && spec.behavior ? policyTimes(spec) : policyTimes(DEFAULT_TIMES_SPEC);
+  return Math.max(t.windowSeconds + t.ingestionDelaySeconds, t.maxSampleAgeSeconds) * 1000;
 }
 
 export class Operator {
