@@ -37,7 +37,12 @@ import { fileURLToPath } from "node:url";
 import { parseArgs, promisify } from "node:util";
 import { build } from "esbuild";
 import { API_VERSION, CRD_NAME, GROUP, KIND, PLURAL, VERSION } from "../src/api/index.js";
-import { type AzureAdapters, createAzureAdapters, formatResourceId } from "../src/azure/index.js";
+import {
+  type AzureAdapters,
+  createAzureAdapters,
+  formatResourceId,
+  parseResourceId,
+} from "../src/azure/index.js";
 import type { ServiceKind } from "../src/capacity/index.js";
 import { CycleFetcher, type CycleTarget } from "../src/controller/fetch.js";
 import { createKubeClients, type KubeClients, loadKubeConfig } from "../src/kube/client.js";
@@ -772,6 +777,7 @@ async function comparePerResource(
   const cycleTargets: CycleTarget[] = targets.map((t) => ({
     key: `${t.namespace}/${t.name}`,
     resourceId: t.resourceId,
+    ref: parseResourceId(t.resourceId),
     service: t.service,
     lookbackMs: (300 + 180) * 1000,
   }));

@@ -623,6 +623,7 @@ export const RecommendationSchema = Type.Object(
 export const ScaleEventSchema = Type.Object(
   {
     time: DateTime("When the change completed (RFC 3339)."),
+    startedAt: Type.Optional(DateTime("When the update was sent (RFC 3339).")),
     fromSku: ObservedSku("SKU before."),
     fromUnits: UnitsField("Units before, units."),
     toSku: TargetSku("SKU after."),
@@ -762,6 +763,9 @@ export type ScaleOperation = Static<typeof OperationSchema>;
 export type Recommendation = Static<typeof RecommendationSchema>;
 export type ScaleEvent = Static<typeof ScaleEventSchema>;
 export type PolicyCondition = Static<typeof PolicyConditionSchema>;
+
+/** A JSON merge patch of `status`: a field set to `null` is removed, others replace it whole. */
+export type StatusPatch = { [K in keyof CapacityPolicyStatus]?: CapacityPolicyStatus[K] | null };
 
 /** Any schema node of this file (for generators that walk it). */
 export type SchemaNode = TSchema;

@@ -34,6 +34,7 @@ import {
 } from "../capacity/skus.js";
 import type { ScenarioName } from "../capacity/tier-tables.js";
 import { rateLimit, stabilize } from "./behavior.js";
+import { capacityTimeline, unitChanges } from "./capacity-timeline.js";
 import { type DecisionCondition, decisionConditions } from "./conditions.js";
 import { evaluateFallback, type FallbackState, type PassFailure } from "./fallback.js";
 import {
@@ -42,7 +43,6 @@ import {
   normalizeHistory,
   pruneScaleEvents,
   type Recommendation,
-  unitsAtTime,
 } from "./history.js";
 import { type LimitCode, type Reason, reason, type SignalName } from "./reasons.js";
 import { decideReplicas, type ReplicaDecision } from "./replicas.js";
@@ -91,12 +91,25 @@ export interface DecisionInput {
   current: CurrentState;
   /** What the last decision returned as `history` (from status); empty when absent. */
   history?: DecisionHistory;
+  /**
+   * The ARM update in flight (`status.operation`): buckets since it was sent may have been served
+   * by either size, and none of them justifies a scale-in.
+   */
+  operation?: InFlightUpdate;
   /** The time of the decision: a Date, ms since the epoch, or an RFC 3339 string. */
   now: Date | number | string;
   /** Unit ladders from ARM `listSkus`; the documented ladders when absent. */
   ladders?: UnitLadders;
   /** Another owner of the capacity was detected (e.g. an Azure autoscale setting): act on nothing. */
   conflict?: { reason: string; message: string };
+}
+
+/** An ARM update that was sent and whose completion has not been observed yet. */
+export interface InFlightUpdate {
+  /** When the update was sent, RFC 3339. */
+  startedAt: string;
+  from: { sku: string; units: number };
+  to: SkuUnits;
 }
 
 /** What the decision wants. */
@@ -238,7 +251,12 @@ export function decide(input: DecisionInput): Decision {
     .map((t) => (t === undefined ? Number.NaN : Date.parse(t)))
     .filter((t) => Number.isFinite(t))
     .reduce((a, b) => Math.max(a, b), Number.NEGATIVE_INFINITY);
-  const settleUntilMs = Number.isFinite(lastScaleMs) ? lastScaleMs + times.settleSeconds * 1000 : undefined;
+  const inFlight = input.operation;
+  const settleUntilMs = inFlight
+    ? Number.POSITIVE_INFINITY
+    : Number.isFinite(lastScaleMs)
+      ? lastScaleMs + times.settleSeconds * 1000
+      : undefined;
   const window = windowSamples(failure ? [] : input.samples, {
     nowMs,
     windowSeconds: times.windowSeconds,
@@ -262,7 +280,12 @@ export function decide(input: DecisionInput): Decision {
   const currentSize: SkuUnits = { sku: curSku, units: current.units };
 
   // 2. signals
-  const unitsAt = unitsAtTime(history.scaleEvents, current.units, times.settleSeconds);
+  const timeline = capacityTimeline(
+    unitChanges(history.scaleEvents, inFlight),
+    current.units,
+    times.settleSeconds,
+  );
+  const unitsAt = (startMs: number) => timeline.unitsAt(startMs);
   const sig = evaluateSignals({ spec, window, current: currentSize, sizes, unitsAt });
   reasons.push(...sig.reasons);
   if (window.ignored.tooNew > 0) {
@@ -410,6 +433,11 @@ export function decide(input: DecisionInput): Decision {
         if (b === "MetricsIncomplete") {
           const missing = sig.reports.filter((r) => r.status !== "Ok").map((r) => `${r.signal} ${r.status}`);
           limit(b, `no scale-in while a signal is not fully known (${missing.join(", ")})`);
+        } else if (b === "Settling" && inFlight) {
+          limit(
+            b,
+            `an update to ${formatSize(inFlight.to)} was sent at ${inFlight.startedAt} and is not observed complete: samples since may have been served by either size`,
+          );
         } else if (b === "Settling") {
           limit(
             b,

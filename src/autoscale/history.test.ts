@@ -8,7 +8,6 @@ import {
   normalizeHistory,
   pruneScaleEvents,
   recordScale,
-  unitsAtTime,
 } from "./history.js";
 
 const NOW = Date.parse("2025-06-02T12:00:00Z");
@@ -97,32 +96,6 @@ describe("scale events", () => {
       toUnits: 2,
     });
     expect(pruneScaleEvents([e(900), e(600), e(100)], NOW, 600).map((x) => x.time)).toEqual([ago(100)]);
-  });
-
-  it("unitsAtTime: from-units before, the smaller during the settle window, to-units after", () => {
-    const events = [
-      {
-        time: ago(1200),
-        fromSku: "Premium_P1" as const,
-        fromUnits: 10,
-        toSku: "Premium_P1" as const,
-        toUnits: 20,
-      },
-      {
-        time: ago(600),
-        fromSku: "Premium_P1" as const,
-        fromUnits: 20,
-        toSku: "Premium_P1" as const,
-        toUnits: 30,
-      },
-    ];
-    const at = unitsAtTime(events, 30, 300);
-    expect(at(NOW - 1500_000)).toBe(10);
-    expect(at(NOW - 1100_000)).toBe(10); // settling after 10 → 20
-    expect(at(NOW - 800_000)).toBe(20);
-    expect(at(NOW - 500_000)).toBe(20); // settling after 20 → 30
-    expect(at(NOW - 200_000)).toBe(30);
-    expect(unitsAtTime([], 7, 300)(NOW)).toBe(7);
   });
 });
 

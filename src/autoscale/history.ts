@@ -130,8 +130,10 @@ export function pruneScaleEvents(
 
 /** A capacity change as the controller applied it. */
 export interface AppliedScale {
-  /** When the change was applied (or completed), RFC 3339. */
+  /** When its completion was observed, RFC 3339. */
   time: string;
+  /** When the update was sent, RFC 3339 (absent: at `time`). */
+  startedAt?: string;
   from: { sku: SkuName; units: number };
   to: SkuUnits;
 }
@@ -144,6 +146,7 @@ export interface AppliedScale {
 export function recordScale(history: DecisionHistory, scale: AppliedScale): DecisionHistory {
   const event: ScaleEvent = {
     time: scale.time,
+    ...(scale.startedAt !== undefined ? { startedAt: scale.startedAt } : {}),
     fromSku: scale.from.sku,
     fromUnits: scale.from.units,
     toSku: scale.to.sku,
@@ -154,32 +157,5 @@ export function recordScale(history: DecisionHistory, scale: AppliedScale): Deci
     ...history,
     scaleEvents: events.length > MAX_SCALE_EVENTS ? events.slice(events.length - MAX_SCALE_EVENTS) : events,
     lastScaleTime: scale.time,
-  };
-}
-
-/**
- * The unit count the instance had at a time (ms), from the scale events, for turning a server-load
- * or quota percentage measured then into units of demand:
- * - before the first known event: that event's `fromUnits`;
- * - within `settleSeconds` after an event: the smaller of its from and to units (the change may
- *   not have taken effect yet; the smaller count never overstates demand);
- * - after that: the event's `toUnits`, and after the last event `currentUnits` (what Azure
- *   reports now).
- * Without events, always `currentUnits`.
- */
-export function unitsAtTime(
-  events: readonly ScaleEvent[],
-  currentUnits: number,
-  settleSeconds: number,
-): (timeMs: number) => number {
-  const sorted = events.map((e) => ({ e, t: ms(e.time) })).filter((x) => Number.isFinite(x.t));
-  sorted.sort((a, b) => a.t - b.t);
-  return (timeMs: number) => {
-    let idx = -1;
-    for (let i = 0; i < sorted.length; i++) if ((sorted[i]?.t ?? Number.POSITIVE_INFINITY) <= timeMs) idx = i;
-    if (idx === -1) return sorted[0]?.e.fromUnits ?? currentUnits;
-    const { e, t } = sorted[idx] as { e: ScaleEvent; t: number };
-    if (timeMs < t + settleSeconds * 1000) return Math.min(e.fromUnits, e.toUnits);
-    return idx === sorted.length - 1 ? currentUnits : e.toUnits;
   };
 }

@@ -4,10 +4,13 @@
  * no randomness. Built on the capacity model (src/capacity).
  */
 export * from "./behavior.js";
+export * from "./capacity-timeline.js";
 export * from "./conditions.js";
 export * from "./decide.js";
 export * from "./fallback.js";
 export * from "./history.js";
+export * from "./operation.js";
+export * from "./pass.js";
 export * from "./reasons.js";
 export * from "./replicas.js";
 export * from "./samples.js";

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { CapacityPolicySpec } from "../api/index.js";
 import { DEFAULT_LADDERS, type SkuUnits } from "../capacity/skus.js";
-import { unitsAtTime } from "./history.js";
 import { windowSamples } from "./samples.js";
 import { evaluateSignals, trafficDemand, trafficUtilization } from "./signals.js";
 import { SizeList } from "./sizes.js";
@@ -203,7 +202,7 @@ describe("unknown signals", () => {
       window,
       current,
       sizes: new SizeList(["Premium_P1"], current, DEFAULT_LADDERS),
-      unitsAt: unitsAtTime([], 10, 300),
+      unitsAt: () => 10,
     });
     expect(r.reports[0]?.status).toBe("Incomplete");
     expect(r.needs[0]?.minUnits).toBe(13);

@@ -3,7 +3,7 @@
  *
  * Pinned semantics (each signal over the window of {@link windowSamples}):
  * - serverLoad: each bucket's load is turned into units of demand, `load% / 100 · units then`
- *   (units then: see `unitsAtTime`), and the window's peak is compared with the current units:
+ *   (units then: see `capacity-timeline.ts`), and the window's peak is compared with the current units:
  *   `value = peak / currentUnits · 100` (%), `ratio = value / targetPercent`. Outside the tolerance
  *   band the signal asks for `ceil(peak · 100 / targetPercent)` units — the HPA's
  *   `ceil(current · ratio)`.

@@ -17,17 +17,20 @@ import {
   forEachLimited,
   isAzureApiError,
   type MetricSample,
-  parseResourceId,
+  type ResourceRef,
   resourceKey,
 } from "../azure/index.js";
 import type { InstanceState } from "../azure/instances.js";
 import type { ServiceKind } from "../capacity/skus.js";
+import type { TargetCheck } from "./tenancy.js";
 
 /** One policy's target, as the cycle needs it. */
 export interface CycleTarget {
   /** Work-queue key (`namespace/name`). */
   key: string;
   resourceId: string;
+  /** The resource ID, parsed. */
+  ref: ResourceRef;
   service: ServiceKind;
   /** How far back metrics are needed, ms (window + ingestion delay, or the max sample age). */
   lookbackMs: number;
@@ -36,6 +39,8 @@ export interface CycleTarget {
 /** What the cycle found for one policy. */
 export interface CycleReading {
   fetchedAt: number;
+  /** The target as the cycle checked it (parsed once per pass; refused targets are not read). */
+  target?: TargetCheck;
   instance?: InstanceState;
   instanceError?: PassFailure & { cause: unknown };
   samples?: MetricSample[];
@@ -78,7 +83,9 @@ export class CycleFetcher {
   /** Reads instances, metrics and (when due) native autoscale settings for `targets`. */
   async read(targets: readonly CycleTarget[], signal?: AbortSignal): Promise<Map<string, CycleReading>> {
     const fetchedAt = this.#now();
-    const out = new Map<string, CycleReading>(targets.map((t) => [t.key, { fetchedAt }]));
+    const out = new Map<string, CycleReading>(
+      targets.map((t) => [t.key, { fetchedAt, target: { ok: true, ref: t.ref } }]),
+    );
     if (targets.length === 0) return out;
     const opts = signal ? { signal } : {};
 
@@ -88,7 +95,7 @@ export class CycleFetcher {
       { subscriptionId: string; service: ServiceKind; targets: CycleTarget[] }
     >();
     for (const t of targets) {
-      const ref = parseResourceId(t.resourceId);
+      const ref = t.ref;
       const gk = `${ref.subscriptionId.toLowerCase()}|${t.service}`;
       const g = groups.get(gk) ?? { subscriptionId: ref.subscriptionId, service: t.service, targets: [] };
       g.targets.push(t);

@@ -15,7 +15,7 @@
 
 import type { CapacityPolicy } from "../api/index.js";
 import { policyTimes } from "../autoscale/decide.js";
-import { type AzureAdapters, parseResourceId } from "../azure/index.js";
+import type { AzureAdapters } from "../azure/index.js";
 import type { ServiceKind } from "../capacity/skus.js";
 import type { KubeClients } from "../kube/client.js";
 import { EventRecorder } from "../kube/events.js";
@@ -31,7 +31,7 @@ import type { OperatorMetrics } from "./metrics.js";
 import { WorkQueue } from "./queue.js";
 import { type PassDeps, type PassResult, reconcile } from "./reconcile.js";
 import { nextPollTime } from "./schedule.js";
-import { checkTenancy, type TenancyMap } from "./tenancy.js";
+import { checkTarget, type TenancyMap } from "./tenancy.js";
 
 export interface OperatorSettings {
   /** Namespaces to watch; all namespaces when empty or absent. */
@@ -298,21 +298,21 @@ export class Operator {
     this.#cycleRunning = true;
     try {
       const targets: CycleTarget[] = [];
+      const refused = new Map<string, CycleReading>();
       for (const p of due) {
         const target = p.spec?.target;
         if (!target?.resourceId || (target.service !== "SignalR" && target.service !== "WebPubSub")) continue;
         // Azure is not read for a target the pass refuses anyway: a malformed resource ID
         // (InvalidSpec) or one outside its namespace's tenancy scopes (OutOfScope).
-        let ref: ReturnType<typeof parseResourceId>;
-        try {
-          ref = parseResourceId(target.resourceId);
-        } catch {
+        const check = checkTarget(this.#settings.tenancy, p.metadata.namespace, target.resourceId);
+        if (!check.ok) {
+          refused.set(key(p), { fetchedAt: now, target: check });
           continue;
         }
-        if (!checkTenancy(this.#settings.tenancy, p.metadata.namespace, ref).allowed) continue;
         targets.push({
           key: key(p),
           resourceId: target.resourceId,
+          ref: check.ref,
           service: target.service as ServiceKind,
           lookbackMs: lookbackMs(p),
         });
@@ -334,7 +334,7 @@ export class Operator {
       }
       for (const p of due) {
         const k = key(p);
-        const reading = readings.get(k);
+        const reading = readings.get(k) ?? refused.get(k);
         if (reading) this.#readings.set(k, reading);
         this.#nextPoll.set(k, now + (p.spec?.pollIntervalSeconds ?? 30) * 1000);
         this.#queue.add(k);

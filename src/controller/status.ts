@@ -21,6 +21,7 @@ import {
   MAX_REASONS,
   type PolicyCondition,
 } from "../api/index.js";
+import type { PassBlocker } from "../autoscale/pass.js";
 
 /** A condition before the controller stamps times and generation. */
 export interface ConditionDraft {
@@ -31,10 +32,7 @@ export interface ConditionDraft {
 }
 
 /** Why Ready is False when the pass could not even decide. */
-export interface Blocker {
-  reason: "InvalidSpec" | "OutOfScope" | "UnsupportedSku" | "InstanceUnavailable";
-  message: string;
-}
+export type Blocker = PassBlocker;
 
 const MAX_MESSAGE = 32_768;
 

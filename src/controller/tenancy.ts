@@ -18,6 +18,7 @@
 import Type from "typebox";
 import Value from "typebox/value";
 import { parse as parseYaml } from "yaml";
+import { parseResourceId, type ResourceRef } from "../azure/resource-id.js";
 
 export interface AzureScopeRule {
   subscriptionId: string;
@@ -96,4 +97,29 @@ export function checkTenancy(
     allowed: false,
     message: `namespace ${namespace} may only target ${allowed.join(", ")}; the policy targets /subscriptions/${target.subscriptionId}/resourceGroups/${target.resourceGroup}`,
   };
+}
+
+/** What {@link checkTarget} found: the parsed target, or why a pass must not act on it. */
+export type TargetCheck =
+  | { ok: true; ref: ResourceRef }
+  | { ok: false; reason: "InvalidSpec" | "OutOfScope"; message: string };
+
+/**
+ * Parses a policy's target resource ID and checks it against the tenancy scopes, once per pass:
+ * the poll cycle uses the result to leave the target out of its Azure reads, and the pass to
+ * report it (InvalidSpec for an ID the parser refuses, OutOfScope outside the namespace's scopes).
+ */
+export function checkTarget(
+  tenancy: TenancyMap | undefined,
+  namespace: string,
+  resourceId: string,
+): TargetCheck {
+  let ref: ResourceRef;
+  try {
+    ref = parseResourceId(resourceId);
+  } catch (err) {
+    return { ok: false, reason: "InvalidSpec", message: err instanceof Error ? err.message : String(err) };
+  }
+  const scope = checkTenancy(tenancy, namespace, ref);
+  return scope.allowed ? { ok: true, ref } : { ok: false, reason: "OutOfScope", message: scope.message };
 }

@@ -2,7 +2,7 @@
  * CapacityPolicy reads and status writes. The operator never writes `spec`: the only write here
  * is a JSON merge patch on the status subresource.
  */
-import { type CapacityPolicy, type CapacityPolicyStatus, GROUP, PLURAL, VERSION } from "../api/index.js";
+import { type CapacityPolicy, GROUP, PLURAL, type StatusPatch, VERSION } from "../api/index.js";
 import { FIELD_MANAGER, type KubeClients, mergePatchOptions } from "./client.js";
 import { toKubeError } from "./errors.js";
 
@@ -10,7 +10,7 @@ import { toKubeError } from "./errors.js";
  * A JSON merge patch (RFC 7386) of `status`: objects merge key by key, `null` removes a field,
  * arrays (conditions, recommendations, ...) replace the stored array whole.
  */
-export type StatusPatch = { [K in keyof CapacityPolicyStatus]?: CapacityPolicyStatus[K] | null };
+export type { StatusPatch };
 
 export interface PolicyList {
   readonly items: CapacityPolicy[];

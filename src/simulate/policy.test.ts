@@ -76,11 +76,12 @@ describe("policy strategy (the real decide)", () => {
     expect(strategy.log.every((d) => d.action === "Scale")).toBe(true);
   });
 
-  it("records each applied scale in the history it hands to the next decision", () => {
+  it("records each applied scale in the history when its completion is observed", () => {
     const { result, strategy } = run();
-    expect(strategy.history.lastScaleTime).toBe(
-      new Date(result.operations.at(-1)?.startedMs ?? 0).toISOString(),
-    );
+    const last = result.operations.at(-1);
+    // Polls every minute: the completion is observed at the poll of the minute it completes.
+    expect(strategy.history.lastScaleTime).toBe(new Date(last?.completedMs ?? 0).toISOString());
+    expect(strategy.status.operation).toBeUndefined();
   });
 
   it("simulates a Recommend policy as if it acted, and says so", () => {

@@ -1,10 +1,11 @@
 /**
- * The policy under test, run through the real decision (`autoscale/decide.ts`) exactly as the
- * controller calls it: at each poll, `decide({ policy, samples, current, history, now })` with
- * the metric buckets Azure Monitor would return then, the instance's current capacity (the old
- * one while a scale is in flight) and the history the previous decision returned. When the
- * engine starts a scale the decision asked for, the history records it (`recordScale`, at the
- * time the update was accepted), as the controller does after ARM accepts the update.
+ * The policy under test, run through the operator's own pass planner (`autoscale/pass.ts`): at
+ * each poll, `planPass` with the metric buckets Azure Monitor would return then, the instance as
+ * ARM would report it (the old size and `Updating` while a scale is in flight, `Succeeded` once it
+ * completed) and the status the previous pass wrote; then `completePass` with what the engine did
+ * (the update accepted when it sent one). The status it keeps is the operator's status, field for
+ * field: the update in flight, its completion observed at the first poll after it, the history
+ * (recorded at the completion, with when the update was sent), the recommendations.
  *
  * - Samples: the buckets from the start of the decision's window (`cutoff − window`, see
  *   `autoscale/samples.ts`) to now that are ingested by now — the newest ones still filling
@@ -15,13 +16,23 @@
  * - App servers: a desired replica count (or HPA floor) is taken as applied at once; it does not
  *   change the instance's capacity.
  * - Polls: every `pollIntervalSeconds`, rounded to whole minutes (at least one a minute; metrics
- *   have a one-minute grain).
+ *   have a one-minute grain). The operator looks every 15 s while an update runs, so it observes a
+ *   completion up to a minute earlier than the simulation does.
  */
 
 import { PAUSE_ANNOTATION } from "../../api/constants.js";
+import type { CapacityPolicyStatus } from "../../api/index.js";
 import type { Decision, DecisionPolicy } from "../../autoscale/decide.js";
-import { decide, policyTimes } from "../../autoscale/decide.js";
-import { type DecisionHistory, emptyHistory, recordScale } from "../../autoscale/history.js";
+import { policyTimes } from "../../autoscale/decide.js";
+import { type DecisionHistory, historyFromStatus } from "../../autoscale/history.js";
+import {
+  type AppServerResult,
+  completePass,
+  mergeStatus,
+  type PassPlan,
+  type PassResults,
+  planPass,
+} from "../../autoscale/pass.js";
 import type { SkuUnits } from "../../capacity/index.js";
 import { MINUTE_MS, type PollContext, type Strategy } from "../engine.js";
 
@@ -41,9 +52,9 @@ export class PolicyStrategy implements Strategy {
   readonly #windowMs: number;
   readonly #delayMs: number;
   readonly #keepLog: boolean;
-  #history: DecisionHistory = emptyHistory();
-  #replicas: number | undefined;
-  #hpaMinReplicas: number | undefined;
+  #status: Partial<CapacityPolicyStatus> = {};
+  /** A plan whose update the engine has not confirmed yet. */
+  #pending: PassPlan | undefined;
 
   constructor(policy: DecisionPolicy, initial: SkuUnits, options: { keepLog?: boolean } = {}) {
     const spec = structuredClone(policy.spec);
@@ -67,33 +78,58 @@ export class PolicyStrategy implements Strategy {
     this.#keepLog = options.keepLog ?? false;
   }
 
-  /** The history the next decision gets. */
+  /** The history the next pass reads (from the status the last pass wrote). */
   get history(): DecisionHistory {
-    return this.#history;
+    return historyFromStatus(this.#status);
+  }
+
+  /** The status the last pass wrote (conditions left out). */
+  get status(): Partial<CapacityPolicyStatus> {
+    return this.#status;
   }
 
   poll(ctx: PollContext): SkuUnits | undefined {
+    // An update the engine did not send (it never refuses one the planner asks for).
+    if (this.#pending) this.#complete(this.#pending, { update: { kind: "busy", message: "not sent" } });
     const cutoff = Math.floor((ctx.nowMs - this.#delayMs) / MINUTE_MS) * MINUTE_MS;
-    const samples = ctx.metrics.samples(cutoff - this.#windowMs, ctx.nowMs);
-    const current: Parameters<typeof decide>[0]["current"] = {
-      sku: ctx.current.sku,
-      units: ctx.current.units,
-    };
-    if (this.#replicas !== undefined) current.replicas = this.#replicas;
-    if (this.#hpaMinReplicas !== undefined) current.hpaMinReplicas = this.#hpaMinReplicas;
-    const d = decide({ policy: this.#policy, samples, current, history: this.#history, now: ctx.nowMs });
-    this.#history = d.history;
-    this.lastDecision = d;
-    if (d.desired?.replicas !== undefined) this.#replicas = d.desired.replicas;
-    if (d.desired?.hpaMinReplicas !== undefined) this.#hpaMinReplicas = d.desired.hpaMinReplicas;
-    if (d.action !== "Scale" || !d.desired) return undefined;
-    const want = { sku: d.desired.sku, units: d.desired.units };
-    if (want.sku === ctx.current.sku && want.units === ctx.current.units) return undefined;
-    if (this.#keepLog) this.log.push(d);
-    return want;
+    const replicas = this.#status.current?.replicas;
+    const hpa = this.#policy.spec.appServer?.horizontalPodAutoscalerName !== undefined;
+    const plan = planPass({
+      policy: this.#policy,
+      status: this.#status,
+      instance: {
+        sku: ctx.current.sku,
+        units: ctx.current.units,
+        provisioningState: ctx.scaling ? "Updating" : "Succeeded",
+        terminal: !ctx.scaling,
+      },
+      samples: ctx.metrics.samples(cutoff - this.#windowMs, ctx.nowMs),
+      ...(replicas !== undefined ? { appServer: hpa ? { hpaMinReplicas: replicas } : { replicas } } : {}),
+      now: ctx.nowMs,
+    });
+    this.lastDecision = plan.decision;
+    if (!plan.update) {
+      this.#complete(plan, {});
+      return undefined;
+    }
+    if (this.#keepLog && plan.decision) this.log.push(plan.decision);
+    this.#pending = plan;
+    return { sku: plan.update.to.sku, units: plan.update.to.units };
   }
 
-  scaleStarted(nowMs: number, from: SkuUnits, to: SkuUnits): void {
-    this.#history = recordScale(this.#history, { time: new Date(nowMs).toISOString(), from, to });
+  scaleStarted(nowMs: number): void {
+    const plan = this.#pending;
+    if (plan)
+      this.#complete(plan, { update: { kind: "accepted", startedAt: new Date(nowMs).toISOString() } });
+  }
+
+  #complete(plan: PassPlan, results: PassResults): void {
+    this.#pending = undefined;
+    const change = plan.appServer;
+    let appServer: AppServerResult | undefined;
+    if (change?.kind === "deployment") appServer = { kind: "deployment", replicas: change.replicas };
+    else if (change) appServer = { kind: "hpa", applied: change.minReplicas, changed: true };
+    const write = completePass(plan, { ...results, ...(appServer ? { appServer } : {}) });
+    this.#status = mergeStatus(this.#status, write.patch);
   }
 }

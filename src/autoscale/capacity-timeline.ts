@@ -1,0 +1,101 @@
+/**
+ * Which capacity served a one-minute bucket: the rule that turns a percentage Azure Monitor
+ * measured (server load, connection quota utilization) into units of demand.
+ *
+ * A capacity change is known by when its update was sent (`startedAt`) and when its completion
+ * was observed (`time`); Azure applies it somewhere in between, at an instant the operator never
+ * sees. So, for a bucket `[start, start + 1 min)`:
+ * - it **overlaps a change** when it ends after the update was sent and starts before the
+ *   completion was observed (an update still in flight has no completion yet: every bucket after
+ *   it was sent overlaps it). Such a bucket may have been served by either size; its percentage
+ *   is read at the smaller unit count of the change — the reading that never overstates demand
+ *   (a 60 % bucket measured at 10 units just after a 20 → 10 scale-in is 6 units of demand, not
+ *   12) — and it is never trusted for a scale-in;
+ * - within `settleSeconds` after an observed completion the same rule holds (the quota and the
+ *   load balancing follow a change with a delay);
+ * - otherwise it was served by the size the changes left in place: the `from` of the first later
+ *   change, or — after every known change — the units Azure reports now.
+ * The same rule holds for scale-out, scale-in and SKU changes: only unit counts matter here.
+ * Without any change, every bucket is read at the current units.
+ */
+import type { ScaleEvent } from "../api/index.js";
+import { MINUTE_MS } from "./samples.js";
+
+/** A change of unit count, as the timeline reads it (times in ms since the epoch). */
+export interface UnitChange {
+  /** When the update was sent, ms. */
+  startedMs: number;
+  /** When its completion was observed, ms; `Infinity` while it is in flight. */
+  completedMs: number;
+  fromUnits: number;
+  toUnits: number;
+}
+
+/** The capacity that served each bucket (see the module comment). */
+export interface CapacityTimeline {
+  /** Units to read a percentage of the bucket starting at `startMs` against, units. */
+  unitsAt(startMs: number): number;
+  /** The bucket starting at `startMs` may have been served by two sizes (or settles after one). */
+  overlapsChange(startMs: number): boolean;
+}
+
+const ms = (time: string | undefined): number => (time === undefined ? Number.NaN : Date.parse(time));
+
+/**
+ * The changes of a stored history (oldest first) and the update in flight, if any. A stored event
+ * without `startedAt` (written before the field existed) counts as sent when it completed.
+ */
+export function unitChanges(
+  events: readonly ScaleEvent[],
+  inFlight?: { startedAt: string; from: { units: number }; to: { units: number } },
+): UnitChange[] {
+  const out: UnitChange[] = [];
+  for (const e of events) {
+    const completedMs = ms(e.time);
+    if (!Number.isFinite(completedMs)) continue;
+    const sent = ms(e.startedAt);
+    out.push({
+      startedMs: Number.isFinite(sent) ? Math.min(sent, completedMs) : completedMs,
+      completedMs,
+      fromUnits: e.fromUnits,
+      toUnits: e.toUnits,
+    });
+  }
+  out.sort((a, b) => a.completedMs - b.completedMs);
+  const sent = ms(inFlight?.startedAt);
+  if (inFlight && Number.isFinite(sent)) {
+    out.push({
+      startedMs: sent,
+      completedMs: Number.POSITIVE_INFINITY,
+      fromUnits: inFlight.from.units,
+      toUnits: inFlight.to.units,
+    });
+  }
+  return out;
+}
+
+/**
+ * The timeline of `changes` (see {@link unitChanges}) for an instance that has `currentUnits`
+ * now, with a settle window of `settleSeconds` after each completion. Pure.
+ */
+export function capacityTimeline(
+  changes: readonly UnitChange[],
+  currentUnits: number,
+  settleSeconds: number,
+): CapacityTimeline {
+  const settleMs = Math.max(0, settleSeconds) * 1000;
+  const overlapping = (startMs: number): UnitChange[] =>
+    changes.filter((c) => startMs + MINUTE_MS > c.startedMs && startMs < c.completedMs + settleMs);
+  return {
+    unitsAt(startMs: number): number {
+      const during = overlapping(startMs);
+      if (during.length > 0) return Math.min(...during.flatMap((c) => [c.fromUnits, c.toUnits]));
+      // Served by what the changes left in place: the first later change's `from`.
+      const later = changes.find((c) => c.startedMs >= startMs + MINUTE_MS);
+      return later ? later.fromUnits : currentUnits;
+    },
+    overlapsChange(startMs: number): boolean {
+      return overlapping(startMs).length > 0;
+    },
+  };
+}

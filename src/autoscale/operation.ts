@@ -1,0 +1,206 @@
+/**
+ * The ARM update of a pass, as rules: what an update in flight (kept in `status.operation`) has
+ * become by this pass, and what starting one did. Pure: the caller reads the instance and sends
+ * the update; these functions say what that means for the history, the Events and the status.
+ *
+ * Pinned semantics:
+ * - An update is recorded in the history (a scale event, `lastScaleTime`) only when its
+ *   completion is observed: the instance is terminal `Succeeded` with the target SKU and units.
+ *   The event carries when the update was sent (`startedAt`) and when its completion was seen
+ *   (`time`); the buckets in between may have been served by either size (capacity-timeline.ts).
+ * - An update that ends `Failed`/`Canceled`, or `Succeeded` without the target size (not applied),
+ *   leaves the history as it was before it was sent: no scale event, no new `lastScaleTime`, so no
+ *   settle window and no rate-policy budget spent on a change that did not happen.
+ * - While the instance is not terminal an update runs — ours (`status.operation`) or another
+ *   writer's — and no second one is sent (ARM would answer 409).
+ * - When this pass could not read the instance, a stored update is still in flight.
+ */
+import type { CapacityPolicyStatus } from "../api/index.js";
+import type { ScalableSku, SkuName } from "../capacity/skus.js";
+import { type DecisionHistory, recordScale } from "./history.js";
+
+/** The update in flight as status keeps it (`status.operation`). */
+export type StoredOperation = NonNullable<CapacityPolicyStatus["operation"]>;
+
+/** What ARM said about the instance on this pass. */
+export interface InstanceView {
+  /** `sku.name`. */
+  sku: string;
+  /** `sku.capacity`, units. */
+  units: number;
+  /** `Succeeded`, `Updating`, `Failed`, … */
+  provisioningState: string;
+  /** `provisioningState` is terminal (Succeeded, Failed, Canceled). */
+  terminal: boolean;
+}
+
+/** An Event the pass records on the policy. */
+export interface EventDraft {
+  type: "Normal" | "Warning";
+  /** CamelCase reason. */
+  reason: string;
+  message: string;
+}
+
+/** A scale operation counted in `/metrics` (`target`, `result` labels). */
+export interface OperationCount {
+  target: "instance" | "replicas";
+  result: "started" | "succeeded" | "not_applied" | "failed" | "conflict";
+}
+
+/** How an update in flight ended. */
+export type UpdateOutcome = "succeeded" | "notApplied" | "failed";
+
+/** What {@link observeOperation} found. */
+export interface OperationObservation {
+  /** The update still in flight after this pass's read (absent: none of ours). */
+  operation?: StoredOperation;
+  /** An update runs (ours or another writer's): no second one may be sent. */
+  busy: boolean;
+  /** How the stored update ended, when it ended on this pass. */
+  outcome?: UpdateOutcome;
+  /** The history after the outcome. */
+  history: DecisionHistory;
+  events: EventDraft[];
+  counts: OperationCount[];
+}
+
+/** `Premium_P1 × 20`, as Events name a size. */
+const shown = (s: { sku: string; units: number }) => `${s.sku} × ${s.units}`;
+
+const sameTarget = (e: { toSku: string; toUnits: number }, to: { sku: string; units: number }) =>
+  e.toSku === to.sku && e.toUnits === to.units;
+
+/**
+ * Where the stored update stands, given the instance read on this pass (`undefined`: the read
+ * failed) — see the module comment. `nowIso` is when the completion is observed.
+ */
+export function observeOperation(
+  stored: StoredOperation | undefined,
+  instance: InstanceView | undefined,
+  history: DecisionHistory,
+  nowIso: string,
+): OperationObservation {
+  const base = { history, events: [] as EventDraft[], counts: [] as OperationCount[] };
+  if (!instance?.terminal) {
+    return {
+      ...base,
+      ...(stored ? { operation: stored } : {}),
+      busy: instance ? true : stored !== undefined,
+    };
+  }
+  if (!stored) return { ...base, busy: false };
+  const succeeded = instance.provisioningState.toLowerCase() === "succeeded";
+  const applied = succeeded && instance.sku === stored.to.sku && instance.units === stored.to.units;
+  const sentMs = Date.parse(stored.startedAt);
+  // A status written by an earlier version recorded the event when the update was sent.
+  const earlier = history.scaleEvents.filter(
+    (e) =>
+      !(e.startedAt === undefined && sameTarget(e, stored.to) && !(Date.parse(e.time) < sentMs - 60_000)),
+  );
+  if (applied) {
+    const next = recordScale(
+      { ...history, scaleEvents: earlier },
+      {
+        time: nowIso,
+        startedAt: stored.startedAt,
+        from: { sku: stored.from.sku as SkuName, units: stored.from.units },
+        to: stored.to,
+      },
+    );
+    return {
+      history: next,
+      busy: false,
+      outcome: "succeeded",
+      events: [
+        {
+          type: "Normal",
+          reason: "ScaleSucceeded",
+          message: `${shown(stored.to)} units in place (started ${stored.startedAt})`,
+        },
+      ],
+      counts: [{ target: "instance", result: "succeeded" }],
+    };
+  }
+  const restored: DecisionHistory = { ...history, scaleEvents: earlier };
+  const last = earlier.at(-1)?.time;
+  if (earlier.length !== history.scaleEvents.length) {
+    if (last === undefined) delete restored.lastScaleTime;
+    else restored.lastScaleTime = last;
+  }
+  return {
+    history: restored,
+    busy: false,
+    outcome: succeeded ? "notApplied" : "failed",
+    events: [
+      succeeded
+        ? {
+            type: "Warning",
+            reason: "ScaleNotApplied",
+            message: `ARM reported success but the instance has ${shown(instance)}, not ${shown(stored.to)}`,
+          }
+        : {
+            type: "Warning",
+            reason: "ScaleFailed",
+            message: `the update to ${shown(stored.to)} ended ${instance.provisioningState}`,
+          },
+    ],
+    counts: [{ target: "instance", result: succeeded ? "not_applied" : "failed" }],
+  };
+}
+
+/** What sending the update did. */
+export type UpdateResult =
+  /** ARM accepted it (200, 201 or 202). */
+  | { kind: "accepted"; startedAt: string; operationUrl?: string }
+  /** 409: another operation runs on the instance — wait, don't stack. */
+  | { kind: "busy"; message: string }
+  /** Refused or failed (any other error). */
+  | { kind: "failed"; message: string };
+
+/** The update a pass sends. */
+export interface PlannedUpdate {
+  from: { sku: string; units: number };
+  to: { sku: ScalableSku; units: number };
+  /** Why: the signal that drove it or the limit that shaped it. */
+  cause: string;
+}
+
+/** What {@link startedOperation} makes of a result. */
+export interface StartObservation {
+  /** The update to keep in `status.operation` (accepted only). */
+  operation?: StoredOperation;
+  /** AbleToScale=False while this holds (busy or failed), with its reason and message. */
+  blocked?: { reason: "ScaleInProgress" | "FailedUpdateScale"; message: string };
+  events: EventDraft[];
+  counts: OperationCount[];
+}
+
+/** The status, Events and counts of sending `update` with `result`. Pure. */
+export function startedOperation(update: PlannedUpdate, result: UpdateResult): StartObservation {
+  if (result.kind === "accepted") {
+    const out = update.to.units >= update.from.units ? "ScalingOut" : "ScalingIn";
+    return {
+      operation: {
+        startedAt: result.startedAt,
+        from: { sku: update.from.sku as StoredOperation["from"]["sku"], units: update.from.units },
+        to: { ...update.to } as StoredOperation["to"],
+        ...(result.operationUrl ? { asyncOperationUrl: result.operationUrl } : {}),
+      },
+      events: [
+        {
+          type: "Normal",
+          reason: out,
+          message: `${shown(update.from)} → ${shown(update.to)} units (${update.cause})`,
+        },
+      ],
+      counts: [{ target: "instance", result: "started" }],
+    };
+  }
+  const busy = result.kind === "busy";
+  return {
+    blocked: { reason: busy ? "ScaleInProgress" : "FailedUpdateScale", message: result.message },
+    events: [{ type: "Warning", reason: busy ? "ScaleDeferred" : "FailedScale", message: result.message }],
+    counts: [{ target: "instance", result: busy ? "conflict" : "failed" }],
+  };
+}
