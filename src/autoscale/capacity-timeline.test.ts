@@ -15,19 +15,20 @@ const event = (completedAgo: number, from: number, to: number, sentAgo?: number)
 
 describe("capacityTimeline", () => {
   it("reads before, during and after two completed changes", () => {
-    const at = capacityTimeline(unitChanges([event(1200, 10, 20), event(600, 20, 30)]), 30, 300);
-    expect(at.unitsAt(NOW - 1500_000)).toBe(10);
-    expect(at.unitsAt(NOW - 1100_000)).toBe(10); // settling after 10 → 20
-    expect(at.unitsAt(NOW - 800_000)).toBe(20);
-    expect(at.unitsAt(NOW - 500_000)).toBe(20); // settling after 20 → 30
-    expect(at.unitsAt(NOW - 200_000)).toBe(30);
-    expect(at.overlapsChange(NOW - 800_000)).toBe(false);
-    expect(at.overlapsChange(NOW - 500_000)).toBe(true);
-    expect(capacityTimeline([], 7, 300).unitsAt(NOW)).toBe(7);
+    // 10 → 20 sent 1,500 s ago, observed 1,200 s ago; 20 → 30 sent 800 s ago, observed 600 s ago.
+    const at = capacityTimeline(unitChanges([event(1200, 10, 20, 1500), event(600, 20, 30, 800)]), 30);
+    expect(at.unitsAt(NOW - 1600_000)).toBe(10);
+    expect(at.unitsAt(NOW - 1300_000)).toBe(10); // in flight: the smaller
+    expect(at.overlapsChange(NOW - 1300_000)).toBe(true);
+    expect(at.unitsAt(NOW - 1100_000)).toBe(20); // after the observed completion: the new size
+    expect(at.overlapsChange(NOW - 1100_000)).toBe(false);
+    expect(at.unitsAt(NOW - 700_000)).toBe(20);
+    expect(at.unitsAt(NOW - 500_000)).toBe(30);
+    expect(capacityTimeline([], 7).unitsAt(NOW)).toBe(7);
   });
 
   it("a bucket that starts before an observed scale-in completes is read at the smaller size", () => {
-    // 20 → 10 sent at 12:00:00, applied a few seconds into 12:03, observed at 12:03:10; no settle.
+    // 20 → 10 sent at 12:00:00, applied a few seconds into 12:03, observed at 12:03:10.
     const sent = Date.parse("2025-06-02T12:00:00Z");
     const e: ScaleEvent = {
       time: "2025-06-02T12:03:10Z",
@@ -37,7 +38,7 @@ describe("capacityTimeline", () => {
       toSku: "Premium_P1",
       toUnits: 10,
     };
-    const at = capacityTimeline(unitChanges([e]), 10, 0);
+    const at = capacityTimeline(unitChanges([e]), 10);
     expect(at.unitsAt(Date.parse("2025-06-02T11:59:00Z"))).toBe(20); // all before the request
     expect(at.unitsAt(Date.parse("2025-06-02T12:01:00Z"))).toBe(10); // during
     expect(at.unitsAt(Date.parse("2025-06-02T12:03:00Z"))).toBe(10); // the bucket of the completion
@@ -55,7 +56,7 @@ describe("capacityTimeline", () => {
       toSku: "Premium_P2",
       toUnits: 200,
     };
-    const at = capacityTimeline(unitChanges([e]), 200, 0);
+    const at = capacityTimeline(unitChanges([e]), 200);
     expect(at.unitsAt(NOW - 420_000)).toBe(100);
     expect(at.unitsAt(NOW - 300_000)).toBe(100);
     expect(at.unitsAt(NOW - 90_000)).toBe(100);
@@ -69,7 +70,7 @@ describe("capacityTimeline", () => {
       from: { units: 20 },
       to: { units: 10 },
     });
-    const at = capacityTimeline(changes, 20, 300);
+    const at = capacityTimeline(changes, 20);
     expect(at.unitsAt(NOW - 600_000)).toBe(20);
     expect(at.overlapsChange(NOW - 600_000)).toBe(false);
     expect(at.unitsAt(NOW - 120_000)).toBe(10);

@@ -11,12 +11,12 @@
  *   is read at the smaller unit count of the change — the reading that never overstates demand
  *   (a 60 % bucket measured at 10 units just after a 20 → 10 scale-in is 6 units of demand, not
  *   12) — and it is never trusted for a scale-in;
- * - within `settleSeconds` after an observed completion the same rule holds (the quota and the
- *   load balancing follow a change with a delay);
  * - otherwise it was served by the size the changes left in place: the `from` of the first later
  *   change, or — after every known change — the units Azure reports now.
  * The same rule holds for scale-out, scale-in and SKU changes: only unit counts matter here.
- * Without any change, every bucket is read at the current units.
+ * Without any change, every bucket is read at the current units. (The settle window after a
+ * change only keeps buckets from justifying a scale-in — samples.ts — it does not change how they
+ * are read: a bucket after the observed completion was served by the new size.)
  */
 import type { ScaleEvent } from "../api/index.js";
 import { MINUTE_MS } from "./samples.js";
@@ -35,8 +35,10 @@ export interface UnitChange {
 export interface CapacityTimeline {
   /** Units to read a percentage of the bucket starting at `startMs` against, units. */
   unitsAt(startMs: number): number;
-  /** The bucket starting at `startMs` may have been served by two sizes (or settles after one). */
+  /** The bucket starting at `startMs` may have been served by two sizes. */
   overlapsChange(startMs: number): boolean;
+  /** The largest unit count that may have served the bucket starting at `startMs`, units. */
+  maxUnitsAt(startMs: number): number;
 }
 
 const ms = (time: string | undefined): number => (time === undefined ? Number.NaN : Date.parse(time));
@@ -76,26 +78,26 @@ export function unitChanges(
 
 /**
  * The timeline of `changes` (see {@link unitChanges}) for an instance that has `currentUnits`
- * now, with a settle window of `settleSeconds` after each completion. Pure.
+ * now. Pure.
  */
-export function capacityTimeline(
-  changes: readonly UnitChange[],
-  currentUnits: number,
-  settleSeconds: number,
-): CapacityTimeline {
-  const settleMs = Math.max(0, settleSeconds) * 1000;
+export function capacityTimeline(changes: readonly UnitChange[], currentUnits: number): CapacityTimeline {
   const overlapping = (startMs: number): UnitChange[] =>
-    changes.filter((c) => startMs + MINUTE_MS > c.startedMs && startMs < c.completedMs + settleMs);
+    changes.filter((c) => startMs + MINUTE_MS > c.startedMs && startMs < c.completedMs);
+  const unitsAt = (startMs: number): number => {
+    const during = overlapping(startMs);
+    if (during.length > 0) return Math.min(...during.flatMap((c) => [c.fromUnits, c.toUnits]));
+    // Served by what the changes left in place: the first later change's `from`.
+    const later = changes.find((c) => c.startedMs >= startMs + MINUTE_MS);
+    return later ? later.fromUnits : currentUnits;
+  };
   return {
-    unitsAt(startMs: number): number {
+    unitsAt,
+    overlapsChange: (startMs) => overlapping(startMs).length > 0,
+    maxUnitsAt(startMs) {
       const during = overlapping(startMs);
-      if (during.length > 0) return Math.min(...during.flatMap((c) => [c.fromUnits, c.toUnits]));
-      // Served by what the changes left in place: the first later change's `from`.
-      const later = changes.find((c) => c.startedMs >= startMs + MINUTE_MS);
-      return later ? later.fromUnits : currentUnits;
-    },
-    overlapsChange(startMs: number): boolean {
-      return overlapping(startMs).length > 0;
+      return during.length > 0
+        ? Math.max(...during.flatMap((c) => [c.fromUnits, c.toUnits]))
+        : unitsAt(startMs);
     },
   };
 }

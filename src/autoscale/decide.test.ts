@@ -70,7 +70,8 @@ describe("modes", () => {
 describe("bounds and schedules", () => {
   it.each<[string, CapacityPolicySpec, number, number, string | undefined]>([
     ["units.min snaps up to the ladder", spec({ units: { min: 15, max: 100 } }), 7, 20, "MinUnits"],
-    ["units.max snaps down to the ladder", spec({ units: { min: 1, max: 35 } }), 300, 30, "MaxUnits"],
+    // Saturated at 10 units asks for 20; units.max 15 snaps down to 10.
+    ["units.max snaps down to the ladder", spec({ units: { min: 1, max: 15 } }), 100, 10, "MaxUnits"],
     ["inside the bounds nothing limits", spec({ units: { min: 1, max: 35 } }), 35, 5, undefined],
     [
       "an active schedule raises the floor",
@@ -126,18 +127,18 @@ describe("SKUs and Premium_P2", () => {
     ]
   >([
     [
-      "150 units with P2 allowed → P2 200",
+      "140 units with P2 allowed → P2 200",
       p2,
       { sku: "Premium_P1", units: 100 },
-      105,
+      98,
       { sku: "Premium_P2", units: 200 },
       undefined,
     ],
     [
-      "150 units without P2 → P1 100, limited",
+      "140 units without P2 → P1 100, limited",
       spec(),
       { sku: "Premium_P1", units: 100 },
-      105,
+      98,
       { sku: "Premium_P1", units: 100 },
       "P2NotAllowed",
     ],
@@ -160,8 +161,8 @@ describe("SKUs and Premium_P2", () => {
     [
       "S1 → P2 is not one online step: P1 100 first",
       spec({ skus: ["Standard_S1", "Premium_P1", "Premium_P2"], units: { max: 1000 } }),
-      { sku: "Standard_S1", units: 50 },
-      210,
+      { sku: "Standard_S1", units: 100 },
+      100,
       { sku: "Premium_P1", units: 100 },
       "SkuPath",
     ],
@@ -234,13 +235,13 @@ describe("stabilization, settle window, scale-in windows", () => {
 
   it("the settle window never blocks scale-out", () => {
     const history = recordScale(emptyHistory(), {
-      time: ago(60),
+      time: ago(400),
       from: { sku: "Premium_P1", units: 5 },
       to: { sku: "Premium_P1", units: 10 },
     });
-    // The window's samples predate the scale, so they are read at the 5 units the instance had
-    // then: 200 % of 5 units = 10 units of demand → 15 at 70 % → 20.
-    const d = decide(input({ samples: load(200), history }));
+    // Saturated at 10 units since the scale (and at 5 before it): at least double, 20 units,
+    // while the settle window still holds scale-in.
+    const d = decide(input({ samples: load(100), history }));
     expect(d.desired?.units).toBe(20);
     expect(d.scaleIn.blockedBy).toContain("Settling");
   });
@@ -265,7 +266,8 @@ describe("stabilization, settle window, scale-in windows", () => {
 
   it("rate policies limit and say which", () => {
     const s = spec({ behavior: { scaleUp: { policies: [{ type: "Steps", value: 1, periodSeconds: 60 }] } } });
-    const d = decide(input({ spec: s, current: { sku: "Premium_P1", units: 5 }, samples: load(200) }));
+    // Saturated at 5 units asks for 10; Steps 1 per 60 s allows 6.
+    const d = decide(input({ spec: s, current: { sku: "Premium_P1", units: 5 }, samples: load(100) }));
     expect(d.desired?.units).toBe(6);
     expect(d.limitedBy).toBe("RateLimitedUp");
     expect(d.reasons.find((r) => r.code === "RateLimitedUp")?.name).toBe("Steps 1 per 60s");

@@ -44,6 +44,7 @@ import {
   pruneScaleEvents,
   type Recommendation,
 } from "./history.js";
+import { describeFindings } from "./plausibility.js";
 import { type LimitCode, type Reason, reason, type SignalName } from "./reasons.js";
 import { decideReplicas, type ReplicaDecision } from "./replicas.js";
 import {
@@ -257,12 +258,15 @@ export function decide(input: DecisionInput): Decision {
     : Number.isFinite(lastScaleMs)
       ? lastScaleMs + times.settleSeconds * 1000
       : undefined;
+  const timeline = capacityTimeline(unitChanges(history.scaleEvents, inFlight), current.units);
+  const unitsAt = timeline.unitsAt;
   const window = windowSamples(failure ? [] : input.samples, {
     nowMs,
     windowSeconds: times.windowSeconds,
     ingestionDelaySeconds: times.ingestionDelaySeconds,
     maxSampleAgeSeconds: times.maxSampleAgeSeconds,
     settleUntilMs,
+    maxUnitsAt: timeline.maxUnitsAt,
   });
 
   const curSku = current.sku;
@@ -280,12 +284,6 @@ export function decide(input: DecisionInput): Decision {
   const currentSize: SkuUnits = { sku: curSku, units: current.units };
 
   // 2. signals
-  const timeline = capacityTimeline(
-    unitChanges(history.scaleEvents, inFlight),
-    current.units,
-    times.settleSeconds,
-  );
-  const unitsAt = (startMs: number) => timeline.unitsAt(startMs);
   const sig = evaluateSignals({ spec, window, current: currentSize, sizes, unitsAt });
   reasons.push(...sig.reasons);
   if (window.ignored.tooNew > 0) {
@@ -296,10 +294,21 @@ export function decide(input: DecisionInput): Decision {
       ),
     );
   }
-  if (window.ignored.invalid > 0) {
+  const invalid = window.findings.filter((f) => f.kind === "invalid");
+  const unreadable = window.ignored.invalid - invalid.length;
+  if (unreadable > 0) {
+    reasons.push(reason("SamplesIgnored", `${unreadable} unreadable sample time(s) ignored`));
+  }
+  if (invalid.length > 0) {
     reasons.push(
-      reason("SamplesIgnored", `${window.ignored.invalid} unreadable time(s) or value(s) ignored`),
+      reason("SampleInvalid", `left out, not demand: ${describeFindings(invalid)}`, {
+        name: invalid[0]?.field,
+      }),
     );
+  }
+  const atCeiling = window.findings.filter((f) => f.kind === "saturated");
+  if (atCeiling.length > 0) {
+    reasons.push(reason("SampleAtCeiling", `read as saturated: ${describeFindings(atCeiling)}`));
   }
   const metricsUsable = !failure && sig.needs.length > 0;
   const complete = !failure && sig.reports.length > 0 && sig.reports.every((r) => r.status === "Ok");

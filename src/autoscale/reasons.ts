@@ -31,8 +31,15 @@ export const REASON_CODES = [
   "SignalStale",
   /** A signal could not be evaluated (e.g. a workload scenario the service does not have). */
   "SignalError",
-  /** Buckets were left out: newer than the ingestion delay, unreadable time or value. */
+  /** Buckets were left out: newer than the ingestion delay, or with an unreadable time. */
   "SamplesIgnored",
+  /**
+   * Values the service cannot have measured were left out (not finite, negative, a percentage
+   * far above 100, more connections than the quota holds): unknown for their bucket, not demand.
+   */
+  "SampleInvalid",
+  /** Values just above their ceiling (100 %, the connection quota) were read as saturated. */
+  "SampleAtCeiling",
   /** No signal has a usable value this pass. */
   "MetricsUnavailable",
   /** Fetching metrics failed this pass (no data, throttled, auth, API error, …). */

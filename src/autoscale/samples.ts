@@ -8,12 +8,17 @@
  *   are still filling and ignored (their end is less than `ingestionDelay` before now).
  * - The window is the `window / 1 min` buckets just before `cutoff`: starts in
  *   `[cutoff − window, cutoff)`. Buckets before it are not used.
- * - A value that is `null`, missing, negative or not finite is unknown — never zero.
+ * - A value that is `null` or missing is unknown — never zero. A value the service cannot have
+ *   measured (negative, not finite, a percentage far above 100, more connections than the quota
+ *   holds) is left out and reported; one just above its ceiling is read as the ceiling
+ *   (plausibility.ts).
  * - A signal whose newest known bucket starts more than `maxSampleAge` before now counts as
  *   missing (stale).
  * - After a scale, buckets starting before `lastScaleTime + settleSeconds` are settling: usable to
  *   scale out, never to scale in. Scale-in needs a full window of buckets after the settle window.
  */
+
+import { plausibleSample, type SampleFinding } from "./plausibility.js";
 
 /**
  * One one-minute bucket of Azure Monitor metrics for one instance, as the Azure adapter returns
@@ -58,6 +63,12 @@ export interface WindowOptions {
   maxSampleAgeSeconds: number;
   /** End of the settle window after the last scale, ms; absent when there is none. */
   settleUntilMs?: number | undefined;
+  /**
+   * The largest unit count that may have served the bucket starting at a time (ms), for the
+   * plausibility of its values (plausibility.ts); without it only non-finite and negative values
+   * are left out.
+   */
+  maxUnitsAt?: (startMs: number) => number;
 }
 
 /** One bucket of the window. */
@@ -77,8 +88,10 @@ export interface SampleWindow {
   /** `[from, to)` of the window, ms. */
   from: number;
   to: number;
-  /** Buckets left out, by cause. */
+  /** Buckets left out, by cause (`invalid`: unreadable times and values left out). */
   ignored: { tooNew: number; beforeWindow: number; invalid: number };
+  /** Values of the window's buckets left out or read as their ceiling (plausibility.ts). */
+  findings: SampleFinding[];
   /** Some bucket of the window is settling. */
   settling: boolean;
   nowMs: number;
@@ -113,6 +126,8 @@ export function windowSamples(samples: readonly MetricSample[], options: WindowO
   const from = to - bucketCount * MINUTE_MS;
   const ignored = { tooNew: 0, beforeWindow: 0, invalid: 0 };
   const merged = new Map<number, MetricSample>();
+  const findings: SampleFinding[] = [];
+  const maxUnitsAt = options.maxUnitsAt ?? (() => 0);
   for (const s of samples) {
     const t =
       s?.time instanceof Date
@@ -135,11 +150,13 @@ export function windowSamples(samples: readonly MetricSample[], options: WindowO
     }
     const prev = merged.get(start) ?? emptySample(new Date(start).toISOString());
     const next: MetricSample = { ...prev };
+    const seen = findings.length;
+    const checked = plausibleSample(s, start, maxUnitsAt(start), SAMPLE_FIELDS, findings);
+    for (let i = seen; i < findings.length; i++) if (findings[i]?.kind === "invalid") ignored.invalid++;
     for (const f of SAMPLE_FIELDS) {
-      const v = s[f];
+      const v = checked[f];
       const p = prev[f];
       if (known(v)) next[f] = known(p) ? Math.max(p, v) : v;
-      else if (v !== null && v !== undefined) ignored.invalid++;
     }
     merged.set(start, next);
   }
@@ -157,6 +174,7 @@ export function windowSamples(samples: readonly MetricSample[], options: WindowO
     from,
     to,
     ignored,
+    findings,
     settling: buckets.some((b) => b.settling),
     nowMs,
     maxSampleAgeSeconds: options.maxSampleAgeSeconds,

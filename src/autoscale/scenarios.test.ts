@@ -85,18 +85,18 @@ describe("scenarios from public reports", () => {
     expect(d.reasons.map((r) => r.code)).toContain("LadderSnapped");
   });
 
-  describe("need of 150 units", () => {
-    // 105 % at 100 units = 105 units of demand → 150 at 70 %.
+  describe("need of 140 units", () => {
+    // 98 % at 100 units = 98 units of demand → 140 at 70 %.
     const at100 = { sku: "Premium_P1", units: 100 } as const;
     it("with Premium_P2 allowed → Premium_P2 200", () => {
       const s = spec({ skus: ["Premium_P1", "Premium_P2"], units: { max: 1000 } });
-      const d = decide(input({ spec: s, current: at100, samples: samples({ serverLoadPercent: 105 }) }));
-      expect(d.signals[0]?.desiredUnits).toBe(150);
+      const d = decide(input({ spec: s, current: at100, samples: samples({ serverLoadPercent: 98 }) }));
+      expect(d.signals[0]?.desiredUnits).toBe(140);
       expect(d.desired).toEqual({ sku: "Premium_P2", units: 200 });
       expect(d.limitedBy).toBeUndefined();
     });
     it("without Premium_P2 → 100, limited", () => {
-      const d = decide(input({ current: at100, samples: samples({ serverLoadPercent: 105 }) }));
+      const d = decide(input({ current: at100, samples: samples({ serverLoadPercent: 98 }) }));
       expect(d.desired).toEqual({ sku: "Premium_P1", units: 100 });
       expect(d.limitedBy).toBe("P2NotAllowed");
       expect(condition(d, "ScalingLimited")).toMatchObject({ status: "True", reason: "P2NotAllowed" });

@@ -57,7 +57,9 @@ describe("compare", () => {
     }
   });
 
-  it("runs the same step by step, reports progress, and stops when aborted", async () => {
+  it("runs the same step by step, reports progress, and stops when aborted", {
+    timeout: 30_000,
+  }, async () => {
     const long = Float64Array.from({ length: 3 * 4096 }, (_, m) => 5_000 + 4_000 * Math.sin(m / 300));
     const input = {
       policy: POLICY,

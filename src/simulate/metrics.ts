@@ -12,10 +12,31 @@
  *   them daily, so pro-rata unit-hours are the billed quantity; messages beyond the included
  *   1,000,000 per unit-day are not counted.
  * - Scale operations: capacity changes started (the oracle: changes between minutes).
+ * - Reversals: scale operations followed, within {@link REVERSAL_WINDOW_MS} (30 minutes, start to
+ *   start), by one in the other direction (out then in, or in then out; by unit count).
  * - Premium_P2 time: minutes and unit-hours on Premium_P2.
  */
 import { SCALABLE_SKUS, type ScalableSku } from "../capacity/index.js";
-import type { StrategyRun } from "./engine.js";
+import type { ScaleOperation, StrategyRun } from "./engine.js";
+
+/** How soon a scale in the other direction makes the one before it a reversal, ms (30 minutes). */
+export const REVERSAL_WINDOW_MS = 30 * 60_000;
+
+/**
+ * Scale operations (in start order) followed within `windowMs` of their start by the next one in
+ * the other direction.
+ */
+export function countReversals(operations: readonly ScaleOperation[], windowMs = REVERSAL_WINDOW_MS): number {
+  let n = 0;
+  for (let i = 0; i + 1 < operations.length; i++) {
+    const a = operations[i] as ScaleOperation;
+    const b = operations[i + 1] as ScaleOperation;
+    const dirA = Math.sign(a.to.units - a.from.units);
+    const dirB = Math.sign(b.to.units - b.from.units);
+    if (dirA !== 0 && dirB === -dirA && b.startedMs - a.startedMs <= windowMs) n++;
+  }
+  return n;
+}
 
 /** List prices per unit per day, USD, by SKU. */
 export type UnitPrices = Readonly<Record<ScalableSku, number>>;
@@ -61,6 +82,8 @@ export interface StrategyMetrics {
   /** Estimated cost, USD. */
   cost: number;
   scaleOperations: number;
+  /** Scale operations reversed within 30 minutes (see {@link countReversals}). */
+  reversals: number;
   /** Minutes on Premium_P2. */
   p2Minutes: number;
   p2UnitHours: number;
@@ -124,6 +147,7 @@ export function summarize(run: StrategyRun, options: MetricOptions): StrategyMet
     totalUnitHours: total,
     cost,
     scaleOperations: run.operations.length,
+    reversals: countReversals(run.operations),
     p2Minutes,
     p2UnitHours: unitHours.Premium_P2 ?? 0,
     meanUnits: minutes > 0 ? (total * 60) / minutes : 0,

@@ -1,0 +1,122 @@
+/**
+ * Values Azure Monitor cannot have measured: what a bucket's raw values may be, given the capacity
+ * that may have served it. A value outside these bounds is not demand; it is left out of the
+ * decision (unknown for that bucket, so it also blocks scale-in) and reported.
+ *
+ * Pinned semantics, per field of a one-minute bucket (`maxUnits` = the largest unit count that may
+ * have served it, see capacity-timeline.ts):
+ * - any field: not a finite number ≥ 0 (NaN, ±Infinity, negative) → invalid;
+ * - ServerLoad and ConnectionQuotaUtilization, %: above 100 % but within
+ *   {@link OVER_CEILING_TOLERANCE} (5 %) of it → read as 100 % (saturated, a rounding of the
+ *   ceiling); further above → invalid (not a percentage the service can report);
+ * - connections: above `maxUnits × 1,000` (the connection quota: the service refuses clients
+ *   beyond it) but within 10 % of it (the app servers' own connections count too) → read as the
+ *   quota (saturated); further above → invalid;
+ * - traffic (MessageCount, InboundTraffic, OutboundTraffic): only the first rule here; what the
+ *   served size can carry is checked by the traffic signal against the tier tables.
+ * A saturated value asks for what saturation asks (signals.ts: at least double the units), never
+ * more — so no single value can move a recommendation beyond the saturation bound.
+ */
+import { CONNECTIONS_PER_UNIT } from "../capacity/skus.js";
+
+/** How far above 100 % a percentage may be and still be read as the ceiling (5 %). */
+export const OVER_CEILING_TOLERANCE = 0.05;
+/** How far above the connection quota a count may be and still be read as the quota (10 %). */
+export const OVER_QUOTA_TOLERANCE = 0.1;
+
+/** One value that was not used as measured. */
+export interface SampleFinding {
+  /** The sample field (`serverLoadPercent`, `connections`, …). */
+  field: string;
+  /** Bucket start, ms. */
+  startMs: number;
+  /** The raw value. */
+  value: number;
+  /** invalid: left out; saturated: read as its ceiling. */
+  kind: "invalid" | "saturated";
+  /** The ceiling it was read as (saturated only). */
+  ceiling?: number;
+  why: string;
+}
+
+const PERCENT_FIELDS: readonly string[] = ["serverLoadPercent", "connectionQuotaUtilizationPercent"];
+
+/**
+ * Checks one value of a bucket (see the module comment): the value to use (`null` when left
+ * out, `undefined` when absent) and what was found.
+ */
+export function plausibleValue(
+  field: string,
+  value: number | null | undefined,
+  startMs: number,
+  maxUnits: number,
+): { value: number | null | undefined; finding?: SampleFinding } {
+  if (value === null || value === undefined) return { value };
+  const invalid = (why: string) => ({
+    value: null,
+    finding: { field, startMs, value, kind: "invalid" as const, why },
+  });
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+    return invalid("not a finite number ≥ 0");
+  }
+  let ceiling: number | undefined;
+  let tolerance = 0;
+  let unit = "";
+  if (PERCENT_FIELDS.includes(field)) {
+    ceiling = 100;
+    tolerance = OVER_CEILING_TOLERANCE;
+    unit = " %";
+  } else if (field === "connections" && maxUnits > 0) {
+    ceiling = maxUnits * CONNECTIONS_PER_UNIT;
+    tolerance = OVER_QUOTA_TOLERANCE;
+    unit = ` connections (${maxUnits} units × 1,000)`;
+  }
+  if (ceiling === undefined || value <= ceiling) return { value };
+  if (value > ceiling * (1 + tolerance)) {
+    return invalid(`above ${ceiling}${unit} by more than ${tolerance * 100} %: the service cannot report it`);
+  }
+  return {
+    value: ceiling,
+    finding: {
+      field,
+      startMs,
+      value,
+      kind: "saturated",
+      ceiling,
+      why: `read as the ceiling ${ceiling}${unit}`,
+    },
+  };
+}
+
+/** A bucket's sample with every value checked (see {@link plausibleValue}). */
+export function plausibleSample<T extends { [K in F]: number | null }, F extends string>(
+  sample: T,
+  startMs: number,
+  maxUnits: number,
+  fields: readonly F[],
+  findings: SampleFinding[],
+): T {
+  const out: T = { ...sample };
+  for (const f of fields) {
+    const checked = plausibleValue(f, sample[f], startMs, maxUnits);
+    if (checked.finding) {
+      findings.push(checked.finding);
+      (out as Record<F, number | null>)[f] = checked.value ?? null;
+    }
+  }
+  return out;
+}
+
+/** One line for a reason: the findings of a kind, the first three in full. */
+export function describeFindings(findings: readonly SampleFinding[]): string {
+  const shown = findings.slice(0, 3).map((f) => {
+    const at = new Date(f.startMs).toISOString().slice(11, 16);
+    return `${f.field} ${formatValue(f.value)} at ${at} (${f.why})`;
+  });
+  const more = findings.length > 3 ? `, and ${findings.length - 3} more` : "";
+  return `${shown.join("; ")}${more}`;
+}
+
+function formatValue(v: number): string {
+  return Number.isFinite(v) ? String(Math.round(v * 100) / 100) : String(v);
+}
