@@ -1,7 +1,7 @@
 /** Flag values shared by several commands: files, durations and times. Bad values → UsageError (exit 2). */
 import { readFile } from "node:fs/promises";
 import { parseDuration } from "../api/duration.js";
-import { parseTraceTimestamp } from "../emulator/trace.js";
+import { parseTraceTimestamp } from "../traffic/index.js";
 import { UsageError } from "./errors.js";
 
 /** Reads the file a flag names; `shown` is the path as the user typed it. */

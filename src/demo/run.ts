@@ -24,12 +24,10 @@ import { createLogger } from "../controller/logging.js";
 import { OperatorMetrics } from "../controller/metrics.js";
 import { Operator, type PassReport } from "../controller/operator.js";
 import { createVirtualClock } from "../emulator/clock.js";
-import type { DemandSpec } from "../emulator/demand.js";
-import { demandFunction } from "../emulator/demand.js";
 import { type RunningEmulator, startEmulator } from "../emulator/emulator.js";
 import type { OperationRecord } from "../emulator/state.js";
-import { defaultMix, type WorkloadMix } from "../emulator/traffic.js";
 import { type ResilientWatch, startResilientWatch } from "../kube/watch.js";
+import { type DemandSpec, defaultMix, demandFunction, type WorkloadMix } from "../traffic/index.js";
 import { demoChartSvg } from "./chart.js";
 import {
   applyAppServers,

@@ -16,8 +16,8 @@ import {
   summaryJson,
   traceWindow,
 } from "../../demo/index.js";
-import { parseTrace, type Trace, TraceFormatError } from "../../emulator/trace.js";
 import { repoRoot } from "../../localcluster/index.js";
+import { parseTrace, type Trace, TraceFormatError } from "../../traffic/index.js";
 import { UsageError } from "../errors.js";
 import { durationFlag, readFlagFile, timeFlag } from "../flags.js";
 import type { CliIo } from "../io.js";
