@@ -25,11 +25,11 @@ import {
   TraceFormatError,
   type WorkloadMix,
 } from "../../traffic/index.js";
+import { type CliCommand, type CommonOptions, withCommonOptions } from "../command.js";
 import { UsageError } from "../errors.js";
 import { durationFlag } from "../flags.js";
 import type { CliIo } from "../io.js";
 import { formatJson, formatTable } from "../output.js";
-import { type CliCommand, type CommonOptions, withCommonOptions } from "../program.js";
 
 interface EmulatorFlags extends CommonOptions {
   trace?: string;

@@ -26,12 +26,11 @@ import {
   validateMix,
   type WorkloadMix,
 } from "../../traffic/index.js";
+import { type CliCommand, type CommonOptions, withCommonOptions } from "../command.js";
 import { UsageError } from "../errors.js";
-import { durationFlag, readFlagFile, timeFlag } from "../flags.js";
+import { durationFlag, numberFlag, readFlagFile, timeFlag } from "../flags.js";
 import type { CliIo } from "../io.js";
 import { formatJson, formatNumber, formatTable } from "../output.js";
-import { type CliCommand, type CommonOptions, withCommonOptions } from "../program.js";
-import { numberFlag } from "./size.js";
 
 interface SimulateFlags extends CommonOptions {
   policy?: string;
