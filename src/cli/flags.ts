@@ -1,7 +1,7 @@
-/** Flag values shared by several commands: files, durations and times. Bad values → UsageError (exit 2). */
+/** Flag values shared by several commands: files, numbers, durations and times. Bad values → UsageError (exit 2). */
 import { readFile } from "node:fs/promises";
 import { parseDuration } from "../api/duration.js";
-import { parseTraceTimestamp } from "../emulator/trace.js";
+import { parseTraceTimestamp } from "../traffic/index.js";
 import { UsageError } from "./errors.js";
 
 /** Reads the file a flag names; `shown` is the path as the user typed it. */
@@ -12,6 +12,24 @@ export async function readFlagFile(flag: string, path: string, shown = path): Pr
     const code = (err as NodeJS.ErrnoException).code;
     throw new UsageError(`cannot read --${flag} ${shown}: ${code ?? (err as Error).message}`);
   }
+}
+
+/** Parses a numeric flag; throws {@link UsageError} for anything that is not a finite number in range. */
+export function numberFlag(
+  name: string,
+  raw: string | undefined,
+  opts: { integer?: boolean; min?: number; exclusiveMin?: number; max?: number } = {},
+): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = Number(raw.replaceAll("_", ""));
+  const bad = (why: string) => new UsageError(`--${name} ${why}, got "${raw}"`);
+  if (raw.trim() === "" || !Number.isFinite(value)) throw bad("must be a number");
+  if (opts.integer && !Number.isInteger(value)) throw bad("must be a whole number");
+  if (opts.min !== undefined && value < opts.min) throw bad(`must be at least ${opts.min}`);
+  if (opts.exclusiveMin !== undefined && value <= opts.exclusiveMin)
+    throw bad(`must be greater than ${opts.exclusiveMin}`);
+  if (opts.max !== undefined && value > opts.max) throw bad(`must be at most ${opts.max}`);
+  return value;
 }
 
 /** A duration flag ("90s", "5m", "1h30m") in milliseconds. */

@@ -1,28 +1,7 @@
-import { Command, CommanderError, Option } from "commander";
+import { Command, CommanderError } from "commander";
 import { commands } from "./commands/index.js";
 import { ExitCode, UsageError } from "./errors.js";
 import type { CliIo } from "./io.js";
-import type { OutputFormat } from "./output.js";
-
-/** Options every subcommand accepts. */
-export interface CommonOptions {
-  output: OutputFormat;
-  verbose: boolean;
-}
-
-/** What a subcommand module exposes: it adds itself, with its flags and action, to the program. */
-export interface CliCommand {
-  register(program: Command, io: CliIo): void;
-}
-
-/** Adds `--output table|json` and `--verbose` to a subcommand. */
-export function withCommonOptions(cmd: Command): Command {
-  return cmd
-    .addOption(
-      new Option("-o, --output <format>", "output format").choices(["table", "json"]).default("table"),
-    )
-    .option("-v, --verbose", "print stack traces and more detail on errors", false);
-}
 
 /** Builds the commander program with every subcommand registered. */
 export function buildProgram(io: CliIo): Command {

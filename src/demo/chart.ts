@@ -1,23 +1,22 @@
 /**
  * The demo's SVG chart, from its timeline: three panels over time — connections (demand, accepted
  * and the connection quota), units, and server load with its target — with the minutes on
- * Premium_P2 shaded in every panel. A Vega-Lite spec rendered headless by Vega (the renderer and
- * the downsampling buckets are simulate's).
- *
- * Connections and units use a symmetric-log scale: a flash crowd dwarfs the rest of the day, and
- * the scale-outs and scale-ins at a handful of units should stay visible next to it.
+ * Premium_P2 shaded in every panel. Drawn with the shared time chart of `chart/` (connections and
+ * units on a symmetric-log scale, load linear), rendered headless to SVG.
  */
 import type { TopLevelSpec } from "vega-lite";
-import { bucketMinutes, renderSvg } from "../simulate/chart.js";
+import {
+  bucketLabel,
+  bucketMinutes,
+  renderSvg,
+  type TimePoint,
+  timeChartSpec,
+  utcTime,
+} from "../chart/index.js";
 import { isoMinute, type TimelineRow } from "./timeline.js";
 
 /** One point of the chart's data. */
-export interface DemoChartPoint {
-  time: string;
-  series: (typeof SERIES)[number];
-  panel: "connections" | "units" | "load";
-  value: number;
-}
+export type DemoChartPoint = TimePoint<(typeof SERIES)[number]>;
 
 /** A span of minutes on Premium_P2, `[from, to)`. */
 export interface SkuSpan {
@@ -35,8 +34,6 @@ const COLORS: Readonly<Record<(typeof SERIES)[number], string>> = {
   "server load": "#d62728",
 };
 const UNITS_HEIGHT = 130;
-const UNIT_TICKS = [0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000];
-const CONNECTION_TICKS = [0, 100, 1_000, 10_000, 100_000, 1_000_000];
 
 /** Per bucket of `bucket` minutes, the maximum of each quantity (so peaks stay visible). */
 export function demoChartData(rows: readonly TimelineRow[], bucket: number): DemoChartPoint[] {
@@ -93,17 +90,7 @@ export interface DemoChartOptions {
 /** The Vega-Lite spec of the chart. */
 export function demoChartSpec(rows: readonly TimelineRow[], options: DemoChartOptions): TopLevelSpec {
   const bucket = bucketMinutes(rows.length, options.maxPoints ?? 1500);
-  const values = demoChartData(rows, bucket);
   const spans = p2Spans(rows);
-  const color = {
-    field: "series",
-    type: "nominal" as const,
-    title: null,
-    scale: { domain: [...SERIES], range: SERIES.map((s) => COLORS[s]) },
-  };
-  const x = { field: "time", type: "temporal" as const, title: null, scale: { type: "utc" as const } };
-  const width = options.width ?? 900;
-  const per = bucket === 1 ? "per minute" : `max per ${bucket >= 60 ? `${bucket / 60} h` : `${bucket} min`}`;
   const shade = (labelled: boolean) =>
     spans.length === 0
       ? []
@@ -111,10 +98,7 @@ export function demoChartSpec(rows: readonly TimelineRow[], options: DemoChartOp
           {
             data: { values: spans },
             mark: { type: "rect" as const, color: "#ff7f0e", opacity: 0.15 },
-            encoding: {
-              x: { field: "from", type: "temporal" as const, scale: { type: "utc" as const } },
-              x2: { field: "to" },
-            },
+            encoding: { x: utcTime("from"), x2: { field: "to" } },
           },
           ...(labelled
             ? [
@@ -129,72 +113,33 @@ export function demoChartSpec(rows: readonly TimelineRow[], options: DemoChartOp
                     color: "#c55a00",
                     fontSize: 11,
                   },
-                  encoding: {
-                    x: { field: "from", type: "temporal" as const, scale: { type: "utc" as const } },
-                    y: { value: UNITS_HEIGHT },
-                    text: { field: "label" },
-                  },
+                  encoding: { x: utcTime("from"), y: { value: UNITS_HEIGHT }, text: { field: "label" } },
                 },
               ]
             : []),
         ];
-  const panel = (name: DemoChartPoint["panel"], title: string, height: number) => ({
-    width,
-    height,
-    layer: [
-      ...shade(name === "units"),
+  return timeChartSpec({
+    title: options.title,
+    subtitle: `${bucketLabel(bucket)}, UTC; shaded: minutes on Premium_P2; dashed: the connection quota (units × 1,000)`,
+    values: demoChartData(rows, bucket),
+    panels: [
+      { name: "connections", title: "connections", height: 170, background: shade(false) },
+      { name: "units", title: "units", height: UNITS_HEIGHT, background: shade(true) },
       {
-        transform: [{ filter: `datum.panel === '${name}'` }],
-        mark: { type: "line" as const, interpolate: "step-after" as const, strokeWidth: 1.3 },
-        encoding: {
-          x,
-          y: {
-            field: "value",
-            type: "quantitative" as const,
-            title,
-            ...(name === "load"
-              ? { scale: { domain: [0, 100] } }
-              : {
-                  scale: { type: "symlog" as const },
-                  axis: {
-                    values: name === "units" ? UNIT_TICKS : CONNECTION_TICKS,
-                    labelExpr: "format(datum.value, ',')",
-                  },
-                }),
-          },
-          color,
-          strokeDash: {
-            condition: { test: "datum.series === 'connection quota'", value: [4, 2] },
-            value: [1, 0],
-          },
-        },
+        name: "load",
+        title: `server load % (target ${options.loadTargetPercent})`,
+        height: 110,
+        background: shade(false),
       },
-      ...(name === "load"
-        ? [
-            {
-              data: { values: [{ target: options.loadTargetPercent }] },
-              mark: { type: "rule" as const, strokeDash: [2, 2], color: "#ff7f0e" },
-              encoding: { y: { field: "target", type: "quantitative" as const } },
-            },
-          ]
-        : []),
     ],
+    width: options.width ?? 900,
+    series: SERIES,
+    colorOf: (s) => COLORS[s],
+    strokeWidth: 1.3,
+    strokeDash: () => ({ test: "datum.series === 'connection quota'", dash: [4, 2], otherwise: [1, 0] }),
+    loadTargetPercent: options.loadTargetPercent,
+    loadDomain: [0, 100],
   });
-  return {
-    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    title: {
-      text: options.title,
-      subtitle: `${per}, UTC; shaded: minutes on Premium_P2; dashed: the connection quota (units × 1,000)`,
-    },
-    data: { values },
-    config: { font: "sans-serif", legend: { orient: "top" } },
-    vconcat: [
-      panel("connections", "connections", 170),
-      panel("units", "units", UNITS_HEIGHT),
-      panel("load", `server load % (target ${options.loadTargetPercent})`, 110),
-    ],
-    resolve: { scale: { color: "shared" } },
-  } as TopLevelSpec;
 }
 
 /** The chart as SVG text. */

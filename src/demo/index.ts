@@ -8,5 +8,7 @@ export * from "./cluster.js";
 export * from "./live.js";
 export * from "./report.js";
 export * from "./run.js";
+export * from "./settings.js";
+export * from "./setup.js";
 export * from "./timeline.js";
 export * from "./trace-window.js";

@@ -1,5 +1,5 @@
 /** The demo's closing summary, as text and as JSON. Pure. */
-import type { DemoResult } from "./run.js";
+import type { DemoResult } from "./settings.js";
 import type { CapacityChange, DemoSummary } from "./timeline.js";
 
 const n = (v: number) => v.toLocaleString("en-US", { maximumFractionDigits: 1 });

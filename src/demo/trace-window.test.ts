@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseTrace, traceDemand } from "../emulator/trace.js";
 import { repoRoot } from "../localcluster/paths.js";
+import { parseTrace, traceDemand } from "../traffic/index.js";
 import {
   DEFAULT_TRACE,
   DEFAULT_TRACE_FOCUS_MS,

@@ -10,7 +10,7 @@
  * Premium_P2; the trace's single largest value, on 31 March, rises from quiet to its top in 25
  * minutes); for any other trace, the time of its largest value.
  */
-import type { Trace, TracePoint } from "../emulator/trace.js";
+import type { Trace, TracePoint } from "../traffic/index.js";
 
 export const MINUTE_MS = 60_000;
 

@@ -24,8 +24,15 @@
  * `traceCsv` (the text of a `timestamp,value` trace) with `peakConnections`.
  */
 import { type ServiceKind, WorkloadError } from "../capacity/index.js";
+import {
+  type DemandSpec,
+  parseMix,
+  parsePattern,
+  parseTrace,
+  TraceFormatError,
+  type TrafficMinute,
+} from "../traffic/index.js";
 import { ArmIdError, parseArmId } from "./arm-id.js";
-import { type DemandSpec, parsePattern } from "./demand.js";
 import { type FaultRule, type FaultSpec, FaultSpecError } from "./faults.js";
 import {
   armError,
@@ -42,8 +49,6 @@ import {
   isSkuName,
   StateError,
 } from "./state.js";
-import { parseTrace, TraceFormatError } from "./trace.js";
-import { parseMix, type TrafficMinute } from "./traffic.js";
 
 /** One request the emulator served (control requests are not logged). */
 export interface RequestRecord {

@@ -19,18 +19,17 @@
  * one being ingested has partial totals.
  */
 import type { ServiceKind } from "../capacity/index.js";
-import { type ArmRef, parseArmId, serviceOfNamespace } from "./arm-id.js";
-import { armError, type EmulatorRequest, type EmulatorResponse, isoTime, json, queryParam } from "./http.js";
 import {
   AGGREGATIONS,
   type Aggregates,
   type AggregationName,
-  combineAggregates,
   EMULATED_METRICS,
   type EmulatedMetric,
   findEmulatedMetric,
   minuteAggregates,
-} from "./monitor-catalog.js";
+} from "../traffic/monitor-catalog.js";
+import { type ArmRef, parseArmId, serviceOfNamespace } from "./arm-id.js";
+import { armError, type EmulatorRequest, type EmulatorResponse, isoTime, json, queryParam } from "./http.js";
 import type { EmulatorState } from "./state.js";
 
 /** Most resources per getBatch call. */
@@ -254,6 +253,24 @@ export function handleGetBatch(
     };
   });
   return json(200, { values });
+}
+
+/**
+ * Combines minute aggregates into one coarser grain's (mean of averages, min of minimums, max of
+ * maximums, sum of totals and counts); `undefined` entries (no data) are skipped.
+ */
+export function combineAggregates(
+  minutes: readonly (Required<Aggregates> | undefined)[],
+): Required<Aggregates> | undefined {
+  const present = minutes.filter((m): m is Required<Aggregates> => m !== undefined);
+  if (present.length === 0) return undefined;
+  return {
+    average: present.reduce((a, m) => a + m.average, 0) / present.length,
+    minimum: Math.min(...present.map((m) => m.minimum)),
+    maximum: Math.max(...present.map((m) => m.maximum)),
+    total: present.reduce((a, m) => a + m.total, 0),
+    count: present.reduce((a, m) => a + m.count, 0),
+  };
 }
 
 function validMetricNames(service: ServiceKind): string {

@@ -9,11 +9,20 @@
  * next read at or after their completion time.
  */
 import { DEFAULT_LADDERS, type ServiceKind, type SkuName } from "../capacity/index.js";
+import {
+  type DemandFunction,
+  type DemandSpec,
+  defaultMix,
+  demandFunction,
+  describeDemand,
+  noise,
+  type TrafficMinute,
+  trafficAt,
+  validateMix,
+  type WorkloadMix,
+} from "../traffic/index.js";
 import { type ArmRef, armKey, parseArmId } from "./arm-id.js";
 import type { VirtualClock } from "./clock.js";
-import { type DemandFunction, type DemandSpec, demandFunction, describeDemand } from "./demand.js";
-import { noise } from "./noise.js";
-import { defaultMix, type TrafficMinute, trafficAt, validateMix, type WorkloadMix } from "./traffic.js";
 
 const SKU_NAMES: readonly SkuName[] = ["Free_F1", "Standard_S1", "Premium_P1", "Premium_P2"];
 const MINUTE = 60_000;

@@ -17,7 +17,7 @@
 import type { DecisionPolicy } from "../autoscale/decide.js";
 import { compareSizes } from "../autoscale/sizes.js";
 import { candidates, DEFAULT_LADDERS, isScalableSku, type SkuUnits } from "../capacity/index.js";
-import type { WorkloadMix } from "../emulator/traffic.js";
+import type { WorkloadMix } from "../traffic/index.js";
 import { type SimulationSetup, type StrategyRun, simulation, sizeAt } from "./engine.js";
 import { DEFAULT_PRICES, type StrategyMetrics, summarize, type UnitPrices } from "./metrics.js";
 import { oracleRun, peakSize } from "./oracle.js";

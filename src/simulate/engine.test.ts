@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { candidates } from "../capacity/index.js";
-import { trafficAt } from "../emulator/traffic.js";
+import { trafficAt } from "../traffic/index.js";
 import { MetricHistory, type PollContext, type SimulationSetup, type Strategy, simulate } from "./engine.js";
 import { CONNECTIONS_ONLY, minuteOf, START, steps } from "./testing.js";
 

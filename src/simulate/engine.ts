@@ -1,7 +1,7 @@
 /**
  * The simulation engine: replays demand minute by minute on a virtual clock against the traffic
- * model (`emulator/traffic.ts`), for one strategy at a time. Pure: time is the minute index,
- * randomness is the seeded noise of `emulator/noise.ts` (the same seed gives the same run, and
+ * model (`traffic/traffic.ts`), for one strategy at a time. Pure: time is the minute index,
+ * randomness is the seeded noise of `traffic/noise.ts` (the same seed gives the same run, and
  * every strategy sees the same noise at the same minute).
  *
  * Per minute `m` (virtual time `t = start + m · 1 min`):
@@ -26,9 +26,15 @@
  */
 import type { MetricSample } from "../autoscale/samples.js";
 import { SCALABLE_SKUS, type ScalableSku, type ServiceKind, type SkuUnits } from "../capacity/index.js";
-import { type EmulatedMetric, findEmulatedMetric, minuteAggregates } from "../emulator/monitor-catalog.js";
-import { noise } from "../emulator/noise.js";
-import { type TrafficMinute, trafficAt, type WorkloadMix } from "../emulator/traffic.js";
+import {
+  type EmulatedMetric,
+  findEmulatedMetric,
+  minuteAggregates,
+  noise,
+  type TrafficMinute,
+  trafficAt,
+  type WorkloadMix,
+} from "../traffic/index.js";
 
 export const MINUTE_MS = 60_000;
 

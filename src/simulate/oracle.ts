@@ -14,7 +14,7 @@
  */
 import { compareSizes } from "../autoscale/sizes.js";
 import type { SkuUnits } from "../capacity/index.js";
-import { trafficAt, type WorkloadMix } from "../emulator/traffic.js";
+import { trafficAt, type WorkloadMix } from "../traffic/index.js";
 import { emptyRun, recordMinute, type StrategyRun, sizeAt } from "./engine.js";
 
 /** Inputs of {@link oracleRun}. */

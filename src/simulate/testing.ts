@@ -3,7 +3,7 @@
  * with one message per sender every 10⁶ s — load is exactly connections ÷ quota, no app-server
  * connections) and demand series from runs of constant values. Not part of the public API.
  */
-import type { WorkloadMix } from "../emulator/traffic.js";
+import type { WorkloadMix } from "../traffic/index.js";
 
 /** A mix whose load is only connections ÷ (units × 1,000). */
 export const CONNECTIONS_ONLY: WorkloadMix = {

@@ -16,14 +16,13 @@ import {
   summaryJson,
   traceWindow,
 } from "../../demo/index.js";
-import { parseTrace, type Trace, TraceFormatError } from "../../emulator/trace.js";
 import { repoRoot } from "../../localcluster/index.js";
+import { parseTrace, type Trace, TraceFormatError } from "../../traffic/index.js";
+import { type CliCommand, type CommonOptions, withCommonOptions } from "../command.js";
 import { UsageError } from "../errors.js";
-import { durationFlag, readFlagFile, timeFlag } from "../flags.js";
+import { durationFlag, numberFlag, readFlagFile, timeFlag } from "../flags.js";
 import type { CliIo } from "../io.js";
 import { formatJson } from "../output.js";
-import { type CliCommand, type CommonOptions, withCommonOptions } from "../program.js";
-import { numberFlag } from "./size.js";
 
 export const DEFAULT_POLICY = "examples/demo.yaml";
 export const DEFAULT_NAMESPACE = "signalr-autoscaler-demo";

@@ -14,16 +14,22 @@ import {
   UnknownServiceError,
 } from "../../azure/resource-id.js";
 import { type ServiceKind, type SkuName, WorkloadError } from "../../capacity/index.js";
-import { type DemandSpec, parsePattern } from "../../emulator/demand.js";
 import { type RunningEmulator, startEmulator } from "../../emulator/emulator.js";
 import { allowedUnits, type InstanceSpec, isSkuName } from "../../emulator/state.js";
-import { parseTrace, TraceFormatError } from "../../emulator/trace.js";
-import { defaultMix, parseMix, type WorkloadMix } from "../../emulator/traffic.js";
+import {
+  type DemandSpec,
+  defaultMix,
+  parseMix,
+  parsePattern,
+  parseTrace,
+  TraceFormatError,
+  type WorkloadMix,
+} from "../../traffic/index.js";
+import { type CliCommand, type CommonOptions, withCommonOptions } from "../command.js";
 import { UsageError } from "../errors.js";
 import { durationFlag } from "../flags.js";
 import type { CliIo } from "../io.js";
 import { formatJson, formatTable } from "../output.js";
-import { type CliCommand, type CommonOptions, withCommonOptions } from "../program.js";
 
 interface EmulatorFlags extends CommonOptions {
   trace?: string;

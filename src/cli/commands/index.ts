@@ -1,4 +1,4 @@
-import type { CliCommand } from "../program.js";
+import type { CliCommand } from "../command.js";
 import { demoCommand } from "./demo.js";
 import { emulatorCommand } from "./emulator.js";
 import { recommendCommand } from "./recommend.js";

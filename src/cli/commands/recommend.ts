@@ -31,11 +31,11 @@ import {
   type SignalReport,
 } from "../../autoscale/index.js";
 import type { SkuName } from "../../capacity/skus.js";
+import { type CliCommand, type CommonOptions, withCommonOptions } from "../command.js";
 import { UsageError } from "../errors.js";
 import type { CliIo } from "../io.js";
 import { parseMetricsBody, samplesFromBody } from "../metrics-file.js";
 import { formatJson, formatTable } from "../output.js";
-import { type CliCommand, type CommonOptions, withCommonOptions } from "../program.js";
 
 interface RecommendFlags extends CommonOptions {
   policy?: string;

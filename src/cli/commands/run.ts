@@ -18,9 +18,9 @@ import { OperatorMetrics } from "../../controller/metrics.js";
 import { Operator } from "../../controller/operator.js";
 import { parseTenancy, type TenancyMap } from "../../controller/tenancy.js";
 import { createKubeClients, type KubeConfigSource, loadKubeConfig } from "../../kube/client.js";
+import { type CliCommand, type CommonOptions, withCommonOptions } from "../command.js";
 import { UsageError } from "../errors.js";
 import type { CliIo } from "../io.js";
-import { type CliCommand, type CommonOptions, withCommonOptions } from "../program.js";
 
 interface RunFlags extends CommonOptions {
   kubeconfig?: string;

@@ -9,25 +9,28 @@ import { SingleBar } from "cli-progress";
 import { type Command, Option } from "commander";
 import { type CapacityPolicy, PolicyError, parsePolicyYaml } from "../../api/index.js";
 import { BENCHMARK_MESSAGE_BYTES, WorkloadError } from "../../capacity/index.js";
-import { parseTrace, type Trace, TraceFormatError, traceDemand } from "../../emulator/trace.js";
-import {
-  defaultMix,
-  type MixEntry,
-  parseMix,
-  validateMix,
-  type WorkloadMix,
-} from "../../emulator/traffic.js";
-import { chartSpec, renderSvg } from "../../simulate/chart.js";
+import { renderSvg } from "../../chart/index.js";
+import { chartSpec } from "../../simulate/chart.js";
 import { type Comparison, compareAsync } from "../../simulate/compare.js";
 import { demandSeries, MINUTE_MS } from "../../simulate/engine.js";
 import { parsePrices } from "../../simulate/metrics.js";
 import { timelineChunks } from "../../simulate/timeline.js";
+import {
+  defaultMix,
+  type MixEntry,
+  parseMix,
+  parseTrace,
+  type Trace,
+  TraceFormatError,
+  traceDemand,
+  validateMix,
+  type WorkloadMix,
+} from "../../traffic/index.js";
+import { type CliCommand, type CommonOptions, withCommonOptions } from "../command.js";
 import { UsageError } from "../errors.js";
-import { durationFlag, readFlagFile, timeFlag } from "../flags.js";
+import { durationFlag, numberFlag, readFlagFile, timeFlag } from "../flags.js";
 import type { CliIo } from "../io.js";
 import { formatJson, formatNumber, formatTable } from "../output.js";
-import { type CliCommand, type CommonOptions, withCommonOptions } from "../program.js";
-import { numberFlag } from "./size.js";
 
 interface SimulateFlags extends CommonOptions {
   policy?: string;

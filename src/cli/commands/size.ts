@@ -19,10 +19,11 @@ import {
   WorkloadError,
   workloadDemand,
 } from "../../capacity/index.js";
+import { type CliCommand, type CommonOptions, withCommonOptions } from "../command.js";
 import { UsageError } from "../errors.js";
+import { numberFlag } from "../flags.js";
 import type { CliIo } from "../io.js";
 import { formatJson, formatNumber, formatTable } from "../output.js";
-import { type CliCommand, type CommonOptions, withCommonOptions } from "../program.js";
 import { parseWorkloadFile } from "../workload-file.js";
 
 interface SizeFlags extends CommonOptions {
@@ -38,24 +39,6 @@ interface SizeFlags extends CommonOptions {
   allowSku?: string[];
   workload?: string;
   maxUtilization: string;
-}
-
-/** Parses a numeric flag; throws {@link UsageError} for anything that is not a finite number in range. */
-export function numberFlag(
-  name: string,
-  raw: string | undefined,
-  opts: { integer?: boolean; min?: number; exclusiveMin?: number; max?: number } = {},
-): number | undefined {
-  if (raw === undefined) return undefined;
-  const value = Number(raw.replaceAll("_", ""));
-  const bad = (why: string) => new UsageError(`--${name} ${why}, got "${raw}"`);
-  if (raw.trim() === "" || !Number.isFinite(value)) throw bad("must be a number");
-  if (opts.integer && !Number.isInteger(value)) throw bad("must be a whole number");
-  if (opts.min !== undefined && value < opts.min) throw bad(`must be at least ${opts.min}`);
-  if (opts.exclusiveMin !== undefined && value <= opts.exclusiveMin)
-    throw bad(`must be greater than ${opts.exclusiveMin}`);
-  if (opts.max !== undefined && value > opts.max) throw bad(`must be at most ${opts.max}`);
-  return value;
 }
 
 function parseSkus(values: readonly string[]): ScalableSku[] {

@@ -1,7 +1,7 @@
 /**
  * The traffic model: what an instance of a given SKU and unit count carries, and how loaded it
  * is, when a number of client connections want it. Pure (noise is an argument); shared by the
- * emulator and `simulate`.
+ * emulator, `simulate` and `demo`.
  *
  * For one minute:
  * 1. Connection quota: units × 1,000 (Free_F1: 20). SignalR app servers in default mode hold

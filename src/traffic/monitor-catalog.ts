@@ -1,12 +1,11 @@
 /**
- * The platform metrics the emulator serves per resource type, as Azure Monitor publishes them
- * ("Supported metrics for Microsoft.SignalRService/SignalR" and ".../WebPubSub"), and how each
- * follows from a {@link TrafficMinute}. Pure.
+ * The platform metrics of each resource type, as Azure Monitor publishes them ("Supported metrics
+ * for Microsoft.SignalRService/SignalR" and ".../WebPubSub"), and how each follows from a
+ * {@link TrafficMinute}: what the emulator serves and what `simulate` feeds the strategies. Pure.
  *
  * Per minute: gauges (load, utilization, connection counts) have average = the minute's value,
  * minimum/maximum spread around it by a little within-minute noise; totals (messages, bytes) have
- * total = rate × 60 s. Coarser grains combine minutes (mean of averages, min of minimums, max of
- * maximums, sum of totals and counts).
+ * total = rate × 60 s. (Coarser grains are the emulator's: `emulator/monitor.ts`.)
  */
 import type { ServiceKind } from "../capacity/index.js";
 import type { TrafficMinute } from "./traffic.js";
@@ -184,20 +183,5 @@ export function minuteAggregates(
     maximum: round(cap(v + width)),
     total: round(v) * Math.max(1, Math.round(60 * fraction)),
     count: Math.max(1, Math.round(60 * fraction)),
-  };
-}
-
-/** Combines minute aggregates into one grain's; `undefined` entries (no data) are skipped. */
-export function combineAggregates(
-  minutes: readonly (Required<Aggregates> | undefined)[],
-): Required<Aggregates> | undefined {
-  const present = minutes.filter((m): m is Required<Aggregates> => m !== undefined);
-  if (present.length === 0) return undefined;
-  return {
-    average: present.reduce((a, m) => a + m.average, 0) / present.length,
-    minimum: Math.min(...present.map((m) => m.minimum)),
-    maximum: Math.max(...present.map((m) => m.maximum)),
-    total: present.reduce((a, m) => a + m.total, 0),
-    count: present.reduce((a, m) => a + m.count, 0),
   };
 }

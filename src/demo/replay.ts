@@ -1,0 +1,108 @@
+/**
+ * The demo's replay: the emulator's clock runs at `speed` with the operator started on it until
+ * the trace window has passed or the signal aborts. Every pass of the operator updates the live
+ * status line and the app-server replica log; a sampler follows the instance's capacity. At the
+ * end the clock stops and the operator is stopped (after its last poll cycle), so the emulator's
+ * history is complete for the report.
+ */
+import type { PassReport } from "../controller/operator.js";
+import { type LiveView, passReason } from "./live.js";
+import type { DemoIo, DemoSettings } from "./settings.js";
+import { type DemoStage, type Started, untilAborted } from "./setup.js";
+
+/** How the replay went. */
+export interface Replay {
+  /** The signal aborted it before the window had passed. */
+  interrupted: boolean;
+  /** Real seconds from the clock's start to its stop. */
+  replaySeconds: number;
+  /** The operator's passes: how many, how many failed, the virtual times of the first and the last. */
+  passes: { count: number; failed: number; firstMs: number | undefined; lastMs: number | undefined };
+}
+
+/** Replays the window (see the module comment). */
+export async function replayWindow(
+  settings: DemoSettings,
+  io: DemoIo,
+  live: LiveView,
+  stage: DemoStage,
+  started: Started,
+): Promise<Replay> {
+  const say = (text: string) => live.note(text);
+  const { policy, window } = settings;
+  const { clock, emulator, operator, tracker, replicaLog } = stage;
+  const control = emulator.control;
+  const resourceId = policy.spec.target.resourceId;
+  const endMs = window.startMs + window.durationMs;
+  const passes: Replay["passes"] = { count: 0, failed: 0, firstMs: undefined, lastMs: undefined };
+
+  operator.onPass((report: PassReport) => {
+    const now = clock.nowMs();
+    passes.count++;
+    if (report.error !== undefined) passes.failed++;
+    passes.firstMs ??= now;
+    passes.lastMs = now;
+    tracker.observe();
+    const decision = report.result?.decision;
+    const after =
+      decision?.action === "Scale" && decision.desired?.replicas !== undefined
+        ? decision.desired.replicas
+        : decision?.current.replicas;
+    if (after !== undefined && after !== replicaLog[replicaLog.length - 1]?.replicas) {
+      replicaLog.push({ time: now, replicas: after });
+    }
+    const view = control.instance(resourceId);
+    const traffic = control.traffic(resourceId);
+    if (!view) return;
+    live.status({
+      time: now,
+      loadPercent: traffic?.serverLoadPercent,
+      connections: traffic?.clientConnections,
+      demand: traffic?.offeredConnections,
+      sku: view.sku,
+      units: view.units,
+      updatingTo: view.operation?.status === "InProgress" ? view.operation.target : undefined,
+      replicas: replicaLog[replicaLog.length - 1]?.replicas,
+      reason: passReason(report),
+    });
+  });
+  started.sampler = setInterval(() => tracker.observe(), 20);
+
+  const hours = window.durationMs / 3_600_000;
+  const realSeconds = window.durationMs / settings.speed / 1000;
+  say(
+    `Replaying ${hours.toLocaleString("en-US", { maximumFractionDigits: 1 })} h of ${settings.traceLabel} ` +
+      `(peak ${settings.peakConnections.toLocaleString("en-US")} connections) at ×${settings.speed}: ` +
+      `about ${realSeconds < 90 ? `${Math.round(realSeconds)} s` : `${(realSeconds / 60).toFixed(1)} min`}. Ctrl-C stops early.`,
+  );
+  const replayStarted = performance.now();
+  clock.setSpeed(settings.speed);
+  await Promise.race([operator.start(), untilAborted(io.signal)]);
+
+  // Until the window has passed or the signal aborts.
+  await new Promise<void>((resolve) => {
+    const check = setInterval(() => {
+      if (clock.nowMs() >= endMs || io.signal.aborted) {
+        clearInterval(check);
+        resolve();
+      }
+    }, 20);
+  });
+  clock.setSpeed(0);
+  const replayEnded = performance.now();
+  const interrupted = clock.nowMs() < endMs;
+  live.finish();
+  if (interrupted)
+    say(`Interrupted at ${new Date(clock.nowMs()).toISOString().slice(11, 16)} (virtual); stopping.`);
+
+  await operator.stop(3000);
+  started.operator = undefined;
+  // A poll cycle may still be reading Azure: let it finish before the emulator goes away (a
+  // request cut off by the server leaves the SDK's timeout timer running until it expires).
+  await new Promise((r) => setTimeout(r, 250));
+  clearInterval(started.sampler);
+  started.sampler = undefined;
+  tracker.observe();
+
+  return { interrupted, replaySeconds: (replayEnded - replayStarted) / 1000, passes };
+}

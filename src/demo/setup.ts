@@ -1,0 +1,249 @@
+/**
+ * The demo's set-up, up to the moment the traffic starts: the cluster (local control plane or an
+ * existing one), the CRDs and the namespace, the Azure emulator with its clock stopped and one
+ * instance replaying the trace window, the app-server Deployment and the CapacityPolicy, the
+ * Events watch, and the operator on the emulator's clock (not started yet). Each part is recorded
+ * in {@link Started} as soon as it runs, so that whatever started is stopped even when a later
+ * step fails.
+ */
+import type { TokenCredential } from "@azure/identity";
+import type { CoreV1Event } from "@kubernetes/client-node";
+import type { CapacityPolicy } from "../api/index.js";
+import { createAzureAdapters } from "../azure/index.js";
+import { CONNECTIONS_PER_UNIT, candidates, isScalableSku, type SkuName } from "../capacity/index.js";
+import { scaledClock } from "../controller/clock.js";
+import { createLogger } from "../controller/logging.js";
+import { OperatorMetrics } from "../controller/metrics.js";
+import { Operator } from "../controller/operator.js";
+import { createVirtualClock, type VirtualClock } from "../emulator/clock.js";
+import { type RunningEmulator, startEmulator } from "../emulator/emulator.js";
+import type { KubeClients } from "../kube/client.js";
+import type { ResilientWatch } from "../kube/watch.js";
+import { type DemandSpec, defaultMix, demandFunction, type WorkloadMix } from "../traffic/index.js";
+import {
+  applyAppServers,
+  createPolicy,
+  type DemoCluster,
+  ensureNamespace,
+  installCrds,
+  prepareCluster,
+} from "./cluster.js";
+import { watchEvents } from "./events.js";
+import type { LiveView } from "./live.js";
+import type { DemoIo, DemoSettings } from "./settings.js";
+import { MINUTE_MS } from "./trace-window.js";
+import { CapacityTracker } from "./tracker.js";
+
+/** The initial size: what the window's first minute needs at the connection target, within the policy. */
+export function initialSize(policy: CapacityPolicy, connections: number): { sku: SkuName; units: number } {
+  const spec = policy.spec;
+  const target = (spec.metrics.connections?.targetPercent ?? 80) / 100;
+  const need = Math.max(spec.units.min, Math.ceil(connections / (CONNECTIONS_PER_UNIT * target)));
+  const sizes = candidates(spec.skus.filter(isScalableSku)).filter(
+    (s) => s.units >= spec.units.min && s.units <= spec.units.max,
+  );
+  return sizes.find((s) => s.units >= need) ?? sizes[sizes.length - 1] ?? { sku: "Premium_P1", units: 1 };
+}
+
+/** The initial app-server replicas for `connections`. */
+export function initialReplicas(policy: CapacityPolicy, connections: number): number | undefined {
+  const app = policy.spec.appServer;
+  if (!app) return undefined;
+  const want = app.connectionsPerReplica
+    ? Math.ceil(connections / app.connectionsPerReplica)
+    : app.replicas.min;
+  return Math.min(app.replicas.max, Math.max(app.replicas.min, want));
+}
+
+/** The emulator's workload: the policy's traffic mix when it has one, else the service's default. */
+export function mixOf(policy: CapacityPolicy): WorkloadMix {
+  const service = policy.spec.target.service;
+  const traffic = policy.spec.metrics.traffic;
+  if (!traffic) return defaultMix(service);
+  const entries = traffic.workload.filter((w) => w.share > 0);
+  const total = entries.reduce((a, w) => a + w.share, 0);
+  return {
+    service,
+    entries: entries.map((w) => ({ scenario: w.scenario, share: w.share / total })),
+    messageSizeBytes: traffic.messageSizeBytes,
+  };
+}
+
+/** A credential for the emulator (it accepts any bearer token). */
+const emulatorCredential: TokenCredential = {
+  getToken: async () => ({ token: "signalr-autoscaler-demo", expiresOnTimestamp: Date.now() + 3_600_000 }),
+};
+
+/** Resolves when `signal` aborts (at once when it already has). */
+export function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+}
+
+/** When the instance was created: six hours before the window, so its history has no gap. */
+function createdMs(settings: DemoSettings): number {
+  return settings.window.startMs - 6 * 60 * MINUTE_MS;
+}
+
+/**
+ * The emulator, its clock stopped at the start of the window until everything is in place, with
+ * the policy's instance at its initial size and the window's demand.
+ */
+async function startDemoEmulator(settings: DemoSettings) {
+  const { policy, window } = settings;
+  const startMs = window.startMs;
+  const demand: DemandSpec = {
+    kind: "trace",
+    trace: window.trace,
+    peakConnections: settings.peakConnections,
+    startAt: new Date(window.replayStartMs),
+  };
+  const firstDemand = demandFunction(demand, new Date(startMs))(new Date(startMs));
+  const size = initialSize(policy, firstDemand);
+  const clock = createVirtualClock({ start: new Date(startMs), speed: 0 });
+  const emulator = await startEmulator({
+    clock,
+    scaleDurationMs: settings.scaleDurationMs,
+    ingestionDelayMs: settings.ingestionDelayMs,
+    instances: [
+      {
+        resourceId: policy.spec.target.resourceId,
+        sku: size.sku,
+        units: size.units,
+        mix: mixOf(policy),
+        demand,
+        createdAt: new Date(createdMs(settings)),
+      },
+    ],
+  });
+  return { emulator, clock, size, firstDemand };
+}
+
+/** The operator for the demo's namespace, on the emulator's clock and against its endpoints. */
+function createDemoOperator(
+  settings: DemoSettings,
+  io: DemoIo,
+  kube: KubeClients,
+  emulator: RunningEmulator,
+  clock: VirtualClock,
+): { operator: Operator; operatorMetrics: OperatorMetrics } {
+  const opClock = scaledClock(clock);
+  const azure = createAzureAdapters({
+    credential: emulatorCredential,
+    armEndpoint: emulator.armEndpoint,
+    metricsEndpoint: emulator.metricsEndpoint,
+    ca: emulator.caPem,
+    now: () => clock.now(),
+    // The emulator answers in milliseconds; a short timeout also bounds any timer a failed
+    // request leaves behind at shutdown.
+    requestTimeoutMs: 10_000,
+  });
+  const log = createLogger({
+    level: settings.verbose ? "warn" : "silent",
+    destination: { write: (line: string) => io.log(line) },
+  });
+  const operatorMetrics = new OperatorMetrics({ now: opClock.now, processMetrics: false });
+  const operator = new Operator(
+    { kube, azure, log, metrics: operatorMetrics, clock: opClock },
+    {
+      namespaces: [settings.policy.metadata.namespace],
+      workers: 2,
+      // About 10 ms of real time between poll ticks, whatever the speed.
+      tickMs: Math.max(1000, Math.round(settings.speed * 10)),
+      identity: "signalr-autoscaler-demo",
+    },
+  );
+  return { operator, operatorMetrics };
+}
+
+/** What the demo has started so far; the end of the run stops each one that is set. */
+export interface Started {
+  cluster?: DemoCluster | undefined;
+  emulator?: RunningEmulator | undefined;
+  events?: ResilientWatch<CoreV1Event> | undefined;
+  /** Stops the Events watch. */
+  readonly eventsStop: AbortController;
+  operator?: Operator | undefined;
+  /** The timer sampling the instance's capacity during the replay. */
+  sampler?: NodeJS.Timeout | undefined;
+}
+
+/** Everything in place for the replay. */
+export interface DemoStage {
+  cluster: DemoCluster;
+  emulator: RunningEmulator;
+  /** The emulator's virtual clock, stopped at the start of the window. */
+  clock: VirtualClock;
+  /** The operator, on that clock, not started. */
+  operator: Operator;
+  operatorMetrics: OperatorMetrics;
+  tracker: CapacityTracker;
+  /** App-server replicas over virtual time: the initial count, then each change the passes report. */
+  replicaLog: { time: number; replicas: number }[];
+}
+
+/**
+ * Sets the demo up (see the module comment), saying what it does through `live`. Undefined when
+ * the signal aborted before the traffic could start.
+ */
+export async function setUpDemo(
+  settings: DemoSettings,
+  io: DemoIo,
+  live: LiveView,
+  started: Started,
+): Promise<DemoStage | undefined> {
+  const say = (text: string) => live.note(text);
+  const { policy, window } = settings;
+  const namespace = policy.metadata.namespace;
+  const resourceId = policy.spec.target.resourceId;
+  const startMs = window.startMs;
+  const replicaLog: DemoStage["replicaLog"] = [];
+
+  const cluster = await prepareCluster({
+    kubeconfig: settings.kubeconfig,
+    context: settings.context,
+    onProgress: say,
+    signal: io.signal,
+    ...(io.env ? { env: io.env } : {}),
+  });
+  started.cluster = cluster;
+  if (io.signal.aborted) return undefined;
+  const kube = cluster.kube;
+  const crds = await installCrds(kube, io.signal);
+  const created = await ensureNamespace(kube, namespace);
+  say(`CRD ${crds.join(", ")} established; namespace ${namespace} ${created ? "created" : "exists"}`);
+
+  const { emulator, clock, size, firstDemand } = await startDemoEmulator(settings);
+  started.emulator = emulator;
+  const replicas = initialReplicas(policy, firstDemand);
+  const tracker = new CapacityTracker({ fromMs: createdMs(settings), ...size }, emulator, resourceId);
+  say(
+    `Azure emulator at ${emulator.armEndpoint}: ${policy.spec.target.service} ${resourceId.split("/").pop()} ` +
+      `starts at ${size.sku} × ${size.units}`,
+  );
+
+  const app = policy.spec.appServer;
+  if (app && replicas !== undefined) {
+    await applyAppServers(kube, namespace, app.deploymentName, replicas);
+    replicaLog.push({ time: startMs, replicas });
+  }
+  await createPolicy(kube, policy);
+  say(
+    `Deployment ${app ? `${app.deploymentName} (${replicas} replicas)` : "—"} and CapacityPolicy ${policy.metadata.name} applied`,
+  );
+  if (cluster.kubectl) {
+    say(`Watch along: ${cluster.kubectl} --kubeconfig ${cluster.kubeconfig} -n ${namespace} get capol -w`);
+  }
+
+  // Events, as the API server serves them (only those created from now on).
+  const events = watchEvents(kube, namespace, live, () => clock.nowMs(), started.eventsStop.signal);
+  started.events = events;
+  await Promise.race([events.synced, untilAborted(io.signal)]);
+  if (io.signal.aborted) return undefined;
+
+  const { operator, operatorMetrics } = createDemoOperator(settings, io, kube, emulator, clock);
+  started.operator = operator;
+  return { cluster, emulator, clock, operator, operatorMetrics, tracker, replicaLog };
+}
