@@ -33,6 +33,12 @@ export const REASON_CODES = [
   "SignalError",
   /** Buckets were left out: newer than the ingestion delay, unreadable time or value. */
   "SamplesIgnored",
+  /**
+   * Traffic counters (MessageCount, InboundTraffic, OutboundTraffic) were answered without a data
+   * point for some minutes of the window while server load or connections were reported: read as
+   * 0 (idle), not unknown.
+   */
+  "CounterIdleZero",
   /** No signal has a usable value this pass. */
   "MetricsUnavailable",
   /** Fetching metrics failed this pass (no data, throttled, auth, API error, …). */

@@ -172,9 +172,9 @@ describe("signalr-autoscaler recommend", () => {
       /no SignalR metric in it/,
     ],
     [
-      "five-minute buckets",
-      '{"interval": "PT5M", "value": [{"name": {"value": "ServerLoad"}, "timeseries": []}]}',
-      /interval PT5M/,
+      "an interval its timestamps disagree with",
+      '{"interval": "PT5M", "value": [{"name": {"value": "ServerLoad"}, "timeseries": [{"data": [{"timeStamp": "2025-06-02T11:50:00Z", "maximum": 5}, {"timeStamp": "2025-06-02T11:51:00Z", "maximum": 5}]}]}]}',
+      /^error: metrics .*m\.json: interval PT5M but the timestamps are 1 minute apart\n$/,
     ],
     [
       "several resources, none the target",
