@@ -322,8 +322,9 @@ describe("readMetricsAnswer", () => {
       expect(answer.samples.map((s) => s.serverLoadPercent)).toEqual([40, 40, 40]);
     });
 
-    it("accepts missing buckets on the grid, and assumes PT1M for a single timestamp", () => {
-      expect(read("SignalR", body([t0, t1, new Date(t0.getTime() + 4 * MINUTE)])).grainSeconds).toBe(60);
+    it("accepts missing buckets under an interval, and assumes PT1M for a single timestamp", () => {
+      const gap = [t0, t1, new Date(t0.getTime() + 4 * MINUTE)];
+      expect(read("SignalR", body(gap, "PT1M")).grainSeconds).toBe(60);
       expect(read("SignalR", body([t0]))).toMatchObject({ grainSeconds: 60, grainFrom: "assumed" });
       expect(read("SignalR", body([t0], "PT5M"))).toMatchObject({ grainSeconds: 300, grainFrom: "interval" });
     });
@@ -332,12 +333,22 @@ describe("readMetricsAnswer", () => {
       [
         "irregular timestamps",
         body([t0, t2, new Date(t0.getTime() + 5 * MINUTE)]),
-        /^timestamps are irregular \(gaps of 2 minutes, 3 minutes\): no time grain fits them$/,
+        /^timestamps are irregular \(gaps of 2 minutes, 3 minutes\) and no interval says which is one bucket$/,
+      ],
+      [
+        "timestamps with a missing bucket and no interval",
+        body([t0, t1, new Date(t0.getTime() + 4 * MINUTE)]),
+        /^timestamps are irregular \(gaps of 1 minute, 3 minutes\)/,
       ],
       [
         "an interval that disagrees with the timestamps",
         body(fiveMinutes, "PT1M"),
         /^interval PT1M but the timestamps are 5 minutes apart$/,
+      ],
+      [
+        "timestamps off the interval's grid",
+        body([t0, new Date(t0.getTime() + 5 * MINUTE), new Date(t0.getTime() + 12 * MINUTE)], "PT5M"),
+        /^interval PT5M but the timestamps are 5 minutes, 7 minutes apart$/,
       ],
       [
         "an unreadable interval",
@@ -359,6 +370,9 @@ describe("readMetricsAnswer", () => {
       expect(answerGrain(undefined, [])).toEqual({ seconds: 60, from: "assumed" });
       expect(answerGrain("PT15M", [0, 15 * MINUTE, 45 * MINUTE])).toEqual({ seconds: 900, from: "interval" });
       expect(answerGrain(undefined, [0, 0, 60 * MINUTE])).toEqual({ seconds: 3600, from: "timestamps" });
+      expect(() => answerGrain("PT1M", [0, 30_000])).toThrow(
+        "interval PT1M but the timestamps are 30 seconds apart",
+      );
     });
 
     it.each<[string, number | undefined]>([

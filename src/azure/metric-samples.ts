@@ -11,10 +11,10 @@
  * - Several time series of one metric (a dimension split) combine per timestamp by the metric's
  *   `acrossSeries` rule (`metric-definitions.ts`): percentages take the highest series, counts
  *   and totals are summed; the result is `null` only when no series has a value there.
- * - The grain: the answer's `granularity` (the body's `interval`) when given, else the spacing of
- *   its timestamps (PT1M when there is a single timestamp). Both must agree, and the timestamps
- *   must lie on one grid of whole minutes; otherwise {@link MetricGrainError}. Counters (`Total`
- *   per bucket) become rates per second: `Total ÷ grain seconds`.
+ * - The grain: the answer's `granularity` (the body's `interval`) when given, else the even
+ *   spacing of its timestamps (PT1M when there is a single timestamp). Both must agree, in whole
+ *   minutes; otherwise {@link MetricGrainError} (see {@link answerGrain}). Counters (`Total` per
+ *   bucket) become rates per second: `Total ÷ grain seconds`.
  * - Idle counters: Azure leaves a counter out (no series, or no data point for a bucket) when it
  *   counted nothing. So a counter the answer carries without error, with no data point for a
  *   bucket in which a gauge of the same answer (server load, quota utilization or connections) has
@@ -170,45 +170,46 @@ function span(ms: number): string {
 
 /**
  * The grain of an answer, seconds, from its interval and the distinct timestamps of its data
- * points (see the module comment).
- * @throws MetricGrainError when the interval is unreadable or not whole minutes, when the
- *   timestamps do not lie on one grid of whole minutes, or when interval and timestamps disagree.
+ * points:
+ * - with an interval: it must be whole minutes, the timestamps at most that far apart at the
+ *   closest, and every gap a multiple of it (buckets may be missing);
+ * - without: the timestamps must be evenly spaced, whole minutes apart, and the spacing is the
+ *   grain — a body whose gaps differ cannot say which of them is one bucket;
+ * - a single timestamp and no interval: one minute, assumed.
+ * @throws MetricGrainError otherwise, with one line saying why.
  */
 export function answerGrain(
   granularity: string | undefined,
   timestamps: Iterable<number>,
 ): { seconds: number; from: MetricsAnswer["grainFrom"] } {
-  let stated: number | undefined;
+  const times = [...new Set(timestamps)].sort((a, b) => a - b);
+  const gaps = [...new Set(times.slice(1).map((t, i) => t - (times[i] as number)))].sort((a, b) => a - b);
+  const step = gaps[0];
   if (granularity !== undefined) {
-    stated = timeGrainSeconds(granularity);
+    const stated = timeGrainSeconds(granularity);
     if (stated === undefined) {
       throw new MetricGrainError(`interval "${granularity}" is not an ISO 8601 time grain such as PT1M`);
     }
     if (stated % 60 !== 0) {
       throw new MetricGrainError(`interval ${granularity} is not a whole number of minutes`);
     }
+    if (step !== undefined && (step !== stated * 1000 || gaps.some((g) => g % step !== 0))) {
+      throw new MetricGrainError(
+        `interval ${granularity} but the timestamps are ${gaps.map(span).join(", ")} apart`,
+      );
+    }
+    return { seconds: stated, from: "interval" };
   }
-  const times = [...new Set(timestamps)].sort((a, b) => a - b);
-  const gaps = times.slice(1).map((t, i) => t - (times[i] as number));
-  if (gaps.length === 0) {
-    return stated !== undefined ? { seconds: stated, from: "interval" } : { seconds: 60, from: "assumed" };
-  }
-  const step = Math.min(...gaps);
-  if (gaps.some((g) => g % step !== 0)) {
-    const distinct = [...new Set(gaps)].sort((a, b) => a - b).map((g) => span(g));
+  if (step === undefined) return { seconds: 60, from: "assumed" };
+  if (gaps.length > 1) {
     throw new MetricGrainError(
-      `timestamps are irregular (gaps of ${distinct.join(", ")}): no time grain fits them`,
+      `timestamps are irregular (gaps of ${gaps.map(span).join(", ")}) and no interval says which is one bucket`,
     );
-  }
-  if (stated !== undefined && step !== stated * 1000) {
-    throw new MetricGrainError(`interval ${granularity} but the timestamps are ${span(step)} apart`);
   }
   if (step % 60_000 !== 0) {
     throw new MetricGrainError(`timestamps are ${span(step)} apart: not a whole number of minutes`);
   }
-  return stated !== undefined
-    ? { seconds: stated, from: "interval" }
-    : { seconds: step / 1000, from: "timestamps" };
+  return { seconds: step / 1000, from: "timestamps" };
 }
 
 function emptySample(resourceId: string, t: number): MetricSample {
