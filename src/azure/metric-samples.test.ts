@@ -191,19 +191,27 @@ describe("readMetricsAnswer", () => {
       ]);
     });
 
-    it("a series with no data point for a minute is 0 there when a gauge is known", () => {
+    it.each<[string, DataPointLike[], number | null, string[] | undefined]>([
+      ["no data point: 0", [{ timeStamp: t0, total: 120 }], 0, ["messagesPerSecond"]],
+      [
+        "a null data point: unknown, not 0",
+        [{ timeStamp: t0, total: 120 }, { timeStamp: t1 }],
+        null,
+        undefined,
+      ],
+    ])("a counter series with %s, for a minute where a gauge is known", (_n, data, value, zeroFilled) => {
       const answer = read("SignalR", {
         metrics: [
           metric("ConnectionCount", [
             { timeStamp: t0, maximum: 30 },
             { timeStamp: t1, maximum: 30 },
           ]),
-          metric("MessageCount", [{ timeStamp: t0, total: 120 }]),
+          metric("MessageCount", data),
         ],
       });
       expect(answer.samples.map((s) => [s.messagesPerSecond, s.zeroFilled])).toEqual([
         [2, undefined],
-        [0, ["messagesPerSecond"]],
+        [value, zeroFilled],
       ]);
     });
 
@@ -257,20 +265,6 @@ describe("readMetricsAnswer", () => {
       });
       expect(answer.failed).toEqual([{ metric: "MessageCount", errorCode: "Throttled" }]);
       expect(answer.absent).toEqual(["InboundTraffic"]);
-    });
-
-    it("a null data point inside a series is unknown for that minute, not zero", () => {
-      const answer = read("SignalR", {
-        metrics: [
-          metric("ServerLoad", [
-            { timeStamp: t0, maximum: 2 },
-            { timeStamp: t1, maximum: 2 },
-          ]),
-          metric("MessageCount", [{ timeStamp: t0, total: 60 }, { timeStamp: t1 }]),
-        ],
-      });
-      expect(answer.samples.map((s) => s.messagesPerSecond)).toEqual([1, null]);
-      expect(answer.samples.every((s) => s.zeroFilled === undefined)).toBe(true);
     });
 
     it.each([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY])(

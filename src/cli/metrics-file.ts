@@ -213,8 +213,6 @@ export function parseMetricsBody(text: string, file: string): MetricsBody {
 export interface BodySamples {
   samples: MetricSample[];
   resource: ResourceMetrics;
-  /** Length of the body's buckets, seconds. */
-  grainSeconds: number;
   /** Notes for the reader (e.g. the resource ID differs from the policy's). */
   notes: string[];
 }
@@ -282,5 +280,5 @@ export function samplesFromBody(
     notes.push(`metric ${f.metric} returned errorCode ${f.errorCode}: its values count as unknown`);
   }
   notes.push(...grainNotes(answer));
-  return { samples: answer.samples, resource, grainSeconds: answer.grainSeconds, notes };
+  return { samples: answer.samples, resource, notes };
 }

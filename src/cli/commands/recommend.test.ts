@@ -124,18 +124,12 @@ describe("signalr-autoscaler recommend", () => {
   describe("reads Azure Monitor answers truthfully", () => {
     const reasonOf = (body: { reasons: { code: string; message: string }[] }, code: string) =>
       body.reasons.find((x) => x.code === code);
+    /** `recommend` for the chat policy at Premium_P1 10 / 3 replicas on a metrics fixture. */
+    const onChat = (metrics: string, ...more: string[]) =>
+      run("--policy", "chat-policy.yaml", "--metrics", metrics, "--current", "Premium_P1/10/3", ...more);
 
     it("server load split into two series at 60 % each is 60 %, not 120 %", async () => {
-      const r = await run(
-        "--policy",
-        "chat-policy.yaml",
-        "--metrics",
-        "getbatch-signalr-two-series.json",
-        "--current",
-        "Premium_P1/10/3",
-        "-o",
-        "json",
-      );
+      const r = await onChat("getbatch-signalr-two-series.json", "-o", "json");
       expect(r.code).toBe(0);
       const body = JSON.parse(r.out);
       // percentages take the highest series; connections add up over Endpoint (7,000 client + 200 server)
@@ -182,16 +176,7 @@ describe("signalr-autoscaler recommend", () => {
     });
 
     it("takes five-minute buckets from the timestamps of a body without interval: rates per second over 300 s", async () => {
-      const r = await run(
-        "--policy",
-        "chat-policy.yaml",
-        "--metrics",
-        "metrics-signalr-5min-no-interval.json",
-        "--current",
-        "Premium_P1/10/3",
-        "-o",
-        "json",
-      );
+      const r = await onChat("metrics-signalr-5min-no-interval.json", "-o", "json");
       expect(r.code).toBe(0);
       const body = JSON.parse(r.out);
       // Totals per five minutes: 90,000 messages, 3,000,000 B in, 300,000,000 B out.
@@ -212,14 +197,7 @@ describe("signalr-autoscaler recommend", () => {
     });
 
     it("refuses a body whose timestamps are irregular, with one line and exit 2", async () => {
-      const r = await run(
-        "--policy",
-        "chat-policy.yaml",
-        "--metrics",
-        "metrics-signalr-irregular.json",
-        "--current",
-        "Premium_P1/10/3",
-      );
+      const r = await onChat("metrics-signalr-irregular.json");
       expect(r.code).toBe(2);
       expect(r.out).toBe("");
       expect(r.err).toBe(
