@@ -44,6 +44,7 @@ import {
   pruneScaleEvents,
   type Recommendation,
 } from "./history.js";
+import { counterIdleZeroReason } from "./idle-counters.js";
 import { describeFindings } from "./plausibility.js";
 import { type LimitCode, type Reason, reason, type SignalName } from "./reasons.js";
 import { decideReplicas, type ReplicaDecision } from "./replicas.js";
@@ -310,6 +311,9 @@ export function decide(input: DecisionInput): Decision {
   if (atCeiling.length > 0) {
     reasons.push(reason("SampleAtCeiling", `read as saturated: ${describeFindings(atCeiling)}`));
   }
+  // Traffic counters read as 0 because Azure answered them empty on an idle instance (idle-counters.ts).
+  const idleCounters = counterIdleZeroReason(input.samples, window);
+  if (idleCounters) reasons.push(idleCounters);
   const metricsUsable = !failure && sig.needs.length > 0;
   const complete = !failure && sig.reports.length > 0 && sig.reports.every((r) => r.status === "Ok");
   const passFailed = !metricsUsable;

@@ -9,6 +9,7 @@ export * from "./conditions.js";
 export * from "./decide.js";
 export * from "./fallback.js";
 export * from "./history.js";
+export * from "./idle-counters.js";
 export * from "./operation.js";
 export * from "./pass.js";
 export * from "./reasons.js";

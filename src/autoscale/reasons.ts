@@ -40,6 +40,12 @@ export const REASON_CODES = [
   "SampleInvalid",
   /** Values just above their ceiling (100 %, the connection quota) were read as saturated. */
   "SampleAtCeiling",
+  /**
+   * Traffic counters (MessageCount, InboundTraffic, OutboundTraffic) were answered without a data
+   * point for some minutes of the window while server load or connections were reported: read as
+   * 0 (idle), not unknown.
+   */
+  "CounterIdleZero",
   /** No signal has a usable value this pass. */
   "MetricsUnavailable",
   /** Fetching metrics failed this pass (no data, throttled, auth, API error, …). */

@@ -39,10 +39,15 @@ export interface MetricSample {
   inboundBytesPerSecond: number | null;
   /** OutboundTraffic (Total per minute ÷ 60), bytes/s. */
   outboundBytesPerSecond: number | null;
+  /**
+   * Counter fields Azure answered without a data point for this bucket while a gauge had a value:
+   * read as 0 (idle), not unknown. Absent when none was.
+   */
+  zeroFilled?: readonly SampleField[];
 }
 
 /** The numeric fields of a {@link MetricSample}. */
-export type SampleField = Exclude<keyof MetricSample, "time">;
+export type SampleField = Exclude<keyof MetricSample, "time" | "zeroFilled">;
 
 export const SAMPLE_FIELDS: readonly SampleField[] = [
   "serverLoadPercent",

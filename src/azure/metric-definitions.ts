@@ -2,17 +2,26 @@
  * Which Azure Monitor platform metrics are read per service, with which aggregation, and how each
  * becomes a field of a {@link MetricSample}. Pure data.
  *
- * Source: "Supported metrics for Microsoft.SignalRService/SignalR" and ".../WebPubSub" (Azure
- * Monitor reference). All at PT1M grain.
+ * Sources — for names, units, aggregations, dimensions and the PT1M grain:
+ * - SignalR: "Azure SignalR Service monitoring data reference" ("Supported metrics for
+ *   Microsoft.SignalRService/SignalR"), https://learn.microsoft.com/azure/azure-signalr/monitor-signalr-reference,
+ *   and "Metrics in Azure SignalR Service" (recommended aggregation: Max or Avg for Connection
+ *   Count, Connection Quota Utilization and Server Load, Sum for Message Count and the traffic;
+ *   dimension `Endpoint` on Connection Count only),
+ *   https://learn.microsoft.com/azure/azure-signalr/concept-metrics;
+ * - Web PubSub: "Supported metrics for Microsoft.SignalRService/WebPubSub",
+ *   https://learn.microsoft.com/azure/azure-monitor/reference/supported-metrics/microsoft-signalrservice-webpubsub-metrics,
+ *   and "Metrics in Azure Web PubSub Service" (the same recommendations; no dimension on any
+ *   metric read here), https://learn.microsoft.com/azure/azure-web-pubsub/concept-metrics.
  *
- * | sample field                        | SignalR                      | Web PubSub                   | aggregation | unit → field unit      |
- * |-------------------------------------|------------------------------|------------------------------|-------------|------------------------|
- * | `serverLoadPercent`                 | ServerLoad                   | ServerLoad                   | Maximum     | %                      |
- * | `connectionQuotaUtilizationPercent` | ConnectionQuotaUtilization   | ConnectionQuotaUtilization   | Maximum     | %                      |
- * | `connections`                       | ConnectionCount (Endpoint)   | TotalConnectionCount         | Maximum     | count                  |
- * | `messagesPerSecond`                 | MessageCount                 | — (no such metric)           | Total       | per minute → per second |
- * | `inboundBytesPerSecond`             | InboundTraffic               | InboundTraffic               | Total       | bytes/min → bytes/s    |
- * | `outboundBytesPerSecond`            | OutboundTraffic              | OutboundTraffic              | Total       | bytes/min → bytes/s    |
+ * | sample field                        | SignalR                      | Web PubSub                   | kind    | aggregation | across series | unit → field unit          |
+ * |-------------------------------------|------------------------------|------------------------------|---------|-------------|---------------|----------------------------|
+ * | `serverLoadPercent`                 | ServerLoad                   | ServerLoad                   | gauge   | Maximum     | max           | %                          |
+ * | `connectionQuotaUtilizationPercent` | ConnectionQuotaUtilization   | ConnectionQuotaUtilization   | gauge   | Maximum     | max           | %                          |
+ * | `connections`                       | ConnectionCount (Endpoint)   | TotalConnectionCount         | gauge   | Maximum     | sum           | count                      |
+ * | `messagesPerSecond`                 | MessageCount                 | — (no such metric)           | counter | Total       | sum           | per bucket → per second    |
+ * | `inboundBytesPerSecond`             | InboundTraffic               | InboundTraffic               | counter | Total       | sum           | bytes/bucket → bytes/s     |
+ * | `outboundBytesPerSecond`            | OutboundTraffic              | OutboundTraffic              | counter | Total       | sum           | bytes/bucket → bytes/s     |
  *
  * Why Maximum for the gauges: a minute's average hides the peaks that raise latency, and the
  * decision already aggregates over its own window; the services' docs recommend Max (or Avg) for
@@ -20,6 +29,17 @@
  * server connections), which is what the unit quota counts; the split by `Endpoint` needs its own
  * request, because Azure rejects a dimension filter that one of the requested metrics lacks
  * ("Metric: X does not support requested dimension combination").
+ *
+ * Across series (an answer that splits a metric into several time series, by a dimension): the
+ * documented dimensions are `Endpoint` on SignalR's ConnectionCount and none on the others, but a
+ * body may carry any split. A percentage of the whole instance does not add up — two series at
+ * 60 % are an instance at 60 %, so the percentages take the highest series. Connections of
+ * disjoint dimension values (client, server) and counted messages and bytes add up, so they are
+ * summed.
+ *
+ * Counters (`Total` per bucket) are only emitted when something was counted: an answer without
+ * error whose counter has no data point for a bucket, while a gauge of the same answer has a
+ * value there, counted nothing (see `readMetricsAnswer` in metric-samples.ts).
  */
 import type { ServiceKind } from "../capacity/index.js";
 import { RESOURCE_TYPES } from "./resource-id.js";
@@ -35,6 +55,15 @@ export type SampleField =
 /** Aggregation field of a data point as the REST API names it. */
 export type AggregationField = "average" | "minimum" | "maximum" | "total" | "count";
 
+/** How the time series of one metric (a dimension split) combine into one value per bucket. */
+export type AcrossSeries = "max" | "sum";
+
+/**
+ * `gauge`: a level measured in the bucket (its Maximum); `counter`: what was counted during the
+ * bucket (its Total), turned into a rate per second over the bucket.
+ */
+export type MetricKind = "gauge" | "counter";
+
 /** One metric read for a sample field. */
 export interface MetricDefinition {
   /** Metric name in the REST API. */
@@ -43,11 +72,10 @@ export interface MetricDefinition {
   displayName: string;
   field: SampleField;
   aggregation: AggregationField;
-  /** Factor from the aggregated value to the sample field's unit (1/60 for per-minute totals). */
-  scale: number;
+  kind: MetricKind;
+  /** How several series of the metric in one answer combine per bucket (see the module comment). */
+  acrossSeries: AcrossSeries;
 }
-
-const PER_MINUTE = 1 / 60;
 
 const SIGNALR: readonly MetricDefinition[] = [
   {
@@ -55,42 +83,48 @@ const SIGNALR: readonly MetricDefinition[] = [
     displayName: "Server Load",
     field: "serverLoadPercent",
     aggregation: "maximum",
-    scale: 1,
+    kind: "gauge",
+    acrossSeries: "max",
   },
   {
     name: "ConnectionQuotaUtilization",
     displayName: "Connection Quota Utilization",
     field: "connectionQuotaUtilizationPercent",
     aggregation: "maximum",
-    scale: 1,
+    kind: "gauge",
+    acrossSeries: "max",
   },
   {
     name: "ConnectionCount",
     displayName: "Connection Count",
     field: "connections",
     aggregation: "maximum",
-    scale: 1,
+    kind: "gauge",
+    acrossSeries: "sum",
   },
   {
     name: "MessageCount",
     displayName: "Message Count",
     field: "messagesPerSecond",
     aggregation: "total",
-    scale: PER_MINUTE,
+    kind: "counter",
+    acrossSeries: "sum",
   },
   {
     name: "InboundTraffic",
     displayName: "Inbound Traffic",
     field: "inboundBytesPerSecond",
     aggregation: "total",
-    scale: PER_MINUTE,
+    kind: "counter",
+    acrossSeries: "sum",
   },
   {
     name: "OutboundTraffic",
     displayName: "Outbound Traffic",
     field: "outboundBytesPerSecond",
     aggregation: "total",
-    scale: PER_MINUTE,
+    kind: "counter",
+    acrossSeries: "sum",
   },
 ];
 
@@ -100,35 +134,40 @@ const WEBPUBSUB: readonly MetricDefinition[] = [
     displayName: "Server Load",
     field: "serverLoadPercent",
     aggregation: "maximum",
-    scale: 1,
+    kind: "gauge",
+    acrossSeries: "max",
   },
   {
     name: "ConnectionQuotaUtilization",
     displayName: "Connection Quota Utilization",
     field: "connectionQuotaUtilizationPercent",
     aggregation: "maximum",
-    scale: 1,
+    kind: "gauge",
+    acrossSeries: "max",
   },
   {
     name: "TotalConnectionCount",
     displayName: "Connection Count",
     field: "connections",
     aggregation: "maximum",
-    scale: 1,
+    kind: "gauge",
+    acrossSeries: "sum",
   },
   {
     name: "InboundTraffic",
     displayName: "Inbound Traffic",
     field: "inboundBytesPerSecond",
     aggregation: "total",
-    scale: PER_MINUTE,
+    kind: "counter",
+    acrossSeries: "sum",
   },
   {
     name: "OutboundTraffic",
     displayName: "Outbound Traffic",
     field: "outboundBytesPerSecond",
     aggregation: "total",
-    scale: PER_MINUTE,
+    kind: "counter",
+    acrossSeries: "sum",
   },
 ];
 
@@ -147,6 +186,26 @@ export const ENDPOINT_SPLIT = {
 
 /** Grain of every query. */
 export const METRIC_GRAIN = "PT1M";
+
+const ISO_DURATION =
+  /^P(?=[0-9]|T[0-9])(?:([0-9]+)D)?(?:T(?=[0-9])(?:([0-9]+)H)?(?:([0-9]+)M)?(?:([0-9]+)S)?)?$/i;
+
+/**
+ * Seconds in an ISO 8601 time grain as Azure Monitor writes it (`PT1M`, `PT5M`, `PT1H`, `P1D`);
+ * `undefined` for anything else (years, months, weeks, fractions, zero).
+ */
+export function timeGrainSeconds(text: string): number | undefined {
+  const m = ISO_DURATION.exec(text.trim());
+  if (!m) return undefined;
+  const [d, h, min, sec] = [m[1], m[2], m[3], m[4]].map((x) => Number(x ?? 0)) as [
+    number,
+    number,
+    number,
+    number,
+  ];
+  const seconds = ((d * 24 + h) * 60 + min) * 60 + sec;
+  return seconds > 0 ? seconds : undefined;
+}
 
 /** The metric namespace of a service (its ARM resource type). */
 export function metricNamespace(service: ServiceKind): string {

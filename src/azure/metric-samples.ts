@@ -1,26 +1,43 @@
 /**
- * Metric query results → one typed sample per resource and minute. Pure.
+ * An Azure Monitor metrics answer → one typed sample per resource and bucket. Pure. The one
+ * mapping of an answer for both readers: the Azure adapter (`metrics.ts`, what
+ * `MetricsClient.queryResources` returned) and `recommend`'s metrics file (`cli/metrics-file.ts`,
+ * a raw getBatch or single-resource body turned into the same shape).
  *
- * - A value Azure did not return (field absent, `null`, NaN, the metric missing or with an error
- *   code, an empty `timeseries`) stays `null`: missing is not zero.
- * - Several time series of one metric (a dimension split) are added up per timestamp; the sum is
- *   `null` only when every series is.
  * - Metrics are recognised by the last segment of their `id` (`…/metrics/ServerLoad`), else by
  *   name or display name — the SDK returns the localized display name as `metric.name`.
+ * - A value Azure did not give (field absent, `null`, NaN, ±Infinity, the metric missing or with an
+ *   error code) stays `null`: missing is not zero.
+ * - Several time series of one metric (a dimension split) combine per timestamp by the metric's
+ *   `acrossSeries` rule (`metric-definitions.ts`): percentages take the highest series, counts
+ *   and totals are summed; the result is `null` only when no series has a value there.
+ * - The grain: the answer's `granularity` (the body's `interval`) when given, else the even
+ *   spacing of its timestamps (PT1M when there is a single timestamp). Both must agree, in whole
+ *   minutes; otherwise {@link MetricGrainError} (see {@link answerGrain}). Counters (`Total` per
+ *   bucket) become rates per second: `Total ÷ grain seconds`.
+ * - Idle counters: Azure leaves a counter out (no series, or no data point for a bucket) when it
+ *   counted nothing. So a counter the answer carries without error, with no data point for a
+ *   bucket in which a gauge of the same answer (server load, quota utilization or connections) has
+ *   a value, is 0 there, and its field is listed in the sample's `zeroFilled`. A data point that is
+ *   present but `null` stays unknown; a counter absent from the answer or with an error code stays
+ *   unknown; a bucket without any gauge value stays unknown.
  */
 import type { ServiceKind } from "../capacity/index.js";
 import {
+  type AcrossSeries,
   type AggregationField,
+  ENDPOINT_SPLIT,
   METRIC_DEFINITIONS,
   type MetricDefinition,
   type SampleField,
+  timeGrainSeconds,
 } from "./metric-definitions.js";
 import { resourceKey } from "./resource-id.js";
 
-/** One minute of one instance's metrics. Units: %, connections, messages/s, bytes/s. */
+/** One bucket (one minute at PT1M) of one instance's metrics. Units: %, connections, messages/s, bytes/s. */
 export interface MetricSample {
   resourceId: string;
-  /** Start of the one-minute bucket. */
+  /** Start of the bucket. */
   time: Date;
   serverLoadPercent: number | null;
   connectionQuotaUtilizationPercent: number | null;
@@ -34,6 +51,11 @@ export interface MetricSample {
   clientConnections?: number | null;
   /** Server connections (`Endpoint = server`), only when the split was asked for. */
   serverConnections?: number | null;
+  /**
+   * Counter fields read as 0 because Azure answered them without a data point for this bucket
+   * while a gauge had a value (see the module comment); absent when none was.
+   */
+  zeroFilled?: SampleField[];
 }
 
 /** A data point as the SDK returns it. */
@@ -60,11 +82,37 @@ export interface MetricLike {
 /** One resource's result as the SDK returns it (`MetricsQueryResult`). */
 export interface MetricsResultLike {
   resourceId?: string;
+  /** The answer's interval (ISO 8601, `PT1M`), when it says. */
+  granularity?: string;
   metrics: readonly MetricLike[];
+}
+
+/** The answer's time grain cannot be read: an unreadable interval, or irregular or disagreeing timestamps. */
+export class MetricGrainError extends Error {
+  override readonly name = "MetricGrainError";
+}
+
+/** What {@link readMetricsAnswer} found in one resource's answer. */
+export interface MetricsAnswer {
+  /** One sample per bucket any metric of the service has a data point for, sorted by time. */
+  samples: MetricSample[];
+  /** Length of a bucket, seconds. */
+  grainSeconds: number;
+  /** Where the grain came from: the answer's interval, its timestamps, or assumed (a single timestamp, no interval). */
+  grainFrom: "interval" | "timestamps" | "assumed";
+  /** Metrics of the service the answer does not have (their values are unknown). */
+  absent: string[];
+  /** Metrics of the service answered with an error code (their values are unknown). */
+  failed: { metric: string; errorCode: string }[];
 }
 
 function finite(v: number | null | undefined): number | null {
   return typeof v === "number" && Number.isFinite(v) ? v : null;
+}
+
+/** A value the decision can use: finite and not negative. */
+function measured(v: number | null | undefined): boolean {
+  return typeof v === "number" && Number.isFinite(v) && v >= 0;
 }
 
 function metricNameOf(metric: MetricLike): string {
@@ -87,10 +135,14 @@ function usable(metric: MetricLike | undefined): metric is MetricLike {
   return metric !== undefined && (metric.errorCode === undefined || metric.errorCode === "Success");
 }
 
-/** Per timestamp (ms), the sum of `aggregation` over the series, `null` when no series has a value. */
+/**
+ * Per timestamp (ms) any series has a data point for, `aggregation` combined over the series by
+ * `across` (`max` or `sum` of the series with a value); `null` when no series has a value there.
+ */
 export function seriesValues(
   metric: MetricLike | undefined,
   aggregation: AggregationField,
+  across: AcrossSeries,
   keep: (metadata: readonly { name?: string; value?: string }[]) => boolean = () => true,
 ): Map<number, number | null> {
   const out = new Map<number, number | null>();
@@ -101,11 +153,63 @@ export function seriesValues(
       const t = point.timeStamp.getTime();
       if (!Number.isFinite(t)) continue;
       const v = finite(point[aggregation]);
-      const prev = out.get(t);
-      out.set(t, v === null ? (prev ?? null) : (prev ?? 0) + v);
+      const prev = out.get(t) ?? null;
+      if (v === null) out.set(t, prev);
+      else if (prev === null) out.set(t, v);
+      else out.set(t, across === "max" ? Math.max(prev, v) : prev + v);
     }
   }
   return out;
+}
+
+function span(ms: number): string {
+  if (ms % 60_000 !== 0) return `${ms / 1000} seconds`;
+  const minutes = ms / 60_000;
+  return minutes === 1 ? "1 minute" : `${minutes} minutes`;
+}
+
+/**
+ * The grain of an answer, seconds, from its interval and the distinct timestamps of its data
+ * points:
+ * - with an interval: it must be whole minutes, the timestamps at most that far apart at the
+ *   closest, and every gap a multiple of it (buckets may be missing);
+ * - without: the timestamps must be evenly spaced, whole minutes apart, and the spacing is the
+ *   grain — a body whose gaps differ cannot say which of them is one bucket;
+ * - a single timestamp and no interval: one minute, assumed.
+ * @throws MetricGrainError otherwise, with one line saying why.
+ */
+export function answerGrain(
+  granularity: string | undefined,
+  timestamps: Iterable<number>,
+): { seconds: number; from: MetricsAnswer["grainFrom"] } {
+  const times = [...new Set(timestamps)].sort((a, b) => a - b);
+  const gaps = [...new Set(times.slice(1).map((t, i) => t - (times[i] as number)))].sort((a, b) => a - b);
+  const step = gaps[0];
+  if (granularity !== undefined) {
+    const stated = timeGrainSeconds(granularity);
+    if (stated === undefined) {
+      throw new MetricGrainError(`interval "${granularity}" is not an ISO 8601 time grain such as PT1M`);
+    }
+    if (stated % 60 !== 0) {
+      throw new MetricGrainError(`interval ${granularity} is not a whole number of minutes`);
+    }
+    if (step !== undefined && (step !== stated * 1000 || gaps.some((g) => g % step !== 0))) {
+      throw new MetricGrainError(
+        `interval ${granularity} but the timestamps are ${gaps.map(span).join(", ")} apart`,
+      );
+    }
+    return { seconds: stated, from: "interval" };
+  }
+  if (step === undefined) return { seconds: 60, from: "assumed" };
+  if (gaps.length > 1) {
+    throw new MetricGrainError(
+      `timestamps are irregular (gaps of ${gaps.map(span).join(", ")}) and no interval says which is one bucket`,
+    );
+  }
+  if (step % 60_000 !== 0) {
+    throw new MetricGrainError(`timestamps are ${span(step)} apart: not a whole number of minutes`);
+  }
+  return { seconds: step / 1000, from: "timestamps" };
 }
 
 function emptySample(resourceId: string, t: number): MetricSample {
@@ -121,23 +225,44 @@ function emptySample(resourceId: string, t: number): MetricSample {
   };
 }
 
-/** Samples of one resource, sorted by time, one per timestamp any metric returned. */
-export function samplesOf(
+/**
+ * Reads one resource's answer (see the module comment for every rule). Pure.
+ * @throws MetricGrainError when the answer's grain cannot be read (see {@link answerGrain}).
+ */
+export function readMetricsAnswer(
   service: ServiceKind,
   resourceId: string,
   result: MetricsResultLike,
-): MetricSample[] {
-  const byTime = new Map<number, MetricSample>();
-  for (const def of METRIC_DEFINITIONS[service]) {
-    const values = seriesValues(findMetric(result.metrics, def), def.aggregation);
-    for (const [t, v] of values) {
-      const sample = byTime.get(t) ?? emptySample(resourceId, t);
-      const field: SampleField = def.field;
-      sample[field] = v === null ? null : v * def.scale;
-      byTime.set(t, sample);
-    }
-  }
-  return [...byTime.values()].sort((a, b) => a.time.getTime() - b.time.getTime());
+): MetricsAnswer {
+  const absent: string[] = [];
+  const failed: MetricsAnswer["failed"] = [];
+  const columns = METRIC_DEFINITIONS[service].map((def) => {
+    const metric = findMetric(result.metrics, def);
+    const errorCode = String(metric?.errorCode);
+    const answered = usable(metric);
+    if (!metric) absent.push(def.name);
+    else if (!answered) failed.push({ metric: def.name, errorCode });
+    return { def, answered, values: seriesValues(metric, def.aggregation, def.acrossSeries) };
+  });
+  const times = new Set(columns.flatMap((c) => [...c.values.keys()]));
+  const grain = answerGrain(result.granularity, times);
+  const samples = [...times]
+    .sort((a, b) => a - b)
+    .map((t) => {
+      const sample = emptySample(resourceId, t);
+      for (const { def, values } of columns) {
+        const v = values.get(t) ?? null;
+        sample[def.field] = v === null ? null : def.kind === "counter" ? v / grain.seconds : v;
+      }
+      const gaugeKnown = columns.some(({ def }) => def.kind === "gauge" && measured(sample[def.field]));
+      const idle = gaugeKnown
+        ? columns.filter(({ def, answered, values }) => def.kind === "counter" && answered && !values.has(t))
+        : [];
+      for (const { def } of idle) sample[def.field] = 0;
+      if (idle.length > 0) sample.zeroFilled = idle.map(({ def }) => def.field);
+      return sample;
+    });
+  return { samples, grainSeconds: grain.seconds, grainFrom: grain.from, absent, failed };
 }
 
 function endpointIs(value: string) {
@@ -151,10 +276,10 @@ function endpointIs(value: string) {
  * `null`.
  */
 export function addEndpointSplit(samples: MetricSample[], split: MetricsResultLike | undefined): void {
-  const def = METRIC_DEFINITIONS.SignalR.find((d) => d.name === "ConnectionCount");
-  const metric = split && def ? findMetric(split.metrics, def) : undefined;
-  const client = seriesValues(metric, "maximum", endpointIs("client"));
-  const server = seriesValues(metric, "maximum", endpointIs("server"));
+  const def = METRIC_DEFINITIONS.SignalR.find((d) => d.name === ENDPOINT_SPLIT.metric) as MetricDefinition;
+  const metric = split ? findMetric(split.metrics, def) : undefined;
+  const client = seriesValues(metric, def.aggregation, def.acrossSeries, endpointIs("client"));
+  const server = seriesValues(metric, def.aggregation, def.acrossSeries, endpointIs("server"));
   for (const s of samples) {
     const t = s.time.getTime();
     s.clientConnections = client.get(t) ?? null;

@@ -8,6 +8,9 @@
  * `connectionsByEndpoint`, SignalR batches get one more call for `ConnectionCount` split by
  * `Endpoint`.
  *
+ * Each resource's answer is read by `readMetricsAnswer` (metric-samples.ts); one whose time grain
+ * cannot be read fails alone (a {@link TransientError} for that resource in `failures`).
+ *
  * A batch that fails does not fail the others: its typed error is returned in `failures`. A
  * throttled batch gates its scope (subscription + region) in the throttle gate; later batches of
  * that scope fail fast until the wait is over, without a request.
@@ -23,7 +26,7 @@ import {
   resolveConnection,
 } from "./connection.js";
 import type { AzureApiError } from "./errors.js";
-import { ThrottledError } from "./errors.js";
+import { ThrottledError, TransientError } from "./errors.js";
 import {
   aggregationParameter,
   ENDPOINT_SPLIT,
@@ -31,7 +34,13 @@ import {
   METRIC_GRAIN,
   metricNamespace,
 } from "./metric-definitions.js";
-import { addEndpointSplit, type MetricSample, resultsByResource, samplesOf } from "./metric-samples.js";
+import {
+  addEndpointSplit,
+  MetricGrainError,
+  type MetricSample,
+  readMetricsAnswer,
+  resultsByResource,
+} from "./metric-samples.js";
 import { normalizeRegion } from "./scope.js";
 import { ThrottleGate } from "./throttle.js";
 
@@ -47,7 +56,7 @@ export interface MetricsReadOptions {
   signal?: AbortSignal;
 }
 
-/** A batch that could not be read. */
+/** A batch (or one resource of it, as a batch of one) that could not be read. */
 export interface MetricsFailure {
   batch: MetricsBatch;
   /** `main` for the metrics call, `endpointSplit` for the extra ConnectionCount call (samples are then kept). */
@@ -59,7 +68,8 @@ export interface MetricsFailure {
 export interface MetricsReadResult {
   /**
    * Samples per requested resource ID (spelled as requested), sorted by time. A resource of a
-   * served batch that Azure returned nothing for maps to `[]`; resources of failed batches are absent.
+   * served batch that Azure returned nothing for maps to `[]`; resources of failed batches, and
+   * resources whose answer's time grain cannot be read, are absent (and in `failures`).
    */
   samples: Map<string, MetricSample[]>;
   failures: MetricsFailure[];
@@ -135,7 +145,20 @@ export class AzureMetrics {
       const perResource = new Map<string, MetricSample[]>();
       for (const id of batch.resourceIds) {
         const r = byResource.get(id);
-        perResource.set(id, r ? samplesOf(batch.service, id, r) : []);
+        try {
+          perResource.set(id, r ? readMetricsAnswer(batch.service, id, r).samples : []);
+        } catch (err) {
+          if (!(err instanceof MetricGrainError)) throw err;
+          result.failures.push({
+            batch: { ...batch, resourceIds: [id] },
+            part: "main",
+            error: new TransientError(`metrics of ${id}: ${err.message}`, {
+              operation: "metrics.queryResources",
+              scope: batch.scope,
+              code: "UnreadableTimeGrain",
+            }),
+          });
+        }
       }
       if (options.connectionsByEndpoint && batch.service === "SignalR") {
         const split = await this.#query(batch, options, true, result);

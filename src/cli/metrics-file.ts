@@ -11,15 +11,23 @@
  * [ { "metadatavalues": [ { "name": { "value" }, "value" } ], "data": [ { "timeStamp", "maximum"
  * | "average" | "total" | … } ] } ] }`.
  *
- * The body is turned into the SDK's shape and then into one-minute samples by the Azure adapter's
- * own converter (src/azure/metric-samples.ts), so `recommend` reads a pasted response exactly as
- * the operator reads a live one. Every problem is a {@link UsageError} with one line naming the
- * file and the JSON path.
+ * The body is turned into the SDK's shape (its `interval` becomes the result's `granularity`) and
+ * then into samples by the Azure adapter's own mapping, `readMetricsAnswer`
+ * (src/azure/metric-samples.ts), so `recommend` reads a pasted response exactly as the operator
+ * reads a live one: the same cross-series rules, idle counters, and time grain (a body without
+ * `interval` takes it from its timestamps). Every problem is a {@link UsageError} with one line
+ * naming the file (and the JSON path, for a malformed body).
  */
 
 import type { MetricSample } from "../autoscale/samples.js";
 import { METRIC_DEFINITIONS } from "../azure/metric-definitions.js";
-import { findMetric, type MetricLike, type MetricsResultLike, samplesOf } from "../azure/metric-samples.js";
+import {
+  MetricGrainError,
+  type MetricLike,
+  type MetricsAnswer,
+  type MetricsResultLike,
+  readMetricsAnswer,
+} from "../azure/metric-samples.js";
 import { resourceKey } from "../azure/resource-id.js";
 import type { ServiceKind } from "../capacity/skus.js";
 import { UsageError } from "./errors.js";
@@ -28,8 +36,6 @@ import { UsageError } from "./errors.js";
 export interface ResourceMetrics {
   /** `resourceid` of a getBatch entry; absent in a single-resource body. */
   resourceId?: string;
-  /** ISO 8601 duration of the buckets (`PT1M`), when the body says. */
-  interval?: string;
   /** End of the queried time span, RFC 3339, when the body says. */
   endTime?: string;
   result: MetricsResultLike;
@@ -176,14 +182,13 @@ export function parseMetricsBody(text: string, file: string): MetricsBody {
         const metrics = r
           .array(o["value"], `values[${i}].value`)
           .map((m, j) => r.metric(m, `values[${i}].value[${j}]`));
-        const res: ResourceMetrics = { result: { metrics } };
+        const interval = r.optionalString(o["interval"], `values[${i}].interval`);
+        const res: ResourceMetrics = { result: { metrics, ...(interval ? { granularity: interval } : {}) } };
         const id = r.optionalString(o["resourceid"] ?? o["resourceId"], `values[${i}].resourceid`);
         if (id !== undefined) {
           res.resourceId = id;
-          res.result = { resourceId: id, metrics };
+          res.result = { ...res.result, resourceId: id };
         }
-        const interval = r.optionalString(o["interval"], `values[${i}].interval`);
-        if (interval !== undefined) res.interval = interval;
         const end = r.optionalString(o["endtime"] ?? o["endTime"], `values[${i}].endtime`);
         if (end !== undefined && Number.isFinite(Date.parse(end))) res.endTime = end;
         return res;
@@ -192,9 +197,8 @@ export function parseMetricsBody(text: string, file: string): MetricsBody {
   }
   if (root["value"] !== undefined) {
     const metrics = r.array(root["value"], "value").map((m, j) => r.metric(m, `value[${j}]`));
-    const res: ResourceMetrics = { result: { metrics } };
     const interval = r.optionalString(root["interval"], "interval");
-    if (interval !== undefined) res.interval = interval;
+    const res: ResourceMetrics = { result: { metrics, ...(interval ? { granularity: interval } : {}) } };
     const end = timespanEnd(r.optionalString(root["timespan"], "timespan"));
     if (end !== undefined) res.endTime = end;
     return { format: "single", resources: [res] };
@@ -213,10 +217,29 @@ export interface BodySamples {
   notes: string[];
 }
 
+function grainNotes(answer: MetricsAnswer): string[] {
+  const minutes = answer.grainSeconds / 60;
+  const notes: string[] = [];
+  if (answer.grainFrom === "timestamps") {
+    notes.push(
+      `the body has no interval: its timestamps are ${minutes === 1 ? "1 minute" : `${minutes} minutes`} apart, read as PT${minutes}M buckets`,
+    );
+  } else if (answer.grainFrom === "assumed") {
+    notes.push("the body has no interval and a single timestamp: read as a one-minute bucket");
+  }
+  if (minutes !== 1) {
+    notes.push(
+      `${minutes}-minute buckets: rates are per second over each bucket (Total ÷ ${answer.grainSeconds} s) and each sample stands at its bucket's start, so the one-minute window knows one minute in ${minutes} — query with interval=PT1M for a full window`,
+    );
+  }
+  return notes;
+}
+
 /**
- * The one-minute samples of `resourceId` in `body`: the matching getBatch entry (case-insensitive
- * ID), or the only one. Throws {@link UsageError} when several resources are present and none
- * matches, when the buckets are not one minute, or when no metric of the service is present.
+ * The samples of `resourceId` in `body`: the matching getBatch entry (case-insensitive ID), or the
+ * only one, read by `readMetricsAnswer`. Throws {@link UsageError} when several resources are
+ * present and none matches, when the time grain cannot be read (irregular timestamps, or an
+ * interval that disagrees with them), or when no metric of the service is present.
  */
 export function samplesFromBody(
   body: MetricsBody,
@@ -240,23 +263,22 @@ export function samplesFromBody(
       notes.push(`the metrics are of ${resource.resourceId}, not of the policy's target ${resourceId}`);
     }
   }
-  if (resource.interval !== undefined && resource.interval.toUpperCase() !== "PT1M") {
-    throw new UsageError(
-      `metrics ${file}: interval ${resource.interval}; decisions read one-minute buckets — query with interval=PT1M`,
-    );
-  }
   const defs = METRIC_DEFINITIONS[service];
-  const present = defs.filter((d) => findMetric(resource.result.metrics, d) !== undefined);
-  if (present.length === 0) {
+  let answer: MetricsAnswer;
+  try {
+    answer = readMetricsAnswer(service, resource.resourceId ?? resourceId, resource.result);
+  } catch (err) {
+    if (err instanceof MetricGrainError) throw new UsageError(`metrics ${file}: ${err.message}`);
+    throw err;
+  }
+  if (answer.absent.length === defs.length) {
     throw new UsageError(
       `metrics ${file}: no ${service} metric in it (expected some of ${defs.map((d) => d.name).join(", ")})`,
     );
   }
-  for (const m of resource.result.metrics) {
-    if (m.errorCode !== undefined && m.errorCode !== "Success") {
-      notes.push(`metric ${m.name} returned errorCode ${m.errorCode}: its values count as unknown`);
-    }
+  for (const f of answer.failed) {
+    notes.push(`metric ${f.metric} returned errorCode ${f.errorCode}: its values count as unknown`);
   }
-  const samples = samplesOf(service, resource.resourceId ?? resourceId, resource.result);
-  return { samples, resource, notes };
+  notes.push(...grainNotes(answer));
+  return { samples: answer.samples, resource, notes };
 }

@@ -121,6 +121,91 @@ describe("signalr-autoscaler recommend", () => {
     expect(metrics).toMatchObject({ status: "True", reason: "SomeMetricsMissing" });
   });
 
+  describe("reads Azure Monitor answers truthfully", () => {
+    const reasonOf = (body: { reasons: { code: string; message: string }[] }, code: string) =>
+      body.reasons.find((x) => x.code === code);
+    /** `recommend` for the chat policy at Premium_P1 10 / 3 replicas on a metrics fixture. */
+    const onChat = (metrics: string, ...more: string[]) =>
+      run("--policy", "chat-policy.yaml", "--metrics", metrics, "--current", "Premium_P1/10/3", ...more);
+
+    it("server load split into two series at 60 % each is 60 %, not 120 %", async () => {
+      const r = await onChat("getbatch-signalr-two-series.json", "-o", "json");
+      expect(r.code).toBe(0);
+      const body = JSON.parse(r.out);
+      // percentages take the highest series; connections add up over Endpoint (7,000 client + 200 server)
+      expect(body.lastSample).toMatchObject({
+        serverLoadPercent: 60,
+        connectionQuotaUtilizationPercent: 72,
+        connections: 7200,
+      });
+      expect(body.signals[0]).toMatchObject({ signal: "serverLoad", status: "Ok", value: 60 });
+      expect(body.desired).toEqual({ sku: "Premium_P1", units: 10, replicas: 3 });
+    });
+
+    it("reads traffic counters answered empty on an idle instance as 0, says so, and scales in", async () => {
+      const argv = ["--policy", "idle-policy.yaml", "--metrics", "getbatch-signalr-idle.json"];
+      const r = await run(...argv, "--current", "Premium_P1/10", "-o", "json");
+      expect(r.code).toBe(0);
+      const body = JSON.parse(r.out);
+      expect(body.lastSample).toMatchObject({
+        time: "2025-06-02T11:57:00.000Z",
+        serverLoadPercent: 2,
+        connections: 30,
+        messagesPerSecond: 0,
+        inboundBytesPerSecond: 0,
+        outboundBytesPerSecond: 0,
+      });
+      expect(body.signals.find((x: { signal: string }) => x.signal === "traffic")).toMatchObject({
+        status: "Ok",
+        value: 0,
+        knownBuckets: 5,
+      });
+      expect(reasonOf(body, "CounterIdleZero")?.message).toMatch(
+        /^MessageCount, InboundTraffic, OutboundTraffic at 11:53–11:57 UTC: answered with no data/,
+      );
+      expect(body.scaleIn).toEqual({ allowed: true, blockedBy: [] });
+      expect(body.action).toBe("Scale");
+      expect(body.desired.units).toBeLessThan(10);
+      expect(reasonOf(body, "ScaleIn")).toBeDefined();
+
+      const text = await run(...argv, "--current", "Premium_P1/10");
+      expect(text.out).toMatch(
+        /CounterIdleZero\s+MessageCount, InboundTraffic, OutboundTraffic at 11:53–11:57 UTC/,
+      );
+      expect(text.out).toMatch(/traffic\s+Ok\s+0 %/);
+    });
+
+    it("takes five-minute buckets from the timestamps of a body without interval: rates per second over 300 s", async () => {
+      const r = await onChat("metrics-signalr-5min-no-interval.json", "-o", "json");
+      expect(r.code).toBe(0);
+      const body = JSON.parse(r.out);
+      // Totals per five minutes: 90,000 messages, 3,000,000 B in, 300,000,000 B out.
+      expect(body.lastSample).toEqual({
+        time: "2025-06-02T11:55:00.000Z",
+        serverLoadPercent: 45,
+        connectionQuotaUtilizationPercent: 40,
+        connections: 4000,
+        messagesPerSecond: 300,
+        inboundBytesPerSecond: 10_000,
+        outboundBytesPerSecond: 1_000_000,
+      });
+      expect(body.notes).toContain(
+        "the body has no interval: its timestamps are 5 minutes apart, read as PT5M buckets",
+      );
+      // one known minute in five: no scale-in on it
+      expect(body.scaleIn.blockedBy).toContain("MetricsIncomplete");
+    });
+
+    it("refuses a body whose timestamps are irregular, with one line and exit 2", async () => {
+      const r = await onChat("metrics-signalr-irregular.json");
+      expect(r.code).toBe(2);
+      expect(r.out).toBe("");
+      expect(r.err).toBe(
+        "error: metrics metrics-signalr-irregular.json: timestamps are irregular (gaps of 2 minutes, 3 minutes, 5 minutes) and no interval says which is one bucket\n",
+      );
+    });
+  });
+
   it.each<[string, string[], RegExp]>([
     [
       "a malformed policy",
@@ -172,9 +257,9 @@ describe("signalr-autoscaler recommend", () => {
       /no SignalR metric in it/,
     ],
     [
-      "five-minute buckets",
-      '{"interval": "PT5M", "value": [{"name": {"value": "ServerLoad"}, "timeseries": []}]}',
-      /interval PT5M/,
+      "an interval its timestamps disagree with",
+      '{"interval": "PT5M", "value": [{"name": {"value": "ServerLoad"}, "timeseries": [{"data": [{"timeStamp": "2025-06-02T11:50:00Z", "maximum": 5}, {"timeStamp": "2025-06-02T11:51:00Z", "maximum": 5}]}]}]}',
+      /^error: metrics .*m\.json: interval PT5M but the timestamps are 1 minute apart\n$/,
     ],
     [
       "several resources, none the target",
