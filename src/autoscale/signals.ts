@@ -16,11 +16,14 @@
  *   routing dimension of a size. `ratio = highest utilization at the current size / target%`;
  *   outside the band it asks for the smallest allowed size whose every dimension stays at or below
  *   target% (this may need Premium_P2 at 100 units, which lifts routing caps).
- * - Saturation: a measurement cannot exceed its ceiling — server load stops at 100 %, and
- *   connections above units × 1,000 are refused, not counted. When the peak is within 1 % of the
- *   ceiling (±1 %) the real demand is unknown but higher, so the signal asks for at least twice the
- *   current units (the scale-up rate policies still apply). Without this, a flash crowd could only
- *   be followed by ×1.25–×1.4 steps, each paying a scale and the metric delay.
+ * - Saturation: a measurement cannot exceed its ceiling — server load stops at 100 %,
+ *   connections above units × 1,000 are refused, not counted, and traffic above what the size's
+ *   tier-table dimensions carry is throttled. When the peak is within 1 % of the ceiling (±1 %;
+ *   traffic: at ≥ 99 % of the current size, any measurement above it read as the ceiling) the real
+ *   demand is unknown but higher, so the signal asks for at least twice the current units (the
+ *   scale-up rate policies still apply). Without this, a flash crowd could only be followed by
+ *   ×1.25–×1.4 steps, each paying a scale and the metric delay. Values beyond what the service
+ *   can report never get here (plausibility.ts).
  * - Tolerance (HPA): `|ratio − 1| ≤ tolerance` → the signal asks for the current size, no change.
  * - A signal with no known value (Unknown) or a stale one asks for nothing; an Incomplete one asks
  *   on its known values (usable to scale out; scale-in is gated elsewhere).
@@ -196,6 +199,17 @@ export function trafficUtilization(
   return best;
 }
 
+/** The same demands with every rate (messages/s, bytes/s) multiplied by `factor`. */
+function scaleDemands(demands: readonly ScenarioDemand[], factor: number): ScenarioDemand[] {
+  return demands.map((d) => ({
+    ...d,
+    inboundMessagesPerSecond: d.inboundMessagesPerSecond * factor,
+    outboundMessagesPerSecond: d.outboundMessagesPerSecond * factor,
+    inboundBytesPerSecond: d.inboundBytesPerSecond * factor,
+    outboundBytesPerSecond: d.outboundBytesPerSecond * factor,
+  }));
+}
+
 /** Evaluates every signal the policy configures (see the module comment). Pure. */
 export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
   const { spec, window, current, unitsAt } = ctx;
@@ -342,9 +356,21 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
       const outBps = peakOut ?? 0;
       try {
         const service = spec.target.service;
-        const demands = trafficDemand(service, traffic.workload, traffic.messageSizeBytes, inBps, outBps);
+        const measuredDemands = trafficDemand(
+          service,
+          traffic.workload,
+          traffic.messageSizeBytes,
+          inBps,
+          outBps,
+        );
         const limit = target / 100;
-        const at = trafficUtilization(service, demands, current);
+        const at = trafficUtilization(service, measuredDemands, current);
+        // The service carries no more than its size does: at the ceiling the real demand is
+        // unknown but higher, and a measurement above it is read as the ceiling (saturation,
+        // bounded), not as demand.
+        const saturated = at.utilization >= SATURATION;
+        const demands =
+          at.utilization > 1 ? scaleDemands(measuredDemands, 1 / at.utilization) : measuredDemands;
         const value = at.utilization * 100;
         const ratio = value / target;
         r.value = value;
@@ -362,17 +388,20 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
         } else {
           const fits = (size: SkuUnits) =>
             trafficUtilization(service, demands, size).utilization <= limit + EPS;
-          const first = ctx.sizes.firstAtLeast(0, fits);
+          const floor = saturated && ratio > 1 ? current.units * 2 : 0;
+          const first = ctx.sizes.firstAtLeast(floor, fits);
           const chosen = first ?? ctx.sizes.top();
           if (chosen) {
             r.desiredUnits = chosen.units;
             r.desiredSku = chosen.sku;
           }
+          const code = floor > 0 ? "SignalSaturated" : "SignalDesired";
+          const ceiling = floor > 0 ? ", at its ceiling (real demand is higher)" : "";
           r.message = first
-            ? `${measured}, ratio ${fmt(ratio)}: ${formatSize(first)} keeps it within target${partial}`
-            : `${measured}, ratio ${fmt(ratio)}: no allowed size keeps it within target${partial}`;
+            ? `${measured}, ratio ${fmt(ratio)}${ceiling}: ${formatSize(first)} keeps it within target${partial}`
+            : `${measured}, ratio ${fmt(ratio)}${ceiling}: no allowed size keeps it within target${partial}`;
           reasons.push(
-            reason("SignalDesired", r.message, {
+            reason(code, r.message, {
               signal: "traffic",
               units: r.desiredUnits,
               sku: r.desiredSku,
