@@ -651,6 +651,39 @@ export const PolicyConditionSchema = Type.Object(
   { additionalProperties: false, description: "A metav1.Condition." },
 );
 
+export const IngestionSchema = Type.Object(
+  {
+    observedDelaySeconds: Type.Optional(
+      Type.Integer({
+        description:
+          "The longest time after its end that a metrics bucket was seen still filling (its totals grew later), seconds. When longer than spec.metrics.ingestionDelay, decisions wait for it instead; raise the setting to match.",
+        minimum: 0,
+      }),
+    ),
+    observedAt: Type.Optional(DateTime("When that delay was observed (RFC 3339).")),
+    seenAt: Type.Optional(DateTime("When the remembered bucket totals were read (RFC 3339).")),
+    buckets: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            time: DateTime("Bucket start (RFC 3339)."),
+            total: Type.Number({
+              description: "Sum of the bucket's traffic totals as read then (messages/s + bytes/s).",
+              minimum: 0,
+            }),
+          },
+          { additionalProperties: false },
+        ),
+        { description: "The newest buckets' totals as last read (at most 10).", maxItems: 10 },
+      ),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: "How late Azure Monitor's buckets complete, as the operator observed it.",
+  },
+);
+
 export const CapacityPolicyStatusSchema = Type.Object(
   {
     observedGeneration: Type.Optional(
@@ -679,6 +712,7 @@ export const CapacityPolicyStatusSchema = Type.Object(
         minimum: 0,
       }),
     ),
+    ingestion: Type.Optional(IngestionSchema),
     lastReasons: Type.Optional(
       Type.Array(Type.String({ description: "A reason code.", maxLength: 128 }), {
         description: `Machine-readable reason codes of the last decision (at most ${MAX_REASONS}).`,

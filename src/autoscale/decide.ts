@@ -22,7 +22,7 @@
  * `limitedBy` is the last step that moved the result away from the recommendation.
  */
 import { PAUSE_ANNOTATION, type PolicyMode } from "../api/constants.js";
-import { parseDuration } from "../api/duration.js";
+import { formatDuration, parseDuration } from "../api/duration.js";
 import type { CapacityPolicySpec, MetricSample as StatusSample } from "../api/index.js";
 import {
   DEFAULT_LADDERS,
@@ -45,6 +45,7 @@ import {
   type Recommendation,
 } from "./history.js";
 import { counterIdleZeroReason } from "./idle-counters.js";
+import { effectiveIngestionDelay, fillingBuckets, observeIngestion } from "./ingestion.js";
 import { describeFindings } from "./plausibility.js";
 import { type LimitCode, type Reason, reason, type SignalName } from "./reasons.js";
 import { decideReplicas, type ReplicaDecision } from "./replicas.js";
@@ -261,10 +262,13 @@ export function decide(input: DecisionInput): Decision {
       : undefined;
   const timeline = capacityTimeline(unitChanges(history.scaleEvents, inFlight), current.units);
   const unitsAt = timeline.unitsAt;
+  // Buckets that may still be filling are never read as complete (ingestion.ts).
+  const ingestion = failure ? history.ingestion : observeIngestion(history.ingestion, input.samples, nowMs);
+  const delaySeconds = effectiveIngestionDelay(times.ingestionDelaySeconds, ingestion);
   const window = windowSamples(failure ? [] : input.samples, {
     nowMs,
     windowSeconds: times.windowSeconds,
-    ingestionDelaySeconds: times.ingestionDelaySeconds,
+    ingestionDelaySeconds: delaySeconds,
     maxSampleAgeSeconds: times.maxSampleAgeSeconds,
     settleUntilMs,
     maxUnitsAt: timeline.maxUnitsAt,
@@ -291,7 +295,15 @@ export function decide(input: DecisionInput): Decision {
     reasons.push(
       reason(
         "SamplesIgnored",
-        `${window.ignored.tooNew} bucket(s) newer than the ingestion delay (${times.ingestionDelaySeconds}s) ignored: still filling`,
+        `${window.ignored.tooNew} bucket(s) newer than the ingestion delay (${delaySeconds}s) ignored: still filling`,
+      ),
+    );
+  }
+  if (delaySeconds > times.ingestionDelaySeconds) {
+    reasons.push(
+      reason(
+        "IngestionDelayObserved",
+        `buckets were seen still filling ${ingestion?.observedDelaySeconds}s after they ended: reading buckets at least ${delaySeconds}s old, not the ${times.ingestionDelaySeconds}s of spec.metrics.ingestionDelay (raise it to ${formatDuration(delaySeconds)})`,
       ),
     );
   }
@@ -315,7 +327,10 @@ export function decide(input: DecisionInput): Decision {
   const idleCounters = counterIdleZeroReason(input.samples, window);
   if (idleCounters) reasons.push(idleCounters);
   const metricsUsable = !failure && sig.needs.length > 0;
-  const complete = !failure && sig.reports.length > 0 && sig.reports.every((r) => r.status === "Ok");
+  const filling =
+    failure || !ingestion ? [] : fillingBuckets(history.ingestion, ingestion, window.from, window.to);
+  const complete =
+    !failure && sig.reports.length > 0 && sig.reports.every((r) => r.status === "Ok") && filling.length === 0;
   const passFailed = !metricsUsable;
   const fallback = evaluateFallback(spec.fallback, history.consecutiveFailures, passFailed);
   if (failure) {
@@ -445,6 +460,9 @@ export function decide(input: DecisionInput): Decision {
       for (const b of blockers) {
         if (b === "MetricsIncomplete") {
           const missing = sig.reports.filter((r) => r.status !== "Ok").map((r) => `${r.signal} ${r.status}`);
+          const changing = filling.map((t) => new Date(t).toISOString().slice(11, 16));
+          if (changing.length > 0)
+            missing.push(`bucket ${changing.join(", ")} still changing between passes`);
           limit(b, `no scale-in while a signal is not fully known (${missing.join(", ")})`);
         } else if (b === "Settling" && inFlight) {
           limit(
@@ -644,16 +662,14 @@ export function decide(input: DecisionInput): Decision {
   const periods = [...spec.behavior.scaleUp.policies, ...spec.behavior.scaleDown.policies].map(
     (p) => p.periodSeconds,
   );
-  const keepEvents = Math.max(
-    ...periods,
-    times.windowSeconds + times.ingestionDelaySeconds + times.settleSeconds + 60,
-  );
+  const keepEvents = Math.max(...periods, times.windowSeconds + delaySeconds + times.settleSeconds + 60);
   const nextHistory: DecisionHistory = {
     recommendations: compactRecommendations([...history.recommendations, ...newRecs], nowMs, keepRecs),
     scaleEvents: pruneScaleEvents(history.scaleEvents, nowMs, keepEvents),
     consecutiveFailures: fallback.consecutiveFailures,
   };
   if (history.lastScaleTime !== undefined) nextHistory.lastScaleTime = history.lastScaleTime;
+  if (ingestion !== undefined) nextHistory.ingestion = ingestion;
 
   const decision: Decision = {
     now: nowIso,

@@ -6,6 +6,7 @@
 import { MAX_RECOMMENDATIONS, MAX_SCALE_EVENTS } from "../api/constants.js";
 import type { CapacityPolicyStatus, Recommendation, ScaleEvent } from "../api/index.js";
 import { isScalableSku, type SkuName, type SkuUnits } from "../capacity/skus.js";
+import type { IngestionState } from "./ingestion.js";
 import { compareSizes } from "./sizes.js";
 
 export type { Recommendation, ScaleEvent };
@@ -20,6 +21,8 @@ export interface DecisionHistory {
   lastScaleTime?: string;
   /** Consecutive failed passes (no usable metrics, throttled, auth, API errors), passes. */
   consecutiveFailures: number;
+  /** How late metric buckets complete, as observed (ingestion.ts). */
+  ingestion?: IngestionState;
 }
 
 /** A history with nothing in it (a policy seen for the first time). */
@@ -35,6 +38,7 @@ export function historyFromStatus(status: Partial<CapacityPolicyStatus> | undefi
     consecutiveFailures: status?.consecutiveFailures ?? 0,
   };
   if (status?.lastScaleTime !== undefined) h.lastScaleTime = status.lastScaleTime;
+  if (status?.ingestion !== undefined) h.ingestion = status.ingestion;
   return h;
 }
 
@@ -65,6 +69,7 @@ export function normalizeHistory(history: DecisionHistory | undefined): Decision
   if (typeof history.lastScaleTime === "string" && Number.isFinite(ms(history.lastScaleTime))) {
     out.lastScaleTime = history.lastScaleTime;
   }
+  if (history.ingestion !== undefined) out.ingestion = history.ingestion;
   return out;
 }
 

@@ -10,6 +10,7 @@ export * from "./decide.js";
 export * from "./fallback.js";
 export * from "./history.js";
 export * from "./idle-counters.js";
+export * from "./ingestion.js";
 export * from "./operation.js";
 export * from "./pass.js";
 export * from "./reasons.js";

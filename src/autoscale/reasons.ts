@@ -46,6 +46,11 @@ export const REASON_CODES = [
    * 0 (idle), not unknown.
    */
   "CounterIdleZero",
+  /**
+   * Buckets were seen still filling later than `spec.metrics.ingestionDelay`: decisions wait for
+   * the observed delay instead (`status.ingestion.observedDelaySeconds`).
+   */
+  "IngestionDelayObserved",
   /** No signal has a usable value this pass. */
   "MetricsUnavailable",
   /** Fetching metrics failed this pass (no data, throttled, auth, API error, …). */

@@ -26,6 +26,7 @@ export function statusFields(
   | "lastScaleTime"
   | "consecutiveFailures"
   | "lastReasons"
+  | "ingestion"
 > {
   const out: ReturnType<typeof statusFields> = {
     recommendations: decision.history.recommendations,
@@ -39,5 +40,6 @@ export function statusFields(
   }
   if (decision.lastSample) out.lastSample = decision.lastSample;
   if (decision.history.lastScaleTime !== undefined) out.lastScaleTime = decision.history.lastScaleTime;
+  if (decision.history.ingestion !== undefined) out.ingestion = decision.history.ingestion;
   return out;
 }

@@ -15,6 +15,7 @@
 
 import type { CapacityPolicy } from "../api/index.js";
 import { policyTimes } from "../autoscale/decide.js";
+import { effectiveIngestionDelay } from "../autoscale/ingestion.js";
 import type { AzureAdapters } from "../azure/index.js";
 import type { ServiceKind } from "../capacity/skus.js";
 import type { KubeClients } from "../kube/client.js";
@@ -75,12 +76,16 @@ const DEFAULT_TIMES_SPEC = {
 
 const key = (p: CapacityPolicy) => `${p.metadata.namespace}/${p.metadata.name}`;
 
-/** How far back a policy's decision reads metrics, ms (its window plus ingestion delay, or its max sample age). */
+/**
+ * How far back a policy's decision reads metrics, ms: its window plus its ingestion delay (or the
+ * longer one observed), or its max sample age.
+ */
 function lookbackMs(policy: CapacityPolicy): number {
   const spec = policy.spec;
   // An invalid spec is reported by its pass; the defaults only size the metrics read.
   const t = spec?.metrics && spec.behavior ? policyTimes(spec) : policyTimes(DEFAULT_TIMES_SPEC);
-  return Math.max(t.windowSeconds + t.ingestionDelaySeconds, t.maxSampleAgeSeconds) * 1000;
+  const delay = effectiveIngestionDelay(t.ingestionDelaySeconds, policy.status?.ingestion);
+  return Math.max(t.windowSeconds + delay, t.maxSampleAgeSeconds) * 1000;
 }
 
 export class Operator {

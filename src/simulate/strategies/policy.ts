@@ -25,6 +25,7 @@ import type { CapacityPolicyStatus } from "../../api/index.js";
 import type { Decision, DecisionPolicy } from "../../autoscale/decide.js";
 import { policyTimes } from "../../autoscale/decide.js";
 import { type DecisionHistory, historyFromStatus } from "../../autoscale/history.js";
+import { effectiveIngestionDelay } from "../../autoscale/ingestion.js";
 import {
   type AppServerResult,
   completePass,
@@ -91,7 +92,8 @@ export class PolicyStrategy implements Strategy {
   poll(ctx: PollContext): SkuUnits | undefined {
     // An update the engine did not send (it never refuses one the planner asks for).
     if (this.#pending) this.#complete(this.#pending, { update: { kind: "busy", message: "not sent" } });
-    const cutoff = Math.floor((ctx.nowMs - this.#delayMs) / MINUTE_MS) * MINUTE_MS;
+    const delayMs = effectiveIngestionDelay(this.#delayMs / 1000, this.#status.ingestion) * 1000;
+    const cutoff = Math.floor((ctx.nowMs - delayMs) / MINUTE_MS) * MINUTE_MS;
     const replicas = this.#status.current?.replicas;
     const hpa = this.#policy.spec.appServer?.horizontalPodAutoscalerName !== undefined;
     const plan = planPass({

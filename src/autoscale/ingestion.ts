@@ -1,0 +1,139 @@
+/**
+ * How late Azure Monitor's buckets really complete, learned from the buckets themselves.
+ *
+ * A one-minute bucket of a total (MessageCount, InboundTraffic, OutboundTraffic) keeps growing
+ * while Azure Monitor ingests it. Each pass remembers the totals of the newest buckets it saw; when
+ * a later pass sees one of them larger, that bucket was still filling when it was seen before, so
+ * the ingestion delay is longer than the bucket's age then (age = time since the bucket ended).
+ *
+ * Pinned semantics:
+ * - growth: the sum of a bucket's known totals rose by more than 0.1 % (and more than 1e-9);
+ * - an observation is the age of the bucket at the earlier pass, seconds; the observed delay is the
+ *   largest observation of the last {@link OBSERVATION_TTL_SECONDS} (6 hours) — an older one is
+ *   forgotten when a new one comes, so a faster Azure Monitor is followed;
+ * - the delay a decision uses is the larger of the policy's `ingestionDelay` and the observed delay
+ *   rounded up to the next whole minute (a bucket seen filling at 1 min 59 s needs 2 min): buckets
+ *   that may still be filling are never read as complete, whatever the setting says;
+ * - at most {@link MAX_REMEMBERED_BUCKETS} (10) buckets are remembered;
+ * - a bucket of the window that the previous pass saw with other totals (by more than 0.1 %) is
+ *   still filling: it never justifies a scale-in. (A bucket the previous pass did not see yet is
+ *   taken as the delay says: the delay already accounts for every growth observed. The first pass
+ *   of a policy has nothing to compare with, and the scale-down stabilization window opens with
+ *   the current size on first sight.)
+ */
+import type { MetricSample } from "./samples.js";
+
+/** How long an observation counts, seconds (6 hours). */
+export const OBSERVATION_TTL_SECONDS = 6 * 3600;
+/** Buckets remembered between passes. */
+export const MAX_REMEMBERED_BUCKETS = 10;
+
+/** What passes remember about ingestion (kept in `status.ingestion`). */
+export interface IngestionState {
+  /** The longest time after its end that a bucket was seen still filling, seconds. */
+  observedDelaySeconds?: number;
+  /** When that was observed, RFC 3339. */
+  observedAt?: string;
+  /** When the remembered totals were seen, RFC 3339. */
+  seenAt?: string;
+  /** The newest buckets' totals as last seen: bucket start (RFC 3339) and the sum of its totals. */
+  buckets?: { time: string; total: number }[];
+}
+
+const MINUTE_MS = 60_000;
+const GROWTH = 1e-3;
+
+function timeOf(s: MetricSample): number {
+  return s.time instanceof Date ? s.time.getTime() : Date.parse(s.time);
+}
+
+/** The sum of a sample's known totals, or undefined when none is known. */
+function totalOf(s: MetricSample): number | undefined {
+  let sum = 0;
+  let any = false;
+  for (const v of [s.messagesPerSecond, s.inboundBytesPerSecond, s.outboundBytesPerSecond]) {
+    if (typeof v === "number" && Number.isFinite(v) && v >= 0) {
+      sum += v;
+      any = true;
+    }
+  }
+  return any ? sum : undefined;
+}
+
+/** The state after this pass's samples (see the module comment). Pure. */
+export function observeIngestion(
+  state: IngestionState | undefined,
+  samples: readonly MetricSample[],
+  nowMs: number,
+): IngestionState {
+  const byStart = new Map<number, number>();
+  for (const s of samples) {
+    const t = timeOf(s);
+    const total = totalOf(s);
+    if (!Number.isFinite(t) || total === undefined) continue;
+    const start = Math.floor(t / MINUTE_MS) * MINUTE_MS;
+    byStart.set(start, Math.max(byStart.get(start) ?? 0, total));
+  }
+  let observed = state?.observedDelaySeconds;
+  let observedAt = state?.observedAt;
+  if (observedAt !== undefined && nowMs - Date.parse(observedAt) > OBSERVATION_TTL_SECONDS * 1000) {
+    observed = undefined;
+    observedAt = undefined;
+  }
+  const seenMs = state?.seenAt !== undefined ? Date.parse(state.seenAt) : Number.NaN;
+  if (Number.isFinite(seenMs) && seenMs < nowMs) {
+    for (const b of state?.buckets ?? []) {
+      const start = Date.parse(b.time);
+      const now = byStart.get(start);
+      if (now === undefined || !(now > b.total * (1 + GROWTH) + 1e-9)) continue;
+      const age = (seenMs - (start + MINUTE_MS)) / 1000;
+      if (age > 0 && (observed === undefined || age >= observed)) {
+        observed = age;
+        observedAt = new Date(nowMs).toISOString();
+      }
+    }
+  }
+  const newest = [...byStart.entries()].sort((a, b) => a[0] - b[0]).slice(-MAX_REMEMBERED_BUCKETS);
+  const out: IngestionState = {
+    seenAt: new Date(nowMs).toISOString(),
+    buckets: newest.map(([start, total]) => ({ time: new Date(start).toISOString(), total })),
+  };
+  if (observed !== undefined && observedAt !== undefined) {
+    out.observedDelaySeconds = Math.round(observed);
+    out.observedAt = observedAt;
+  }
+  return out;
+}
+
+/**
+ * Starts (ms) of the buckets in `[fromMs, toMs)` that `current` (this pass) saw with other totals
+ * than `previous` (the last pass): they are still filling.
+ */
+export function fillingBuckets(
+  previous: IngestionState | undefined,
+  current: IngestionState,
+  fromMs: number,
+  toMs: number,
+): number[] {
+  const before = new Map((previous?.buckets ?? []).map((b) => [Date.parse(b.time), b.total]));
+  const out: number[] = [];
+  for (const b of current.buckets ?? []) {
+    const start = Date.parse(b.time);
+    if (start < fromMs || start >= toMs) continue;
+    const seen = before.get(start);
+    if (seen !== undefined && Math.abs(b.total - seen) > Math.max(seen, b.total) * GROWTH + 1e-9) {
+      out.push(start);
+    }
+  }
+  return out;
+}
+
+/**
+ * The ingestion delay a decision uses, seconds: the policy's, or the observed delay rounded up to
+ * the next whole minute when that is longer.
+ */
+export function effectiveIngestionDelay(policySeconds: number, state: IngestionState | undefined): number {
+  const observed = state?.observedDelaySeconds;
+  if (observed === undefined) return policySeconds;
+  return Math.max(policySeconds, Math.floor(observed / 60) * 60 + 60);
+}
