@@ -596,6 +596,19 @@ export const TargetSkuUnitsSchema = Type.Object(
   { additionalProperties: false, description: "A SKU and unit count." },
 );
 
+export const SignalLevelsSchema = Type.Object(
+  {
+    serverLoadPercent: NonNegative("Peak server load of the window, %."),
+    connections: NonNegative("Peak concurrent connections of the window, connections."),
+    bytesPerSecond: NonNegative("Peak inbound + outbound traffic of the window, bytes/s."),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "The metrics window's peaks when the update was sent: after the change, server load that did not fall while these did not grow is suspect.",
+  },
+);
+
 export const OperationSchema = Type.Object(
   {
     startedAt: DateTime("When the update was sent (RFC 3339)."),
@@ -604,6 +617,7 @@ export const OperationSchema = Type.Object(
     asyncOperationUrl: Type.Optional(
       Type.String({ description: "Azure-AsyncOperation URL ARM returned for the update.", maxLength: 2048 }),
     ),
+    before: Type.Optional(SignalLevelsSchema),
   },
   {
     additionalProperties: false,
@@ -628,6 +642,7 @@ export const ScaleEventSchema = Type.Object(
     fromUnits: UnitsField("Units before, units."),
     toSku: TargetSku("SKU after."),
     toUnits: UnitsField("Units after, units."),
+    before: Type.Optional(SignalLevelsSchema),
   },
   { additionalProperties: false, description: "One applied capacity change." },
 );

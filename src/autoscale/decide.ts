@@ -60,6 +60,7 @@ import {
 import { evaluateSchedules, type ScheduleState } from "./schedules.js";
 import { evaluateSignals, fmt, type SignalReport } from "./signals.js";
 import { compareSizes, formatSize, SizeList, sameSize } from "./sizes.js";
+import { type SignalLevels, suspectServerLoad } from "./suspect.js";
 
 /** The policy as `decide` reads it: a CapacityPolicy after defaulting (metadata optional). */
 export interface DecisionPolicy {
@@ -153,6 +154,8 @@ export interface Decision {
   /** That bucket's known values, in the shape of `status.lastSample`. */
   lastSample?: StatusSample;
   signals: SignalReport[];
+  /** The window's peak levels as measured (kept with a scale it sends: suspect.ts). */
+  levels?: SignalLevels;
   scaleIn: { allowed: boolean; blockedBy: LimitCode[] };
   schedules?: ScheduleState;
   fallback: FallbackState;
@@ -291,6 +294,21 @@ export function decide(input: DecisionInput): Decision {
   // 2. signals
   const sig = evaluateSignals({ spec, window, current: currentSize, sizes, unitsAt });
   reasons.push(...sig.reasons);
+  // A signal that did not respond to the last scale-out does not drive another (suspect.ts).
+  const levels = windowLevels(window);
+  const suspect = inFlight
+    ? undefined
+    : suspectServerLoad(history.scaleEvents.at(-1), (fromMs) => windowLevels(window, fromMs), nowMs);
+  let heldAsk: number | undefined;
+  if (suspect) {
+    for (const n of sig.needs) {
+      if (n.signal !== suspect.signal || n.minUnits <= current.units) continue;
+      heldAsk = n.minUnits;
+      n.minUnits = current.units;
+      delete n.fits;
+    }
+    reasons.push(reason("SignalSuspect", suspect.message, { signal: suspect.signal }));
+  }
   if (window.ignored.tooNew > 0) {
     reasons.push(
       reason(
@@ -376,6 +394,12 @@ export function decide(input: DecisionInput): Decision {
     }
     const fits = (s: SkuUnits) => sig.needs.every((n) => !n.fits || n.fits(s));
     const found = sizes.firstAtLeast(needUnits, fits);
+    if (suspect && heldAsk !== undefined && heldAsk > needUnits) {
+      limit("SignalSuspect", `${suspect.signal} asks for ${heldAsk} units but is suspect: held`, {
+        units: heldAsk,
+        signal: suspect.signal,
+      });
+    }
     if (found) {
       recommendation = found;
       if (found.units > needUnits && !sameSize(found, currentSize)) {
@@ -701,6 +725,7 @@ export function decide(input: DecisionInput): Decision {
     history: nextHistory,
   };
   if (recommendation) decision.recommendation = { sku: recommendation.sku, units: recommendation.units };
+  if (Object.keys(levels).length > 0) decision.levels = levels;
   if (drivenBy) decision.drivenBy = drivenBy;
   if (limitedBy) decision.limitedBy = limitedBy;
   const last = lastSampleOf(window);
@@ -710,6 +735,26 @@ export function decide(input: DecisionInput): Decision {
   }
   if (appServer) decision.appServer = appServer;
   return decision;
+}
+
+/**
+ * The peak levels of the window's buckets that start at or after `fromMs`, as measured: server
+ * load %, connections, inbound + outbound bytes/s.
+ */
+function windowLevels(window: SampleWindow, fromMs = Number.NEGATIVE_INFINITY): SignalLevels {
+  const out: SignalLevels = {};
+  for (const b of window.buckets) {
+    const x = b.sample;
+    if (!x || b.start < fromMs) continue;
+    if (known(x.serverLoadPercent))
+      out.serverLoadPercent = Math.max(out.serverLoadPercent ?? 0, x.serverLoadPercent);
+    if (known(x.connections)) out.connections = Math.max(out.connections ?? 0, x.connections);
+    if (known(x.inboundBytesPerSecond) && known(x.outboundBytesPerSecond)) {
+      const bytes = x.inboundBytesPerSecond + x.outboundBytesPerSecond;
+      out.bytesPerSecond = Math.max(out.bytesPerSecond ?? 0, bytes);
+    }
+  }
+  return out;
 }
 
 function windowInfo(w: SampleWindow): NonNullable<Decision["window"]> {

@@ -8,6 +8,7 @@ import type { CapacityPolicyStatus, Recommendation, ScaleEvent } from "../api/in
 import { isScalableSku, type SkuName, type SkuUnits } from "../capacity/skus.js";
 import type { IngestionState } from "./ingestion.js";
 import { compareSizes } from "./sizes.js";
+import type { SignalLevels } from "./suspect.js";
 
 export type { Recommendation, ScaleEvent };
 
@@ -121,7 +122,8 @@ export function compactRecommendations(
 
 /**
  * Bounds the scale events: keeps those newer than `now − keepSeconds` (the longest rate-policy
- * period, or the sample horizon), at most `max`, newest kept.
+ * period, or the sample horizon) and always the newest one (the last change, which a signal is
+ * checked against: suspect.ts), at most `max`, newest kept.
  */
 export function pruneScaleEvents(
   events: readonly ScaleEvent[],
@@ -129,7 +131,7 @@ export function pruneScaleEvents(
   keepSeconds: number,
   max: number = MAX_SCALE_EVENTS,
 ): ScaleEvent[] {
-  const kept = events.filter((e) => ms(e.time) > nowMs - keepSeconds * 1000);
+  const kept = events.filter((e, i) => i === events.length - 1 || ms(e.time) > nowMs - keepSeconds * 1000);
   return kept.length > max ? kept.slice(kept.length - max) : kept;
 }
 
@@ -139,6 +141,8 @@ export interface AppliedScale {
   time: string;
   /** When the update was sent, RFC 3339 (absent: at `time`). */
   startedAt?: string;
+  /** The window's peak levels when the update was sent. */
+  before?: SignalLevels;
   from: { sku: SkuName; units: number };
   to: SkuUnits;
 }
@@ -152,6 +156,7 @@ export function recordScale(history: DecisionHistory, scale: AppliedScale): Deci
   const event: ScaleEvent = {
     time: scale.time,
     ...(scale.startedAt !== undefined ? { startedAt: scale.startedAt } : {}),
+    ...(scale.before !== undefined ? { before: scale.before } : {}),
     fromSku: scale.from.sku,
     fromUnits: scale.from.units,
     toSku: scale.to.sku,

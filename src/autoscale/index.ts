@@ -20,3 +20,4 @@ export * from "./schedules.js";
 export * from "./signals.js";
 export * from "./sizes.js";
 export * from "./status.js";
+export * from "./suspect.js";

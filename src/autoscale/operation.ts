@@ -18,6 +18,7 @@
 import type { CapacityPolicyStatus } from "../api/index.js";
 import type { ScalableSku, SkuName } from "../capacity/skus.js";
 import { type DecisionHistory, recordScale } from "./history.js";
+import type { SignalLevels } from "./suspect.js";
 
 /** The update in flight as status keeps it (`status.operation`). */
 export type StoredOperation = NonNullable<CapacityPolicyStatus["operation"]>;
@@ -106,6 +107,7 @@ export function observeOperation(
         startedAt: stored.startedAt,
         from: { sku: stored.from.sku as SkuName, units: stored.from.units },
         to: stored.to,
+        ...(stored.before ? { before: stored.before } : {}),
       },
     );
     return {
@@ -164,6 +166,8 @@ export interface PlannedUpdate {
   to: { sku: ScalableSku; units: number };
   /** Why: the signal that drove it or the limit that shaped it. */
   cause: string;
+  /** The window's peak levels now (kept with the change: suspect.ts). */
+  before?: SignalLevels;
 }
 
 /** What {@link startedOperation} makes of a result. */
@@ -186,6 +190,7 @@ export function startedOperation(update: PlannedUpdate, result: UpdateResult): S
         from: { sku: update.from.sku as StoredOperation["from"]["sku"], units: update.from.units },
         to: { ...update.to } as StoredOperation["to"],
         ...(result.operationUrl ? { asyncOperationUrl: result.operationUrl } : {}),
+        ...(update.before ? { before: update.before } : {}),
       },
       events: [
         {

@@ -43,10 +43,15 @@ describe("planPass and completePass: the ARM update of a pass", () => {
       from: { sku: "Premium_P1", units: 10 },
       to: { sku: "Premium_P1", units: 20 },
       cause: "serverLoad",
+      before: { serverLoadPercent: 95 },
     });
     const write = completePass(plan, { update: { kind: "accepted", startedAt: iso(NOW) } });
     expect(write.outcome).toBe("scaled");
-    expect(write.patch.operation).toMatchObject({ startedAt: iso(NOW), to: { units: 20 } });
+    expect(write.patch.operation).toMatchObject({
+      startedAt: iso(NOW),
+      to: { units: 20 },
+      before: { serverLoadPercent: 95 },
+    });
     expect(write.patch.scaleEvents).toEqual([]);
     expect(write.patch.lastScaleTime).toBeNull();
     expect(write.events.map((e) => e.reason)).toEqual(["ScalingOut"]);

@@ -181,6 +181,7 @@ export function planPass(input: PassInput): PassPlan {
         from: { sku: instance.sku, units: instance.units },
         to: { sku: desired.sku, units: desired.units },
         cause: `${decision.drivenBy ?? "policy"}${decision.limitedBy ? `, limited by ${decision.limitedBy}` : ""}`,
+        ...(decision.levels ? { before: decision.levels } : {}),
       };
     }
   }

@@ -31,6 +31,11 @@ export const REASON_CODES = [
   "SignalStale",
   /** A signal could not be evaluated (e.g. a workload scenario the service does not have). */
   "SignalError",
+  /**
+   * Server load did not respond to a completed scale-out although connections and traffic did not
+   * grow: its scale-out is held (suspect.ts); the other signals still act.
+   */
+  "SignalSuspect",
   /** Buckets were left out: newer than the ingestion delay, or with an unreadable time. */
   "SamplesIgnored",
   /**
@@ -151,6 +156,7 @@ export type LimitCode = Extract<
   | "Settling"
   | "OutsideScaleInWindow"
   | "MetricsIncomplete"
+  | "SignalSuspect"
   | "MaxUnits"
   | "MinUnits"
   | "ScheduleFloor"
