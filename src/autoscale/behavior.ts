@@ -24,6 +24,7 @@ import type { Recommendation, ScaleEvent, ScalingPolicy, ScalingRules } from "..
 import type { SkuUnits } from "../capacity/skus.js";
 import type { LimitCode } from "./reasons.js";
 import { compareSizes, type SizeList } from "./sizes.js";
+import { parseTime } from "./time.js";
 
 const EPS = 1e-9;
 /** ceil that ignores binary noise: ceilSafe(12.000000000001) = 12. */
@@ -31,7 +32,7 @@ export const ceilSafe = (x: number): number => Math.ceil(x - EPS);
 /** floor that ignores binary noise: floorSafe(11.999999999999) = 12. */
 export const floorSafe = (x: number): number => Math.floor(x + EPS);
 
-const timeMs = (t: string) => Date.parse(t);
+const timeMs = parseTime;
 
 /** Input of {@link stabilize}. */
 export interface StabilizeInput {

@@ -20,6 +20,7 @@
  */
 import type { ScaleEvent } from "../api/index.js";
 import { MINUTE_MS } from "./samples.js";
+import { parseTime } from "./time.js";
 
 /** A change of unit count, as the timeline reads it (times in ms since the epoch). */
 export interface UnitChange {
@@ -41,7 +42,7 @@ export interface CapacityTimeline {
   maxUnitsAt(startMs: number): number;
 }
 
-const ms = (time: string | undefined): number => (time === undefined ? Number.NaN : Date.parse(time));
+const ms = parseTime;
 
 /**
  * The changes of a stored history (oldest first) and the update in flight, if any. A stored event

@@ -61,6 +61,7 @@ import { evaluateSchedules, type ScheduleState } from "./schedules.js";
 import { evaluateSignals, fmt, type SignalReport } from "./signals.js";
 import { compareSizes, formatSize, SizeList, sameSize } from "./sizes.js";
 import { type SignalLevels, suspectServerLoad } from "./suspect.js";
+import { parseTime } from "./time.js";
 
 /** The policy as `decide` reads it: a CapacityPolicy after defaulting (metadata optional). */
 export interface DecisionPolicy {
@@ -254,7 +255,7 @@ export function decide(input: DecisionInput): Decision {
   const failure = input.failure;
 
   const lastScaleMs = [history.lastScaleTime, ...history.scaleEvents.map((e) => e.time)]
-    .map((t) => (t === undefined ? Number.NaN : Date.parse(t)))
+    .map(parseTime)
     .filter((t) => Number.isFinite(t))
     .reduce((a, b) => Math.max(a, b), Number.NEGATIVE_INFINITY);
   const inFlight = input.operation;

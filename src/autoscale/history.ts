@@ -9,6 +9,7 @@ import { isScalableSku, type SkuName, type SkuUnits } from "../capacity/skus.js"
 import type { IngestionState } from "./ingestion.js";
 import { compareSizes } from "./sizes.js";
 import type { SignalLevels } from "./suspect.js";
+import { parseTime } from "./time.js";
 
 export type { Recommendation, ScaleEvent };
 
@@ -43,7 +44,7 @@ export function historyFromStatus(status: Partial<CapacityPolicyStatus> | undefi
   return h;
 }
 
-const ms = (time: string): number => Date.parse(time);
+const ms = parseTime;
 
 /**
  * A clean copy of a stored history: entries with unreadable times or SKUs dropped, each list

@@ -22,6 +22,7 @@
  *   the current size on first sight.)
  */
 import type { MetricSample } from "./samples.js";
+import { parseTime, timeOf } from "./time.js";
 
 /** How long an observation counts, seconds (6 hours). */
 export const OBSERVATION_TTL_SECONDS = 6 * 3600;
@@ -42,10 +43,6 @@ export interface IngestionState {
 
 const MINUTE_MS = 60_000;
 const GROWTH = 1e-3;
-
-function timeOf(s: MetricSample): number {
-  return s.time instanceof Date ? s.time.getTime() : Date.parse(s.time);
-}
 
 /** The sum of a sample's known totals, or undefined when none is known. */
 function totalOf(s: MetricSample): number | undefined {
@@ -68,7 +65,7 @@ export function observeIngestion(
 ): IngestionState {
   const byStart = new Map<number, number>();
   for (const s of samples) {
-    const t = timeOf(s);
+    const t = timeOf(s.time);
     const total = totalOf(s);
     if (!Number.isFinite(t) || total === undefined) continue;
     const start = Math.floor(t / MINUTE_MS) * MINUTE_MS;
@@ -76,14 +73,14 @@ export function observeIngestion(
   }
   let observed = state?.observedDelaySeconds;
   let observedAt = state?.observedAt;
-  if (observedAt !== undefined && nowMs - Date.parse(observedAt) > OBSERVATION_TTL_SECONDS * 1000) {
+  if (observedAt !== undefined && nowMs - parseTime(observedAt) > OBSERVATION_TTL_SECONDS * 1000) {
     observed = undefined;
     observedAt = undefined;
   }
-  const seenMs = state?.seenAt !== undefined ? Date.parse(state.seenAt) : Number.NaN;
+  const seenMs = parseTime(state?.seenAt);
   if (Number.isFinite(seenMs) && seenMs < nowMs) {
     for (const b of state?.buckets ?? []) {
-      const start = Date.parse(b.time);
+      const start = parseTime(b.time);
       const now = byStart.get(start);
       if (now === undefined || !(now > b.total * (1 + GROWTH) + 1e-9)) continue;
       const age = (seenMs - (start + MINUTE_MS)) / 1000;
@@ -94,9 +91,14 @@ export function observeIngestion(
     }
   }
   const newest = [...byStart.entries()].sort((a, b) => a[0] - b[0]).slice(-MAX_REMEMBERED_BUCKETS);
+  // The same bucket keeps its time text from pass to pass.
+  const texts = new Map((state?.buckets ?? []).map((b) => [parseTime(b.time), b.time]));
   const out: IngestionState = {
     seenAt: new Date(nowMs).toISOString(),
-    buckets: newest.map(([start, total]) => ({ time: new Date(start).toISOString(), total })),
+    buckets: newest.map(([start, total]) => ({
+      time: texts.get(start) ?? new Date(start).toISOString(),
+      total,
+    })),
   };
   if (observed !== undefined && observedAt !== undefined) {
     out.observedDelaySeconds = Math.round(observed);
@@ -115,10 +117,10 @@ export function fillingBuckets(
   fromMs: number,
   toMs: number,
 ): number[] {
-  const before = new Map((previous?.buckets ?? []).map((b) => [Date.parse(b.time), b.total]));
+  const before = new Map((previous?.buckets ?? []).map((b) => [parseTime(b.time), b.total]));
   const out: number[] = [];
   for (const b of current.buckets ?? []) {
-    const start = Date.parse(b.time);
+    const start = parseTime(b.time);
     if (start < fromMs || start >= toMs) continue;
     const seen = before.get(start);
     if (seen !== undefined && Math.abs(b.total - seen) > Math.max(seen, b.total) * GROWTH + 1e-9) {

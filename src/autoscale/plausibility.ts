@@ -52,28 +52,21 @@ export function plausibleValue(
   maxUnits: number,
 ): { value: number | null | undefined; finding?: SampleFinding } {
   if (value === null || value === undefined) return { value };
-  const invalid = (why: string) => ({
-    value: null,
-    finding: { field, startMs, value, kind: "invalid" as const, why },
-  });
   if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
-    return invalid("not a finite number ≥ 0");
+    return invalidValue(field, value, startMs, "not a finite number ≥ 0");
   }
-  let ceiling: number | undefined;
-  let tolerance = 0;
-  let unit = "";
-  if (PERCENT_FIELDS.includes(field)) {
-    ceiling = 100;
-    tolerance = OVER_CEILING_TOLERANCE;
-    unit = " %";
-  } else if (field === "connections" && maxUnits > 0) {
-    ceiling = maxUnits * CONNECTIONS_PER_UNIT;
-    tolerance = OVER_QUOTA_TOLERANCE;
-    unit = ` connections (${maxUnits} units × 1,000)`;
-  }
+  const ceiling = ceilingOf(field, maxUnits);
   if (ceiling === undefined || value <= ceiling) return { value };
+  const percent = ceiling === 100 && PERCENT_FIELDS.includes(field);
+  const tolerance = percent ? OVER_CEILING_TOLERANCE : OVER_QUOTA_TOLERANCE;
+  const unit = percent ? " %" : ` connections (${maxUnits} units × 1,000)`;
   if (value > ceiling * (1 + tolerance)) {
-    return invalid(`above ${ceiling}${unit} by more than ${tolerance * 100} %: the service cannot report it`);
+    return invalidValue(
+      field,
+      value,
+      startMs,
+      `above ${ceiling}${unit} by more than ${tolerance * 100} %: the service cannot report it`,
+    );
   }
   return {
     value: ceiling,
@@ -88,6 +81,30 @@ export function plausibleValue(
   };
 }
 
+/** The ceiling of a field (100 % for percentages, the quota for connections), or none. */
+function ceilingOf(field: string, maxUnits: number): number | undefined {
+  if (PERCENT_FIELDS.includes(field)) return 100;
+  if (field === "connections" && maxUnits > 0) return maxUnits * CONNECTIONS_PER_UNIT;
+  return undefined;
+}
+
+function invalidValue(
+  field: string,
+  value: number,
+  startMs: number,
+  why: string,
+): { value: null; finding: SampleFinding } {
+  return { value: null, finding: { field, startMs, value, kind: "invalid", why } };
+}
+
+/** The value as measured is usable: known, finite, not above its ceiling. */
+function plain(field: string, value: unknown, maxUnits: number): boolean {
+  if (value === null || value === undefined) return true;
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) return false;
+  const ceiling = ceilingOf(field, maxUnits);
+  return ceiling === undefined || value <= ceiling;
+}
+
 /** A bucket's sample with every value checked (see {@link plausibleValue}). */
 export function plausibleSample<T extends { [K in F]: number | null }, F extends string>(
   sample: T,
@@ -96,6 +113,9 @@ export function plausibleSample<T extends { [K in F]: number | null }, F extends
   fields: readonly F[],
   findings: SampleFinding[],
 ): T {
+  let plainSample = true;
+  for (const f of fields) plainSample &&= plain(f, sample[f], maxUnits);
+  if (plainSample) return sample;
   const out: T = { ...sample };
   for (const f of fields) {
     const checked = plausibleValue(f, sample[f], startMs, maxUnits);

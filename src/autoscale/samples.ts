@@ -19,6 +19,7 @@
  */
 
 import { plausibleSample, type SampleFinding } from "./plausibility.js";
+import { timeOf } from "./time.js";
 
 /**
  * One one-minute bucket of Azure Monitor metrics for one instance, as the Azure adapter returns
@@ -134,12 +135,7 @@ export function windowSamples(samples: readonly MetricSample[], options: WindowO
   const findings: SampleFinding[] = [];
   const maxUnitsAt = options.maxUnitsAt ?? (() => 0);
   for (const s of samples) {
-    const t =
-      s?.time instanceof Date
-        ? s.time.getTime()
-        : typeof s?.time === "string"
-          ? Date.parse(s.time)
-          : Number.NaN;
+    const t = timeOf(s?.time);
     if (!Number.isFinite(t)) {
       ignored.invalid++;
       continue;

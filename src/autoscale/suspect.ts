@@ -19,6 +19,7 @@
  *   it is trusted for one more scale-out, which is checked the same way.
  */
 import type { ScaleEvent } from "../api/index.js";
+import { parseTime } from "./time.js";
 
 /** How long a suspect signal's scale-out is held after the change it did not respond to, seconds. */
 export const SUSPECT_HOLD_SECONDS = 3600;
@@ -51,7 +52,7 @@ export function suspectServerLoad(
 ): SuspectSignal | undefined {
   const before = event?.before;
   if (!event || !before || event.toUnits <= event.fromUnits) return undefined;
-  const completedMs = Date.parse(event.time);
+  const completedMs = parseTime(event.time);
   if (!(nowMs - completedMs <= SUSPECT_HOLD_SECONDS * 1000)) return undefined;
   const now = after(Math.ceil(completedMs / 60_000) * 60_000);
   const loadBefore = before.serverLoadPercent;
