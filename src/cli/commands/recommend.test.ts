@@ -175,6 +175,43 @@ describe("signalr-autoscaler recommend", () => {
       expect(text.out).toMatch(/traffic\s+Ok\s+0 %/);
     });
 
+    it("leaves out a server load of 4000 % and says so; the other buckets decide", async () => {
+      const r = await onChat("getbatch-signalr-impossible.json", "-o", "json");
+      expect(r.code).toBe(0);
+      const body = JSON.parse(r.out);
+      expect(reasonOf(body, "SampleInvalid")?.message).toBe(
+        "left out, not demand: serverLoadPercent 4000 at 11:54 (above 100 % by more than 5 %: the service cannot report it)",
+      );
+      // 86 % at 10 units (the highest possible bucket) asks for 13 units → 20 on the ladder, not units.max.
+      expect(body.signals[0]).toMatchObject({ signal: "serverLoad", status: "Incomplete", desiredUnits: 13 });
+      expect(body.desired.units).toBe(20);
+      expect(body.scaleIn.blockedBy).toContain("MetricsIncomplete");
+    });
+
+    it("names server load as suspect when it did not respond to the last scale-out", async () => {
+      const r = await run(
+        "--policy",
+        "chat-policy.yaml",
+        "--metrics",
+        "getbatch-signalr-stuck-load.json",
+        "--status",
+        "stuck-status.yaml",
+        "-o",
+        "json",
+      );
+      expect(r.code).toBe(0);
+      const body = JSON.parse(r.out);
+      expect(reasonOf(body, "SignalSuspect")?.message).toMatch(
+        /^server load 95 % did not respond to the scale-out 10 → 20 units at 2025-06-02T11:40:10Z \(it was 95 %; about 47.5 % was expected\)/,
+      );
+      expect(body.limitedBy).toBe("SignalSuspect");
+      expect(body.desired.units).toBe(20);
+      expect(body.conditions.find((c: { type: string }) => c.type === "ScalingLimited")).toMatchObject({
+        status: "True",
+        reason: "SignalSuspect",
+      });
+    });
+
     it("takes five-minute buckets from the timestamps of a body without interval: rates per second over 300 s", async () => {
       const r = await onChat("metrics-signalr-5min-no-interval.json", "-o", "json");
       expect(r.code).toBe(0);
