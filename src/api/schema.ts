@@ -636,7 +636,7 @@ export const RecommendationSchema = Type.Object(
 
 export const ScaleEventSchema = Type.Object(
   {
-    time: DateTime("When the change completed (RFC 3339)."),
+    time: DateTime("When the change was observed complete (RFC 3339)."),
     startedAt: Type.Optional(DateTime("When the update was sent (RFC 3339).")),
     fromSku: ObservedSku("SKU before."),
     fromUnits: UnitsField("Units before, units."),
