@@ -119,8 +119,10 @@ async function runPass(
     : reading
       ? undefined
       : { kind: "NoData", message: "no reading for this pass" };
-  if (error)
-    deps.log.warn({ namespace, policy: policy.metadata.name, failure: error.kind }, "Azure read failed");
+  if (error && failure) {
+    const fields = { namespace, policy: policy.metadata.name, failure: failure.kind, err: failure.message };
+    deps.log.warn(fields, "Azure read failed");
+  }
   const appServer = spec.appServer ? await readAppServer(policy, spec.appServer, deps) : undefined;
   const native = reading?.nativeSettings ?? [];
   const plan = planPass({
