@@ -1,8 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { parsePolicyYaml } from "../api/index.js";
+import type { SkuUnits } from "../capacity/index.js";
 import { renderSvg } from "../chart/index.js";
 import { chartSpec } from "./chart.js";
-import { compare, compareAsync, describeLadder, nativeSettingFor, startingSize } from "./compare.js";
+import {
+  compare,
+  compareAsync,
+  describeLadder,
+  type NativeOptions,
+  nativeSettingFor,
+  startingSize,
+} from "./compare.js";
 import { CONNECTIONS_ONLY, START, steps } from "./testing.js";
 import { TIMELINE_HEADER, timelineCsv } from "./timeline.js";
 
@@ -96,7 +104,7 @@ describe("compare", () => {
   });
 
   it("starts the policy at the instance's size, and native autoscale when it runs on that SKU", () => {
-    const from = (initial: { sku: "Standard_S1" | "Premium_P1" | "Premium_P2"; units: number }) =>
+    const from = (initial: SkuUnits, native: NativeOptions = {}) =>
       compare({
         policy: POLICY,
         startMs: START,
@@ -107,6 +115,7 @@ describe("compare", () => {
         seed: "t",
         noiseAmplitude: 0,
         initial,
+        native,
       });
     const p1 = from({ sku: "Premium_P1", units: 20 });
     expect(p1.initial).toEqual({
@@ -135,17 +144,7 @@ describe("compare", () => {
       "Premium_P2 × 400 is outside the policy's units 1–300: its first decision moves the instance",
       "native autoscale runs on Premium_P1 and never changes the SKU: it starts at Premium_P1 × 4, not at Premium_P2 × 400",
     ]);
-    const forcedP2 = compare({
-      policy: POLICY,
-      startMs: START,
-      demand: demand.subarray(0, 10),
-      mix: CONNECTIONS_ONLY,
-      scaleDurationMs: 5 * 60_000,
-      metricDelayMs: 3 * 60_000,
-      seed: "t",
-      native: { sku: "Premium_P2" },
-      initial: { sku: "Premium_P2", units: 400 },
-    });
+    const forcedP2 = from({ sku: "Premium_P2", units: 400 }, { sku: "Premium_P2" });
     expect(forcedP2.initial.native).toEqual({ sku: "Premium_P2", units: 300 });
     expect(forcedP2.start.notes).toContain(
       "native autoscale starts at Premium_P2 × 300: Premium_P2 × 400 brought within its limits 100–300",

@@ -15,16 +15,14 @@
  */
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import type { SkuUnits } from "../../src/capacity/index.js";
-import type { KubeClients } from "../../src/kube/client.js";
 import { compare } from "../../src/simulate/compare.js";
 import { MINUTE_MS, type ScaleOperation } from "../../src/simulate/engine.js";
 import { countReversals } from "../../src/simulate/metrics.js";
 import { STEADY, steadyCase } from "../../src/simulate/testing.js";
-import { adminClients, createNamespace, ensureCrd } from "../kube/support.js";
-import { type Harness, signalrId, startHarness } from "./harness.js";
+import { operatorSuite, signalrId } from "./harness.js";
 import { armWritesFor, createPolicy, getPolicy, requestCollector, sleep } from "./helpers.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -37,29 +35,15 @@ const AFTER_MS = 65 * MINUTE_MS;
 /** Most virtual time to wait for the first scale. */
 const FIRST_BY_MS = 60 * MINUTE_MS;
 
-let kube: KubeClients;
-let ns: string;
-let h: Harness;
 const requests = requestCollector();
-
-beforeAll(async () => {
-  await ensureCrd();
-  kube = adminClients();
-  ns = await createNamespace(kube, "replay");
-  h = await startHarness(kube, {
-    operator: { namespaces: [ns] },
-    emulator: {
-      speed: SPEED,
-      scaleDurationMs: SCALE_MS,
-      ingestionDelayMs: DELAY_MS,
-      noiseAmplitude: 0,
-      onRequest: requests.onRequest,
-    },
-  });
-});
-
-afterAll(async () => {
-  await h?.stop();
+const suite = operatorSuite("replay", {
+  emulator: {
+    speed: SPEED,
+    scaleDurationMs: SCALE_MS,
+    ingestionDelayMs: DELAY_MS,
+    noiseAmplitude: 0,
+    onRequest: requests.onRequest,
+  },
 });
 
 /** `Premium_P1 × 20 → Premium_P1 × 10 at +34.0 min`, as the failure messages show an operation. */
@@ -74,6 +58,7 @@ describe("replay parity", () => {
   it("the operator and simulate make the same scale operations on constant demand", {
     timeout: 300_000,
   }, async ({ annotate }) => {
+    const { kube, ns, h } = suite;
     const id = signalrId("steady");
     // The policy first: its passes find no instance until there is one. Then the instance, from a
     // whole minute — the engine's minute 0 — without metrics before it.

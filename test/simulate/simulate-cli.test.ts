@@ -115,7 +115,7 @@ describe.each([
 
 describe("simulate on constant demand from the instance's size", () => {
   // The steady case (src/simulate/testing.ts): 6,000 connections all day, found at Premium_P1 × 20.
-  const steady = (scaleMinutes: number, noise: string) =>
+  const steadyFrom = (sku: string, units: number, ...more: string[]) =>
     cli([
       "simulate",
       "--policy",
@@ -125,9 +125,15 @@ describe("simulate on constant demand from the instance's size", () => {
       "--peak-connections",
       String(STEADY.peakConnections),
       "--initial-sku",
-      STEADY.initial.sku,
+      sku,
       "--initial-units",
-      String(STEADY.initial.units),
+      String(units),
+      ...more,
+    ]);
+  const steady = (scaleMinutes: number, noise: string) =>
+    steadyFrom(
+      STEADY.initial.sku,
+      STEADY.initial.units,
       "--scale-duration",
       `${scaleMinutes}m`,
       "--ingestion-delay",
@@ -135,7 +141,7 @@ describe("simulate on constant demand from the instance's size", () => {
       "--noise",
       noise,
       "--no-progress",
-    ]);
+    );
 
   it.each(["0", "0.05"])(
     "scales once, and never back, for scales of 1 to 10 minutes (noise %s)",
@@ -161,37 +167,13 @@ describe("simulate on constant demand from the instance's size", () => {
   );
 
   it("says when the instance's SKU is not one the policy allows", async () => {
-    const r = await cli([
-      "simulate",
-      "--policy",
-      STEADY.policyFile,
-      "--trace",
-      STEADY.traceFile,
-      "--peak-connections",
-      "6000",
-      "--initial-sku",
-      "Standard_S1",
-      "--initial-units",
-      "20",
-      "--output",
-      "json",
-    ]);
+    const r = await steadyFrom("Standard_S1", 20, "--output", "json");
     expect(r.code).toBe(0);
     const json = JSON.parse(r.out);
     expect(json.initial.policy).toEqual({ sku: "Standard_S1", units: 20 });
     expect(json.start.from).toBe("instance");
     expect(json.start.notes[0]).toMatch(/^Standard_S1 is not among the policy's SKUs/);
-    const table = await cli([
-      "simulate",
-      "--policy",
-      STEADY.policyFile,
-      "--trace",
-      STEADY.traceFile,
-      "--initial-sku",
-      "Standard_S1",
-      "--initial-units",
-      "20",
-    ]);
+    const table = await steadyFrom("Standard_S1", 20);
     expect(table.out).toContain(
       "note: Standard_S1 is not among the policy's SKUs (Premium_P1, Premium_P2): its first decision moves the instance",
     );
