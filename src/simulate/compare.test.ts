@@ -1,8 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { parsePolicyYaml } from "../api/index.js";
+import type { SkuUnits } from "../capacity/index.js";
 import { renderSvg } from "../chart/index.js";
 import { chartSpec } from "./chart.js";
-import { compare, compareAsync, nativeSettingFor } from "./compare.js";
+import {
+  compare,
+  compareAsync,
+  describeLadder,
+  type NativeOptions,
+  nativeSettingFor,
+  startingSize,
+} from "./compare.js";
 import { CONNECTIONS_ONLY, START, steps } from "./testing.js";
 import { TIMELINE_HEADER, timelineCsv } from "./timeline.js";
 
@@ -93,6 +101,70 @@ describe("compare", () => {
     expect(nativeSettingFor(POLICY, { sku: "Premium_P1", units: 20 }, { sku: "Premium_P2" }).sku).toBe(
       "Premium_P2",
     );
+  });
+
+  it("starts the policy at the instance's size, and native autoscale when it runs on that SKU", () => {
+    const from = (initial: SkuUnits, native: NativeOptions = {}) =>
+      compare({
+        policy: POLICY,
+        startMs: START,
+        demand: demand.subarray(0, 10),
+        mix: CONNECTIONS_ONLY,
+        scaleDurationMs: 5 * 60_000,
+        metricDelayMs: 3 * 60_000,
+        seed: "t",
+        noiseAmplitude: 0,
+        initial,
+        native,
+      });
+    const p1 = from({ sku: "Premium_P1", units: 20 });
+    expect(p1.initial).toEqual({
+      policy: { sku: "Premium_P1", units: 20 },
+      native: { sku: "Premium_P1", units: 20 },
+    });
+    expect(p1.start).toEqual({ from: "instance", notes: [] });
+    expect(p1.runs[0]?.units[0]).toBe(20);
+    expect(p1.runs[1]?.units[0]).toBe(20);
+    // A SKU the policy does not allow: the policy starts there all the same; native autoscale
+    // (Premium only, never changing the SKU) keeps its own start.
+    const s1 = from({ sku: "Standard_S1", units: 2 });
+    expect(s1.initial).toEqual({
+      policy: { sku: "Standard_S1", units: 2 },
+      native: { sku: "Premium_P1", units: 4 },
+    });
+    expect(s1.start.notes).toEqual([
+      "Standard_S1 is not among the policy's SKUs (Premium_P1, Premium_P2): its first decision moves the instance",
+      "native autoscale runs on Premium_P1 and never changes the SKU: it starts at Premium_P1 × 4, not at Standard_S1 × 2",
+    ]);
+    expect(s1.runs[0]?.sku[0]).toBe(0);
+    // Outside the policy's units, and outside native autoscale's limits on Premium_P2.
+    const p2 = from({ sku: "Premium_P2", units: 400 });
+    expect(p2.initial.native).toEqual({ sku: "Premium_P1", units: 4 });
+    expect(p2.start.notes).toEqual([
+      "Premium_P2 × 400 is outside the policy's units 1–300: its first decision moves the instance",
+      "native autoscale runs on Premium_P1 and never changes the SKU: it starts at Premium_P1 × 4, not at Premium_P2 × 400",
+    ]);
+    const forcedP2 = from({ sku: "Premium_P2", units: 400 }, { sku: "Premium_P2" });
+    expect(forcedP2.initial.native).toEqual({ sku: "Premium_P2", units: 300 });
+    expect(forcedP2.start.notes).toContain(
+      "native autoscale starts at Premium_P2 × 300: Premium_P2 × 400 brought within its limits 100–300",
+    );
+    expect(() => from({ sku: "Premium_P1", units: 15 })).toThrow(RangeError);
+  });
+
+  it("takes a starting size only on its SKU's ladder", () => {
+    expect(startingSize("Premium_P2", 200)).toEqual({ sku: "Premium_P2", units: 200 });
+    expect(() => startingSize("Premium_P1", 15)).toThrow(
+      "15 is not a unit count of Premium_P1 (1–10, 20, 30 … 100)",
+    );
+    expect(() => startingSize("Premium_P2", 50)).toThrow(
+      "50 is not a unit count of Premium_P2 (100, 200 … 1000)",
+    );
+    expect(() => startingSize("Free_F1", 1)).toThrow(
+      "Free_F1 is not a SKU the operator scales (Standard_S1, Premium_P1, Premium_P2)",
+    );
+    expect(describeLadder([1, 2, 4, 8])).toBe("1, 2, 4, 8");
+    expect(describeLadder([5])).toBe("5");
   });
 
   it("writes one timeline row per minute per strategy", () => {

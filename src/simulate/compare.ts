@@ -12,11 +12,22 @@
  *    that SKU's ladder (Premium_P1 at most 100, Premium_P2 at least 100); the default count is its
  *    starting count.
  * 4. Starting capacity of the policy and native autoscale: the oracle's size of the first minute,
- *    brought within their own bounds — every strategy starts right-sized.
+ *    brought within their own bounds — every strategy starts right-sized. With `initial` (the
+ *    instance's real size) the policy starts there as the operator would find it, whatever its
+ *    SKU and units (a size the policy does not allow is moved by its first decision), and native
+ *    autoscale starts there too when it runs on that SKU (brought within its instance limits); an
+ *    autoscale setting never changes the SKU, so on another SKU it keeps its own start. `start`
+ *    says which, with a note for each of these cases.
  */
 import type { DecisionPolicy } from "../autoscale/decide.js";
 import { compareSizes } from "../autoscale/sizes.js";
-import { candidates, DEFAULT_LADDERS, isScalableSku, type SkuUnits } from "../capacity/index.js";
+import {
+  candidates,
+  DEFAULT_LADDERS,
+  isScalableSku,
+  SCALABLE_SKUS,
+  type SkuUnits,
+} from "../capacity/index.js";
 import type { WorkloadMix } from "../traffic/index.js";
 import { type SimulationSetup, type StrategyRun, simulation, sizeAt } from "./engine.js";
 import { DEFAULT_PRICES, type StrategyMetrics, summarize, type UnitPrices } from "./metrics.js";
@@ -54,6 +65,11 @@ export interface ComparisonInput {
   loadTargetPercent?: number;
   prices?: UnitPrices;
   native?: NativeOptions;
+  /**
+   * The instance's size at the start, as the operator would find it (see {@link startingSize});
+   * default: the oracle's size of the first minute within the policy's bounds.
+   */
+  initial?: SkuUnits;
   /** Progress over all strategies: minutes done of `total`. */
   onProgress?: (done: number, total: number) => void;
 }
@@ -70,6 +86,77 @@ export interface Comparison {
   /** What was changed to simulate the policy. */
   policyOverrides: string[];
   initial: { policy: SkuUnits; native: SkuUnits };
+  /** Where the starting sizes come from, and what is worth knowing about them. */
+  start: { from: "instance" | "oracle"; notes: string[] };
+}
+
+/** `1–10, 20, 30 … 100`: a unit ladder as people read it. */
+export function describeLadder(ladder: readonly number[]): string {
+  const parts: string[] = [];
+  let i = 0;
+  while (i < ladder.length) {
+    const a = ladder[i] as number;
+    const step = (ladder[i + 1] ?? a) - a;
+    let j = i + 1;
+    while (j + 1 < ladder.length && (ladder[j + 1] as number) - (ladder[j] as number) === step) j++;
+    if (j - i >= 2) {
+      const b = ladder[j] as number;
+      parts.push(step === 1 ? `${a}–${b}` : `${a}, ${a + step} … ${b}`);
+      i = j + 1;
+    } else {
+      parts.push(String(a));
+      i++;
+    }
+  }
+  return parts.join(", ");
+}
+
+/**
+ * The size an instance can have when a run starts: a SKU the operator scales (not Free_F1) and a
+ * unit count on that SKU's ladder.
+ * @throws RangeError naming the SKU or the unit count and the ladder.
+ */
+export function startingSize(sku: string, units: number): SkuUnits {
+  if (!isScalableSku(sku)) {
+    throw new RangeError(`${sku} is not a SKU the operator scales (${SCALABLE_SKUS.join(", ")})`);
+  }
+  const ladder = DEFAULT_LADDERS[sku];
+  if (!ladder.includes(units)) {
+    throw new RangeError(`${units} is not a unit count of ${sku} (${describeLadder(ladder)})`);
+  }
+  return { sku, units };
+}
+
+const shown = (s: SkuUnits) => `${s.sku} × ${s.units}`;
+
+/** What is worth knowing about starting the policy and native autoscale at the instance's size. */
+function startNotes(
+  policy: DecisionPolicy,
+  instance: SkuUnits,
+  native: NativeSetting,
+  nativeStart: SkuUnits,
+) {
+  const spec = policy.spec;
+  const notes: string[] = [];
+  if (!spec.skus.includes(instance.sku)) {
+    notes.push(
+      `${instance.sku} is not among the policy's SKUs (${spec.skus.join(", ")}): its first decision moves the instance`,
+    );
+  } else if (instance.units < spec.units.min || instance.units > spec.units.max) {
+    notes.push(
+      `${shown(instance)} is outside the policy's units ${spec.units.min}–${spec.units.max}: its first decision moves the instance`,
+    );
+  }
+  if (native.sku !== instance.sku) {
+    notes.push(
+      `native autoscale runs on ${native.sku} and never changes the SKU: it starts at ${shown(nativeStart)}, not at ${shown(instance)}`,
+    );
+  } else if (nativeStart.units !== instance.units) {
+    notes.push(
+      `native autoscale starts at ${shown(nativeStart)}: ${shown(instance)} brought within its limits ${native.minimum}–${native.maximum}`,
+    );
+  }
+  return notes;
 }
 
 /** The policy's allowed sizes, ascending. */
@@ -138,10 +225,15 @@ export function* comparison(input: ComparisonInput): Generator<ComparisonProgres
   yield { done: minutes, total };
   const staticSize = peakSize(oracle);
   const oracleFirst = sizeAt(oracle, 0);
-  const policyInitial = within(sizes, oracleFirst, spec.units.min, spec.units.max);
+  const instance = input.initial && startingSize(input.initial.sku, input.initial.units);
+  const policyInitial = instance ?? within(sizes, oracleFirst, spec.units.min, spec.units.max);
   const nativeSetting = { ...nativeSettingFor(input.policy, staticSize, input.native ?? {}) };
-  const native = new NativeAutoscaleStrategy(nativeSetting, oracleFirst.units);
+  const nativeFrom = instance?.sku === nativeSetting.sku ? instance.units : oracleFirst.units;
+  const native = new NativeAutoscaleStrategy(nativeSetting, nativeFrom);
   nativeSetting.default = native.initial.units;
+  const start: Comparison["start"] = instance
+    ? { from: "instance", notes: startNotes(input.policy, instance, nativeSetting, native.initial) }
+    : { from: "oracle", notes: [] };
   const policy = new PolicyStrategy(input.policy, policyInitial);
   const strategies = [policy, native, new StaticStrategy(staticSize)];
   const setup: SimulationSetup = {
@@ -174,6 +266,7 @@ export function* comparison(input: ComparisonInput): Generator<ComparisonProgres
     staticSize,
     policyOverrides: policy.overrides,
     initial: { policy: policyInitial, native: native.initial },
+    start,
   };
 }
 

@@ -4,6 +4,7 @@
  * time (the operator's clock follows it).
  */
 import { pino } from "pino";
+import { afterAll, beforeAll } from "vitest";
 import { createAzureAdapters } from "../../src/azure/index.js";
 import { scaledClock } from "../../src/controller/clock.js";
 import { OperatorMetrics } from "../../src/controller/metrics.js";
@@ -11,6 +12,7 @@ import { Operator, type OperatorSettings, type PassReport } from "../../src/cont
 import { type EmulatorOptions, type RunningEmulator, startEmulator } from "../../src/emulator/index.js";
 import type { KubeClients } from "../../src/kube/client.js";
 import { staticCredential } from "../azure/helpers.js";
+import { adminClients, createNamespace, ensureCrd } from "../kube/support.js";
 
 export const SUB = "00000000-0000-0000-0000-000000000000";
 
@@ -71,4 +73,37 @@ export async function startHarness(
       if (!options.emulatorInstance) await emulator.stop();
     },
   };
+}
+
+/** What {@link operatorSuite} sets up, ready inside the tests. */
+export interface OperatorSuite {
+  kube: KubeClients;
+  /** A fresh namespace, the only one the operator watches. */
+  ns: string;
+  h: Harness;
+}
+
+/**
+ * The set-up of an operator test file: before its tests the CRD, admin clients, a fresh namespace
+ * named after `prefix` and an operator watching it ({@link startHarness} with `options`); after
+ * them the operator and emulator stop. Read the fields inside tests and hooks, not before.
+ */
+export function operatorSuite(
+  prefix: string,
+  options: { emulator?: EmulatorOptions; operator?: OperatorSettings } = {},
+): OperatorSuite {
+  const suite = {} as OperatorSuite;
+  beforeAll(async () => {
+    await ensureCrd();
+    suite.kube = adminClients();
+    suite.ns = await createNamespace(suite.kube, prefix);
+    suite.h = await startHarness(suite.kube, {
+      ...options,
+      operator: { namespaces: [suite.ns], ...options.operator },
+    });
+  });
+  afterAll(async () => {
+    await suite.h?.stop();
+  });
+  return suite;
 }

@@ -8,10 +8,16 @@ import { basename, join, resolve } from "node:path";
 import { SingleBar } from "cli-progress";
 import { type Command, Option } from "commander";
 import { type CapacityPolicy, PolicyError, parsePolicyYaml } from "../../api/index.js";
-import { BENCHMARK_MESSAGE_BYTES, WorkloadError } from "../../capacity/index.js";
+import {
+  BENCHMARK_MESSAGE_BYTES,
+  SCALABLE_SKUS,
+  type ScalableSku,
+  type SkuUnits,
+  WorkloadError,
+} from "../../capacity/index.js";
 import { renderSvg } from "../../chart/index.js";
 import { chartSpec } from "../../simulate/chart.js";
-import { type Comparison, compareAsync } from "../../simulate/compare.js";
+import { type Comparison, compareAsync, startingSize } from "../../simulate/compare.js";
 import { demandSeries, MINUTE_MS } from "../../simulate/engine.js";
 import { parsePrices } from "../../simulate/metrics.js";
 import { timelineChunks } from "../../simulate/timeline.js";
@@ -48,6 +54,8 @@ interface SimulateFlags extends CommonOptions {
   price: string[];
   loadTarget?: string;
   nativeSku?: "Premium_P1" | "Premium_P2";
+  initialSku?: ScalableSku;
+  initialUnits?: string;
   nativeOut: string;
   nativeIn: string;
   nativeWindow: string;
@@ -85,6 +93,22 @@ function mixOf(policy: CapacityPolicy, flags: SimulateFlags): WorkloadMix {
     return { ...defaultMix(service), messageSizeBytes: size };
   } catch (err) {
     if (err instanceof WorkloadError) throw new UsageError(`--mix: ${err.message}`);
+    throw err;
+  }
+}
+
+/** The instance's size at the start (`--initial-sku` with `--initial-units`), when given. */
+function initialOf(flags: SimulateFlags): SkuUnits | undefined {
+  if (flags.initialSku === undefined && flags.initialUnits === undefined) return undefined;
+  if (flags.initialSku === undefined || flags.initialUnits === undefined)
+    throw new UsageError(
+      "--initial-sku and --initial-units go together (e.g. --initial-sku Premium_P1 --initial-units 20)",
+    );
+  const units = numberFlag("initial-units", flags.initialUnits, { integer: true, min: 1 }) as number;
+  try {
+    return startingSize(flags.initialSku, units);
+  } catch (err) {
+    if (err instanceof RangeError) throw new UsageError(`--initial-units ${err.message}`);
     throw err;
   }
 }
@@ -151,6 +175,15 @@ function renderTable(c: Comparison, header: string[]): string {
   return `${header.join("\n")}\n\n${table}\n${legend.join("\n")}\n`;
 }
 
+function startLine(c: Comparison): string {
+  const size = (s: SkuUnits) => `${s.sku} × ${formatNumber(s.units)}`;
+  const from =
+    c.start.from === "instance"
+      ? "the instance's size (--initial-sku, --initial-units)"
+      : "the oracle's first minute";
+  return `start: policy at ${size(c.initial.policy)}, native at ${size(c.initial.native)}, from ${from}`;
+}
+
 function progressBar(enabled: boolean): { update: (done: number, total: number) => void; stop: () => void } {
   if (!enabled) return { update: () => {}, stop: () => {} };
   const bar = new SingleBar({
@@ -214,6 +247,7 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
   const nativeWindow = durationFlag("native-window", flags.nativeWindow) / MINUTE_MS;
   const nativeCooldown = durationFlag("native-cooldown", flags.nativeCooldown) / MINUTE_MS;
   if (nativeWindow < 1) throw new UsageError("--native-window must be at least 1m");
+  const initial = initialOf(flags);
 
   const { startMs, minutes } = sliceOf(trace, flags);
   const first = (trace.points[0] as { t: number }).t;
@@ -234,6 +268,7 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
         seed: flags.seed,
         noiseAmplitude,
         ...(loadTarget !== undefined ? { loadTargetPercent: loadTarget } : {}),
+        ...(initial ? { initial } : {}),
         prices,
         native: {
           ...(flags.nativeSku ? { sku: flags.nativeSku } : {}),
@@ -295,6 +330,7 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
         native: comparison.native,
         staticSize: comparison.staticSize,
         initial: comparison.initial,
+        start: comparison.start,
         policyOverrides: comparison.policyOverrides,
         strategies: comparison.metrics,
         runTimeSeconds: Math.round(seconds * 1000) / 1000,
@@ -307,6 +343,8 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
     `simulate: policy ${policy.metadata.name} on ${flags.trace}, ${iso(startMs)} → ${iso(endMs)} (${formatNumber(minutes / 1440)} days, ${formatNumber(minutes)} minutes)`,
     `demand: trace scaled to a peak of ${formatNumber(peak)} connections; ${mix.service} ${mixText}, ${formatNumber(mix.messageSizeBytes)} B messages`,
     `model: scale takes ${scaleDurationMs / 1000}s, metrics delayed ${metricDelayMs / 1000}s, load target ${comparison.loadTargetPercent} %, noise ±${formatNumber(noiseAmplitude * 100)} %, seed "${flags.seed}"`,
+    startLine(comparison),
+    ...comparison.start.notes.map((n) => `note: ${n}`),
     ...(comparison.policyOverrides.length > 0 ? [`note: ${comparison.policyOverrides.join("; ")}`] : []),
   ];
   let text = renderTable(comparison, header);
@@ -327,7 +365,7 @@ export const simulateCommand: CliCommand = {
       program
         .command("simulate")
         .description(
-          "Backtest a CapacityPolicy on a traffic trace: the policy, Azure's native autoscale, a static allocation at peak and the oracle, side by side — minutes above the load target, refused connections, throttled traffic, unit-hours, cost, scale operations, Premium_P2 time.",
+          "Backtest a CapacityPolicy on a traffic trace: the policy, Azure's native autoscale, a static allocation at peak and the oracle, side by side — minutes above the load target, refused connections, throttled traffic, unit-hours, cost, scale operations and their reversals, Premium_P2 time.",
         )
         .option("--policy <file>", "CapacityPolicy YAML to test (required), e.g. examples/signalr-chat.yaml")
         .option(
@@ -360,6 +398,16 @@ export const simulateCommand: CliCommand = {
         )
         .addOption(
           new Option(
+            "--initial-sku <sku>",
+            "SKU of the instance at the start, with --initial-units (default: the oracle's first size)",
+          ).choices(SCALABLE_SKUS),
+        )
+        .option(
+          "--initial-units <n>",
+          "units of the instance at the start, on the SKU's ladder: the policy (and native autoscale on that SKU) starts there",
+        )
+        .addOption(
+          new Option(
             "--native-sku <sku>",
             "SKU of the native autoscale model (default: Premium_P2 when the peak needs it)",
           ).choices(["Premium_P1", "Premium_P2"]),
@@ -373,7 +421,7 @@ export const simulateCommand: CliCommand = {
         .option("--no-progress", "never show a progress bar")
         .addHelpText(
           "after",
-          "\nExamples:\n  signalr-autoscaler simulate --policy examples/signalr-chat.yaml\n  signalr-autoscaler simulate --policy examples/signalr-chat.yaml --trace traces/nyc_taxi.csv --days 14 --out out/\n  signalr-autoscaler simulate --policy examples/signalr-chat.yaml --price Premium_P1=1.9 --output json\n",
+          "\nExamples:\n  signalr-autoscaler simulate --policy examples/signalr-chat.yaml\n  signalr-autoscaler simulate --policy examples/signalr-chat.yaml --trace traces/nyc_taxi.csv --days 14 --out out/\n  signalr-autoscaler simulate --policy examples/signalr-chat.yaml --price Premium_P1=1.9 --output json\n  signalr-autoscaler simulate --policy my-policy.yaml --trace my-traffic.csv --initial-sku Premium_P1 --initial-units 20\n",
         ),
     ).action(async (flags: SimulateFlags) => runSimulate(flags, io));
   },
