@@ -136,7 +136,7 @@ export const PRINTER_COLUMNS: readonly PrinterColumn[] = [
     name: "Connections",
     type: "number",
     jsonPath: ".status.lastSample.connections",
-    description: "Client connections of the last sample.",
+    description: "Connections (client and server) of the last sample.",
   },
   {
     name: "Replicas",

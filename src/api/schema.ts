@@ -565,10 +565,10 @@ const NonNegative = (description: string) => Type.Optional(Type.Number({ descrip
 
 export const MetricSampleSchema = Type.Object(
   {
-    time: DateTime("End of the aggregated window the sample describes (RFC 3339)."),
+    time: DateTime("Start of the one-minute bucket the values come from (RFC 3339)."),
     serverLoadPercent: NonNegative("Server load, %."),
     connectionQuotaUtilizationPercent: NonNegative("Connection quota utilization, %."),
-    connections: NonNegative("Concurrent client connections, connections."),
+    connections: NonNegative("Concurrent connections, client and server, connections."),
     messagesPerSecond: NonNegative("Messages per second, messages/s (SignalR only)."),
     inboundBytesPerSecond: NonNegative("Inbound traffic, bytes/s."),
     outboundBytesPerSecond: NonNegative("Outbound traffic, bytes/s."),
