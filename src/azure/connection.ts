@@ -11,7 +11,7 @@
 import type { HttpHeaders, PipelinePolicy, PipelineRequest, TlsSettings } from "@azure/core-rest-pipeline";
 import { isRestError } from "@azure/core-rest-pipeline";
 import type { TokenCredential } from "@azure/identity";
-import type { RetryAfterOptions } from "./retry-after.js";
+import type { RetryAfterOptions } from "../shared/retry-after.js";
 
 /** Public-cloud ARM endpoint. */
 export const PUBLIC_ARM_ENDPOINT = "https://management.azure.com";

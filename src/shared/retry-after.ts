@@ -1,6 +1,6 @@
 /**
- * How long Azure asks a client to wait, from the response headers of a 429 (or a 503). Pure: the
- * current time is an argument.
+ * How long a server (Azure, the Kubernetes API server) asks a client to wait, from the response
+ * headers of a 429 (or a 503). Pure: the current time is an argument.
  *
  * Headers read, first one present wins:
  * - `retry-after-ms`, `x-ms-retry-after-ms`: milliseconds (Azure SDK convention);
