@@ -14,6 +14,7 @@ import https from "node:https";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { binariesPresent, type ControlPlaneBinaries, controlPlaneBinaries } from "./paths.js";
 
@@ -134,7 +135,7 @@ class ManagedProcess {
     if (this.child.pid === undefined) return;
     if (this.exit === undefined) {
       this.killGroup("SIGTERM");
-      const timer = new Promise<"timeout">((r) => setTimeout(r, graceMs, "timeout").unref());
+      const timer = sleep(graceMs, "timeout" as const, { ref: false });
       if ((await Promise.race([this.exited, timer])) === "timeout") {
         this.killGroup("SIGKILL");
         await this.exited;
@@ -257,8 +258,6 @@ async function exists(path: string): Promise<boolean> {
     return false;
   }
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 interface Probe {
   status: number;
