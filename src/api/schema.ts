@@ -13,7 +13,7 @@
  *   nullable.
  */
 import { type Static, type TSchema, Type } from "typebox";
-import { SCALABLE_SKUS, type ScalableSku, SERVICE_KINDS, type SkuName } from "../capacity/skus.js";
+import { SCALABLE_SKUS, type ScalableSku, SERVICE_KINDS, SKU_NAMES, type SkuName } from "../capacity/skus.js";
 import { type ScenarioName, SIGNALR_SCENARIOS, WEBPUBSUB_SCENARIOS } from "../capacity/tier-tables.js";
 import {
   API_VERSION,
@@ -533,10 +533,8 @@ export const CapacityPolicySpecSchema = Type.Object(
 // ---------------------------------------------------------------------------------------------
 // status
 
-const ALL_SKUS: readonly SkuName[] = ["Free_F1", ...SCALABLE_SKUS];
-
 const UnitsField = (description: string) => Type.Integer({ description, minimum: 0, maximum: MAX_UNITS });
-const ObservedSku = (description: string) => StringEnum<SkuName>(ALL_SKUS, { description });
+const ObservedSku = (description: string) => StringEnum<SkuName>(SKU_NAMES, { description });
 const TargetSku = (description: string) => StringEnum<ScalableSku>(SCALABLE_SKUS, { description });
 
 export const ObservedCapacitySchema = Type.Object(

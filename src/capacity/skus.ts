@@ -22,6 +22,9 @@ export type ScalableSku = Exclude<SkuName, "Free_F1">;
 /** Scalable SKUs from the lowest tier to the highest. */
 export const SCALABLE_SKUS: readonly ScalableSku[] = ["Standard_S1", "Premium_P1", "Premium_P2"];
 
+/** Every SKU name, from the lowest tier to the highest. */
+export const SKU_NAMES: readonly SkuName[] = ["Free_F1", ...SCALABLE_SKUS];
+
 /** Azure's tier name for each SKU, as ARM reports it in `sku.tier`. */
 export const SKU_TIER: Readonly<Record<SkuName, "Free" | "Standard" | "Premium">> = {
   Free_F1: "Free",
@@ -45,6 +48,11 @@ export const DEFAULT_LADDERS: UnitLadders = {
 
 /** Connections one unit holds, for every SKU but Free_F1 (which holds 20 in total). */
 export const CONNECTIONS_PER_UNIT = 1000;
+
+/** True for a SKU name Azure knows. */
+export function isSkuName(value: string): value is SkuName {
+  return (SKU_NAMES as readonly string[]).includes(value);
+}
 
 /** True for the SKU names the operator may scale to. */
 export function isScalableSku(value: string): value is ScalableSku {

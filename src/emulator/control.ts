@@ -23,7 +23,7 @@
  * `connections` (fixed), or `pattern` (`constant` | `daily` | `ramp`) with `peakConnections`, or
  * `traceCsv` (the text of a `timestamp,value` trace) with `peakConnections`.
  */
-import { type ServiceKind, WorkloadError } from "../capacity/index.js";
+import { isSkuName, type ServiceKind, WorkloadError } from "../capacity/index.js";
 import {
   type DemandSpec,
   parseMix,
@@ -42,13 +42,7 @@ import {
   json,
   queryParam,
 } from "./http.js";
-import {
-  type AutoscaleSettingRecord,
-  type InstanceSpec,
-  type InstanceView,
-  isSkuName,
-  StateError,
-} from "./state.js";
+import { type AutoscaleSettingRecord, type InstanceSpec, type InstanceView, StateError } from "./state.js";
 
 /** One request the emulator served (control requests are not logged). */
 export interface RequestRecord {

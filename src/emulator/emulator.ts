@@ -10,7 +10,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import type { SkuName } from "../capacity/index.js";
+import { isSkuName, type SkuName } from "../capacity/index.js";
 import type { DemandSpec, TrafficMinute } from "../traffic/index.js";
 import { parseArmId } from "./arm-id.js";
 import { createVirtualClock, type VirtualClock } from "./clock.js";
@@ -20,7 +20,7 @@ import { FaultTable } from "./faults.js";
 import { RateLimiter } from "./ratelimit.js";
 import { RequestLog } from "./request-log.js";
 import { createEmulatorServer } from "./server.js";
-import { EmulatorState, type InstanceSpec, isSkuName, StateError } from "./state.js";
+import { EmulatorState, type InstanceSpec, StateError } from "./state.js";
 import { generateTlsMaterial } from "./tls.js";
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);

@@ -13,9 +13,9 @@ import {
   ResourceIdError,
   UnknownServiceError,
 } from "../../azure/resource-id.js";
-import { type ServiceKind, type SkuName, WorkloadError } from "../../capacity/index.js";
+import { isSkuName, type ServiceKind, type SkuName, WorkloadError } from "../../capacity/index.js";
 import { type RunningEmulator, startEmulator } from "../../emulator/emulator.js";
-import { allowedUnits, type InstanceSpec, isSkuName } from "../../emulator/state.js";
+import { allowedUnits, type InstanceSpec } from "../../emulator/state.js";
 import {
   type DemandSpec,
   defaultMix,
