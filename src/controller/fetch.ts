@@ -183,4 +183,9 @@ export class CycleFetcher {
   forget(resourceId: string): void {
     this.#settings.delete(resourceKey(resourceId));
   }
+
+  /** How many resources have their native autoscale settings cached. */
+  get cachedResources(): number {
+    return this.#settings.size;
+  }
 }

@@ -4,7 +4,8 @@
  *
  * - Watch: one resilient watch per watched namespace (or one cluster-wide), keeping the current
  *   policies in memory. A new or changed policy (generation or annotations) is due at once; a
- *   deleted one is forgotten.
+ *   deleted one is forgotten, and so are the native autoscale settings cached for its target (also
+ *   for the old target of a retargeted one).
  * - Poll cycle: every tick, the policies whose poll time has come are read from Azure together
  *   (instances by subscription, metrics in getBatch groups of ≤ 50) and handed to the queue.
  * - Work queue: one entry per policy, never two passes of one policy at once; `workers` passes run
@@ -248,13 +249,17 @@ export class Operator {
   #onWatchEvent(e: WatchEvent<CapacityPolicy>): void {
     if (e.type === "synced") return;
     const k = objectKey(e.object);
+    const target = e.object.spec?.target?.resourceId;
     if (e.type === "deleted") {
       this.#nextPoll.delete(k);
       this.#readings.delete(k);
       this.#queue.remove(k);
+      if (target) this.#fetcher.forget(target);
       this.#deps.metrics.forgetPolicy(e.object.metadata.namespace, e.object.metadata.name);
       return;
     }
+    const previousTarget = e.type === "updated" ? e.previous.spec?.target?.resourceId : undefined;
+    if (previousTarget && previousTarget !== target) this.#fetcher.forget(previousTarget);
     const changed =
       e.type === "added" ||
       e.object.metadata.generation !== e.previous.metadata.generation ||
@@ -405,6 +410,11 @@ export class Operator {
         // A listener's failure does not stop the loop.
       }
     }
+  }
+
+  /** How many Azure resources have their native autoscale settings cached, for diagnostics. */
+  get cachedResources(): number {
+    return this.#fetcher.cachedResources;
   }
 
   /** When Azure last answered a poll cycle (ms since the epoch), for diagnostics. */
