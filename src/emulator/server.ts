@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { TlsMaterial } from "../shared/tls.js";
 import { type ArmFaultFlags, handleArm } from "./arm.js";
 import { type EmulatorControl, handleControl, type RequestRecord } from "./control.js";
 import type { FaultRule, FaultTable } from "./faults.js";
@@ -16,7 +17,6 @@ import { batchResourceIds, handleGetBatch, isGetBatch, type MonitorFaultFlags } 
 import type { RateLimiter } from "./ratelimit.js";
 import type { RequestLog } from "./request-log.js";
 import type { EmulatorState } from "./state.js";
-import type { TlsMaterial } from "./tls.js";
 
 /** Largest request body accepted, bytes. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
