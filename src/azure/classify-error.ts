@@ -52,7 +52,7 @@ const IDENTITY_ERRORS = new Set([
 const IN_PROGRESS_CODE = /inprogress|conflict|anotheroperation/i;
 
 /** Error codes that say "the operation is running" rather than "slow down". */
-export function isOperationInProgressCode(code: string | undefined): boolean {
+function isOperationInProgressCode(code: string | undefined): boolean {
   return code !== undefined && IN_PROGRESS_CODE.test(code);
 }
 

@@ -172,7 +172,7 @@ function mergeSameName(dims: Dimension[]): Dimension[] {
 }
 
 /** The dimension with the highest utilization (first on ties). */
-export function bindingDimension(dims: readonly Dimension[]): Dimension {
+function bindingDimension(dims: readonly Dimension[]): Dimension {
   let best = dims[0];
   if (!best) throw new RangeError("no dimensions");
   for (const d of dims) if (d.utilization > best.utilization) best = d;

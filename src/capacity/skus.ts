@@ -59,20 +59,6 @@ export function isScalableSku(value: string): value is ScalableSku {
   return (SCALABLE_SKUS as readonly string[]).includes(value);
 }
 
-/** The smallest unit count on `ladder` that is ≥ `units`, or `undefined` when `units` is above it. */
-export function snapUp(ladder: readonly number[], units: number): number | undefined {
-  return ladder.find((u) => u >= units);
-}
-
-/** The largest unit count on `ladder` that is ≤ `units`, or `undefined` when `units` is below it. */
-export function snapDown(ladder: readonly number[], units: number): number | undefined {
-  for (let i = ladder.length - 1; i >= 0; i--) {
-    const u = ladder[i];
-    if (u !== undefined && u <= units) return u;
-  }
-  return undefined;
-}
-
 /** One valid capacity: a SKU and a unit count on its ladder. */
 export interface SkuUnits {
   sku: ScalableSku;
@@ -93,21 +79,6 @@ export function candidates(
     for (const units of ladders[sku]) out.push({ sku, units });
   }
   return out.sort((a, b) => a.units - b.units || SCALABLE_SKUS.indexOf(a.sku) - SCALABLE_SKUS.indexOf(b.sku));
-}
-
-/**
- * The SKU to use for `units` among the allowed SKUs: the lowest tier whose ladder contains the
- * count, preferring `current` when it qualifies (no needless tier change). `undefined` when no
- * allowed SKU has that count.
- */
-export function skuForUnits(
-  units: number,
-  allowed: readonly ScalableSku[],
-  current?: ScalableSku,
-  ladders: UnitLadders = DEFAULT_LADDERS,
-): ScalableSku | undefined {
-  if (current && allowed.includes(current) && ladders[current].includes(units)) return current;
-  return SCALABLE_SKUS.find((sku) => allowed.includes(sku) && ladders[sku].includes(units));
 }
 
 /**

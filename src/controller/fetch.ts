@@ -59,7 +59,7 @@ const FAILURE_KINDS: Partial<Record<ApiErrorKind, FailureKind>> = {
 };
 
 /** Azure failure → the decision's failure kinds. */
-export function passFailure(err: unknown): PassFailure & { cause: unknown } {
+function passFailure(err: unknown): PassFailure & { cause: unknown } {
   const message = err instanceof Error ? err.message : String(err);
   const kind = isAzureApiError(err) ? (FAILURE_KINDS[err.kind] ?? "ApiError") : "ApiError";
   return { kind, message, cause: err };

@@ -12,7 +12,7 @@ export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Paths pino censors, at any depth we log (headers, credentials, kubeconfig users, …). */
-export const REDACT_PATHS: readonly string[] = [
+const REDACT_PATHS: readonly string[] = [
   "token",
   "accessToken",
   "access_token",

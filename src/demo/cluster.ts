@@ -21,7 +21,7 @@ import {
 } from "../localcluster/index.js";
 
 /** Field manager of what the demo applies. */
-export const DEMO_FIELD_MANAGER = "signalr-autoscaler-demo";
+const DEMO_FIELD_MANAGER = "signalr-autoscaler-demo";
 
 /** A cluster to run the demo against. */
 export interface DemoCluster {
@@ -110,7 +110,7 @@ export async function prepareCluster(options: ClusterOptions): Promise<DemoClust
 }
 
 /** The CRDs in crds/ (every YAML document of kind CustomResourceDefinition). */
-export async function readCrds(dir = join(repoRoot(), "crds")): Promise<Record<string, unknown>[]> {
+async function readCrds(dir = join(repoRoot(), "crds")): Promise<Record<string, unknown>[]> {
   const files = (await readdir(dir)).filter((f) => /\.ya?ml$/.test(f)).sort();
   const out: Record<string, unknown>[] = [];
   for (const f of files) {

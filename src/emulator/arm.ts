@@ -56,7 +56,7 @@ export interface ArmFaultFlags {
 }
 
 /** The JSON ARM returns for an instance. */
-export function resourceBody(view: InstanceView): Record<string, unknown> {
+function resourceBody(view: InstanceView): Record<string, unknown> {
   const service = view.ref.service;
   return {
     id: view.resourceId,

@@ -147,7 +147,7 @@ function str(body: Record<string, unknown>, key: string): string | undefined {
 }
 
 /** Reads the demand fields of a control body. */
-export function demandFromJson(body: Record<string, unknown>): { demand?: DemandSpec; connections?: number } {
+function demandFromJson(body: Record<string, unknown>): { demand?: DemandSpec; connections?: number } {
   const connections = num(body, "connections");
   if (connections !== undefined) return { connections };
   const peak = num(body, "peakConnections");
@@ -167,7 +167,7 @@ export function demandFromJson(body: Record<string, unknown>): { demand?: Demand
 }
 
 /** Reads an instance body. */
-export function instanceFromJson(body: Record<string, unknown>): InstanceSpec {
+function instanceFromJson(body: Record<string, unknown>): InstanceSpec {
   const resourceId = str(body, "resourceId");
   if (!resourceId) throw new StateError(400, "InvalidRequest", "resourceId is required");
   const ref = parseArmId(resourceId);

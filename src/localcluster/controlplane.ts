@@ -20,17 +20,17 @@ import { generateServerCertificate } from "../shared/tls.js";
 import { binariesPresent, type ControlPlaneBinaries, controlPlaneBinaries } from "./paths.js";
 
 /** The operator's identity, as it would be in-cluster. */
-export const OPERATOR_NAMESPACE = "signalr-autoscaler-system";
-export const OPERATOR_SERVICE_ACCOUNT = "signalr-autoscaler";
+const OPERATOR_NAMESPACE = "signalr-autoscaler-system";
+const OPERATOR_SERVICE_ACCOUNT = "signalr-autoscaler";
 export const OPERATOR_USER = `system:serviceaccount:${OPERATOR_NAMESPACE}:${OPERATOR_SERVICE_ACCOUNT}`;
-export const OPERATOR_GROUPS: readonly string[] = [
+const OPERATOR_GROUPS: readonly string[] = [
   "system:serviceaccounts",
   `system:serviceaccounts:${OPERATOR_NAMESPACE}`,
   "system:authenticated",
 ];
-export const ADMIN_USER = "admin";
-export const ADMIN_GROUPS: readonly string[] = ["system:masters", "system:authenticated"];
-export const CLUSTER_NAME = "signalr-autoscaler-local";
+const ADMIN_USER = "admin";
+const ADMIN_GROUPS: readonly string[] = ["system:masters", "system:authenticated"];
+const CLUSTER_NAME = "signalr-autoscaler-local";
 
 export interface StartControlPlaneOptions {
   /** Binaries to run; default: the cached ones for controlplane/versions.env (see ensureControlPlaneBinaries). */

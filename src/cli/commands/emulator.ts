@@ -88,7 +88,7 @@ async function loadDemand(flags: EmulatorFlags, cwd: string, peak: number): Prom
 }
 
 /** Turns the flags into emulator options; every problem is a UsageError. */
-export async function emulatorPlan(
+async function emulatorPlan(
   flags: EmulatorFlags,
   cwd: string,
 ): Promise<{ instances: InstanceSpec[]; options: Parameters<typeof startEmulator>[0] & object }> {
@@ -254,7 +254,7 @@ function waitForAbort(signal: AbortSignal): Promise<void> {
 }
 
 /** Runs the emulator until `io.signal` aborts. */
-export async function runEmulatorCommand(flags: EmulatorFlags, io: CliIo): Promise<void> {
+async function runEmulatorCommand(flags: EmulatorFlags, io: CliIo): Promise<void> {
   const plan = await emulatorPlan(flags, io.cwd);
   const emulator = await startEmulator({
     ...plan.options,
