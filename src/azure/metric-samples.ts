@@ -111,7 +111,7 @@ function metricNameOf(metric: MetricLike): string {
 }
 
 /** Finds the metric of `def` in `metrics`. */
-export function findMetric(metrics: readonly MetricLike[], def: MetricDefinition): MetricLike | undefined {
+function findMetric(metrics: readonly MetricLike[], def: MetricDefinition): MetricLike | undefined {
   const wanted = def.name.toLowerCase();
   return (
     metrics.find((m) => metricNameOf(m).toLowerCase() === wanted) ??
@@ -129,7 +129,7 @@ function usable(metric: MetricLike | undefined): metric is MetricLike {
  * Per timestamp (ms) any series has a data point for, `aggregation` combined over the series by
  * `across` (`max` or `sum` of the series with a value); `null` when no series has a value there.
  */
-export function seriesValues(
+function seriesValues(
   metric: MetricLike | undefined,
   aggregation: AggregationField,
   across: AcrossSeries,

@@ -64,11 +64,6 @@ export function createLogger(settings: LoggerSettings): Logger {
   return settings.destination ? pino(options, settings.destination) : pino(options);
 }
 
-/** The child logger of one reconcile pass. */
-export function passLogger(root: Logger, namespace: string, name: string): Logger {
-  return root.child({ namespace, policy: name });
-}
-
 /**
  * Scrubs bearer tokens and key material from free text (error messages from SDKs can echo request
  * headers or connection strings) before it goes into logs, Events or status.
