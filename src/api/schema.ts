@@ -564,7 +564,7 @@ const NonNegative = (description: string) => Type.Optional(Type.Number({ descrip
 
 export const MetricSampleSchema = Type.Object(
   {
-    time: DateTime("Start of the one-minute bucket the values come from (RFC 3339)."),
+    time: DateTime("Start of the metrics bucket the values come from (RFC 3339)."),
     serverLoadPercent: NonNegative("Server load, %."),
     connectionQuotaUtilizationPercent: NonNegative("Connection quota utilization, %."),
     connections: NonNegative("Concurrent connections, client and server, connections."),
