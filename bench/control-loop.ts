@@ -33,6 +33,7 @@ import { Agent, request } from "node:https";
 import { availableParallelism, cpus, loadavg, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs, promisify } from "node:util";
 import { build } from "esbuild";
@@ -106,7 +107,6 @@ const COLD_TIMEOUT_MS = 300_000;
 // ---------------------------------------------------------------------------------------------
 // Small helpers
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (line: string) =>
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 

@@ -6,10 +6,8 @@ export * from "./constants.js";
 export { formatDuration, parseDuration } from "./duration.js";
 export * from "./schema.js";
 export {
-  isValidTimeZone,
   PolicyError,
   parseCron,
-  parsePolicy,
   parsePolicyYaml,
   type ValidationResult,
   validatePolicy,

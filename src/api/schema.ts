@@ -12,9 +12,14 @@
  * - Only constructs a structural CRD schema allows: every node has a `type`, no anyOf/oneOf, no
  *   nullable.
  */
-import { type Static, type TSchema, Type } from "typebox";
-import { SCALABLE_SKUS, type ScalableSku, SERVICE_KINDS, type SkuName } from "../capacity/skus.js";
-import { type ScenarioName, SIGNALR_SCENARIOS, WEBPUBSUB_SCENARIOS } from "../capacity/tier-tables.js";
+import { type Static, Type } from "typebox";
+import { SCALABLE_SKUS, type ScalableSku, SERVICE_KINDS, SKU_NAMES, type SkuName } from "../capacity/skus.js";
+import {
+  RECOMMENDED_MAX_SERVER_LOAD_PERCENT,
+  type ScenarioName,
+  SIGNALR_SCENARIOS,
+  WEBPUBSUB_SCENARIOS,
+} from "../capacity/tier-tables.js";
 import {
   API_VERSION,
   CONDITION_STATUSES,
@@ -95,7 +100,7 @@ const DateTime = (description: string) => Type.String({ description, format: "da
 // ---------------------------------------------------------------------------------------------
 // spec
 
-export const TargetSchema = Type.Object(
+const TargetSchema = Type.Object(
   {
     service: StringEnum(SERVICE_KINDS, {
       description:
@@ -111,7 +116,7 @@ export const TargetSchema = Type.Object(
   { additionalProperties: false, description: "The Azure instance this policy scales." },
 );
 
-export const UnitRangeSchema = Type.Object(
+const UnitRangeSchema = Type.Object(
   {
     min: Int("Fewest units (capacity) the operator sets, units.", MIN_UNITS, MAX_UNITS),
     max: Int("Most units (capacity) the operator sets, units.", MIN_UNITS, MAX_UNITS),
@@ -123,32 +128,29 @@ export const UnitRangeSchema = Type.Object(
   },
 );
 
-export const SkusSchema = Type.Array(
-  StringEnum(SCALABLE_SKUS, { description: "A SKU the operator may use." }),
-  {
-    description:
-      "SKUs the operator may move the instance between (Free_F1 never is one). Premium_P2 serves 100 to 1000 units and may only be listed when units.max >= 100; units above 100 need it.",
-    minItems: 1,
-    maxItems: SCALABLE_SKUS.length,
-    uniqueItems: true,
-    default: ["Premium_P1"],
-    "x-kubernetes-list-type": "set",
-  },
-);
+const SkusSchema = Type.Array(StringEnum(SCALABLE_SKUS, { description: "A SKU the operator may use." }), {
+  description:
+    "SKUs the operator may move the instance between (Free_F1 never is one). Premium_P2 serves 100 to 1000 units and may only be listed when units.max >= 100; units above 100 need it.",
+  minItems: 1,
+  maxItems: SCALABLE_SKUS.length,
+  uniqueItems: true,
+  default: ["Premium_P1"],
+  "x-kubernetes-list-type": "set",
+});
 
 const TargetPercent = (description: string, def: number) => Int(description, 1, 100, def);
 
-export const ServerLoadMetricSchema = Type.Object(
+const ServerLoadMetricSchema = Type.Object(
   {
     targetPercent: TargetPercent(
       "Server load the operator aims for, % (Azure Monitor ServerLoad, aggregated over window).",
-      70,
+      RECOMMENDED_MAX_SERVER_LOAD_PERCENT,
     ),
   },
   { additionalProperties: false, description: "Scale on the instance's server load." },
 );
 
-export const ConnectionsMetricSchema = Type.Object(
+const ConnectionsMetricSchema = Type.Object(
   {
     targetPercent: TargetPercent(
       "Connection quota utilization the operator aims for, % of units × 1,000 connections.",
@@ -158,11 +160,9 @@ export const ConnectionsMetricSchema = Type.Object(
   { additionalProperties: false, description: "Scale on concurrent client connections." },
 );
 
-export const ALL_SCENARIOS: readonly ScenarioName[] = [
-  ...new Set([...SIGNALR_SCENARIOS, ...WEBPUBSUB_SCENARIOS]),
-];
+const ALL_SCENARIOS: readonly ScenarioName[] = [...new Set([...SIGNALR_SCENARIOS, ...WEBPUBSUB_SCENARIOS])];
 
-export const WorkloadShareSchema = Type.Object(
+const WorkloadShareSchema = Type.Object(
   {
     scenario: StringEnum(ALL_SCENARIOS, {
       description: `Tier-table scenario. SignalR: ${SIGNALR_SCENARIOS.join(", ")}. WebPubSub: ${WEBPUBSUB_SCENARIOS.join(", ")}.`,
@@ -178,7 +178,7 @@ export const WorkloadShareSchema = Type.Object(
 
 const scenarioInList = (list: readonly string[]) => `[${list.map((s) => `'${s}'`).join(", ")}]`;
 
-export const TrafficMetricSchema = Type.Object(
+const TrafficMetricSchema = Type.Object(
   {
     workload: Type.Array(WorkloadShareSchema, {
       description:
@@ -209,7 +209,7 @@ export const TrafficMetricSchema = Type.Object(
   },
 );
 
-export const MetricsSchema = Type.Object(
+const MetricsSchema = Type.Object(
   {
     serverLoad: Type.Optional(ServerLoadMetricSchema),
     connections: Type.Optional(ConnectionsMetricSchema),
@@ -237,7 +237,10 @@ export const MetricsSchema = Type.Object(
     additionalProperties: false,
     description:
       "Signals the operator scales on. With several, the largest unit count any of them needs wins.",
-    default: { serverLoad: { targetPercent: 70 }, connections: { targetPercent: 80 } },
+    default: {
+      serverLoad: { targetPercent: RECOMMENDED_MAX_SERVER_LOAD_PERCENT },
+      connections: { targetPercent: 80 },
+    },
     "x-kubernetes-validations": [
       {
         rule: "has(self.serverLoad) || has(self.connections) || has(self.traffic)",
@@ -253,7 +256,7 @@ export const MetricsSchema = Type.Object(
   },
 );
 
-export const ReplicaRangeSchema = Type.Object(
+const ReplicaRangeSchema = Type.Object(
   {
     min: Int("Fewest app-server replicas, replicas.", 0, 10_000),
     max: Int("Most app-server replicas, replicas.", 1, 10_000),
@@ -261,7 +264,7 @@ export const ReplicaRangeSchema = Type.Object(
   { additionalProperties: false, description: "Bounds of the app-server replica count, replicas." },
 );
 
-export const AppServerSchema = Type.Object(
+const AppServerSchema = Type.Object(
   {
     deploymentName: Name(
       "Deployment (in the policy's namespace) running the app servers (hub servers or event handlers).",
@@ -295,7 +298,7 @@ export const AppServerSchema = Type.Object(
   },
 );
 
-export const ScalingPolicySchema = Type.Object(
+const ScalingPolicySchema = Type.Object(
   {
     type: StringEnum(SCALING_POLICY_TYPES, {
       description:
@@ -338,14 +341,12 @@ function ScalingRulesSchema(direction: "up" | "down", stabilization: number, pol
   );
 }
 
-export const ScaleUpRulesSchema = ScalingRulesSchema("up", 0, [
-  { type: "Steps", value: 2, periodSeconds: 60 },
-]);
-export const ScaleDownRulesSchema = ScalingRulesSchema("down", 1800, [
+const ScaleUpRulesSchema = ScalingRulesSchema("up", 0, [{ type: "Steps", value: 2, periodSeconds: 60 }]);
+const ScaleDownRulesSchema = ScalingRulesSchema("down", 1800, [
   { type: "Percent", value: 50, periodSeconds: 600 },
 ]);
 
-export const BehaviorSchema = Type.Object(
+const BehaviorSchema = Type.Object(
   {
     scaleUp: ScaleUpRulesSchema,
     scaleDown: ScaleDownRulesSchema,
@@ -386,7 +387,7 @@ const TimeZoneField = () =>
     default: "UTC",
   });
 
-export const ScheduleSchema = Type.Object(
+const ScheduleSchema = Type.Object(
   {
     name: Name("Name of the schedule, unique in the policy.", DNS_LABEL_PATTERN, 63),
     cron: CronField("the pre-scale"),
@@ -397,7 +398,7 @@ export const ScheduleSchema = Type.Object(
   { additionalProperties: false, description: "A known peak: a higher floor of units for a while." },
 );
 
-export const ScaleInWindowSchema = Type.Object(
+const ScaleInWindowSchema = Type.Object(
   {
     name: Name("Name of the window, unique in the policy.", DNS_LABEL_PATTERN, 63),
     cron: CronField("the window"),
@@ -407,7 +408,7 @@ export const ScaleInWindowSchema = Type.Object(
   { additionalProperties: false, description: "A time span in which scaling in is allowed." },
 );
 
-export const FallbackSchema = Type.Object(
+const FallbackSchema = Type.Object(
   {
     failureThreshold: Int(
       "Consecutive polls without usable metrics (or failed Azure calls) before the fallback applies, polls.",
@@ -533,13 +534,11 @@ export const CapacityPolicySpecSchema = Type.Object(
 // ---------------------------------------------------------------------------------------------
 // status
 
-const ALL_SKUS: readonly SkuName[] = ["Free_F1", ...SCALABLE_SKUS];
-
 const UnitsField = (description: string) => Type.Integer({ description, minimum: 0, maximum: MAX_UNITS });
-const ObservedSku = (description: string) => StringEnum<SkuName>(ALL_SKUS, { description });
+const ObservedSku = (description: string) => StringEnum<SkuName>(SKU_NAMES, { description });
 const TargetSku = (description: string) => StringEnum<ScalableSku>(SCALABLE_SKUS, { description });
 
-export const ObservedCapacitySchema = Type.Object(
+const ObservedCapacitySchema = Type.Object(
   {
     sku: ObservedSku("SKU the instance has."),
     units: UnitsField("Units the instance has, units."),
@@ -550,7 +549,7 @@ export const ObservedCapacitySchema = Type.Object(
   { additionalProperties: false, description: "Capacity the instance (and app servers) have now." },
 );
 
-export const DesiredCapacitySchema = Type.Object(
+const DesiredCapacitySchema = Type.Object(
   {
     sku: TargetSku("SKU the last decision wants."),
     units: UnitsField("Units the last decision wants, units."),
@@ -565,10 +564,10 @@ const NonNegative = (description: string) => Type.Optional(Type.Number({ descrip
 
 export const MetricSampleSchema = Type.Object(
   {
-    time: DateTime("End of the aggregated window the sample describes (RFC 3339)."),
+    time: DateTime("Start of the metrics bucket the values come from (RFC 3339)."),
     serverLoadPercent: NonNegative("Server load, %."),
     connectionQuotaUtilizationPercent: NonNegative("Connection quota utilization, %."),
-    connections: NonNegative("Concurrent client connections, connections."),
+    connections: NonNegative("Concurrent connections, client and server, connections."),
     messagesPerSecond: NonNegative("Messages per second, messages/s (SignalR only)."),
     inboundBytesPerSecond: NonNegative("Inbound traffic, bytes/s."),
     outboundBytesPerSecond: NonNegative("Outbound traffic, bytes/s."),
@@ -580,7 +579,7 @@ export const MetricSampleSchema = Type.Object(
   },
 );
 
-export const SkuUnitsSchema = Type.Object(
+const SkuUnitsSchema = Type.Object(
   {
     sku: ObservedSku("SKU."),
     units: UnitsField("Units, units."),
@@ -588,7 +587,7 @@ export const SkuUnitsSchema = Type.Object(
   { additionalProperties: false, description: "A SKU and unit count." },
 );
 
-export const TargetSkuUnitsSchema = Type.Object(
+const TargetSkuUnitsSchema = Type.Object(
   {
     sku: TargetSku("SKU."),
     units: UnitsField("Units, units."),
@@ -609,7 +608,7 @@ export const SignalLevelsSchema = Type.Object(
   },
 );
 
-export const OperationSchema = Type.Object(
+const OperationSchema = Type.Object(
   {
     startedAt: DateTime("When the update was sent (RFC 3339)."),
     from: SkuUnitsSchema,
@@ -625,7 +624,7 @@ export const OperationSchema = Type.Object(
   },
 );
 
-export const RecommendationSchema = Type.Object(
+const RecommendationSchema = Type.Object(
   {
     time: DateTime("When the decision was made (RFC 3339)."),
     units: UnitsField("Units the decision wanted, units."),
@@ -634,7 +633,7 @@ export const RecommendationSchema = Type.Object(
   { additionalProperties: false, description: "One past decision." },
 );
 
-export const ScaleEventSchema = Type.Object(
+const ScaleEventSchema = Type.Object(
   {
     time: DateTime("When the change was observed complete (RFC 3339)."),
     startedAt: Type.Optional(DateTime("When the update was sent (RFC 3339).")),
@@ -647,7 +646,7 @@ export const ScaleEventSchema = Type.Object(
   { additionalProperties: false, description: "One applied capacity change." },
 );
 
-export const PolicyConditionSchema = Type.Object(
+const PolicyConditionSchema = Type.Object(
   {
     type: StringEnum(CONDITION_TYPES, { description: `Condition type: ${CONDITION_TYPES.join(", ")}.` }),
     status: StringEnum(CONDITION_STATUSES, { description: "True, False or Unknown." }),
@@ -752,7 +751,7 @@ export const CapacityPolicyStatusSchema = Type.Object(
 // ---------------------------------------------------------------------------------------------
 // the resource
 
-export const ObjectMetaSchema = Type.Object(
+const ObjectMetaSchema = Type.Object(
   {
     name: Type.String({ description: "Name of the policy.", minLength: 1, maxLength: 253 }),
     namespace: Type.String({
@@ -815,6 +814,3 @@ export type PolicyCondition = Static<typeof PolicyConditionSchema>;
 
 /** A JSON merge patch of `status`: a field set to `null` is removed, others replace it whole. */
 export type StatusPatch = { [K in keyof CapacityPolicyStatus]?: CapacityPolicyStatus[K] | null };
-
-/** Any schema node of this file (for generators that walk it). */
-export type SchemaNode = TSchema;

@@ -120,7 +120,7 @@ function schemaErrors(errors: readonly ErrorObject[]): string[] {
 // cross-field rules
 
 /** True when `timeZone` is an IANA zone this runtime knows. */
-export function isValidTimeZone(timeZone: string): boolean {
+function isValidTimeZone(timeZone: string): boolean {
   try {
     new Intl.DateTimeFormat("en-US", { timeZone });
     return true;
@@ -287,7 +287,7 @@ export function validatePolicy(obj: unknown): ValidationResult {
 }
 
 /** validatePolicy that throws PolicyError instead of returning errors. */
-export function parsePolicy(obj: unknown): CapacityPolicy {
+function parsePolicy(obj: unknown): CapacityPolicy {
   const result = validatePolicy(obj);
   if (result.ok) return result.policy;
   throw new PolicyError(describe(obj, result.errors), result.errors);

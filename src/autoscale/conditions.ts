@@ -43,7 +43,7 @@ export interface ConditionInput {
 }
 
 /** A reason made safe for the CRD's pattern (letters, digits, `_,:`; starts with a letter). */
-export function sanitizeReason(text: string, fallback = "Unspecified"): string {
+function sanitizeReason(text: string, fallback = "Unspecified"): string {
   const cleaned = text
     .replace(/[^A-Za-z0-9_,:]/g, "")
     .replace(/^[^A-Za-z]+/, "")

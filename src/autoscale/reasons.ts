@@ -12,7 +12,7 @@ import type { ScalableSku } from "../capacity/skus.js";
 export type SignalName = "serverLoad" | "connections" | "traffic";
 
 /** Every reason code a decision can carry. */
-export const REASON_CODES = [
+const REASON_CODES = [
   // --- signals and metric quality
   /** A signal asks for `units` (it is outside the tolerance band). */
   "SignalDesired",

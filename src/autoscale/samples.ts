@@ -18,28 +18,26 @@
  *   scale out, never to scale in. Scale-in needs a full window of buckets after the settle window.
  */
 
+import { MetricSampleSchema, type MetricSample as StatusSample } from "../api/schema.js";
 import { plausibleSample, type SampleFinding } from "./plausibility.js";
 import { timeOf } from "./time.js";
 
+/** The metrics of a sample, as `status.lastSample` (the CRD schema) lists them. */
+export type SampleField = Exclude<keyof StatusSample, "time">;
+
+/** Every {@link SampleField}, in the schema's order. */
+export const SAMPLE_FIELDS: readonly SampleField[] = Object.keys(MetricSampleSchema.properties).filter(
+  (k): k is SampleField => k !== "time",
+);
+
 /**
  * One one-minute bucket of Azure Monitor metrics for one instance, as the Azure adapter returns
- * it. `null` = Azure did not report the value (unknown, never zero).
+ * it (how each metric is read: `azure/metric-definitions.ts`). `null` = Azure did not report the
+ * value (unknown, never zero).
  */
-export interface MetricSample {
+export interface MetricSample extends Record<SampleField, number | null> {
   /** Start of the one-minute bucket: an RFC 3339 string (or a Date, as the Azure adapter gives it). */
   time: string | Date;
-  /** ServerLoad (Maximum), %. */
-  serverLoadPercent: number | null;
-  /** ConnectionQuotaUtilization (Maximum), % of units × 1,000 connections. */
-  connectionQuotaUtilizationPercent: number | null;
-  /** Concurrent connections: ConnectionCount (SignalR, summed over endpoints) or TotalConnectionCount (Web PubSub), Maximum. */
-  connections: number | null;
-  /** MessageCount (Total per minute ÷ 60), messages/s; SignalR only. */
-  messagesPerSecond: number | null;
-  /** InboundTraffic (Total per minute ÷ 60), bytes/s. */
-  inboundBytesPerSecond: number | null;
-  /** OutboundTraffic (Total per minute ÷ 60), bytes/s. */
-  outboundBytesPerSecond: number | null;
   /**
    * Counter fields Azure answered without a data point for this bucket while a gauge had a value:
    * read as 0 (idle), not unknown. Absent when none was.
@@ -47,17 +45,10 @@ export interface MetricSample {
   zeroFilled?: readonly SampleField[];
 }
 
-/** The numeric fields of a {@link MetricSample}. */
-export type SampleField = Exclude<keyof MetricSample, "time" | "zeroFilled">;
-
-export const SAMPLE_FIELDS: readonly SampleField[] = [
-  "serverLoadPercent",
-  "connectionQuotaUtilizationPercent",
-  "connections",
-  "messagesPerSecond",
-  "inboundBytesPerSecond",
-  "outboundBytesPerSecond",
-];
+/** A sample at `time` with every value unknown. */
+export function emptySample<T extends string | Date>(time: T): MetricSample & { time: T } {
+  return { time, ...Object.fromEntries(SAMPLE_FIELDS.map((f) => [f, null])) } as MetricSample & { time: T };
+}
 
 export const MINUTE_MS = 60_000;
 
@@ -107,18 +98,6 @@ export interface SampleWindow {
 /** A value Azure reported: a finite, non-negative number. Anything else is unknown. */
 export function known(value: number | null | undefined): value is number {
   return typeof value === "number" && Number.isFinite(value) && value >= 0;
-}
-
-function emptySample(time: string): MetricSample {
-  return {
-    time,
-    serverLoadPercent: null,
-    connectionQuotaUtilizationPercent: null,
-    connections: null,
-    messagesPerSecond: null,
-    inboundBytesPerSecond: null,
-    outboundBytesPerSecond: null,
-  };
 }
 
 /**

@@ -7,7 +7,7 @@ import type { CapacityPolicyStatus } from "../api/index.js";
 import type { Decision } from "./decide.js";
 
 /** The distinct reason codes of a decision, in order, at most 20 (`status.lastReasons`). */
-export function lastReasons(decision: Decision): string[] {
+function lastReasons(decision: Decision): string[] {
   return [...new Set(decision.reasons.map((r) => r.code))].slice(0, MAX_REASONS);
 }
 

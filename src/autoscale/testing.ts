@@ -4,7 +4,7 @@
  */
 import type { CapacityPolicySpec } from "../api/index.js";
 import type { DecisionInput, DecisionPolicy } from "./decide.js";
-import type { MetricSample } from "./samples.js";
+import { emptySample, type MetricSample } from "./samples.js";
 
 type DeepPartial<T> = T extends readonly (infer U)[]
   ? readonly U[]
@@ -77,15 +77,7 @@ export const NOW = Date.parse("2025-06-02T12:00:00Z");
 
 /** An all-unknown sample at `time`. */
 export function blank(time: number): MetricSample {
-  return {
-    time: new Date(time).toISOString(),
-    serverLoadPercent: null,
-    connectionQuotaUtilizationPercent: null,
-    connections: null,
-    messagesPerSecond: null,
-    inboundBytesPerSecond: null,
-    outboundBytesPerSecond: null,
-  };
+  return emptySample(new Date(time).toISOString());
 }
 
 /**

@@ -8,7 +8,7 @@ import { parseResourceId } from "./resource-id.js";
 import { type AzureScope, normalizeRegion, scopeKey } from "./scope.js";
 
 /** Most resource IDs one getBatch call accepts. */
-export const MAX_RESOURCES_PER_BATCH = 50;
+const MAX_RESOURCES_PER_BATCH = 50;
 
 /** A resource whose metrics are wanted, with the region it lives in (its ARM `location`). */
 export interface MetricsTarget {

@@ -72,7 +72,7 @@ describe("classifyAzureError", () => {
   ] as const)("%d → %o", (status, type) => {
     const e = classify(httpError(status, "Code"));
     expect(e).toBeInstanceOf(type);
-    expect(e?.statusCode).toBe(status);
+    expect(e?.status).toBe(status);
     expect(e?.code).toBe("Code");
   });
 

@@ -18,6 +18,7 @@
  * 6. anything else → `undefined`: not an Azure failure, the caller rethrows it unchanged.
  */
 import { isRestError } from "@azure/core-rest-pipeline";
+import { type RetryAfterOptions, retryAfterFromHeaders } from "../shared/retry-after.js";
 import {
   AuthenticationError,
   AzureApiError,
@@ -28,7 +29,6 @@ import {
   ThrottledError,
   TransientError,
 } from "./errors.js";
-import { type RetryAfterOptions, retryAfterFromHeaders } from "./retry-after.js";
 import { type AzureScope, describeScope } from "./scope.js";
 
 /** What {@link classifyAzureError} needs to know about the call that failed. */
@@ -52,7 +52,7 @@ const IDENTITY_ERRORS = new Set([
 const IN_PROGRESS_CODE = /inprogress|conflict|anotheroperation/i;
 
 /** Error codes that say "the operation is running" rather than "slow down". */
-export function isOperationInProgressCode(code: string | undefined): boolean {
+function isOperationInProgressCode(code: string | undefined): boolean {
   return code !== undefined && IN_PROGRESS_CODE.test(code);
 }
 
@@ -107,7 +107,7 @@ export function classifyAzureError(err: unknown, ctx: ClassifyContext): AzureApi
   const correlationId = headerOf(response, "x-ms-correlation-request-id");
   const details: AzureErrorDetails = {
     ...base,
-    ...(status !== undefined && status > 0 ? { statusCode: status } : {}),
+    ...(status !== undefined && status > 0 ? { status } : {}),
     ...(code !== undefined ? { code } : {}),
     ...(requestId !== undefined ? { requestId } : {}),
     ...(correlationId !== undefined ? { correlationId } : {}),

@@ -11,16 +11,16 @@
 import type { HttpHeaders, PipelinePolicy, PipelineRequest, TlsSettings } from "@azure/core-rest-pipeline";
 import { isRestError } from "@azure/core-rest-pipeline";
 import type { TokenCredential } from "@azure/identity";
-import type { RetryAfterOptions } from "./retry-after.js";
+import type { RetryAfterOptions } from "../shared/retry-after.js";
 
 /** Public-cloud ARM endpoint. */
-export const PUBLIC_ARM_ENDPOINT = "https://management.azure.com";
+const PUBLIC_ARM_ENDPOINT = "https://management.azure.com";
 /** Default per-request timeout: 30 seconds. */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 const USER_AGENT = "signalr-autoscaler/0.1.0";
 
 /** The regional metrics data-plane endpoint of the public cloud: `https://<region>.metrics.monitor.azure.com`. */
-export function publicMetricsEndpoint(region: string): string {
+function publicMetricsEndpoint(region: string): string {
   return `https://${region.replace(/\s+/g, "").toLowerCase()}.metrics.monitor.azure.com`;
 }
 
@@ -97,7 +97,7 @@ export function resolveConnection(c: AzureConnection): ResolvedConnection {
 }
 
 /** Sets a timeout on every request that has none (the SDK's default is no timeout). */
-export function timeoutPolicy(timeoutMs: number): PipelinePolicy {
+function timeoutPolicy(timeoutMs: number): PipelinePolicy {
   return {
     name: "signalrAutoscalerTimeout",
     sendRequest(request, next) {

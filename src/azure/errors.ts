@@ -2,27 +2,20 @@
  * The typed errors every Azure adapter throws, one class per thing the controller can do about
  * it:
  *
- * | kind             | class                     | HTTP                                         | what to do                           |
- * |------------------|---------------------------|----------------------------------------------|--------------------------------------|
- * | `throttled`      | {@link ThrottledError}      | 429 (and 529 from Monitor)                   | leave the scope alone until `notBefore` |
- * | `conflict`       | {@link OperationInProgressError} | 409; 429 whose code says an operation is in progress | wait for the running operation, don't stack |
- * | `transient`      | {@link TransientError}      | 5xx, 408, timeouts, resets, refused connections | try again on a later pass            |
- * | `authentication` | {@link AuthenticationError} | 401, 403, credential failures                | report; retrying will not help       |
- * | `notFound`       | {@link NotFoundError}       | 404                                          | report the target as missing         |
- * | `invalidRequest` | {@link InvalidRequestError} | 400, 422 and other 4xx                       | report; fix the spec                 |
+ * | kind           | class                     | HTTP                                         | what to do                           |
+ * |----------------|---------------------------|----------------------------------------------|--------------------------------------|
+ * | `Throttled`    | {@link ThrottledError}      | 429 (and 529 from Monitor)                   | leave the scope alone until `notBefore` |
+ * | `Conflict`     | {@link OperationInProgressError} | 409; 429 whose code says an operation is in progress | wait for the running operation, don't stack |
+ * | `Transient`    | {@link TransientError}      | 5xx, 408, timeouts, resets, refused connections | try again on a later pass            |
+ * | `Unauthorized` | {@link AuthenticationError} | 401, 403, credential failures                | report; retrying will not help       |
+ * | `NotFound`     | {@link NotFoundError}       | 404                                          | report the target as missing         |
+ * | `Invalid`      | {@link InvalidRequestError} | 400, 422 and other 4xx                       | report; fix the spec                 |
  *
- * The errors carry no request, headers or token: only status, Azure error code, request IDs and
- * the service's message — safe to log.
+ * The errors carry no request, headers, token or cause: only status, Azure error code, request
+ * IDs and the service's message — safe to log.
  */
+import { ApiError } from "../shared/api-error.js";
 import { type AzureScope, describeScope } from "./scope.js";
-
-export type AzureErrorKind =
-  | "throttled"
-  | "conflict"
-  | "transient"
-  | "authentication"
-  | "notFound"
-  | "invalidRequest";
 
 /** What every typed Azure error carries besides its message. */
 export interface AzureErrorDetails {
@@ -31,7 +24,7 @@ export interface AzureErrorDetails {
   /** The scope the call was made for, when known. */
   scope?: AzureScope;
   /** HTTP status, when a response was received. */
-  statusCode?: number;
+  status?: number;
   /** Azure's error code (`error.code` in the body) or a transport code such as `ECONNRESET`. */
   code?: string;
   /** `x-ms-request-id` of the response, for support tickets. */
@@ -41,20 +34,16 @@ export interface AzureErrorDetails {
 }
 
 /** Base of the typed Azure errors; `kind` tells them apart without `instanceof`. */
-export abstract class AzureApiError extends Error {
-  abstract readonly kind: AzureErrorKind;
-  readonly operation: string;
+export abstract class AzureApiError extends ApiError {
+  declare readonly operation: string;
   readonly scope: AzureScope | undefined;
-  readonly statusCode: number | undefined;
   readonly code: string | undefined;
   readonly requestId: string | undefined;
   readonly correlationId: string | undefined;
 
-  constructor(message: string, details: AzureErrorDetails) {
-    super(message);
-    this.operation = details.operation;
+  constructor(message: string, details: AzureErrorDetails & { retryAfterMs?: number }) {
+    super(message, details);
     this.scope = details.scope;
-    this.statusCode = details.statusCode;
     this.code = details.code;
     this.requestId = details.requestId;
     this.correlationId = details.correlationId;
@@ -68,7 +57,7 @@ export abstract class AzureApiError extends Error {
       message: this.message,
       operation: this.operation,
       ...(this.scope ? { scope: describeScope(this.scope) } : {}),
-      ...(this.statusCode !== undefined ? { statusCode: this.statusCode } : {}),
+      ...(this.status !== undefined ? { status: this.status } : {}),
       ...(this.code !== undefined ? { code: this.code } : {}),
       ...(this.requestId !== undefined ? { requestId: this.requestId } : {}),
       ...(this.correlationId !== undefined ? { correlationId: this.correlationId } : {}),
@@ -81,10 +70,9 @@ export abstract class AzureApiError extends Error {
  * asked for earlier (`fromGate`: no request was sent).
  */
 export class ThrottledError extends AzureApiError {
-  override readonly name = "ThrottledError";
-  readonly kind = "throttled" as const;
+  readonly kind = "Throttled" as const;
   /** How long to wait from when the error was raised, ms (capped). */
-  readonly retryAfterMs: number;
+  declare readonly retryAfterMs: number;
   /** Earliest time to call the scope again. */
   readonly notBefore: Date;
   /** True when the throttle gate refused the call without sending it. */
@@ -95,7 +83,6 @@ export class ThrottledError extends AzureApiError {
     details: AzureErrorDetails & { retryAfterMs: number; notBefore: Date; fromGate?: boolean },
   ) {
     super(message, details);
-    this.retryAfterMs = details.retryAfterMs;
     this.notBefore = details.notBefore;
     this.fromGate = details.fromGate ?? false;
   }
@@ -112,32 +99,27 @@ export class ThrottledError extends AzureApiError {
 
 /** Another operation is running on the resource (409, or a 429 whose code says so): wait for it. */
 export class OperationInProgressError extends AzureApiError {
-  override readonly name = "OperationInProgressError";
-  readonly kind = "conflict" as const;
+  readonly kind = "Conflict" as const;
 }
 
 /** A failure that may pass: 5xx, 408, timeouts, connection resets or refusals, unreadable bodies. */
 export class TransientError extends AzureApiError {
-  override readonly name = "TransientError";
-  readonly kind = "transient" as const;
+  readonly kind = "Transient" as const;
 }
 
 /** The credential could not get a token, or the token was refused (401/403). */
 export class AuthenticationError extends AzureApiError {
-  override readonly name = "AuthenticationError";
-  readonly kind = "authentication" as const;
+  readonly kind = "Unauthorized" as const;
 }
 
 /** The resource (or subscription, or resource group) does not exist (404). */
 export class NotFoundError extends AzureApiError {
-  override readonly name = "NotFoundError";
-  readonly kind = "notFound" as const;
+  readonly kind = "NotFound" as const;
 }
 
 /** Azure rejected the request as invalid (400, 422, other 4xx). */
 export class InvalidRequestError extends AzureApiError {
-  override readonly name = "InvalidRequestError";
-  readonly kind = "invalidRequest" as const;
+  readonly kind = "Invalid" as const;
 }
 
 /** True for any of the typed Azure errors. */

@@ -15,6 +15,5 @@ export * from "./metric-samples.js";
 export * from "./metrics.js";
 export * from "./quota.js";
 export * from "./resource-id.js";
-export * from "./retry-after.js";
 export * from "./scope.js";
 export * from "./throttle.js";

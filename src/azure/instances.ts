@@ -28,7 +28,7 @@ import {
   resolveConnection,
   responseHeadersPolicy,
 } from "./connection.js";
-import { InvalidRequestError, ThrottledError } from "./errors.js";
+import { ThrottledError } from "./errors.js";
 import { parseQuotaHeaders, QuotaRecorder } from "./quota.js";
 import { parseResourceId, parseServiceKind, type ResourceRef, resourceKey } from "./resource-id.js";
 import { type AzureScope, normalizeRegion, UNKNOWN_REGION } from "./scope.js";
@@ -41,7 +41,7 @@ export const ANY_REGION = "*";
 const TERMINAL_STATES = new Set(["succeeded", "failed", "canceled"]);
 
 /** True for `Succeeded`, `Failed`, `Canceled` (any case). */
-export function isTerminalState(state: string): boolean {
+function isTerminalState(state: string): boolean {
   return TERMINAL_STATES.has(state.toLowerCase());
 }
 
@@ -480,20 +480,5 @@ export class AzureInstances {
     if (instance.provisioningState.toLowerCase() !== "succeeded") return { state: "failed", instance };
     if (instance.sku === target.sku && instance.units === target.units) return { state: "applied", instance };
     return { state: "notApplied", instance, target: { ...target } };
-  }
-}
-
-/** Checks a unit count against a ladder; throws InvalidRequestError naming the allowed values. */
-export function checkOnLadder(
-  target: ScaleTarget,
-  ladders: UnitLadders,
-  operation = "instances.beginScale",
-): void {
-  const ladder = ladders[target.sku];
-  if (!ladder.includes(target.units)) {
-    throw new InvalidRequestError(
-      `${operation}: ${target.units} units is not allowed for ${target.sku} (allowed: ${ladder.join(", ")})`,
-      { operation, code: "InvalidCapacity" },
-    );
   }
 }

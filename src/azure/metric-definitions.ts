@@ -41,16 +41,9 @@
  * error whose counter has no data point for a bucket, while a gauge of the same answer has a
  * value there, counted nothing (see `readMetricsAnswer` in metric-samples.ts).
  */
+import type { SampleField } from "../autoscale/samples.js";
 import type { ServiceKind } from "../capacity/index.js";
 import { RESOURCE_TYPES } from "./resource-id.js";
-
-export type SampleField =
-  | "serverLoadPercent"
-  | "connectionQuotaUtilizationPercent"
-  | "connections"
-  | "messagesPerSecond"
-  | "inboundBytesPerSecond"
-  | "outboundBytesPerSecond";
 
 /** Aggregation field of a data point as the REST API names it. */
 export type AggregationField = "average" | "minimum" | "maximum" | "total" | "count";

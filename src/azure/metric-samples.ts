@@ -22,6 +22,7 @@
  *   present but `null` stays unknown; a counter absent from the answer or with an error code stays
  *   unknown; a bucket without any gauge value stays unknown.
  */
+import { type MetricSample as BucketSample, emptySample } from "../autoscale/samples.js";
 import type { ServiceKind } from "../capacity/index.js";
 import {
   type AcrossSeries,
@@ -29,33 +30,22 @@ import {
   ENDPOINT_SPLIT,
   METRIC_DEFINITIONS,
   type MetricDefinition,
-  type SampleField,
   timeGrainSeconds,
 } from "./metric-definitions.js";
 import { resourceKey } from "./resource-id.js";
 
-/** One bucket (one minute at PT1M) of one instance's metrics. Units: %, connections, messages/s, bytes/s. */
-export interface MetricSample {
+/**
+ * One bucket (one minute at PT1M) of one instance's metrics: a {@link BucketSample} with the
+ * resource and, when asked for, the connections split by endpoint.
+ */
+export interface MetricSample extends BucketSample {
   resourceId: string;
   /** Start of the bucket. */
   time: Date;
-  serverLoadPercent: number | null;
-  connectionQuotaUtilizationPercent: number | null;
-  /** Concurrent connections, client and server (what the unit quota counts). */
-  connections: number | null;
-  /** Messages/s (SignalR `MessageCount`); always `null` for Web PubSub, which has no such metric. */
-  messagesPerSecond: number | null;
-  inboundBytesPerSecond: number | null;
-  outboundBytesPerSecond: number | null;
   /** Client connections (`Endpoint = client`), only when the split was asked for. */
   clientConnections?: number | null;
   /** Server connections (`Endpoint = server`), only when the split was asked for. */
   serverConnections?: number | null;
-  /**
-   * Counter fields read as 0 because Azure answered them without a data point for this bucket
-   * while a gauge had a value (see the module comment); absent when none was.
-   */
-  zeroFilled?: SampleField[];
 }
 
 /** A data point as the SDK returns it. */
@@ -121,7 +111,7 @@ function metricNameOf(metric: MetricLike): string {
 }
 
 /** Finds the metric of `def` in `metrics`. */
-export function findMetric(metrics: readonly MetricLike[], def: MetricDefinition): MetricLike | undefined {
+function findMetric(metrics: readonly MetricLike[], def: MetricDefinition): MetricLike | undefined {
   const wanted = def.name.toLowerCase();
   return (
     metrics.find((m) => metricNameOf(m).toLowerCase() === wanted) ??
@@ -139,7 +129,7 @@ function usable(metric: MetricLike | undefined): metric is MetricLike {
  * Per timestamp (ms) any series has a data point for, `aggregation` combined over the series by
  * `across` (`max` or `sum` of the series with a value); `null` when no series has a value there.
  */
-export function seriesValues(
+function seriesValues(
   metric: MetricLike | undefined,
   aggregation: AggregationField,
   across: AcrossSeries,
@@ -212,19 +202,6 @@ export function answerGrain(
   return { seconds: step / 1000, from: "timestamps" };
 }
 
-function emptySample(resourceId: string, t: number): MetricSample {
-  return {
-    resourceId,
-    time: new Date(t),
-    serverLoadPercent: null,
-    connectionQuotaUtilizationPercent: null,
-    connections: null,
-    messagesPerSecond: null,
-    inboundBytesPerSecond: null,
-    outboundBytesPerSecond: null,
-  };
-}
-
 /**
  * Reads one resource's answer (see the module comment for every rule). Pure.
  * @throws MetricGrainError when the answer's grain cannot be read (see {@link answerGrain}).
@@ -249,7 +226,7 @@ export function readMetricsAnswer(
   const samples = [...times]
     .sort((a, b) => a - b)
     .map((t) => {
-      const sample = emptySample(resourceId, t);
+      const sample: MetricSample = { ...emptySample(new Date(t)), resourceId };
       for (const { def, values } of columns) {
         const v = values.get(t) ?? null;
         sample[def.field] = v === null ? null : def.kind === "counter" ? v / grain.seconds : v;

@@ -12,7 +12,7 @@
 import type { ServiceKind } from "../capacity/index.js";
 
 /** The ARM provider namespace of both services. */
-export const PROVIDER_NAMESPACE = "Microsoft.SignalRService";
+const PROVIDER_NAMESPACE = "Microsoft.SignalRService";
 
 /** ARM resource type per service, as ARM spells it in resource IDs and in `type`. */
 export const RESOURCE_TYPES: Readonly<Record<ServiceKind, ResourceType>> = {
@@ -68,18 +68,6 @@ export function parseServiceKind(value: string): ServiceKind {
   if (v === "signalr") return "SignalR";
   if (v === "webpubsub") return "WebPubSub";
   throw new UnknownServiceError(value);
-}
-
-/**
- * The service of an ARM resource type (`Microsoft.SignalRService/SignalR`, any case).
- * @throws UnknownServiceError for any other type.
- */
-export function serviceOfResourceType(type: string): ServiceKind {
-  const [ns, kind, ...rest] = type.split("/");
-  if (ns?.toLowerCase() !== PROVIDER_NAMESPACE.toLowerCase() || kind === undefined || rest.length > 0) {
-    throw new UnknownServiceError(type);
-  }
-  return parseServiceKind(kind);
 }
 
 /**
@@ -148,9 +136,4 @@ export function formatResourceId(parts: {
 /** A key under which two spellings of the same resource ID compare equal (ARM IDs are case-insensitive). */
 export function resourceKey(id: string): string {
   return id.trim().replace(/\/+$/, "").toLowerCase();
-}
-
-/** True when two resource IDs name the same resource. */
-export function sameResource(a: string, b: string): boolean {
-  return resourceKey(a) === resourceKey(b);
 }

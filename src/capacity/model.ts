@@ -75,7 +75,7 @@ export function scenarioAppServers(service: ServiceKind, scenario: ScenarioName,
 }
 
 /** Piecewise-linear interpolation through (xs, ys); flat beyond the ends. */
-export function interpolate(xs: readonly number[], ys: readonly number[], x: number): number {
+function interpolate(xs: readonly number[], ys: readonly number[], x: number): number {
   const n = Math.min(xs.length, ys.length);
   if (n === 0) throw new RangeError("interpolate needs at least one point");
   const x0 = xs[0] as number;

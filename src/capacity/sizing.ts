@@ -8,7 +8,14 @@
  * dominates them and is not visible in the totals. Connections count 1,000 per unit.
  */
 import { type ScenarioCapacity, scenarioAppServers, scenarioCapacity } from "./model.js";
-import { candidates, DEFAULT_LADDERS, type ScalableSku, type ServiceKind, type UnitLadders } from "./skus.js";
+import {
+  candidates,
+  DEFAULT_LADDERS,
+  SCALABLE_SKUS,
+  type ScalableSku,
+  type ServiceKind,
+  type UnitLadders,
+} from "./skus.js";
 import { type ScenarioName, SERVICE_MAXIMA, tableFor } from "./tier-tables.js";
 import type { ScenarioDemand } from "./workload.js";
 
@@ -165,7 +172,7 @@ function mergeSameName(dims: Dimension[]): Dimension[] {
 }
 
 /** The dimension with the highest utilization (first on ties). */
-export function bindingDimension(dims: readonly Dimension[]): Dimension {
+function bindingDimension(dims: readonly Dimension[]): Dimension {
   let best = dims[0];
   if (!best) throw new RangeError("no dimensions");
   for (const d of dims) if (d.utilization > best.utilization) best = d;
@@ -204,7 +211,7 @@ export function size(
   demands: readonly ScenarioDemand[],
   options: SizeOptions = {},
 ): SizingResult {
-  const allowed = options.allowedSkus ?? ["Standard_S1", "Premium_P1", "Premium_P2"];
+  const allowed = options.allowedSkus ?? SCALABLE_SKUS;
   const limit = options.maxUtilization ?? 1;
   const all = candidates(allowed, options.ladders ?? DEFAULT_LADDERS);
   const last = all[all.length - 1];

@@ -22,6 +22,9 @@ export type ScalableSku = Exclude<SkuName, "Free_F1">;
 /** Scalable SKUs from the lowest tier to the highest. */
 export const SCALABLE_SKUS: readonly ScalableSku[] = ["Standard_S1", "Premium_P1", "Premium_P2"];
 
+/** Every SKU name, from the lowest tier to the highest. */
+export const SKU_NAMES: readonly SkuName[] = ["Free_F1", ...SCALABLE_SKUS];
+
 /** Azure's tier name for each SKU, as ARM reports it in `sku.tier`. */
 export const SKU_TIER: Readonly<Record<SkuName, "Free" | "Standard" | "Premium">> = {
   Free_F1: "Free",
@@ -46,23 +49,14 @@ export const DEFAULT_LADDERS: UnitLadders = {
 /** Connections one unit holds, for every SKU but Free_F1 (which holds 20 in total). */
 export const CONNECTIONS_PER_UNIT = 1000;
 
+/** True for a SKU name Azure knows. */
+export function isSkuName(value: string): value is SkuName {
+  return (SKU_NAMES as readonly string[]).includes(value);
+}
+
 /** True for the SKU names the operator may scale to. */
 export function isScalableSku(value: string): value is ScalableSku {
   return (SCALABLE_SKUS as readonly string[]).includes(value);
-}
-
-/** The smallest unit count on `ladder` that is ≥ `units`, or `undefined` when `units` is above it. */
-export function snapUp(ladder: readonly number[], units: number): number | undefined {
-  return ladder.find((u) => u >= units);
-}
-
-/** The largest unit count on `ladder` that is ≤ `units`, or `undefined` when `units` is below it. */
-export function snapDown(ladder: readonly number[], units: number): number | undefined {
-  for (let i = ladder.length - 1; i >= 0; i--) {
-    const u = ladder[i];
-    if (u !== undefined && u <= units) return u;
-  }
-  return undefined;
 }
 
 /** One valid capacity: a SKU and a unit count on its ladder. */
@@ -85,21 +79,6 @@ export function candidates(
     for (const units of ladders[sku]) out.push({ sku, units });
   }
   return out.sort((a, b) => a.units - b.units || SCALABLE_SKUS.indexOf(a.sku) - SCALABLE_SKUS.indexOf(b.sku));
-}
-
-/**
- * The SKU to use for `units` among the allowed SKUs: the lowest tier whose ladder contains the
- * count, preferring `current` when it qualifies (no needless tier change). `undefined` when no
- * allowed SKU has that count.
- */
-export function skuForUnits(
-  units: number,
-  allowed: readonly ScalableSku[],
-  current?: ScalableSku,
-  ladders: UnitLadders = DEFAULT_LADDERS,
-): ScalableSku | undefined {
-  if (current && allowed.includes(current) && ladders[current].includes(units)) return current;
-  return SCALABLE_SKUS.find((sku) => allowed.includes(sku) && ladders[sku].includes(units));
 }
 
 /**

@@ -19,8 +19,8 @@
  */
 import type { ServiceKind } from "./skus.js";
 
-export const SEED_SIGNALR = "Azure SignalR Service performance guide (Spanish edition)";
-export const SEED_WEBPUBSUB = "Azure Web PubSub performance guide (German edition)";
+const SEED_SIGNALR = "Azure SignalR Service performance guide (Spanish edition)";
+const SEED_WEBPUBSUB = "Azure Web PubSub performance guide (German edition)";
 
 /** Message size of every benchmark in both seeds, bytes. */
 export const BENCHMARK_MESSAGE_BYTES = 2048;

@@ -83,7 +83,7 @@ function positive(value: number | undefined, what: string, allowZero = false): v
  * the service, negative or non-finite numbers, message size or send interval of 0, both senders
  * and inbound rate, senders above connections).
  */
-export function validateWorkload(workload: Workload): void {
+function validateWorkload(workload: Workload): void {
   const known = scenariosOf(workload.service);
   if (workload.scenarios.length === 0) throw new WorkloadError("a workload needs at least one scenario");
   if (workload.connections !== undefined) {

@@ -1,14 +1,7 @@
 import { fmt } from "../autoscale/signals.js";
-import { UsageError } from "./errors.js";
 
 /** Output formats every command accepts through `--output`. */
 export type OutputFormat = "table" | "json";
-
-/** Parses the `--output` flag value; throws {@link UsageError} for anything but `table` or `json`. */
-export function parseOutputFormat(value: string): OutputFormat {
-  if (value === "table" || value === "json") return value;
-  throw new UsageError(`--output must be "table" or "json", got "${value}"`);
-}
 
 /** Writes anything JSON-serializable, pretty-printed, followed by a newline. */
 export function formatJson(value: unknown): string {

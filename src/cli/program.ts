@@ -4,7 +4,7 @@ import { ExitCode, UsageError } from "./errors.js";
 import type { CliIo } from "./io.js";
 
 /** Builds the commander program with every subcommand registered. */
-export function buildProgram(io: CliIo): Command {
+function buildProgram(io: CliIo): Command {
   const program = new Command("signalr-autoscaler")
     .description(
       "Autoscales Azure SignalR Service and Azure Web PubSub from measured load and the published tier tables.",

@@ -10,7 +10,7 @@
  * here throws for an Azure failure.
  */
 
-import type { PassFailure } from "../autoscale/fallback.js";
+import type { FailureKind, PassFailure } from "../autoscale/fallback.js";
 import type { NativeAutoscaleSetting } from "../azure/autoscale-settings.js";
 import {
   type AzureAdapters,
@@ -22,6 +22,7 @@ import {
 } from "../azure/index.js";
 import type { InstanceState } from "../azure/instances.js";
 import type { ServiceKind } from "../capacity/skus.js";
+import type { ApiErrorKind } from "../shared/api-error.js";
 import type { TargetCheck } from "./tenancy.js";
 
 /** One policy's target, as the cycle needs it. */
@@ -49,23 +50,19 @@ export interface CycleReading {
   nativeSettings?: NativeAutoscaleSetting[];
 }
 
+/** The decision's failure kind of each Azure error kind; any other is an `ApiError`. */
+const FAILURE_KINDS: Partial<Record<ApiErrorKind, FailureKind>> = {
+  Throttled: "Throttled",
+  Unauthorized: "Auth",
+  NotFound: "NotFound",
+  Transient: "Network",
+};
+
 /** Azure failure → the decision's failure kinds. */
-export function passFailure(err: unknown): PassFailure & { cause: unknown } {
+function passFailure(err: unknown): PassFailure & { cause: unknown } {
   const message = err instanceof Error ? err.message : String(err);
-  if (isAzureApiError(err)) {
-    const kind =
-      err.kind === "throttled"
-        ? "Throttled"
-        : err.kind === "authentication"
-          ? "Auth"
-          : err.kind === "notFound"
-            ? "NotFound"
-            : err.kind === "transient"
-              ? "Network"
-              : "ApiError";
-    return { kind, message, cause: err };
-  }
-  return { kind: "ApiError", message, cause: err };
+  const kind = isAzureApiError(err) ? (FAILURE_KINDS[err.kind] ?? "ApiError") : "ApiError";
+  return { kind, message, cause: err };
 }
 
 export class CycleFetcher {
@@ -185,5 +182,10 @@ export class CycleFetcher {
   /** Forgets what is cached for a resource (its policy was deleted or retargeted). */
   forget(resourceId: string): void {
     this.#settings.delete(resourceKey(resourceId));
+  }
+
+  /** How many resources have their native autoscale settings cached. */
+  get cachedResources(): number {
+    return this.#settings.size;
   }
 }

@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createLogger, passLogger, scrubSecrets } from "./logging.js";
+import { createLogger, scrubSecrets } from "./logging.js";
 
 function capture() {
   const lines: Record<string, unknown>[] = [];
@@ -17,7 +17,7 @@ describe("logging", () => {
   it("writes JSON with policy context and redacts secrets", () => {
     const { lines, destination } = capture();
     const log = createLogger({ level: "info", destination });
-    passLogger(log, "chat", "hub").info(
+    log.child({ namespace: "chat", policy: "hub" }).info(
       {
         token: "abc",
         request: { headers: { authorization: "Bearer xyz" } },

@@ -12,7 +12,7 @@ export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Paths pino censors, at any depth we log (headers, credentials, kubeconfig users, …). */
-export const REDACT_PATHS: readonly string[] = [
+const REDACT_PATHS: readonly string[] = [
   "token",
   "accessToken",
   "access_token",
@@ -62,11 +62,6 @@ export function createLogger(settings: LoggerSettings): Logger {
     return pino({ ...options, transport: { target: "pino-pretty", options: { colorize: false } } });
   }
   return settings.destination ? pino(options, settings.destination) : pino(options);
-}
-
-/** The child logger of one reconcile pass. */
-export function passLogger(root: Logger, namespace: string, name: string): Logger {
-  return root.child({ namespace, policy: name });
 }
 
 /**

@@ -14,29 +14,14 @@
  * - Node.js process metrics (`signalr_autoscaler_process_*`, `signalr_autoscaler_nodejs_*`)
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { SAMPLE_FIELDS, type SampleField } from "../autoscale/samples.js";
 import type { QuotaObservation } from "../azure/quota.js";
 import { describeScope } from "../azure/scope.js";
 
 const P = "signalr_autoscaler_";
 
 /** One observed sample, as the decision used it. Units: %, connections, messages/s, bytes/s. */
-export interface SampleValues {
-  serverLoadPercent?: number | null;
-  connectionQuotaUtilizationPercent?: number | null;
-  connections?: number | null;
-  messagesPerSecond?: number | null;
-  inboundBytesPerSecond?: number | null;
-  outboundBytesPerSecond?: number | null;
-}
-
-const SAMPLE_METRICS: readonly (keyof SampleValues)[] = [
-  "serverLoadPercent",
-  "connectionQuotaUtilizationPercent",
-  "connections",
-  "messagesPerSecond",
-  "inboundBytesPerSecond",
-  "outboundBytesPerSecond",
-];
+type SampleValues = Partial<Record<SampleField, number | null>>;
 
 export class OperatorMetrics {
   readonly registry = new Registry();
@@ -144,7 +129,8 @@ export class OperatorMetrics {
 
   /** Records the values and time of the newest sample a decision used. */
   observeSample(namespace: string, policy: string, time: string | undefined, values: SampleValues): void {
-    for (const [metric, value] of Object.entries(values)) {
+    for (const metric of SAMPLE_FIELDS) {
+      const value = values[metric];
       if (typeof value === "number") this.lastSample.set({ namespace, policy, metric }, value);
     }
     if (time) this.#sampleTimes.set(`${namespace}/${policy}`, Date.parse(time));
@@ -169,7 +155,7 @@ export class OperatorMetrics {
     for (const g of [this.currentUnits, this.desiredUnits, this.currentReplicas, this.desiredReplicas]) {
       g.remove({ namespace, policy });
     }
-    for (const metric of SAMPLE_METRICS) this.lastSample.remove({ namespace, policy, metric });
+    for (const metric of SAMPLE_FIELDS) this.lastSample.remove({ namespace, policy, metric });
     this.lastSampleAge.remove({ namespace, policy });
     this.#sampleTimes.delete(`${namespace}/${policy}`);
   }

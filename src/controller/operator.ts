@@ -4,7 +4,8 @@
  *
  * - Watch: one resilient watch per watched namespace (or one cluster-wide), keeping the current
  *   policies in memory. A new or changed policy (generation or annotations) is due at once; a
- *   deleted one is forgotten.
+ *   deleted one is forgotten, and so are the native autoscale settings cached for its target (also
+ *   for the old target of a retargeted one).
  * - Poll cycle: every tick, the policies whose poll time has come are read from Azure together
  *   (instances by subscription, metrics in getBatch groups of ≤ 50) and handed to the queue.
  * - Work queue: one entry per policy, never two passes of one policy at once; `workers` passes run
@@ -22,7 +23,13 @@ import type { KubeClients } from "../kube/client.js";
 import { EventRecorder } from "../kube/events.js";
 import { LeaseClient } from "../kube/lease.js";
 import { PolicyClient } from "../kube/policies.js";
-import { isWatchReady, type ResilientWatch, type WatchEvent, watchPolicies } from "../kube/watch.js";
+import {
+  isWatchReady,
+  objectKey,
+  type ResilientWatch,
+  type WatchEvent,
+  watchPolicies,
+} from "../kube/watch.js";
 import { WorkloadClient } from "../kube/workloads.js";
 import type { OperatorClock } from "./clock.js";
 import { CycleFetcher, type CycleReading, type CycleTarget } from "./fetch.js";
@@ -74,8 +81,6 @@ const DEFAULT_TIMES_SPEC = {
   behavior: { settleSeconds: 0 },
 } as unknown as CapacityPolicy["spec"];
 
-const key = (p: CapacityPolicy) => `${p.metadata.namespace}/${p.metadata.name}`;
-
 /**
  * How far back a policy's decision reads metrics, ms: its window plus its ingestion delay (or the
  * longer one observed), or its max sample age.
@@ -117,7 +122,7 @@ export class Operator {
     this.#queue = new WorkQueue({
       scheduler: deps.clock.scheduler,
       now: deps.clock.now,
-      backoff: { baseMs: 5_000, maxMs: 300_000 },
+      backoff: { initialMs: 5_000, maxMs: 300_000 },
     });
     this.#fetcher = new CycleFetcher(deps.azure, {
       now: deps.clock.now,
@@ -243,14 +248,18 @@ export class Operator {
 
   #onWatchEvent(e: WatchEvent<CapacityPolicy>): void {
     if (e.type === "synced") return;
-    const k = key(e.object);
+    const k = objectKey(e.object);
+    const target = e.object.spec?.target?.resourceId;
     if (e.type === "deleted") {
       this.#nextPoll.delete(k);
       this.#readings.delete(k);
       this.#queue.remove(k);
+      if (target) this.#fetcher.forget(target);
       this.#deps.metrics.forgetPolicy(e.object.metadata.namespace, e.object.metadata.name);
       return;
     }
+    const previousTarget = e.type === "updated" ? e.previous.spec?.target?.resourceId : undefined;
+    if (previousTarget && previousTarget !== target) this.#fetcher.forget(previousTarget);
     const changed =
       e.type === "added" ||
       e.object.metadata.generation !== e.previous.metadata.generation ||
@@ -265,7 +274,7 @@ export class Operator {
     this.#deps.metrics.leader.set(1);
     // Everything is rebuilt from status: poll every policy now.
     const now = this.#deps.clock.now();
-    for (const p of this.policies()) this.#nextPoll.set(key(p), now);
+    for (const p of this.policies()) this.#nextPoll.set(objectKey(p), now);
   }
 
   #stopLeading(): void {
@@ -293,7 +302,7 @@ export class Operator {
     const now = this.#deps.clock.now();
     const due: CapacityPolicy[] = [];
     for (const p of this.policies()) {
-      const k = key(p);
+      const k = objectKey(p);
       if (!this.#nextPoll.has(k)) this.#nextPoll.set(k, now);
       if ((this.#nextPoll.get(k) ?? now) > now || this.#queue.isProcessing(k) || this.#readings.has(k))
         continue;
@@ -311,11 +320,11 @@ export class Operator {
         // (InvalidSpec) or one outside its namespace's tenancy scopes (OutOfScope).
         const check = checkTarget(this.#settings.tenancy, p.metadata.namespace, target.resourceId);
         if (!check.ok) {
-          refused.set(key(p), { fetchedAt: now, target: check });
+          refused.set(objectKey(p), { fetchedAt: now, target: check });
           continue;
         }
         targets.push({
-          key: key(p),
+          key: objectKey(p),
           resourceId: target.resourceId,
           ref: check.ref,
           service: target.service as ServiceKind,
@@ -338,7 +347,7 @@ export class Operator {
         this.#lastAzureError = String(err);
       }
       for (const p of due) {
-        const k = key(p);
+        const k = objectKey(p);
         const reading = readings.get(k) ?? refused.get(k);
         if (reading) this.#readings.set(k, reading);
         this.#nextPoll.set(k, now + (p.spec?.pollIntervalSeconds ?? 30) * 1000);
@@ -401,6 +410,11 @@ export class Operator {
         // A listener's failure does not stop the loop.
       }
     }
+  }
+
+  /** How many Azure resources have their native autoscale settings cached, for diagnostics. */
+  get cachedResources(): number {
+    return this.#fetcher.cachedResources;
   }
 
   /** When Azure last answered a poll cycle (ms since the epoch), for diagnostics. */

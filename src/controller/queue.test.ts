@@ -54,7 +54,7 @@ describe("WorkQueue", () => {
   it("backs off exponentially per key, capped, and forgets", () => {
     vi.useFakeTimers();
     try {
-      const q = new WorkQueue({ now: () => Date.now(), backoff: { baseMs: 100, maxMs: 1_000 } });
+      const q = new WorkQueue({ now: () => Date.now(), backoff: { initialMs: 100, maxMs: 1_000 } });
       const delays = [1, 2, 3, 4, 5, 6].map(() => {
         const d = q.addRateLimited("k");
         vi.advanceTimersByTime(d);

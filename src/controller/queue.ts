@@ -10,6 +10,7 @@
  *
  * Timers come from an injected {@link Scheduler} so tests and the virtual clock drive it.
  */
+import { type BackoffOptions, backoffDelayMs } from "../kube/backoff.js";
 
 /** Timer functions the queue uses (the real ones by default). */
 export interface Scheduler {
@@ -22,13 +23,8 @@ export const realScheduler: Scheduler = {
   clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
 };
 
-/** Backoff of rate-limited retries: base × 2^(failures−1), capped. */
-export interface BackoffOptions {
-  /** First retry delay, milliseconds (default 1,000). */
-  baseMs?: number;
-  /** Longest retry delay, milliseconds (default 300,000). */
-  maxMs?: number;
-}
+/** Backoff of rate-limited retries by default: 1 s × 2^(failures−1), at most 5 minutes, no jitter. */
+const DEFAULT_RETRY_BACKOFF: BackoffOptions = { initialMs: 1000, maxMs: 300_000, factor: 2, jitter: 0 };
 
 export class WorkQueue {
   readonly #queue: string[] = [];
@@ -40,15 +36,15 @@ export class WorkQueue {
   readonly #waiters: ((key: string | undefined) => void)[] = [];
   readonly #scheduler: Scheduler;
   readonly #now: () => number;
-  readonly #baseMs: number;
-  readonly #maxMs: number;
+  readonly #backoff: BackoffOptions;
   #shuttingDown = false;
 
-  constructor(options: { scheduler?: Scheduler; now?: () => number; backoff?: BackoffOptions } = {}) {
+  constructor(
+    options: { scheduler?: Scheduler; now?: () => number; backoff?: Partial<BackoffOptions> } = {},
+  ) {
     this.#scheduler = options.scheduler ?? realScheduler;
     this.#now = options.now ?? Date.now;
-    this.#baseMs = options.backoff?.baseMs ?? 1000;
-    this.#maxMs = options.backoff?.maxMs ?? 300_000;
+    this.#backoff = { ...DEFAULT_RETRY_BACKOFF, ...options.backoff };
   }
 
   /** Keys waiting to be handed out (not counting delayed ones or those in process). */
@@ -108,7 +104,7 @@ export class WorkQueue {
   nextBackoff(key: string): number {
     const failures = (this.#failures.get(key) ?? 0) + 1;
     this.#failures.set(key, failures);
-    return Math.min(this.#maxMs, this.#baseMs * 2 ** (failures - 1));
+    return backoffDelayMs(failures, this.#backoff, Math.random);
   }
 
   /** Consecutive rate-limited retries of `key`. */

@@ -170,7 +170,7 @@ async function sendUpdate(resourceId: string, update: PlannedUpdate, deps: PassD
   } catch (err) {
     if (!isAzureApiError(err) && !(err instanceof RangeError)) throw err;
     const message = scrubSecrets(err instanceof Error ? err.message : String(err));
-    return isAzureApiError(err) && err.kind === "conflict"
+    return isAzureApiError(err) && err.kind === "Conflict"
       ? { kind: "busy", message }
       : { kind: "failed", message };
   }

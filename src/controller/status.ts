@@ -18,7 +18,6 @@ import {
   CONDITION_TYPES,
   type ConditionStatus,
   type ConditionType,
-  MAX_REASONS,
   type PolicyCondition,
 } from "../api/index.js";
 import type { PassBlocker } from "../autoscale/pass.js";
@@ -124,9 +123,4 @@ export function changedConditions(
       return { condition, before: prev?.status, reasonChanged: prev?.reason !== condition.reason };
     })
     .filter((c) => c.before !== c.condition.status);
-}
-
-/** Reason codes, deduplicated and bounded for `status.lastReasons`. */
-export function boundedReasons(codes: readonly string[]): string[] {
-  return [...new Set(codes)].slice(0, MAX_REASONS);
 }

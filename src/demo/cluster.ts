@@ -5,6 +5,7 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { parse as parseYaml } from "yaml";
 import { API_VERSION, type CapacityPolicy, GROUP, KIND, PLURAL, VERSION } from "../api/index.js";
@@ -20,7 +21,7 @@ import {
 } from "../localcluster/index.js";
 
 /** Field manager of what the demo applies. */
-export const DEMO_FIELD_MANAGER = "signalr-autoscaler-demo";
+const DEMO_FIELD_MANAGER = "signalr-autoscaler-demo";
 
 /** A cluster to run the demo against. */
 export interface DemoCluster {
@@ -108,21 +109,8 @@ export async function prepareCluster(options: ClusterOptions): Promise<DemoClust
   };
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      "abort",
-      () => {
-        clearTimeout(t);
-        resolve();
-      },
-      { once: true },
-    );
-  });
-
 /** The CRDs in crds/ (every YAML document of kind CustomResourceDefinition). */
-export async function readCrds(dir = join(repoRoot(), "crds")): Promise<Record<string, unknown>[]> {
+async function readCrds(dir = join(repoRoot(), "crds")): Promise<Record<string, unknown>[]> {
   const files = (await readdir(dir)).filter((f) => /\.ya?ml$/.test(f)).sort();
   const out: Record<string, unknown>[] = [];
   for (const f of files) {
@@ -180,7 +168,7 @@ export async function installCrds(
     if (Date.now() > deadline || signal?.aborted) {
       throw new Error(`the CRDs ${names.join(", ")} did not become established within ${timeoutMs / 1000} s`);
     }
-    await sleep(200, signal);
+    await sleep(200, undefined, signal ? { signal } : {}).catch(() => {}); // aborted: the next round gives up
   }
 }
 

@@ -39,12 +39,12 @@ export interface EventView {
 const num = (n: number) => Math.round(n).toLocaleString("en-US");
 
 /** `HH:MM` of a virtual time (UTC). */
-export function clock(ms: number): string {
+function clock(ms: number): string {
   return new Date(ms).toISOString().slice(11, 16);
 }
 
 /** `YYYY-MM-DD` of a virtual time (UTC). */
-export function day(ms: number): string {
+function day(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 

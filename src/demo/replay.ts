@@ -5,6 +5,7 @@
  * end the clock stops and the operator is stopped (after its last poll cycle), so the emulator's
  * history is complete for the report.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { PassReport } from "../controller/operator.js";
 import { type LiveView, passReason } from "./live.js";
 import type { DemoIo, DemoSettings } from "./settings.js";
@@ -99,7 +100,7 @@ export async function replayWindow(
   started.operator = undefined;
   // A poll cycle may still be reading Azure: let it finish before the emulator goes away (a
   // request cut off by the server leaves the SDK's timeout timer running until it expires).
-  await new Promise((r) => setTimeout(r, 250));
+  await sleep(250);
   clearInterval(started.sampler);
   started.sampler = undefined;
   tracker.observe();

@@ -6,7 +6,7 @@ const n = (v: number) => v.toLocaleString("en-US", { maximumFractionDigits: 1 })
 const hhmm = (iso: string) => iso.slice(11, 16);
 
 /** `1 min 58 s`, `42 s`. */
-export function formatSeconds(seconds: number): string {
+function formatSeconds(seconds: number): string {
   const s = Math.round(seconds);
   return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, "0")} s`;
 }
@@ -16,7 +16,7 @@ function step(c: CapacityChange): string {
 }
 
 /** The P1 → P2 line: when the step happened and when it came back. */
-export function p2Line(s: DemoSummary): string {
+function p2Line(s: DemoSummary): string {
   if (!s.p1ToP2) return "not reached (the peak stayed within Premium_P1's 100 units)";
   const back = s.p2ToP1 ? `; back to Premium_P1 at ${step(s.p2ToP1)}` : "; still on Premium_P2 at the end";
   return `up at ${step(s.p1ToP2)}${back}; ${n(s.p2Minutes)} min on Premium_P2`;

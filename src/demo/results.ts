@@ -15,7 +15,7 @@ import { summarize, type TimelineRow, timelineCsv } from "./timeline.js";
 import { MINUTE_MS } from "./trace-window.js";
 
 /** One row per minute of the window up to the last whole minute the clock reached. */
-export function demoTimeline(settings: DemoSettings, stage: DemoStage): TimelineRow[] {
+function demoTimeline(settings: DemoSettings, stage: DemoStage): TimelineRow[] {
   const { window, policy } = settings;
   const { clock, emulator, tracker, replicaLog } = stage;
   const resourceId = policy.spec.target.resourceId;

@@ -35,7 +35,7 @@ import { MINUTE_MS } from "./trace-window.js";
 import { CapacityTracker } from "./tracker.js";
 
 /** The initial size: what the window's first minute needs at the connection target, within the policy. */
-export function initialSize(policy: CapacityPolicy, connections: number): { sku: SkuName; units: number } {
+function initialSize(policy: CapacityPolicy, connections: number): { sku: SkuName; units: number } {
   const spec = policy.spec;
   const target = (spec.metrics.connections?.targetPercent ?? 80) / 100;
   const need = Math.max(spec.units.min, Math.ceil(connections / (CONNECTIONS_PER_UNIT * target)));
@@ -46,7 +46,7 @@ export function initialSize(policy: CapacityPolicy, connections: number): { sku:
 }
 
 /** The initial app-server replicas for `connections`. */
-export function initialReplicas(policy: CapacityPolicy, connections: number): number | undefined {
+function initialReplicas(policy: CapacityPolicy, connections: number): number | undefined {
   const app = policy.spec.appServer;
   if (!app) return undefined;
   const want = app.connectionsPerReplica
@@ -56,7 +56,7 @@ export function initialReplicas(policy: CapacityPolicy, connections: number): nu
 }
 
 /** The emulator's workload: the policy's traffic mix when it has one, else the service's default. */
-export function mixOf(policy: CapacityPolicy): WorkloadMix {
+function mixOf(policy: CapacityPolicy): WorkloadMix {
   const service = policy.spec.target.service;
   const traffic = policy.spec.metrics.traffic;
   if (!traffic) return defaultMix(service);

@@ -54,12 +54,7 @@ export function serviceOfNamespace(namespace: string): ServiceKind | undefined {
 }
 
 /** The canonical ID of an instance. */
-export function armId(
-  subscriptionId: string,
-  resourceGroup: string,
-  service: ServiceKind,
-  name: string,
-): string {
+function armId(subscriptionId: string, resourceGroup: string, service: ServiceKind, name: string): string {
   return `/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}/providers/${ARM_TYPES[service]}/${name}`;
 }
 

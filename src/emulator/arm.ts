@@ -17,7 +17,7 @@
  * Every route needs `api-version`. Handlers return a response; faults, auth and rate limits are
  * the server's.
  */
-import { type ServiceKind, SKU_TIER, type SkuName } from "../capacity/index.js";
+import { type ServiceKind, SKU_NAMES, SKU_TIER, type SkuName } from "../capacity/index.js";
 import { ARM_TYPES, serviceOfType } from "./arm-id.js";
 import { armError, type EmulatorRequest, type EmulatorResponse, isoTime, json, queryParam } from "./http.js";
 import {
@@ -56,7 +56,7 @@ export interface ArmFaultFlags {
 }
 
 /** The JSON ARM returns for an instance. */
-export function resourceBody(view: InstanceView): Record<string, unknown> {
+function resourceBody(view: InstanceView): Record<string, unknown> {
   const service = view.ref.service;
   return {
     id: view.resourceId,
@@ -89,9 +89,8 @@ export function resourceBody(view: InstanceView): Record<string, unknown> {
 }
 
 function skuListBody(service: ServiceKind): Record<string, unknown> {
-  const skus: SkuName[] = ["Free_F1", "Standard_S1", "Premium_P1", "Premium_P2"];
   return {
-    value: skus.map((sku) => {
+    value: SKU_NAMES.map((sku) => {
       const allowed = allowedUnits(sku);
       return {
         resourceType: ARM_TYPES[service],

@@ -23,7 +23,7 @@
  * `connections` (fixed), or `pattern` (`constant` | `daily` | `ramp`) with `peakConnections`, or
  * `traceCsv` (the text of a `timestamp,value` trace) with `peakConnections`.
  */
-import { type ServiceKind, WorkloadError } from "../capacity/index.js";
+import { isSkuName, type ServiceKind, WorkloadError } from "../capacity/index.js";
 import {
   type DemandSpec,
   parseMix,
@@ -42,13 +42,7 @@ import {
   json,
   queryParam,
 } from "./http.js";
-import {
-  type AutoscaleSettingRecord,
-  type InstanceSpec,
-  type InstanceView,
-  isSkuName,
-  StateError,
-} from "./state.js";
+import { type AutoscaleSettingRecord, type InstanceSpec, type InstanceView, StateError } from "./state.js";
 
 /** One request the emulator served (control requests are not logged). */
 export interface RequestRecord {
@@ -153,7 +147,7 @@ function str(body: Record<string, unknown>, key: string): string | undefined {
 }
 
 /** Reads the demand fields of a control body. */
-export function demandFromJson(body: Record<string, unknown>): { demand?: DemandSpec; connections?: number } {
+function demandFromJson(body: Record<string, unknown>): { demand?: DemandSpec; connections?: number } {
   const connections = num(body, "connections");
   if (connections !== undefined) return { connections };
   const peak = num(body, "peakConnections");
@@ -173,7 +167,7 @@ export function demandFromJson(body: Record<string, unknown>): { demand?: Demand
 }
 
 /** Reads an instance body. */
-export function instanceFromJson(body: Record<string, unknown>): InstanceSpec {
+function instanceFromJson(body: Record<string, unknown>): InstanceSpec {
   const resourceId = str(body, "resourceId");
   if (!resourceId) throw new StateError(400, "InvalidRequest", "resourceId is required");
   const ref = parseArmId(resourceId);

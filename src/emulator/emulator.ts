@@ -3,14 +3,16 @@
  * settings) and the Azure Monitor metrics data plane, on loopback, driven by the traffic model on a
  * virtual clock. Used by integration tests, `demo` and the `emulator` command.
  *
- * At start it makes a CA and a server certificate (`tls.ts`) and writes the CA to `caPath` (or a
- * new temporary directory, removed at stop): point the SDKs at `armEndpoint` and
- * `metricsEndpoint(region)` with the pipeline option `tlsOptions: { ca: caPem }`.
+ * At start it makes a CA and a server certificate for the loopback names (`shared/tls.ts`, valid a
+ * day) and writes the CA to `caPath` (or a new temporary directory, removed at stop): point the
+ * SDKs at `armEndpoint` and `metricsEndpoint(region)` with the pipeline option
+ * `tlsOptions: { ca: caPem }`.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import type { SkuName } from "../capacity/index.js";
+import { isSkuName, type SkuName } from "../capacity/index.js";
+import { generateServerCertificate } from "../shared/tls.js";
 import type { DemandSpec, TrafficMinute } from "../traffic/index.js";
 import { parseArmId } from "./arm-id.js";
 import { createVirtualClock, type VirtualClock } from "./clock.js";
@@ -20,8 +22,7 @@ import { FaultTable } from "./faults.js";
 import { RateLimiter } from "./ratelimit.js";
 import { RequestLog } from "./request-log.js";
 import { createEmulatorServer } from "./server.js";
-import { EmulatorState, type InstanceSpec, isSkuName, StateError } from "./state.js";
-import { generateTlsMaterial } from "./tls.js";
+import { EmulatorState, type InstanceSpec, StateError } from "./state.js";
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
 const MINUTE = 60_000;
@@ -110,7 +111,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const limiter = options.armRateLimit === false ? undefined : new RateLimiter();
   const control = createControl(state, faults, log, limiter);
 
-  const tls = await generateTlsMaterial({ now: new Date() });
+  const tls = await generateServerCertificate({
+    caName: "signalr-autoscaler emulator CA",
+    serverName: "localhost",
+    dnsNames: ["localhost"],
+    ipAddresses: ["127.0.0.1", "::1"],
+  });
   let tempDir: string | undefined;
   let caPath = options.caPath;
   if (caPath === undefined) {

@@ -85,7 +85,7 @@ export function globToRegExp(glob: string): RegExp {
 const KINDS = new Set(["status", "delay", "hang", "reset", "nullSeries", "emptyTimeseries", "notApplied"]);
 
 /** Checks a spec from the control API. @throws FaultSpecError */
-export function validateFaultSpec(spec: unknown): FaultSpec {
+function validateFaultSpec(spec: unknown): FaultSpec {
   if (typeof spec !== "object" || spec === null) throw new FaultSpecError("a fault rule must be an object");
   const s = spec as Record<string, unknown>;
   if (typeof s["path"] !== "string" || s["path"] === "")

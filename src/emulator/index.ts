@@ -9,4 +9,3 @@ export * from "./emulator.js";
 export * from "./faults.js";
 export * from "./ratelimit.js";
 export * from "./state.js";
-export * from "./tls.js";

@@ -33,9 +33,9 @@ import { armError, type EmulatorRequest, type EmulatorResponse, isoTime, json, q
 import type { EmulatorState } from "./state.js";
 
 /** Most resources per getBatch call. */
-export const MAX_BATCH_RESOURCES = 50;
+const MAX_BATCH_RESOURCES = 50;
 /** Most data points per time series in one answer. */
-export const MAX_POINTS = 10_000;
+const MAX_POINTS = 10_000;
 
 const MINUTE = 60_000;
 const GRAINS: Readonly<Record<string, number>> = {

@@ -12,7 +12,7 @@ export interface BucketSpec {
 }
 
 /** ARM's documented buckets. */
-export const ARM_BUCKETS: Readonly<Record<"reads" | "writes", BucketSpec>> = {
+const ARM_BUCKETS: Readonly<Record<"reads" | "writes", BucketSpec>> = {
   reads: { capacity: 250, refillPerSecond: 25 },
   writes: { capacity: 200, refillPerSecond: 10 },
 };

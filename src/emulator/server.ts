@@ -7,6 +7,8 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { TlsMaterial } from "../shared/tls.js";
 import { type ArmFaultFlags, handleArm } from "./arm.js";
 import { type EmulatorControl, handleControl, type RequestRecord } from "./control.js";
 import type { FaultRule, FaultTable } from "./faults.js";
@@ -15,7 +17,6 @@ import { batchResourceIds, handleGetBatch, isGetBatch, type MonitorFaultFlags } 
 import type { RateLimiter } from "./ratelimit.js";
 import type { RequestLog } from "./request-log.js";
 import type { EmulatorState } from "./state.js";
-import type { TlsMaterial } from "./tls.js";
 
 /** Largest request body accepted, bytes. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -57,19 +58,6 @@ function readBody(req: IncomingMessage): Promise<string> {
     });
     req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
-  });
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
   });
 }
 
@@ -202,7 +190,7 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
           );
         }
         case "delay":
-          await sleep(a.ms, stopping.signal);
+          await sleep(a.ms, undefined, { signal: stopping.signal }).catch(() => {}); // stopping: answer now
           record.fault = rule.id;
           break;
         case "hang":

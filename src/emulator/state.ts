@@ -8,7 +8,7 @@
  * Time always comes from the virtual clock passed in; operations complete lazily, when state is
  * next read at or after their completion time.
  */
-import { DEFAULT_LADDERS, type ServiceKind, type SkuName } from "../capacity/index.js";
+import { DEFAULT_LADDERS, isSkuName, type ServiceKind, SKU_NAMES, type SkuName } from "../capacity/index.js";
 import {
   type DemandFunction,
   type DemandSpec,
@@ -24,13 +24,7 @@ import {
 import { type ArmRef, armKey, parseArmId } from "./arm-id.js";
 import type { VirtualClock } from "./clock.js";
 
-const SKU_NAMES: readonly SkuName[] = ["Free_F1", "Standard_S1", "Premium_P1", "Premium_P2"];
 const MINUTE = 60_000;
-
-/** True for a SKU name Azure knows. */
-export function isSkuName(value: string): value is SkuName {
-  return (SKU_NAMES as readonly string[]).includes(value);
-}
 
 /** Units allowed for a SKU (Free_F1: exactly 1). */
 export function allowedUnits(sku: SkuName): readonly number[] {

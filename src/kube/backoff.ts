@@ -1,4 +1,4 @@
-/** Exponential backoff with jitter, and an abortable sleep. */
+/** Exponential backoff with jitter. */
 
 export interface BackoffOptions {
   /** Delay before the first retry, ms. */
@@ -26,23 +26,4 @@ export function backoffDelayMs(failures: number, options: BackoffOptions, random
   const base = Math.min(options.maxMs, options.initialMs * options.factor ** exponent);
   const jitter = Math.min(1, Math.max(0, options.jitter));
   return Math.round(base * (1 - jitter * random()));
-}
-
-/** Resolves after `ms`, or early (without throwing) when `signal` aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted === true || ms <= 0) {
-      resolve();
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

@@ -6,16 +6,8 @@
  * timeouts) into one of the classes below, so callers branch on `instanceof` or `kind` instead
  * of on HTTP details.
  */
-
-export type KubeErrorKind =
-  | "Conflict"
-  | "NotFound"
-  | "Forbidden"
-  | "Unauthorized"
-  | "Gone"
-  | "Invalid"
-  | "Unavailable"
-  | "Unknown";
+import { ApiError, type ApiErrorInit } from "../shared/api-error.js";
+import { parseRetryAfter } from "../shared/retry-after.js";
 
 /** The parts of a `metav1.Status` the errors carry. */
 export interface KubeStatus {
@@ -25,41 +17,24 @@ export interface KubeStatus {
   readonly details?: { readonly retryAfterSeconds?: number };
 }
 
-export interface KubeErrorInit {
-  /** HTTP status; undefined for network errors and timeouts. */
-  readonly status?: number | undefined;
+export interface KubeErrorInit extends ApiErrorInit {
   /** `metav1.Status.reason`, e.g. "Conflict", "AlreadyExists", "Expired", "NotFound", "Invalid". */
   readonly reason?: string | undefined;
-  /** Seconds the server asked us to wait (Retry-After header or `details.retryAfterSeconds`). */
-  readonly retryAfterSeconds?: number | undefined;
-  /** What was being done, e.g. "patch status of capacitypolicies chat/chat". */
-  readonly operation?: string | undefined;
-  readonly cause?: unknown;
 }
 
-export abstract class KubeError extends Error {
-  abstract readonly kind: KubeErrorKind;
-  /** True when retrying the same request later may succeed. */
-  abstract readonly transient: boolean;
-  readonly status: number | undefined;
+/** A failed Kubernetes API call; its message starts with the operation, when there is one. */
+export abstract class KubeError extends ApiError {
   readonly reason: string | undefined;
-  readonly retryAfterSeconds: number | undefined;
-  readonly operation: string | undefined;
 
   constructor(message: string, init: KubeErrorInit = {}) {
-    super(init.operation === undefined ? message : `${init.operation}: ${message}`, { cause: init.cause });
-    this.name = new.target.name;
-    this.status = init.status;
+    super(init.operation === undefined ? message : `${init.operation}: ${message}`, init);
     this.reason = init.reason;
-    this.retryAfterSeconds = init.retryAfterSeconds;
-    this.operation = init.operation;
   }
 }
 
 /** 409: a stale resourceVersion (optimistic concurrency) or, with reason "AlreadyExists", a create race. */
 export class ConflictError extends KubeError {
   readonly kind = "Conflict" as const;
-  readonly transient = false;
   get alreadyExists(): boolean {
     return this.reason === "AlreadyExists";
   }
@@ -68,43 +43,36 @@ export class ConflictError extends KubeError {
 /** 404. */
 export class NotFoundError extends KubeError {
   readonly kind = "NotFound" as const;
-  readonly transient = false;
 }
 
 /** 403: RBAC denies the request (or the namespace is terminating). */
 export class ForbiddenError extends KubeError {
   readonly kind = "Forbidden" as const;
-  readonly transient = false;
 }
 
 /** 401: no or bad credentials. */
 export class UnauthorizedError extends KubeError {
   readonly kind = "Unauthorized" as const;
-  readonly transient = false;
 }
 
 /** 410: the resourceVersion is too old (watch "Expired"); list again. */
 export class GoneError extends KubeError {
   readonly kind = "Gone" as const;
-  readonly transient = false;
 }
 
 /** 400 / 422: the request or the object is invalid. */
 export class InvalidError extends KubeError {
   readonly kind = "Invalid" as const;
-  readonly transient = false;
 }
 
 /** 429, 5xx, timeouts and network errors: the API server is busy or unreachable; retry with backoff. */
 export class UnavailableError extends KubeError {
-  readonly kind = "Unavailable" as const;
-  readonly transient = true;
+  readonly kind = "Transient" as const;
 }
 
 /** Anything else (other HTTP codes, TLS misconfiguration, bugs). */
 export class UnknownKubeError extends KubeError {
   readonly kind = "Unknown" as const;
-  readonly transient = false;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -173,16 +141,6 @@ export function parseStatus(body: unknown): KubeStatus | undefined {
   };
 }
 
-/** Parses a Retry-After value: delta-seconds or an HTTP date (relative to `now`). */
-export function parseRetryAfter(value: string | undefined, now: Date = new Date()): number | undefined {
-  if (value === undefined) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed);
-  const date = Date.parse(trimmed);
-  if (Number.isNaN(date)) return undefined;
-  return Math.max(0, Math.ceil((date - now.getTime()) / 1000));
-}
-
 function header(headers: unknown, name: string): string | undefined {
   if (!isRecord(headers)) return undefined;
   for (const [key, value] of Object.entries(headers)) {
@@ -195,14 +153,15 @@ function header(headers: unknown, name: string): string | undefined {
 export function kubeErrorFromStatus(
   status: number,
   body?: KubeStatus,
-  extra: { operation?: string | undefined; retryAfterSeconds?: number | undefined; cause?: unknown } = {},
+  extra: { operation?: string | undefined; retryAfterMs?: number | undefined; cause?: unknown } = {},
 ): KubeError {
   const Class = classForStatus(status);
   const message = body?.message ?? `HTTP ${status}${body?.reason === undefined ? "" : ` ${body.reason}`}`;
+  const statusRetry = body?.details?.retryAfterSeconds;
   return new Class(message, {
     status,
     reason: body?.reason,
-    retryAfterSeconds: extra.retryAfterSeconds ?? body?.details?.retryAfterSeconds,
+    retryAfterMs: extra.retryAfterMs ?? (statusRetry === undefined ? undefined : statusRetry * 1000),
     operation: extra.operation,
     cause: extra.cause,
   });
@@ -250,7 +209,7 @@ export function toKubeError(err: unknown, operation?: string, now: Date = new Da
       const body = parseStatus(err["body"]);
       return kubeErrorFromStatus(status, body, {
         operation,
-        retryAfterSeconds: parseRetryAfter(header(err["headers"], "retry-after"), now),
+        retryAfterMs: parseRetryAfter(header(err["headers"], "retry-after"), now),
         cause: err,
       });
     }

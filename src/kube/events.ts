@@ -52,7 +52,7 @@ export interface EventRecorderOptions {
   readonly random?: () => number;
 }
 
-export const MAX_EVENT_MESSAGE_LENGTH = 1024;
+const MAX_EVENT_MESSAGE_LENGTH = 1024;
 
 /** The involvedObject for a CapacityPolicy. */
 export function policySubject(policy: CapacityPolicy): EventSubject {

@@ -7,7 +7,6 @@ import {
   GoneError,
   InvalidError,
   NotFoundError,
-  parseRetryAfter,
   toKubeError,
   UnauthorizedError,
   UnavailableError,
@@ -48,7 +47,7 @@ describe("toKubeError", () => {
     const busy = toKubeError(
       new ApiException(429, "x", status(429, "TooManyRequests"), { "retry-after": "7" }),
     );
-    expect(busy.retryAfterSeconds).toBe(7);
+    expect(busy.retryAfterMs).toBe(7000);
     expect(busy.transient).toBe(true);
     expect(toKubeError(new ApiException(403, "x", status(403, "Forbidden"), {})).transient).toBe(false);
   });
@@ -68,13 +67,6 @@ describe("toKubeError", () => {
     expect(toKubeError(new Error("bug"))).toBeInstanceOf(UnknownKubeError);
     const typed = new NotFoundError("x");
     expect(toKubeError(typed)).toBe(typed);
-  });
-
-  it("parses Retry-After as seconds or an HTTP date", () => {
-    const now = new Date("2025-01-01T00:00:00Z");
-    expect(parseRetryAfter("12", now)).toBe(12);
-    expect(parseRetryAfter("Wed, 01 Jan 2025 00:00:30 GMT", now)).toBe(30);
-    expect(parseRetryAfter("soon", now)).toBeUndefined();
   });
 });
 

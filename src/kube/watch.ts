@@ -15,9 +15,10 @@
  * at once from the last resourceVersion; a clean end counts as contact with the server. The
  * silence watchdog (`silenceTimeoutMs`, longer than that) catches requests that hang.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Watch } from "@kubernetes/client-node";
 import type { CapacityPolicy } from "../api/index.js";
-import { type BackoffOptions, backoffDelayMs, DEFAULT_BACKOFF, sleep } from "./backoff.js";
+import { type BackoffOptions, backoffDelayMs, DEFAULT_BACKOFF } from "./backoff.js";
 import type { KubeClients } from "./client.js";
 import {
   GoneError,
@@ -301,7 +302,7 @@ class WatchLoop<T extends KubeObject> implements ResilientWatch<T> {
     this.failures++;
     const delay = backoffDelayMs(this.failures, this.backoff, this.random);
     this.report(error, phase, delay);
-    await sleep(delay, this.signal);
+    await sleep(delay, undefined, { signal: this.signal }).catch(() => {}); // stopped: the loop ends
   }
 
   private emit(event: WatchEvent<T>): void {

@@ -5,44 +5,38 @@
  * served, but nothing acts on them (no Pods are created for a Deployment,
  * namespaces stay Terminating on delete).
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { closeSync, openSync, rmSync, writeFileSync } from "node:fs";
-import { access, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
 import https from "node:https";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
+import { setTimeout as sleep } from "node:timers/promises";
+import { KubeConfig } from "@kubernetes/client-node";
+import { generateServerCertificate } from "../shared/tls.js";
 import { binariesPresent, type ControlPlaneBinaries, controlPlaneBinaries } from "./paths.js";
 
-const execFileAsync = promisify(execFile);
-
 /** The operator's identity, as it would be in-cluster. */
-export const OPERATOR_NAMESPACE = "signalr-autoscaler-system";
-export const OPERATOR_SERVICE_ACCOUNT = "signalr-autoscaler";
+const OPERATOR_NAMESPACE = "signalr-autoscaler-system";
+const OPERATOR_SERVICE_ACCOUNT = "signalr-autoscaler";
 export const OPERATOR_USER = `system:serviceaccount:${OPERATOR_NAMESPACE}:${OPERATOR_SERVICE_ACCOUNT}`;
-export const OPERATOR_GROUPS: readonly string[] = [
+const OPERATOR_GROUPS: readonly string[] = [
   "system:serviceaccounts",
   `system:serviceaccounts:${OPERATOR_NAMESPACE}`,
   "system:authenticated",
 ];
-export const ADMIN_USER = "admin";
-export const ADMIN_GROUPS: readonly string[] = ["system:masters", "system:authenticated"];
-export const CLUSTER_NAME = "signalr-autoscaler-local";
+const ADMIN_USER = "admin";
+const ADMIN_GROUPS: readonly string[] = ["system:masters", "system:authenticated"];
+const CLUSTER_NAME = "signalr-autoscaler-local";
 
 export interface StartControlPlaneOptions {
   /** Binaries to run; default: the cached ones for controlplane/versions.env (see ensureControlPlaneBinaries). */
   binaries?: ControlPlaneBinaries;
   /** How long to wait for etcd and kube-apiserver to become ready. Default 120 s. */
   startTimeoutMs?: number;
-  /**
-   * Serving certificate: "openssl" signs one with a fresh CA using the openssl CLI;
-   * "self-signed" lets kube-apiserver make its own (--cert-dir). "auto" (default)
-   * uses openssl when it is on PATH.
-   */
-  tls?: "auto" | "openssl" | "self-signed";
   /** Extra kube-apiserver flags, appended last (later flags win). */
   apiServerArgs?: readonly string[];
   /** Parent of the temporary directory; default os.tmpdir(). */
@@ -134,7 +128,7 @@ class ManagedProcess {
     if (this.child.pid === undefined) return;
     if (this.exit === undefined) {
       this.killGroup("SIGTERM");
-      const timer = new Promise<"timeout">((r) => setTimeout(r, graceMs, "timeout").unref());
+      const timer = sleep(graceMs, "timeout" as const, { ref: false });
       if ((await Promise.race([this.exited, timer])) === "timeout") {
         this.killGroup("SIGKILL");
         await this.exited;
@@ -240,26 +234,6 @@ async function freePorts(count: number): Promise<number[]> {
   return [...ports];
 }
 
-async function onPath(command: string): Promise<boolean> {
-  try {
-    await execFileAsync("sh", ["-c", `command -v ${command}`]);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
 interface Probe {
   status: number;
   body: string;
@@ -316,104 +290,19 @@ async function waitFor(
   }
 }
 
-function lastPemCertificate(bundle: string): string {
-  const blocks = bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
-  const last = blocks.at(-1);
-  if (last === undefined) throw new Error("no certificate in kube-apiserver's self-signed bundle");
-  return `${last}\n`;
-}
-
-async function makeServingCert(pki: string): Promise<{ caFile: string; certFile: string; keyFile: string }> {
-  const caKey = join(pki, "ca.key");
-  const caFile = join(pki, "ca.crt");
-  const keyFile = join(pki, "apiserver.key");
-  const csr = join(pki, "apiserver.csr");
-  const certFile = join(pki, "apiserver.crt");
-  const ext = join(pki, "apiserver.ext");
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-  await execFileAsync("openssl", [
-    "req",
-    "-x509",
-    ...ec,
-    "-keyout",
-    caKey,
-    "-out",
-    caFile,
-    "-days",
-    "365",
-    "-subj",
-    `/CN=${CLUSTER_NAME}-ca`,
-    "-addext",
-    "basicConstraints=critical,CA:TRUE",
-    "-addext",
-    "keyUsage=critical,keyCertSign,cRLSign",
-  ]);
-  await execFileAsync("openssl", [
-    "req",
-    "-new",
-    ...ec,
-    "-keyout",
-    keyFile,
-    "-out",
-    csr,
-    "-subj",
-    "/CN=kube-apiserver",
-  ]);
-  await writeFile(
-    ext,
-    [
-      "basicConstraints=critical,CA:FALSE",
-      "keyUsage=critical,digitalSignature,keyEncipherment",
-      "extendedKeyUsage=serverAuth",
-      "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc",
-      "",
-    ].join("\n"),
-  );
-  await execFileAsync("openssl", [
-    "x509",
-    "-req",
-    "-in",
-    csr,
-    "-CA",
-    caFile,
-    "-CAkey",
-    caKey,
-    "-set_serial",
-    `0x${randomBytes(16).toString("hex")}`,
-    "-days",
-    "365",
-    "-extfile",
-    ext,
-    "-out",
-    certFile,
-  ]);
-  return { caFile, certFile, keyFile };
-}
-
-function kubeconfig(server: string, caData: string, user: string, token: string): string {
+/** A kubeconfig with one cluster, one token user and the context joining them, as text. */
+function kubeconfig(server: string, caPem: string, user: string, token: string): string {
   const context = `${user}@${CLUSTER_NAME}`;
-  const ca = Buffer.from(caData).toString("base64");
-  return [
-    "apiVersion: v1",
-    "kind: Config",
-    "clusters:",
-    `- name: ${CLUSTER_NAME}`,
-    "  cluster:",
-    `    server: ${server}`,
-    `    certificate-authority-data: ${ca}`,
-    "users:",
-    `- name: ${user}`,
-    "  user:",
-    `    token: ${token}`,
-    "contexts:",
-    `- name: ${context}`,
-    "  context:",
-    `    cluster: ${CLUSTER_NAME}`,
-    `    user: ${user}`,
-    `current-context: ${context}`,
-    "preferences: {}",
-    "",
-  ].join("\n");
+  const config = new KubeConfig();
+  config.loadFromOptions({
+    clusters: [
+      { name: CLUSTER_NAME, server, caData: Buffer.from(caPem).toString("base64"), skipTLSVerify: false },
+    ],
+    users: [{ name: user, token }],
+    contexts: [{ name: context, cluster: CLUSTER_NAME, user }],
+    currentContext: context,
+  });
+  return config.exportConfig();
 }
 
 function csvQuote(value: string): string {
@@ -449,12 +338,6 @@ async function startOnce(options: StartControlPlaneOptions): Promise<ControlPlan
   }
   const timeoutMs = options.startTimeoutMs ?? 120_000;
   const keepDir = options.keepDir ?? (process.env["SIGNALR_AUTOSCALER_KEEP_CONTROLPLANE_DIR"] ?? "") !== "";
-  const tlsMode =
-    options.tls === undefined || options.tls === "auto"
-      ? (await onPath("openssl"))
-        ? "openssl"
-        : "self-signed"
-      : options.tls;
 
   const dir = await mkdtemp(join(options.baseDir ?? tmpdir(), "signalr-autoscaler-controlplane-"));
   const pki = join(dir, "pki");
@@ -544,17 +427,21 @@ async function startOnce(options: StartControlPlaneOptions): Promise<ControlPlan
     await writeFile(saKey, privateKey, { mode: 0o600 });
     await writeFile(saPub, publicKey);
 
-    let servingArgs: string[];
-    let caFile: string;
-    const certDir = join(pki, "serving");
-    if (tlsMode === "openssl") {
-      const made = await makeServingCert(pki);
-      caFile = made.caFile;
-      servingArgs = [`--tls-cert-file=${made.certFile}`, `--tls-private-key-file=${made.keyFile}`];
-    } else {
-      caFile = join(pki, "ca.crt");
-      servingArgs = [`--cert-dir=${certDir}`];
-    }
+    // The serving certificate, signed by a CA of its own, for the names clients use.
+    const tls = await generateServerCertificate({
+      caName: `${CLUSTER_NAME}-ca`,
+      serverName: "kube-apiserver",
+      dnsNames: ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"],
+      ipAddresses: ["127.0.0.1"],
+      days: 365,
+    });
+    const caData = tls.caPem;
+    const caFile = join(pki, "ca.crt");
+    const certFile = join(pki, "apiserver.crt");
+    const keyFile = join(pki, "apiserver.key");
+    await writeFile(caFile, caData);
+    await writeFile(certFile, tls.certPem);
+    await writeFile(keyFile, tls.keyPem, { mode: 0o600 });
 
     await waitFor("etcd did not become healthy", etcd, deadline, async () => {
       const res = await get(`${etcdEndpoint}/health`);
@@ -567,7 +454,8 @@ async function startOnce(options: StartControlPlaneOptions): Promise<ControlPlan
       "--bind-address=127.0.0.1",
       "--advertise-address=127.0.0.1",
       `--secure-port=${securePort}`,
-      ...servingArgs,
+      `--tls-cert-file=${certFile}`,
+      `--tls-private-key-file=${keyFile}`,
       `--token-auth-file=${tokenFile}`,
       "--authorization-mode=RBAC",
       "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
@@ -582,7 +470,6 @@ async function startOnce(options: StartControlPlaneOptions): Promise<ControlPlan
       ...(options.apiServerArgs ?? []),
     ];
 
-    let caData = "";
     const startApiServer = async (until: number): Promise<void> => {
       const proc = new ManagedProcess(
         "kube-apiserver",
@@ -592,15 +479,6 @@ async function startOnce(options: StartControlPlaneOptions): Promise<ControlPlan
       );
       apiserver = proc;
       recordPgids();
-      if (tlsMode === "self-signed" && caData === "") {
-        const bundle = join(certDir, "apiserver.crt");
-        await waitFor("kube-apiserver did not write its certificate", proc, until, () => exists(bundle));
-        await sleep(200); // the file is written in one go, but give it a moment
-        caData = lastPemCertificate(await readFile(bundle, "utf8"));
-        await writeFile(caFile, caData);
-      } else if (caData === "") {
-        caData = await readFile(caFile, "utf8");
-      }
       await waitFor("kube-apiserver did not become ready", proc, until, async () => {
         const res = await get(`${server}/readyz`, { ca: caData, token: adminToken });
         return res.status === 200 && res.body.trim() === "ok";

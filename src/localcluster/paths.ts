@@ -34,7 +34,7 @@ export function repoRoot(): string {
   return resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 }
 
-export function versionsFile(root: string = repoRoot()): string {
+function versionsFile(root: string = repoRoot()): string {
   return join(root, "controlplane", "versions.env");
 }
 

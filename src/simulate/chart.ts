@@ -15,7 +15,7 @@ import { MINUTE_MS, type StrategyRun } from "./engine.js";
 export type ChartPoint = TimePoint;
 
 /** The chart's points: per bucket, the maximum of each quantity of each strategy. */
-export function chartData(
+function chartData(
   startMs: number,
   demand: Float64Array,
   runs: readonly StrategyRun[],

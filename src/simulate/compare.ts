@@ -160,7 +160,7 @@ function startNotes(
 }
 
 /** The policy's allowed sizes, ascending. */
-export function policySizes(policy: DecisionPolicy): SkuUnits[] {
+function policySizes(policy: DecisionPolicy): SkuUnits[] {
   return candidates(policy.spec.skus.filter(isScalableSku));
 }
 
@@ -207,7 +207,7 @@ export interface ComparisonProgress {
  * minutes, returns the result. {@link compare} runs it at once, {@link compareAsync} gives way to
  * the event loop between steps and can be aborted.
  */
-export function* comparison(input: ComparisonInput): Generator<ComparisonProgress, Comparison, void> {
+function* comparison(input: ComparisonInput): Generator<ComparisonProgress, Comparison, void> {
   const minutes = input.demand.length;
   if (minutes === 0) throw new RangeError("nothing to simulate: the demand has no minutes");
   const spec = input.policy.spec;

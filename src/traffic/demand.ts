@@ -25,7 +25,7 @@ export type DemandFunction = (time: Date) => number;
 const DAY_MS = 86_400_000;
 
 /** Names accepted for {@link parsePattern}. */
-export const PATTERN_NAMES = ["constant", "daily", "ramp"] as const;
+const PATTERN_NAMES = ["constant", "daily", "ramp"] as const;
 
 /** `constant`, `daily` or `ramp` (`ramp` over 60 minutes). @throws RangeError for other names. */
 export function parsePattern(name: string): DemandPattern {

@@ -117,7 +117,7 @@ describe("signalr-autoscaler emulator", { timeout: 30_000 }, () => {
     });
     expect(added.status).toBe(201);
     const az = createAzureAdapters({ credential: staticCredential(), armEndpoint: info.armEndpoint, ca });
-    await expect(az.instances.get(id)).rejects.toMatchObject({ kind: "transient", statusCode: 503 });
+    await expect(az.instances.get(id)).rejects.toMatchObject({ kind: "Transient", status: 503 });
     await expect(az.instances.get(id)).resolves.toMatchObject({ sku: "Premium_P1", units: 1 });
 
     // Instances and demand through the control API.

@@ -119,7 +119,7 @@ describe("ARM instances against the emulator", { timeout: 30_000 }, () => {
     // A second update while the first runs gets 409: wait, don't stack.
     const conflict = await caught(() => instances.beginScale(id, { sku: "Premium_P1", units: 30 }));
     expect(conflict).toBeInstanceOf(OperationInProgressError);
-    expect((conflict as OperationInProgressError).statusCode).toBe(409);
+    expect((conflict as OperationInProgressError).status).toBe(409);
 
     emu.control.advance(120_000);
     const done = await instances.observeUpdate(id, op.target);

@@ -4,6 +4,7 @@
  * setting on the instance (Conflict, no ARM update).
  */
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { GROUP, PLURAL, VERSION } from "../../src/api/index.js";
 import type { KubeClients } from "../../src/kube/client.js";
 import { adminClients, createNamespace, deploymentManifest, ensureCrd, eventually } from "../kube/support.js";
 import { type Harness, signalrId, startHarness } from "./harness.js";
@@ -13,6 +14,7 @@ import {
   createPolicy,
   eventsFor,
   getPolicy,
+  patchPolicy,
   policyManifest,
   requestCollector,
 } from "./helpers.js";
@@ -210,5 +212,43 @@ describe("conflicts", () => {
       30_000,
       500,
     );
+  });
+
+  it("forgets the native autoscale settings it read for a retargeted or deleted policy", async () => {
+    const { ns, id, harness } = await setUp("native-forget");
+    const other = signalrId("chat-other");
+    harness.emulator.control.addInstance({
+      resourceId: other,
+      sku: "Premium_P1",
+      units: 20,
+      connections: 2000,
+    });
+    await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 50 } }));
+    await eventually(
+      async () => {
+        expect((await getPolicy(kube, ns, "chat")).status?.current?.units).toBe(10);
+        expect(harness.operator.cachedResources).toBe(1);
+      },
+      60_000,
+      500,
+    );
+
+    // Retargeted: the new target's settings are read, the old target's are dropped.
+    await patchPolicy(kube, ns, "chat", { spec: { target: { service: "SignalR", resourceId: other } } });
+    await eventually(
+      async () => expect((await getPolicy(kube, ns, "chat")).status?.current?.units).toBe(20),
+      60_000,
+      500,
+    );
+    expect(harness.operator.cachedResources).toBe(1);
+
+    await kube.customObjects.deleteNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns,
+      plural: PLURAL,
+      name: "chat",
+    });
+    await eventually(() => expect(harness.operator.cachedResources).toBe(0), 30_000, 200);
   });
 });

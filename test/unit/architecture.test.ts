@@ -55,6 +55,11 @@ const LAYER_RULES: readonly LayerRule[] = [
     forbidden: ["simulate"],
     why: "demo and simulate share traffic/ and chart/, not each other",
   },
+  {
+    from: ["shared"],
+    forbidden: [...ABOVE_THE_PURE_LAYERS, "autoscale", "capacity", "api", "traffic", "chart"],
+    why: "shared/ is the bottom: the adapters and the loopback servers build on it, it on none of them",
+  },
   { from: "*", forbidden: ["cli"], why: "the commands are the top layer" },
 ];
 

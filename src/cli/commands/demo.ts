@@ -24,8 +24,8 @@ import { durationFlag, numberFlag, readFlagFile, timeFlag } from "../flags.js";
 import type { CliIo } from "../io.js";
 import { formatJson } from "../output.js";
 
-export const DEFAULT_POLICY = "examples/demo.yaml";
-export const DEFAULT_NAMESPACE = "signalr-autoscaler-demo";
+const DEFAULT_POLICY = "examples/demo.yaml";
+const DEFAULT_NAMESPACE = "signalr-autoscaler-demo";
 
 interface DemoFlags extends CommonOptions {
   kubeconfig?: string;

@@ -13,9 +13,9 @@ import {
   ResourceIdError,
   UnknownServiceError,
 } from "../../azure/resource-id.js";
-import { type ServiceKind, type SkuName, WorkloadError } from "../../capacity/index.js";
+import { isSkuName, type ServiceKind, type SkuName, WorkloadError } from "../../capacity/index.js";
 import { type RunningEmulator, startEmulator } from "../../emulator/emulator.js";
-import { allowedUnits, type InstanceSpec, isSkuName } from "../../emulator/state.js";
+import { allowedUnits, type InstanceSpec } from "../../emulator/state.js";
 import {
   type DemandSpec,
   defaultMix,
@@ -88,7 +88,7 @@ async function loadDemand(flags: EmulatorFlags, cwd: string, peak: number): Prom
 }
 
 /** Turns the flags into emulator options; every problem is a UsageError. */
-export async function emulatorPlan(
+async function emulatorPlan(
   flags: EmulatorFlags,
   cwd: string,
 ): Promise<{ instances: InstanceSpec[]; options: Parameters<typeof startEmulator>[0] & object }> {
@@ -254,7 +254,7 @@ function waitForAbort(signal: AbortSignal): Promise<void> {
 }
 
 /** Runs the emulator until `io.signal` aborts. */
-export async function runEmulatorCommand(flags: EmulatorFlags, io: CliIo): Promise<void> {
+async function runEmulatorCommand(flags: EmulatorFlags, io: CliIo): Promise<void> {
   const plan = await emulatorPlan(flags, io.cwd);
   const emulator = await startEmulator({
     ...plan.options,

@@ -216,7 +216,7 @@ function signalValue(s: SignalReport): string {
 }
 
 /** The human rendering of a recommendation. */
-export function renderRecommendation(r: RecommendReport): string {
+function renderRecommendation(r: RecommendReport): string {
   const d = r.decision;
   const cur = `${d.current.sku} ${d.current.units}${d.current.replicas !== undefined ? `, replicas ${d.current.replicas}` : ""}`;
   const lines: string[] = [];
@@ -282,7 +282,7 @@ export function renderRecommendation(r: RecommendReport): string {
 }
 
 /** The JSON rendering: desired, reasons, limitedBy, conditions and the rest of the decision. */
-export function recommendationJson(r: RecommendReport): unknown {
+function recommendationJson(r: RecommendReport): unknown {
   const d = r.decision;
   return {
     policy: r.policy,

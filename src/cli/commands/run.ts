@@ -45,12 +45,12 @@ interface RunFlags extends CommonOptions {
 }
 
 /** A credential that hands out a fixed token: only for an emulator (the real ARM refuses it). */
-export function staticCredential(token = "signalr-autoscaler-emulator"): TokenCredential {
+function staticCredential(token = "signalr-autoscaler-emulator"): TokenCredential {
   return { getToken: async () => ({ token, expiresOnTimestamp: Date.now() + 3_600_000 }) };
 }
 
 /** Turns `https://{region}.example` into a function of the region. */
-export function metricsEndpointTemplate(template: string): (region: string) => string {
+function metricsEndpointTemplate(template: string): (region: string) => string {
   if (!/^https:\/\//.test(template))
     throw new UsageError(`--metrics-endpoint must be an https URL, got "${template}"`);
   return (region) => template.replaceAll("{region}", region);

@@ -95,7 +95,7 @@ export function defaultNativeRules(outPercent = 70, inPercent = 30): NativeRule[
 }
 
 /** Whether a value triggers a rule. */
-export function fires(rule: NativeRule, value: number): boolean {
+function fires(rule: NativeRule, value: number): boolean {
   switch (rule.operator) {
     case "GreaterThan":
       return value > rule.threshold;
@@ -109,7 +109,7 @@ export function fires(rule: NativeRule, value: number): boolean {
 }
 
 /** The unit counts the setting can use: its SKU's ladder within [minimum, maximum]. */
-export function nativeLadder(setting: NativeSetting): number[] {
+function nativeLadder(setting: NativeSetting): number[] {
   const ladder = DEFAULT_LADDERS[setting.sku];
   const inRange = ladder.filter((u) => u >= setting.minimum && u <= setting.maximum);
   if (inRange.length > 0) return inRange;

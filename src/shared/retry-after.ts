@@ -1,6 +1,6 @@
 /**
- * How long Azure asks a client to wait, from the response headers of a 429 (or a 503). Pure: the
- * current time is an argument.
+ * How long a server (Azure, the Kubernetes API server) asks a client to wait, from the response
+ * headers of a 429 (or a 503). Pure: the current time is an argument.
  *
  * Headers read, first one present wins:
  * - `retry-after-ms`, `x-ms-retry-after-ms`: milliseconds (Azure SDK convention);
@@ -14,7 +14,7 @@
 /** Longest wait honoured by default: 5 minutes. */
 export const DEFAULT_RETRY_AFTER_CAP_MS = 5 * 60_000;
 /** Wait assumed when a throttling response carries no usable header: 30 seconds. */
-export const DEFAULT_RETRY_AFTER_MS = 30_000;
+const DEFAULT_RETRY_AFTER_MS = 30_000;
 
 const SECONDS = /^\d+(?:\.\d+)?$/;
 // IMF-fixdate "Sun, 06 Nov 1994 08:49:37 GMT", RFC 850 "Sunday, 06-Nov-94 08:49:37 GMT",
