@@ -595,7 +595,7 @@ const TargetSkuUnitsSchema = Type.Object(
   { additionalProperties: false, description: "A SKU and unit count." },
 );
 
-export const SignalLevelsSchema = Type.Object(
+const SignalLevelsSchema = Type.Object(
   {
     serverLoadPercent: NonNegative("Peak server load of the window, %."),
     connections: NonNegative("Peak concurrent connections of the window, connections."),
@@ -665,7 +665,7 @@ const PolicyConditionSchema = Type.Object(
   { additionalProperties: false, description: "A metav1.Condition." },
 );
 
-export const IngestionSchema = Type.Object(
+const IngestionSchema = Type.Object(
   {
     observedDelaySeconds: Type.Optional(
       Type.Integer({

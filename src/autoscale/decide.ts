@@ -169,7 +169,7 @@ export interface Decision {
 }
 
 /** Milliseconds since the epoch of a decision time. */
-export function toMs(now: Date | number | string): number {
+function toMs(now: Date | number | string): number {
   const ms = now instanceof Date ? now.getTime() : typeof now === "number" ? now : Date.parse(now);
   if (!Number.isFinite(ms)) throw new RangeError(`invalid decision time ${String(now)}`);
   return ms;

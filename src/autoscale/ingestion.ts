@@ -25,9 +25,9 @@ import type { MetricSample } from "./samples.js";
 import { parseTime, timeOf } from "./time.js";
 
 /** How long an observation counts, seconds (6 hours). */
-export const OBSERVATION_TTL_SECONDS = 6 * 3600;
+const OBSERVATION_TTL_SECONDS = 6 * 3600;
 /** Buckets remembered between passes. */
-export const MAX_REMEMBERED_BUCKETS = 10;
+const MAX_REMEMBERED_BUCKETS = 10;
 
 /** What passes remember about ingestion (kept in `status.ingestion`). */
 export interface IngestionState {

@@ -133,7 +133,7 @@ export interface PassWrite {
 }
 
 /** How soon to look again while an ARM update runs, ms. */
-export const IN_FLIGHT_POLL_MS = 15_000;
+const IN_FLIGHT_POLL_MS = 15_000;
 
 /** The plan of a pass (see the module comment). Pure. */
 export function planPass(input: PassInput): PassPlan {

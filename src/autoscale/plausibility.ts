@@ -20,9 +20,9 @@
 import { CONNECTIONS_PER_UNIT } from "../capacity/skus.js";
 
 /** How far above 100 % a percentage may be and still be read as the ceiling (5 %). */
-export const OVER_CEILING_TOLERANCE = 0.05;
+const OVER_CEILING_TOLERANCE = 0.05;
 /** How far above the connection quota a count may be and still be read as the quota (10 %). */
-export const OVER_QUOTA_TOLERANCE = 0.1;
+const OVER_QUOTA_TOLERANCE = 0.1;
 
 /** One value that was not used as measured. */
 export interface SampleFinding {
@@ -45,7 +45,7 @@ const PERCENT_FIELDS: readonly string[] = ["serverLoadPercent", "connectionQuota
  * Checks one value of a bucket (see the module comment): the value to use (`null` when left
  * out, `undefined` when absent) and what was found.
  */
-export function plausibleValue(
+function plausibleValue(
   field: string,
   value: number | null | undefined,
   startMs: number,

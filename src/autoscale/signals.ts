@@ -99,13 +99,13 @@ export interface SignalEvaluation {
 
 const EPS = 1e-9;
 /** Fraction of a ceiling at which a measurement counts as saturated. */
-export const SATURATION = 0.99;
+const SATURATION = 0.99;
 
 /**
  * A value pinned at its ceiling: within 1 % below or above it. A value clearly above the ceiling
  * is a real measurement of the demand (it asks for its own proportional units).
  */
-export function saturatedAt(value: number, ceiling: number): boolean {
+function saturatedAt(value: number, ceiling: number): boolean {
   return value >= ceiling * SATURATION && value <= ceiling * (2 - SATURATION);
 }
 

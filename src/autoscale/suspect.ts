@@ -22,7 +22,7 @@ import type { ScaleEvent } from "../api/index.js";
 import { parseTime } from "./time.js";
 
 /** How long a suspect signal's scale-out is held after the change it did not respond to, seconds. */
-export const SUSPECT_HOLD_SECONDS = 3600;
+const SUSPECT_HOLD_SECONDS = 3600;
 
 /** Peak levels of a window, as measured (not converted). */
 export interface SignalLevels {

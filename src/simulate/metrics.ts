@@ -20,7 +20,7 @@ import { SCALABLE_SKUS, type ScalableSku } from "../capacity/index.js";
 import type { ScaleOperation, StrategyRun } from "./engine.js";
 
 /** How soon a scale in the other direction makes the one before it a reversal, ms (30 minutes). */
-export const REVERSAL_WINDOW_MS = 30 * 60_000;
+const REVERSAL_WINDOW_MS = 30 * 60_000;
 
 /**
  * Scale operations (in start order) followed within `windowMs` of their start by the next one in
