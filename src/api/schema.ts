@@ -302,7 +302,7 @@ const ScalingPolicySchema = Type.Object(
   {
     type: StringEnum(SCALING_POLICY_TYPES, {
       description:
-        "Units: change by at most value units; Percent: by at most value % of the current units; Steps: by at most value rungs of the SKU's unit ladder.",
+        "Units: change by at most value units; Percent: by at most value % of the units at the start of the period (the HPA's rule: scale-outs within the period are not counted, so a scale-in may undo them); Steps: by at most value rungs of the SKU's unit ladder.",
     }),
     value: Int("Size of the allowed change, in units, % or ladder steps (see type).", 1),
     periodSeconds: Int("Window the allowed change applies to, seconds.", 1, 3600),
@@ -604,7 +604,7 @@ const SignalLevelsSchema = Type.Object(
   {
     additionalProperties: false,
     description:
-      "The metrics window's peaks when the update was sent: after the change, server load that did not fall while these did not grow is suspect.",
+      "The metrics window's peaks when the update was sent: for up to an hour after a completed scale-out, server load that did not fall while connections and traffic did not grow is suspect (its scale-out is held, reason SignalSuspect).",
   },
 );
 
@@ -636,14 +636,21 @@ const RecommendationSchema = Type.Object(
 const ScaleEventSchema = Type.Object(
   {
     time: DateTime("When the change was observed complete (RFC 3339)."),
-    startedAt: Type.Optional(DateTime("When the update was sent (RFC 3339).")),
+    startedAt: Type.Optional(
+      DateTime(
+        "When the update was sent (RFC 3339). Minutes between it and time may have been served by either size: they are read at the smaller one and never justify a scale-in. Absent: taken as time.",
+      ),
+    ),
     fromSku: ObservedSku("SKU before."),
     fromUnits: UnitsField("Units before, units."),
     toSku: TargetSku("SKU after."),
     toUnits: UnitsField("Units after, units."),
     before: Type.Optional(SignalLevelsSchema),
   },
-  { additionalProperties: false, description: "One applied capacity change." },
+  {
+    additionalProperties: false,
+    description: "One applied capacity change (an update that failed or did not apply is never recorded).",
+  },
 );
 
 const PolicyConditionSchema = Type.Object(
@@ -670,19 +677,22 @@ const IngestionSchema = Type.Object(
     observedDelaySeconds: Type.Optional(
       Type.Integer({
         description:
-          "The longest time after its end that a metrics bucket was seen still filling (its totals grew later), seconds. When longer than spec.metrics.ingestionDelay, decisions wait for it instead; raise the setting to match.",
+          "The longest time after its end that a metrics bucket was seen still filling (its totals grew on a later pass), seconds — measured from the bucket's end, as spec.metrics.ingestionDelay is. Decisions then read only buckets older than the next whole minute above it (reason IngestionDelayObserved names the setting to use). Forgotten 6 hours after it was observed, when a new observation comes.",
         minimum: 0,
       }),
     ),
-    observedAt: Type.Optional(DateTime("When that delay was observed (RFC 3339).")),
-    seenAt: Type.Optional(DateTime("When the remembered bucket totals were read (RFC 3339).")),
+    observedAt: Type.Optional(DateTime("When observedDelaySeconds was observed (RFC 3339).")),
+    seenAt: Type.Optional(
+      DateTime("When the pass that read the remembered bucket totals (buckets) ran (RFC 3339)."),
+    ),
     buckets: Type.Optional(
       Type.Array(
         Type.Object(
           {
             time: DateTime("Bucket start (RFC 3339)."),
             total: Type.Number({
-              description: "Sum of the bucket's traffic totals as read then (messages/s + bytes/s).",
+              description:
+                "Bookkeeping, not a measurement: the bucket's MessageCount, InboundTraffic and OutboundTraffic rates added up as read then, compared on the next pass to see whether the bucket was still filling.",
               minimum: 0,
             }),
           },

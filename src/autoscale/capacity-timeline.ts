@@ -40,6 +40,8 @@ export interface CapacityTimeline {
   overlapsChange(startMs: number): boolean;
   /** The largest unit count that may have served the bucket starting at `startMs`, units. */
   maxUnitsAt(startMs: number): number;
+  /** The changes the bucket starting at `startMs` overlaps (none: served by one size). */
+  changesAt(startMs: number): readonly UnitChange[];
 }
 
 const ms = parseTime;
@@ -94,6 +96,7 @@ export function capacityTimeline(changes: readonly UnitChange[], currentUnits: n
   return {
     unitsAt,
     overlapsChange: (startMs) => overlapping(startMs).length > 0,
+    changesAt: overlapping,
     maxUnitsAt(startMs) {
       const during = overlapping(startMs);
       return during.length > 0

@@ -318,6 +318,22 @@ export function decide(input: DecisionInput): Decision {
       ),
     );
   }
+  const overlaps = window.buckets.filter((b) => b.sample && timeline.overlapsChange(b.start));
+  const overlapped = overlaps[0] && timeline.changesAt(overlaps[0].start)[0];
+  if (overlaps.length > 0 && overlapped) {
+    const hhmm = (t: number) => new Date(t).toISOString().slice(11, 16);
+    const first = overlaps[0]?.start ?? 0;
+    const last = overlaps.at(-1)?.start ?? 0;
+    const done = Number.isFinite(overlapped.completedMs)
+      ? `observed complete at ${hhmm(overlapped.completedMs)}`
+      : "still in flight";
+    reasons.push(
+      reason(
+        "OverlapsScale",
+        `${overlaps.length} bucket(s) (${hhmm(first)}${last > first ? `–${hhmm(last)}` : ""} UTC) overlap the change ${overlapped.fromUnits} → ${overlapped.toUnits} units (sent at ${hhmm(overlapped.startedMs)}, ${done}): read at the smaller size, ${Math.min(overlapped.fromUnits, overlapped.toUnits)} units, and never trusted for scale-in`,
+      ),
+    );
+  }
   if (delaySeconds > times.ingestionDelaySeconds) {
     reasons.push(
       reason(
@@ -493,6 +509,11 @@ export function decide(input: DecisionInput): Decision {
           limit(
             b,
             `an update to ${formatSize(inFlight.to)} was sent at ${inFlight.startedAt} and is not observed complete: samples since may have been served by either size`,
+          );
+        } else if (b === "Settling" && times.settleSeconds === 0) {
+          limit(
+            b,
+            `the scale observed complete at ${new Date(lastScaleMs).toISOString()}: samples from before it are not trusted for scale-in`,
           );
         } else if (b === "Settling") {
           limit(

@@ -127,16 +127,29 @@ export function plausibleSample<T extends { [K in F]: number | null }, F extends
   return out;
 }
 
-/** One line for a reason: the findings of a kind, the first three in full. */
+/** Azure Monitor's names of the sample fields, and their units, for people. */
+const METRIC_NAMES: Readonly<Record<string, [string, string]>> = {
+  serverLoadPercent: ["ServerLoad", " %"],
+  connectionQuotaUtilizationPercent: ["ConnectionQuotaUtilization", " %"],
+  connections: ["connection count", ""],
+  messagesPerSecond: ["MessageCount", " messages/s"],
+  inboundBytesPerSecond: ["InboundTraffic", " B/s"],
+  outboundBytesPerSecond: ["OutboundTraffic", " B/s"],
+};
+
+/** One line for a reason: the findings of a kind, the first three in full (times UTC). */
 export function describeFindings(findings: readonly SampleFinding[]): string {
   const shown = findings.slice(0, 3).map((f) => {
     const at = new Date(f.startMs).toISOString().slice(11, 16);
-    return `${f.field} ${formatValue(f.value)} at ${at} (${f.why})`;
+    const [name, unit] = METRIC_NAMES[f.field] ?? [f.field, ""];
+    return `${name} ${formatValue(f.value)}${unit} at ${at} UTC (${f.why})`;
   });
   const more = findings.length > 3 ? `, and ${findings.length - 3} more` : "";
   return `${shown.join("; ")}${more}`;
 }
 
+const NUMBER = new Intl.NumberFormat("en-US", { maximumFractionDigits: 2 });
+
 function formatValue(v: number): string {
-  return Number.isFinite(v) ? String(Math.round(v * 100) / 100) : String(v);
+  return Number.isFinite(v) ? NUMBER.format(v) : String(v);
 }

@@ -39,6 +39,11 @@ const REASON_CODES = [
   /** Buckets were left out: newer than the ingestion delay, or with an unreadable time. */
   "SamplesIgnored",
   /**
+   * Buckets overlap a capacity change (from the update request to its observed completion): read
+   * at the smaller of the two sizes, never trusted for scale-in (capacity-timeline.ts).
+   */
+  "OverlapsScale",
+  /**
    * Values the service cannot have measured were left out (not finite, negative, a percentage
    * far above 100, more connections than the quota holds): unknown for their bucket, not demand.
    */

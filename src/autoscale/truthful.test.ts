@@ -206,7 +206,7 @@ describe("one sample's value moves the recommendation at most as far as saturati
     const d = decide({ policy: policy(spec()), samples: bad, current, now: NOW });
     expect(d.recommendation?.units).toBe(9);
     const why = d.reasons.find((r) => r.code === "SampleInvalid");
-    expect(why?.message).toContain("serverLoadPercent 4000");
+    expect(why?.message).toContain("ServerLoad 4,000 % at 11:55 UTC");
     // Unknown for its bucket: no scale-in on it.
     expect(d.scaleIn.blockedBy).toContain("MetricsIncomplete");
   });

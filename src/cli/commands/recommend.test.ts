@@ -180,7 +180,7 @@ describe("signalr-autoscaler recommend", () => {
       expect(r.code).toBe(0);
       const body = JSON.parse(r.out);
       expect(reasonOf(body, "SampleInvalid")?.message).toBe(
-        "left out, not demand: serverLoadPercent 4000 at 11:54 (above 100 % by more than 5 %: the service cannot report it)",
+        "left out, not demand: ServerLoad 4,000 % at 11:54 UTC (above 100 % by more than 5 %: the service cannot report it)",
       );
       // 86 % at 10 units (the highest possible bucket) asks for 13 units → 20 on the ladder, not units.max.
       expect(body.signals[0]).toMatchObject({ signal: "serverLoad", status: "Incomplete", desiredUnits: 13 });

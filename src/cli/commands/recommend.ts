@@ -198,8 +198,15 @@ async function recommend(flags: RecommendFlags, io: CliIo): Promise<RecommendRep
     samples,
     current,
     history,
+    ...(status?.operation ? { operation: status.operation } : {}),
     now: nowMs,
   });
+  if (status?.operation) {
+    const op = status.operation;
+    notes.push(
+      `an update to ${op.to.sku} × ${op.to.units} was sent at ${op.startedAt} and is not observed complete: the operator sends no other until it is (AbleToScale=False, ScaleInProgress)`,
+    );
+  }
   return {
     policy: `${policy.metadata.namespace}/${policy.metadata.name}`,
     service: spec.target.service,
@@ -252,7 +259,7 @@ function renderRecommendation(r: RecommendReport): string {
     );
   }
   lines.push(
-    `scale-in: ${d.scaleIn.allowed ? "allowed" : `blocked (${d.scaleIn.blockedBy.join(", ") || "no decision"})`}`,
+    `scale-in gate: ${d.scaleIn.allowed ? "open (the metrics may justify a scale-in)" : `closed (${d.scaleIn.blockedBy.join(", ") || "no decision"})`}`,
   );
   for (const n of r.notes) lines.push(`note: ${n}`);
   let out = `${lines.join("\n")}\n\n`;
