@@ -13,7 +13,6 @@
  */
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import type { Command } from "commander";
 import { parse as parseYaml } from "yaml";
 import {
   type CapacityPolicy,
@@ -31,7 +30,7 @@ import {
   type SignalReport,
 } from "../../autoscale/index.js";
 import type { SkuName } from "../../capacity/skus.js";
-import { type CliCommand, type CommonOptions, withCommonOptions } from "../command.js";
+import { type CliCommand, type CommonOptions, defineCommand } from "../command.js";
 import { UsageError } from "../errors.js";
 import type { CliIo } from "../io.js";
 import { parseMetricsBody, samplesFromBody } from "../metrics-file.js";
@@ -308,42 +307,36 @@ function recommendationJson(r: RecommendReport): unknown {
 }
 
 /** The `recommend` subcommand. */
-export const recommendCommand: CliCommand = {
-  register(program: Command, io: CliIo) {
-    withCommonOptions(
-      program
-        .command("recommend")
-        .description(
-          "Explain the scaling decision for a policy from a saved Azure Monitor metrics response: the desired SKU, units and replicas, which signal drove it, what limited it, and the status conditions.",
-        )
-        .option(
-          "--policy <file>",
-          "CapacityPolicy manifest (YAML or JSON; a kubectl -o yaml dump also supplies its status)",
-        )
-        .option(
-          "--metrics <file>",
-          "Azure Monitor metrics response: a metrics:getBatch body or a single-resource metrics body (JSON)",
-        )
-        .option(
-          "--current <sku/units[/replicas]>",
-          "current capacity, e.g. Premium_P1/20/4 (default: the status's current)",
-        )
-        .option(
-          "--hpa-min-replicas <n>",
-          "current minReplicas of the HorizontalPodAutoscaler the policy names",
-        )
-        .option("--status <file>", "CapacityPolicy status (or whole object) with the decision history")
-        .option(
-          "--now <time>",
-          "time of the decision, RFC 3339 (default: the end of the response's time span)",
-        )
-        .addHelpText(
-          "after",
-          "\nExamples:\n  signalr-autoscaler recommend --policy chat.yaml --metrics getbatch.json --current Premium_P1/10/3\n  kubectl get capol chat -o yaml > chat.yaml && signalr-autoscaler recommend --policy chat.yaml --metrics metrics.json -o json\n",
-        ),
-    ).action(async (flags: RecommendFlags) => {
-      const r = await recommend(flags, io);
-      io.stdout(flags.output === "json" ? formatJson(recommendationJson(r)) : renderRecommendation(r));
-    });
+export const recommendCommand: CliCommand = defineCommand<RecommendFlags>({
+  name: "recommend",
+  description:
+    "Explain the scaling decision for a policy from a saved Azure Monitor metrics response: the desired SKU, units and replicas, which signal drove it, what limited it, and the status conditions.",
+  flags: (cmd) =>
+    cmd
+      .option(
+        "--policy <file>",
+        "CapacityPolicy manifest (YAML or JSON; a kubectl -o yaml dump also supplies its status)",
+      )
+      .option(
+        "--metrics <file>",
+        "Azure Monitor metrics response: a metrics:getBatch body or a single-resource metrics body (JSON)",
+      )
+      .option(
+        "--current <sku/units[/replicas]>",
+        "current capacity, e.g. Premium_P1/20/4 (default: the status's current)",
+      )
+      .option("--hpa-min-replicas <n>", "current minReplicas of the HorizontalPodAutoscaler the policy names")
+      .option("--status <file>", "CapacityPolicy status (or whole object) with the decision history")
+      .option(
+        "--now <time>",
+        "time of the decision, RFC 3339 (default: the end of the response's time span)",
+      ),
+  examples: [
+    "signalr-autoscaler recommend --policy chat.yaml --metrics getbatch.json --current Premium_P1/10/3",
+    "kubectl get capol chat -o yaml > chat.yaml && signalr-autoscaler recommend --policy chat.yaml --metrics metrics.json -o json",
+  ],
+  action: async (flags, io) => {
+    const r = await recommend(flags, io);
+    io.stdout(flags.output === "json" ? formatJson(recommendationJson(r)) : renderRecommendation(r));
   },
-};
+});
