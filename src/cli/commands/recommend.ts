@@ -280,6 +280,24 @@ function renderRecommendation(r: RecommendReport): string {
   return out;
 }
 
+/** The decision's fields in `recommend -o json`, in this order; an absent one is null. */
+const DECISION_JSON_FIELDS = [
+  "mode",
+  "action",
+  "current",
+  "desired",
+  "recommendation",
+  "drivenBy",
+  "limitedBy",
+  "reasons",
+  "conditions",
+  "signals",
+  "scaleIn",
+  "newestSampleTime",
+  "lastSample",
+  "window",
+] as const satisfies readonly (keyof Decision)[];
+
 /** The JSON rendering: desired, reasons, limitedBy, conditions and the rest of the decision. */
 function recommendationJson(r: RecommendReport): unknown {
   const d = r.decision;
@@ -287,20 +305,7 @@ function recommendationJson(r: RecommendReport): unknown {
     policy: r.policy,
     now: r.now,
     nowSource: r.nowSource,
-    mode: d.mode,
-    action: d.action,
-    current: d.current,
-    desired: d.desired ?? null,
-    recommendation: d.recommendation ?? null,
-    drivenBy: d.drivenBy ?? null,
-    limitedBy: d.limitedBy ?? null,
-    reasons: d.reasons,
-    conditions: d.conditions,
-    signals: d.signals,
-    scaleIn: d.scaleIn,
-    newestSampleTime: d.newestSampleTime ?? null,
-    lastSample: d.lastSample ?? null,
-    window: d.window ?? null,
+    ...Object.fromEntries(DECISION_JSON_FIELDS.map((field) => [field, d[field] ?? null])),
     notes: r.notes,
     history: d.history,
   };
