@@ -180,6 +180,15 @@ function errorMessage(err: unknown): string {
   return String(err);
 }
 
+/** The result of a Kubernetes API call; what `call` throws becomes a KubeError of `operation`. */
+export async function kubeCall<T>(operation: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw toKubeError(err, operation);
+  }
+}
+
 /**
  * Classifies anything thrown by client-node (or handed to a Watch's `done`) as a KubeError.
  * A KubeError is returned unchanged (its operation kept).
