@@ -14,6 +14,7 @@
  * ```
  */
 import Type, { type Static } from "typebox";
+import { parseYamlFile } from "../api/yaml-file.js";
 import {
   SCALABLE_SKUS,
   type ScalableSku,
@@ -22,7 +23,6 @@ import {
   WEBPUBSUB_SCENARIOS,
   type Workload,
 } from "../capacity/index.js";
-import { parseYamlFile } from "../shared/yaml-file.js";
 import { UsageError } from "./errors.js";
 
 const scenarioNames = [...new Set([...SIGNALR_SCENARIOS, ...WEBPUBSUB_SCENARIOS])];

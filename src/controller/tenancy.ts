@@ -16,8 +16,8 @@
  * ```
  */
 import Type from "typebox";
+import { parseYamlFile } from "../api/yaml-file.js";
 import { parseResourceId, type ResourceRef } from "../azure/resource-id.js";
-import { parseYamlFile } from "../shared/yaml-file.js";
 
 export interface AzureScopeRule {
   subscriptionId: string;
