@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { GROUP, PLURAL, VERSION } from "../../src/api/index.js";
-import { eventually } from "../kube/support.js";
+import { CHAT_HUB, eventually } from "../kube/support.js";
 import { operatorPerTest, signalrId } from "./harness.js";
 import {
   armWritesFor,
@@ -45,7 +45,7 @@ const hpaMin = async (ns: string, name: string) =>
 const replicasOf = async (ns: string) =>
   (await ops.kube.apps.readNamespacedDeploymentScale({ namespace: ns, name: "chat-hub" })).spec?.replicas;
 
-const appServer = { deploymentName: "chat-hub", replicas: { min: 1, max: 20 }, connectionsPerReplica: 1000 };
+const appServer = CHAT_HUB;
 
 describe("conflicts", () => {
   it("raises the floor of the HPA the policy names instead of setting replicas", async () => {

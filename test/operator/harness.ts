@@ -12,7 +12,7 @@ import { Operator, type OperatorSettings, type PassReport } from "../../src/cont
 import { type EmulatorOptions, type RunningEmulator, startEmulator } from "../../src/emulator/index.js";
 import type { KubeClients } from "../../src/kube/client.js";
 import { staticCredential } from "../azure/helpers.js";
-import { adminClients, createNamespace, deploymentManifest, ensureCrd } from "../kube/support.js";
+import { adminClients, createDeployment, createNamespace, ensureCrd } from "../kube/support.js";
 import { requestCollector } from "./helpers.js";
 
 export const SUB = "00000000-0000-0000-0000-000000000000";
@@ -147,10 +147,7 @@ export function operatorPerTest(): { kube: KubeClients; start(prefix: string): P
         units: 10,
         connections: 2000,
       });
-      await kube.apps.createNamespacedDeployment({
-        namespace: ns,
-        body: deploymentManifest(ns, "chat-hub", 3),
-      });
+      await createDeployment(kube, ns, "chat-hub", 3);
       return { kube, ns, id, requests, harness };
     },
   };

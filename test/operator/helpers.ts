@@ -8,6 +8,8 @@ import type { RequestRecord } from "../../src/emulator/index.js";
 import type { KubeClients } from "../../src/kube/client.js";
 import { mergePatchOptions } from "../../src/kube/client.js";
 
+export { condition, createPolicyObject as createPolicy, getPolicy } from "../kube/support.js";
+
 type Spec = Record<string, unknown>;
 
 /**
@@ -53,30 +55,6 @@ export function policyManifest(
   };
 }
 
-export async function createPolicy(
-  kube: KubeClients,
-  manifest: Record<string, unknown>,
-): Promise<CapacityPolicy> {
-  const namespace = (manifest["metadata"] as { namespace: string }).namespace;
-  return (await kube.customObjects.createNamespacedCustomObject({
-    group: GROUP,
-    version: VERSION,
-    namespace,
-    plural: PLURAL,
-    body: manifest,
-  })) as CapacityPolicy;
-}
-
-export async function getPolicy(kube: KubeClients, namespace: string, name: string): Promise<CapacityPolicy> {
-  return (await kube.customObjects.getNamespacedCustomObject({
-    group: GROUP,
-    version: VERSION,
-    namespace,
-    plural: PLURAL,
-    name,
-  })) as CapacityPolicy;
-}
-
 /** Merge-patches a policy (spec or metadata), as a user would with kubectl patch --type merge. */
 export async function patchPolicy(
   kube: KubeClients,
@@ -88,10 +66,6 @@ export async function patchPolicy(
     { group: GROUP, version: VERSION, namespace, plural: PLURAL, name, body },
     mergePatchOptions(),
   )) as CapacityPolicy;
-}
-
-export function condition(p: CapacityPolicy, type: string) {
-  return p.status?.conditions?.find((c) => c.type === type);
 }
 
 /** The ARM writes (PATCH/PUT) the emulator served for one instance, in order. */

@@ -4,7 +4,7 @@
  * and messages, and the Events).
  */
 import { describe, expect, it } from "vitest";
-import { deploymentManifest, eventually, kubectl } from "../kube/support.js";
+import { CHAT_HUB, createDeployment, eventually, kubectl } from "../kube/support.js";
 import { operatorSuite, signalrId } from "./harness.js";
 import { condition, createPolicy, getPolicy, policyManifest } from "./helpers.js";
 
@@ -32,15 +32,12 @@ describe("kubectl", () => {
     h.emulator.control.addInstance({ resourceId: chat, sku: "Premium_P1", units: 10, connections: 9000 });
     h.emulator.control.addInstance({ resourceId: dryRun, sku: "Standard_S1", units: 2, connections: 1500 });
     h.emulator.control.addInstance({ resourceId: broken, sku: "Premium_P1", units: 5, connections: 1000 });
-    await kube.apps.createNamespacedDeployment({
-      namespace: ns,
-      body: deploymentManifest(ns, "chat-hub", 3),
-    });
+    await createDeployment(kube, ns, "chat-hub", 3);
     await createPolicy(
       kube,
       policyManifest(ns, "chat", chat, {
         units: { min: 10, max: 50 },
-        appServer: { deploymentName: "chat-hub", replicas: { min: 1, max: 20 }, connectionsPerReplica: 1000 },
+        appServer: CHAT_HUB,
       }),
     );
     await createPolicy(

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { PAUSE_ANNOTATION } from "../../src/api/index.js";
-import { eventually } from "../kube/support.js";
+import { CHAT_HUB, eventually } from "../kube/support.js";
 import { operatorPerTest } from "./harness.js";
 import { armWritesFor, condition, createPolicy, getPolicy, patchPolicy, policyManifest } from "./helpers.js";
 
@@ -20,7 +20,7 @@ async function setUp(prefix: string, spec: Record<string, unknown>, metadata: Re
       chat.id,
       {
         units: { min: 10, max: 50 },
-        appServer: { deploymentName: "chat-hub", replicas: { min: 1, max: 20 }, connectionsPerReplica: 1000 },
+        appServer: CHAT_HUB,
         ...spec,
       },
       metadata,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { GROUP, VERSION } from "../../src/api/index.js";
-import { deploymentManifest, eventually, kubectl } from "../kube/support.js";
+import { createDeployment, eventually, kubectl } from "../kube/support.js";
 import { operatorSuite, signalrId } from "./harness.js";
 import { condition, createPolicy, getPolicy } from "./helpers.js";
 
@@ -11,10 +11,7 @@ describe("operator against the local control plane and the emulator", () => {
     const { kube, ns, h } = suite;
     const id = signalrId("chat");
     h.emulator.control.addInstance({ resourceId: id, sku: "Premium_P1", units: 2, connections: 1200 });
-    await kube.apps.createNamespacedDeployment({
-      namespace: ns,
-      body: deploymentManifest(ns, "chat-hub", 1),
-    });
+    await createDeployment(kube, ns, "chat-hub", 1);
     await createPolicy(kube, {
       apiVersion: `${GROUP}/${VERSION}`,
       kind: "CapacityPolicy",

@@ -5,7 +5,7 @@
  * Deployment follows through its scale subresource.
  */
 import { describe, expect, it } from "vitest";
-import { deploymentManifest, eventually } from "../kube/support.js";
+import { CHAT_HUB, createDeployment, eventually } from "../kube/support.js";
 import { operatorSuite, signalrId } from "./harness.js";
 import {
   armWritesFor,
@@ -30,15 +30,12 @@ describe("scaling", () => {
     const { kube, ns, h } = suite;
     const id = signalrId("chat");
     h.emulator.control.addInstance({ resourceId: id, sku: "Premium_P1", units: 10, connections: 2000 });
-    await kube.apps.createNamespacedDeployment({
-      namespace: ns,
-      body: deploymentManifest(ns, "chat-hub", 1),
-    });
+    await createDeployment(kube, ns, "chat-hub", 1);
     await createPolicy(
       kube,
       policyManifest(ns, "chat", id, {
         units: { min: 10, max: 50 },
-        appServer: { deploymentName: "chat-hub", replicas: { min: 1, max: 20 }, connectionsPerReplica: 1000 },
+        appServer: CHAT_HUB,
       }),
     );
 

@@ -9,7 +9,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { API_VERSION, type CapacityPolicy, GROUP, KIND, PLURAL, VERSION } from "../../src/api/index.js";
+import { API_VERSION, KIND } from "../../src/api/index.js";
 import { createAzureAdapters } from "../../src/azure/index.js";
 import { scaledClock } from "../../src/controller/clock.js";
 import { startProbeServer } from "../../src/controller/http.js";
@@ -22,6 +22,8 @@ import type { KubeClients } from "../../src/kube/client.js";
 import { repoRoot } from "../../src/localcluster/index.js";
 import { staticCredential } from "../azure/helpers.js";
 import { controlPlane } from "../kube/support.js";
+
+export { condition, createPolicyObject as createPolicy, getPolicy } from "../kube/support.js";
 
 export const ROOT = repoRoot();
 export const SUB = "00000000-0000-0000-0000-000000000000";
@@ -170,31 +172,6 @@ export function policyManifest(
       ...spec,
     },
   };
-}
-
-export async function createPolicy(kube: KubeClients, manifest: Record<string, unknown>): Promise<void> {
-  const namespace = (manifest["metadata"] as { namespace: string }).namespace;
-  await kube.customObjects.createNamespacedCustomObject({
-    group: GROUP,
-    version: VERSION,
-    namespace,
-    plural: PLURAL,
-    body: manifest,
-  });
-}
-
-export async function getPolicy(kube: KubeClients, namespace: string, name: string): Promise<CapacityPolicy> {
-  return (await kube.customObjects.getNamespacedCustomObject({
-    group: GROUP,
-    version: VERSION,
-    namespace,
-    plural: PLURAL,
-    name,
-  })) as CapacityPolicy;
-}
-
-export function condition(p: CapacityPolicy, type: string) {
-  return p.status?.conditions?.find((c) => c.type === type);
 }
 
 export interface Exec {
