@@ -12,6 +12,16 @@ export { condition, createPolicyObject as createPolicy, getPolicy } from "../kub
 
 type Spec = Record<string, unknown>;
 
+/** Scale-up in one step, scale-down after a 300 s window in one step, settle 60 s. */
+export const TEST_BEHAVIOR = {
+  scaleUp: { stabilizationWindowSeconds: 0, policies: [{ type: "Units", value: 1000, periodSeconds: 60 }] },
+  scaleDown: {
+    stabilizationWindowSeconds: 300,
+    policies: [{ type: "Percent", value: 100, periodSeconds: 60 }],
+  },
+  settleSeconds: 60,
+};
+
 /**
  * A small policy for tests: Premium_P1 1–50 units, connections and server load, scale-up in one
  * step, scale-down after a 300 s window in one step, settle 60 s, poll every 15 s. `spec`
@@ -38,17 +48,7 @@ export function policyManifest(
         window: "5m",
         ingestionDelay: "3m",
       },
-      behavior: {
-        scaleUp: {
-          stabilizationWindowSeconds: 0,
-          policies: [{ type: "Units", value: 1000, periodSeconds: 60 }],
-        },
-        scaleDown: {
-          stabilizationWindowSeconds: 300,
-          policies: [{ type: "Percent", value: 100, periodSeconds: 60 }],
-        },
-        settleSeconds: 60,
-      },
+      behavior: TEST_BEHAVIOR,
       pollIntervalSeconds: 15,
       ...spec,
     },

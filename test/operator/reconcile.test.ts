@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { GROUP, VERSION } from "../../src/api/index.js";
-import { createDeployment, eventually, kubectl } from "../kube/support.js";
+import { CHAT_HUB, createDeployment, eventually, kubectl } from "../kube/support.js";
 import { operatorSuite, signalrId } from "./harness.js";
-import { condition, createPolicy, getPolicy } from "./helpers.js";
+import { condition, createPolicy, getPolicy, policyManifest } from "./helpers.js";
 
 const suite = operatorSuite("op");
 
@@ -12,28 +11,14 @@ describe("operator against the local control plane and the emulator", () => {
     const id = signalrId("chat");
     h.emulator.control.addInstance({ resourceId: id, sku: "Premium_P1", units: 2, connections: 1200 });
     await createDeployment(kube, ns, "chat-hub", 1);
-    await createPolicy(kube, {
-      apiVersion: `${GROUP}/${VERSION}`,
-      kind: "CapacityPolicy",
-      metadata: { name: "chat", namespace: ns },
-      spec: {
-        target: { service: "SignalR", resourceId: id },
-        units: { min: 1, max: 50 },
-        skus: ["Premium_P1"],
-        metrics: {
-          connections: { targetPercent: 80 },
-          serverLoad: { targetPercent: 70 },
-          ingestionDelay: "3m",
-        },
-        appServer: {
-          deploymentName: "chat-hub",
-          replicas: { min: 1, max: 20 },
-          connectionsPerReplica: 1000,
-        },
+    await createPolicy(
+      kube,
+      policyManifest(ns, "chat", id, {
+        appServer: CHAT_HUB,
         behavior: { scaleDown: { stabilizationWindowSeconds: 600 }, settleSeconds: 60 },
         pollIntervalSeconds: 30,
-      },
-    });
+      }),
+    );
 
     const ready = await eventually(
       async () => {
