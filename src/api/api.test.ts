@@ -442,15 +442,14 @@ describe("parsePolicyYaml", () => {
       /^invalid CapacityPolicy chat\/chat:\n {2}spec\.units\.max: 0 must be >= 1/,
     ],
   ])("throws PolicyError for %s", (_name, text, expected) => {
-    let caught: unknown;
-    try {
-      parsePolicyYaml(text);
-    } catch (err) {
-      caught = err;
-    }
-    expect(caught).toBeInstanceOf(PolicyError);
-    expect((caught as PolicyError).message).toMatch(expected);
-    expect((caught as PolicyError).errors.length).toBeGreaterThan(0);
+    const parse = () => parsePolicyYaml(text);
+    expect(parse).toThrow(PolicyError);
+    expect(parse).toThrow(
+      expect.objectContaining({
+        message: expect.stringMatching(expected),
+        errors: expect.arrayContaining([expect.anything()]),
+      }),
+    );
   });
 });
 

@@ -538,27 +538,34 @@ const UnitsField = (description: string) => Type.Integer({ description, minimum:
 const ObservedSku = (description: string) => StringEnum<SkuName>(SKU_NAMES, { description });
 const TargetSku = (description: string) => StringEnum<ScalableSku>(SCALABLE_SKUS, { description });
 
-const ObservedCapacitySchema = Type.Object(
-  {
-    sku: ObservedSku("SKU the instance has."),
-    units: UnitsField("Units the instance has, units."),
-    replicas: Type.Optional(
-      Type.Integer({ description: "Replicas the app-server Deployment has, replicas.", minimum: 0 }),
-    ),
-  },
-  { additionalProperties: false, description: "Capacity the instance (and app servers) have now." },
-);
+/** A capacity: SKU (of `sku`'s names), units and, when there are app servers, their replicas. */
+function CapacitySchema<Sku extends SkuName>(
+  sku: readonly Sku[],
+  text: { sku: string; units: string; replicas: string; capacity: string },
+) {
+  return Type.Object(
+    {
+      sku: StringEnum<Sku>(sku, { description: text.sku }),
+      units: UnitsField(text.units),
+      replicas: Type.Optional(Type.Integer({ description: text.replicas, minimum: 0 })),
+    },
+    { additionalProperties: false, description: text.capacity },
+  );
+}
 
-const DesiredCapacitySchema = Type.Object(
-  {
-    sku: TargetSku("SKU the last decision wants."),
-    units: UnitsField("Units the last decision wants, units."),
-    replicas: Type.Optional(
-      Type.Integer({ description: "App-server replicas the last decision wants, replicas.", minimum: 0 }),
-    ),
-  },
-  { additionalProperties: false, description: "Capacity the last decision wants." },
-);
+const ObservedCapacitySchema = CapacitySchema(SKU_NAMES, {
+  sku: "SKU the instance has.",
+  units: "Units the instance has, units.",
+  replicas: "Replicas the app-server Deployment has, replicas.",
+  capacity: "Capacity the instance (and app servers) have now.",
+});
+
+const DesiredCapacitySchema = CapacitySchema(SCALABLE_SKUS, {
+  sku: "SKU the last decision wants.",
+  units: "Units the last decision wants, units.",
+  replicas: "App-server replicas the last decision wants, replicas.",
+  capacity: "Capacity the last decision wants.",
+});
 
 const NonNegative = (description: string) => Type.Optional(Type.Number({ description, minimum: 0 }));
 
@@ -579,21 +586,13 @@ export const MetricSampleSchema = Type.Object(
   },
 );
 
-const SkuUnitsSchema = Type.Object(
-  {
-    sku: ObservedSku("SKU."),
-    units: UnitsField("Units, units."),
-  },
-  { additionalProperties: false, description: "A SKU and unit count." },
-);
-
-const TargetSkuUnitsSchema = Type.Object(
-  {
-    sku: TargetSku("SKU."),
-    units: UnitsField("Units, units."),
-  },
-  { additionalProperties: false, description: "A SKU and unit count." },
-);
+/** A SKU (of `sku`'s names) and unit count. */
+function SkuUnitsSchema<Sku extends SkuName>(sku: readonly Sku[]) {
+  return Type.Object(
+    { sku: StringEnum<Sku>(sku, { description: "SKU." }), units: UnitsField("Units, units.") },
+    { additionalProperties: false, description: "A SKU and unit count." },
+  );
+}
 
 const SignalLevelsSchema = Type.Object(
   {
@@ -611,8 +610,8 @@ const SignalLevelsSchema = Type.Object(
 const OperationSchema = Type.Object(
   {
     startedAt: DateTime("When the update was sent (RFC 3339)."),
-    from: SkuUnitsSchema,
-    to: TargetSkuUnitsSchema,
+    from: SkuUnitsSchema(SKU_NAMES),
+    to: SkuUnitsSchema(SCALABLE_SKUS),
     asyncOperationUrl: Type.Optional(
       Type.String({ description: "Azure-AsyncOperation URL ARM returned for the update.", maxLength: 2048 }),
     ),

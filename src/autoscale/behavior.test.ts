@@ -142,8 +142,9 @@ describe("rateLimit", () => {
     toSku: "Premium_P1",
     toUnits: to,
   });
-  it.each<[string, number, number, ScalingRules, ScaleEvent[], number, string | undefined]>([
+  it.each<["up" | "down", string, number, number, ScalingRules, ScaleEvent[], number, string | undefined]>([
     [
+      "up",
       "Units 10/60s caps 10 → 50 at 20",
       10,
       50,
@@ -153,6 +154,7 @@ describe("rateLimit", () => {
       "RateLimitedUp",
     ],
     [
+      "up",
       "Percent 100 caps 10 → 50 at 20",
       10,
       50,
@@ -162,6 +164,7 @@ describe("rateLimit", () => {
       "RateLimitedUp",
     ],
     [
+      "up",
       "Steps 2 caps 10 → 50 at 30",
       10,
       50,
@@ -171,6 +174,7 @@ describe("rateLimit", () => {
       "RateLimitedUp",
     ],
     [
+      "up",
       "within the limit passes",
       10,
       20,
@@ -180,6 +184,7 @@ describe("rateLimit", () => {
       undefined,
     ],
     [
+      "up",
       "Max picks the policy allowing more",
       10,
       100,
@@ -192,6 +197,7 @@ describe("rateLimit", () => {
       "RateLimitedUp",
     ],
     [
+      "up",
       "Min picks the policy allowing less",
       10,
       100,
@@ -207,6 +213,7 @@ describe("rateLimit", () => {
       "RateLimitedUp",
     ],
     [
+      "up",
       "a limit between rungs still allows the next rung",
       10,
       50,
@@ -216,6 +223,7 @@ describe("rateLimit", () => {
       "RateLimitedUp",
     ],
     [
+      "up",
       "a change in the period uses up the allowance",
       20,
       50,
@@ -225,6 +233,7 @@ describe("rateLimit", () => {
       "RateLimitedUp",
     ],
     [
+      "up",
       "an older change does not count",
       20,
       50,
@@ -234,6 +243,7 @@ describe("rateLimit", () => {
       "RateLimitedUp",
     ],
     [
+      "up",
       "Disabled forbids scaling up",
       10,
       50,
@@ -242,22 +252,8 @@ describe("rateLimit", () => {
       10,
       "ScaleUpDisabled",
     ],
-  ])("up: %s", (_n, current, proposed, up, events, result, code) => {
-    const r = rateLimit({
-      current: P1(current),
-      proposed: P1(proposed),
-      sizes: sizes(P1(current)),
-      events,
-      nowMs: NOW,
-      scaleUp: up,
-      scaleDown: NONE,
-    });
-    expect(r.size.units).toBe(result);
-    expect(r.code).toBe(code);
-  });
-
-  it.each<[string, number, number, ScalingRules, ScaleEvent[], number, string | undefined]>([
     [
+      "down",
       "Percent 50 caps 40 → 5 at 20",
       40,
       5,
@@ -267,6 +263,7 @@ describe("rateLimit", () => {
       "RateLimitedDown",
     ],
     [
+      "down",
       "Units 10 caps 40 → 5 at 30",
       40,
       5,
@@ -276,6 +273,7 @@ describe("rateLimit", () => {
       "RateLimitedDown",
     ],
     [
+      "down",
       "Steps 1 caps 40 → 5 at 30",
       40,
       5,
@@ -285,6 +283,7 @@ describe("rateLimit", () => {
       "RateLimitedDown",
     ],
     [
+      "down",
       "Percent 10 from 20 still allows one rung (10)",
       20,
       5,
@@ -294,6 +293,7 @@ describe("rateLimit", () => {
       "RateLimitedDown",
     ],
     [
+      "down",
       "Max (down) picks the larger change",
       40,
       1,
@@ -306,6 +306,7 @@ describe("rateLimit", () => {
       "RateLimitedDown",
     ],
     [
+      "down",
       "a scale-in earlier in the period counts",
       20,
       5,
@@ -315,6 +316,7 @@ describe("rateLimit", () => {
       "RateLimitedDown",
     ],
     [
+      "down",
       "Disabled forbids scaling down",
       40,
       5,
@@ -323,15 +325,15 @@ describe("rateLimit", () => {
       40,
       "ScaleDownDisabled",
     ],
-  ])("down: %s", (_n, current, proposed, down, events, result, code) => {
+  ])("%s: %s", (dir, _n, current, proposed, limits, events, result, code) => {
     const r = rateLimit({
       current: P1(current),
       proposed: P1(proposed),
       sizes: sizes(P1(current)),
       events,
       nowMs: NOW,
-      scaleUp: NONE,
-      scaleDown: down,
+      scaleUp: dir === "up" ? limits : NONE,
+      scaleDown: dir === "down" ? limits : NONE,
     });
     expect(r.size.units).toBe(result);
     expect(r.code).toBe(code);

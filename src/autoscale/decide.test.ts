@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PAUSE_ANNOTATION } from "../api/constants.js";
+import { CONDITION_TYPES, PAUSE_ANNOTATION } from "../api/constants.js";
 import type { CapacityPolicySpec } from "../api/index.js";
 import { type Decision, decide } from "./decide.js";
 import { emptyHistory, recordScale } from "./history.js";
@@ -116,6 +116,7 @@ describe("bounds and schedules", () => {
 
 describe("SKUs and Premium_P2", () => {
   const p2 = spec({ skus: ["Premium_P1", "Premium_P2"], units: { max: 1000 } });
+  const at = (sku: string, units: number) => ({ sku, units });
   it.each<
     [
       string,
@@ -126,52 +127,38 @@ describe("SKUs and Premium_P2", () => {
       string | undefined,
     ]
   >([
-    [
-      "140 units with P2 allowed → P2 200",
-      p2,
-      { sku: "Premium_P1", units: 100 },
-      98,
-      { sku: "Premium_P2", units: 200 },
-      undefined,
-    ],
+    ["140 units with P2 allowed → P2 200", p2, at("Premium_P1", 100), 98, at("Premium_P2", 200), undefined],
     [
       "140 units without P2 → P1 100, limited",
       spec(),
-      { sku: "Premium_P1", units: 100 },
+      at("Premium_P1", 100),
       98,
-      { sku: "Premium_P1", units: 100 },
+      at("Premium_P1", 100),
       "P2NotAllowed",
     ],
-    [
-      "back down from P2 when demand falls",
-      p2,
-      { sku: "Premium_P2", units: 200 },
-      20,
-      { sku: "Premium_P1", units: 60 },
-      undefined,
-    ],
+    ["back down from P2 when demand falls", p2, at("Premium_P2", 200), 20, at("Premium_P1", 60), undefined],
     [
       "P2 only: no lower than 100",
       spec({ skus: ["Premium_P2"], units: { min: 100, max: 1000 } }),
-      { sku: "Premium_P2", units: 200 },
+      at("Premium_P2", 200),
       20,
-      { sku: "Premium_P2", units: 100 },
+      at("Premium_P2", 100),
       undefined,
     ],
     [
       "S1 → P2 is not one online step: P1 100 first",
       spec({ skus: ["Standard_S1", "Premium_P1", "Premium_P2"], units: { max: 1000 } }),
-      { sku: "Standard_S1", units: 100 },
+      at("Standard_S1", 100),
       100,
-      { sku: "Premium_P1", units: 100 },
+      at("Premium_P1", 100),
       "SkuPath",
     ],
     [
       "a current SKU the policy no longer allows moves to an allowed one",
       spec(),
-      { sku: "Standard_S1", units: 10 },
+      at("Standard_S1", 10),
       70,
-      { sku: "Premium_P1", units: 10 },
+      at("Premium_P1", 10),
       undefined,
     ],
   ])("%s", (_n, s, current, percent, desired, limitedBy) => {
@@ -354,15 +341,7 @@ describe("reporting", () => {
 
   it("every condition type is stated once", () => {
     const d = decide(input({ samples: load(50) }));
-    expect(d.conditions.map((c) => c.type)).toEqual([
-      "Ready",
-      "MetricsAvailable",
-      "AbleToScale",
-      "ScalingActive",
-      "ScalingLimited",
-      "Fallback",
-      "Conflict",
-    ]);
+    expect(d.conditions.map((c) => c.type)).toEqual(CONDITION_TYPES);
     for (const c of d.conditions) expect(c.reason).toMatch(/^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/);
   });
 });
@@ -384,39 +363,30 @@ describe("app servers while scale-in is blocked", () => {
     metrics: { serverLoad: { targetPercent: 70 }, connections: { targetPercent: 80 } },
     appServer: { deploymentName: "hub", replicas: { min: 1, max: 6 }, connectionsPerReplica: 1000 },
   });
-
-  it("keeps the replicas when a signal is unknown (no scale-in on missing data)", () => {
-    const d = decide(
+  /** The decision at Premium_P1 × 10 with `replicas` app servers on `values` in every minute. */
+  const at10 = (replicas: number, values: Parameters<typeof samples>[0]) =>
+    decide(
       input({
         spec: withAppServer,
-        current: { sku: "Premium_P1", units: 10, replicas: 4 },
-        samples: samples({ serverLoadPercent: 20, connections: null }),
+        current: { sku: "Premium_P1", units: 10, replicas },
+        samples: samples(values),
       }),
     );
+
+  it("keeps the replicas when a signal is unknown (no scale-in on missing data)", () => {
+    const d = at10(4, { serverLoadPercent: 20, connections: null });
     expect(d.scaleIn.allowed).toBe(false);
     expect(d.desired?.replicas).toBe(4);
     expect(d.reasons.map((r) => r.code)).toContain("ReplicasHeld");
   });
 
   it("never holds above the policy's replica maximum", () => {
-    const d = decide(
-      input({
-        spec: withAppServer,
-        current: { sku: "Premium_P1", units: 10, replicas: 9 },
-        samples: samples({ serverLoadPercent: 20, connections: null }),
-      }),
-    );
+    const d = at10(9, { serverLoadPercent: 20, connections: null });
     expect(d.desired?.replicas).toBe(6);
   });
 
   it("lowers them when every signal is known", () => {
-    const d = decide(
-      input({
-        spec: withAppServer,
-        current: { sku: "Premium_P1", units: 10, replicas: 4 },
-        samples: samples({ serverLoadPercent: 60, connections: 1500 }),
-      }),
-    );
+    const d = at10(4, { serverLoadPercent: 60, connections: 1500 });
     expect(d.desired?.replicas).toBe(2);
   });
 });

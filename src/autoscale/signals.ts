@@ -220,6 +220,14 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
   const reasons: Reason[] = [];
   const atLeastCurrent = (s: SkuUnits) => compareSizes(s, current) >= 0;
 
+  /** A signal without a usable value in the window (unknown or stale): reported as missing. */
+  const missing = (signal: SignalName, what: string, target: number, s: Series) => {
+    const r = base(signal, target, s);
+    r.message = missingMessage(what, s, maxAge);
+    reasons.push(missingReason(signal, s, r.message));
+    reports.push(r);
+  };
+
   const proportional = (
     signal: SignalName,
     s: Series,
@@ -273,10 +281,7 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
     });
     const top = peak(s);
     if (top === undefined) {
-      const r = base("serverLoad", target, s);
-      r.message = missingMessage("server load", s, maxAge);
-      reasons.push(missingReason("serverLoad", s, r.message));
-      reports.push(r);
+      missing("serverLoad", "server load", target, s);
     } else {
       const value = (top / current.units) * 100;
       proportional(
@@ -303,10 +308,7 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
     });
     const top = peak(s);
     if (top === undefined) {
-      const r = base("connections", target, s);
-      r.message = missingMessage("connections", s, maxAge);
-      reasons.push(missingReason("connections", s, r.message));
-      reports.push(r);
+      missing("connections", "connections", target, s);
     } else {
       const perUnit = CONNECTIONS_PER_UNIT * (target / 100);
       proportional(
@@ -346,10 +348,7 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
           : "Incomplete";
     const merged: Series = { ...s, status };
     if (status === "Stale" || status === "Unknown") {
-      const r = base("traffic", target, merged);
-      r.message = missingMessage("traffic", merged, maxAge);
-      reasons.push(missingReason("traffic", merged, r.message));
-      reports.push(r);
+      missing("traffic", "traffic", target, merged);
     } else {
       const r = base("traffic", target, merged);
       const inBps = peakIn ?? 0;

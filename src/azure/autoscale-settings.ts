@@ -8,20 +8,9 @@
  * `enabled: false`: they do not act, and the controller may ignore them.
  */
 import { MonitorClient } from "@azure/arm-monitor";
-import { classifyAzureError } from "./classify-error.js";
-import {
-  type AzureConnection,
-  commonClientOptions,
-  type ResolvedConnection,
-  resolveConnection,
-  responseHeadersPolicy,
-} from "./connection.js";
-import { ThrottledError } from "./errors.js";
-import { ANY_REGION, armScopeOfUrl } from "./instances.js";
-import { parseQuotaHeaders, QuotaRecorder } from "./quota.js";
+import { ANY_REGION, ArmAdapter, type ArmAdapterOptions } from "./arm-adapter.js";
 import { parseResourceId, resourceKey } from "./resource-id.js";
 import type { AzureScope } from "./scope.js";
-import { ThrottleGate } from "./throttle.js";
 
 /** A native autoscale setting that targets an instance. */
 export interface NativeAutoscaleSetting {
@@ -40,10 +29,7 @@ export interface NativeAutoscaleSetting {
 }
 
 /** Options of {@link AzureAutoscaleSettings}. */
-export interface AzureAutoscaleSettingsOptions {
-  gate?: ThrottleGate;
-  quota?: QuotaRecorder;
-}
+export type AzureAutoscaleSettingsOptions = ArmAdapterOptions;
 
 function toNumber(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -51,33 +37,14 @@ function toNumber(value: string | undefined): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
-export class AzureAutoscaleSettings {
-  readonly gate: ThrottleGate;
-  readonly quota: QuotaRecorder;
-  readonly #conn: ResolvedConnection;
+export class AzureAutoscaleSettings extends ArmAdapter {
   readonly #clients = new Map<string, MonitorClient>();
-
-  constructor(connection: AzureConnection, options: AzureAutoscaleSettingsOptions = {}) {
-    this.#conn = resolveConnection(connection);
-    this.gate = options.gate ?? new ThrottleGate(this.#conn.now);
-    this.quota = options.quota ?? new QuotaRecorder();
-  }
 
   #client(subscriptionId: string): MonitorClient {
     const key = subscriptionId.toLowerCase();
     let client = this.#clients.get(key);
     if (!client) {
-      const observe = responseHeadersPolicy((request, headers) => {
-        const reading = parseQuotaHeaders(headers);
-        const scope = reading ? armScopeOfUrl(request.url, () => undefined) : undefined;
-        if (reading && scope) this.quota.record(scope, reading, this.#conn.now());
-      });
-      client = new MonitorClient(this.#conn.credential, subscriptionId, {
-        ...commonClientOptions(this.#conn, [observe]),
-        endpoint: this.#conn.armEndpoint,
-        $host: this.#conn.armEndpoint,
-        credentialScopes: this.#conn.armScope,
-      });
+      client = new MonitorClient(this.conn.credential, subscriptionId, this.clientOptions());
       this.#clients.set(key, client);
     }
     return client;
@@ -115,9 +82,7 @@ export class AzureAutoscaleSettings {
     options: { signal?: AbortSignal } = {},
   ): Promise<NativeAutoscaleSetting[]> {
     const scope: AzureScope = { subscriptionId, region: ANY_REGION };
-    const operation = "autoscaleSettings.listBySubscription";
-    this.gate.check(scope, operation);
-    try {
+    return this.call("autoscaleSettings.listBySubscription", scope, options.signal, async () => {
       const out: NativeAutoscaleSetting[] = [];
       const pages = this.#client(subscriptionId).autoscaleSettings.listBySubscription(
         options.signal ? { abortSignal: options.signal } : {},
@@ -138,17 +103,6 @@ export class AzureAutoscaleSettings {
         });
       }
       return out;
-    } catch (err) {
-      const typed = classifyAzureError(err, {
-        operation,
-        now: this.#conn.now(),
-        scope,
-        retryAfter: this.#conn.retryAfter,
-        callerAborted: options.signal?.aborted ?? false,
-      });
-      if (!typed) throw err;
-      if (typed instanceof ThrottledError) this.gate.block(scope, typed.notBefore);
-      throw typed;
-    }
+    });
   }
 }

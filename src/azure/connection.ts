@@ -239,3 +239,13 @@ export function commonClientOptions(
     userAgentOptions: { userAgentPrefix: USER_AGENT },
   };
 }
+
+/** The options of an ARM client: the common pipeline options, ARM's endpoint and its token scope. */
+export function armClientOptions(conn: ResolvedConnection, extra: readonly PipelinePolicy[] = []) {
+  return {
+    ...commonClientOptions(conn, extra),
+    endpoint: conn.armEndpoint,
+    $host: conn.armEndpoint,
+    credentialScopes: conn.armScope,
+  };
+}

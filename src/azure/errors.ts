@@ -14,7 +14,7 @@
  * The errors carry no request, headers, token or cause: only status, Azure error code, request
  * IDs and the service's message — safe to log.
  */
-import { ApiError } from "../shared/api-error.js";
+import { ApiError, withKind } from "../shared/api-error.js";
 import { type AzureScope, describeScope } from "./scope.js";
 
 /** What every typed Azure error carries besides its message. */
@@ -69,8 +69,7 @@ export abstract class AzureApiError extends ApiError {
  * Azure asked to slow down (429, or Monitor's 529), or the scope is still inside a wait Azure
  * asked for earlier (`fromGate`: no request was sent).
  */
-export class ThrottledError extends AzureApiError {
-  readonly kind = "Throttled" as const;
+export class ThrottledError extends withKind(AzureApiError, "Throttled") {
   /** How long to wait from when the error was raised, ms (capped). */
   declare readonly retryAfterMs: number;
   /** Earliest time to call the scope again. */
@@ -98,29 +97,19 @@ export class ThrottledError extends AzureApiError {
 }
 
 /** Another operation is running on the resource (409, or a 429 whose code says so): wait for it. */
-export class OperationInProgressError extends AzureApiError {
-  readonly kind = "Conflict" as const;
-}
+export class OperationInProgressError extends withKind(AzureApiError, "Conflict") {}
 
 /** A failure that may pass: 5xx, 408, timeouts, connection resets or refusals, unreadable bodies. */
-export class TransientError extends AzureApiError {
-  readonly kind = "Transient" as const;
-}
+export class TransientError extends withKind(AzureApiError, "Transient") {}
 
 /** The credential could not get a token, or the token was refused (401/403). */
-export class AuthenticationError extends AzureApiError {
-  readonly kind = "Unauthorized" as const;
-}
+export class AuthenticationError extends withKind(AzureApiError, "Unauthorized") {}
 
 /** The resource (or subscription, or resource group) does not exist (404). */
-export class NotFoundError extends AzureApiError {
-  readonly kind = "NotFound" as const;
-}
+export class NotFoundError extends withKind(AzureApiError, "NotFound") {}
 
 /** Azure rejected the request as invalid (400, 422, other 4xx). */
-export class InvalidRequestError extends AzureApiError {
-  readonly kind = "Invalid" as const;
-}
+export class InvalidRequestError extends withKind(AzureApiError, "Invalid") {}
 
 /** True for any of the typed Azure errors. */
 export function isAzureApiError(err: unknown): err is AzureApiError {

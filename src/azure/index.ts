@@ -3,6 +3,7 @@
  * autoscale settings, typed errors, throttling and credentials.
  */
 export * from "./adapters.js";
+export * from "./arm-adapter.js";
 export * from "./autoscale-settings.js";
 export * from "./batching.js";
 export * from "./classify-error.js";

@@ -10,7 +10,6 @@
  */
 import { SignalRManagementClient } from "@azure/arm-signalr";
 import { WebPubSubManagementClient } from "@azure/arm-webpubsub";
-import type { HttpHeaders, PipelineRequest } from "@azure/core-rest-pipeline";
 import {
   DEFAULT_LADDERS,
   isScalableSku,
@@ -20,22 +19,9 @@ import {
   SKU_TIER,
   type UnitLadders,
 } from "../capacity/index.js";
-import { classifyAzureError } from "./classify-error.js";
-import {
-  type AzureConnection,
-  commonClientOptions,
-  type ResolvedConnection,
-  resolveConnection,
-  responseHeadersPolicy,
-} from "./connection.js";
-import { ThrottledError } from "./errors.js";
-import { parseQuotaHeaders, QuotaRecorder } from "./quota.js";
+import { ANY_REGION, ArmAdapter, type ArmAdapterOptions } from "./arm-adapter.js";
 import { parseResourceId, parseServiceKind, type ResourceRef, resourceKey } from "./resource-id.js";
 import { type AzureScope, normalizeRegion, UNKNOWN_REGION } from "./scope.js";
-import { ThrottleGate } from "./throttle.js";
-
-/** Region of subscription-wide calls (list by subscription), which belong to no one region. */
-export const ANY_REGION = "*";
 
 /** Provisioning states after which nothing more happens. */
 const TERMINAL_STATES = new Set(["succeeded", "failed", "canceled"]);
@@ -123,12 +109,7 @@ export interface CallOptions {
 }
 
 /** Options of {@link AzureInstances}. */
-export interface AzureInstancesOptions {
-  /** ARM throttle gate (default: a new one). Share it with the autoscale-settings adapter. */
-  gate?: ThrottleGate;
-  /** Where ARM's remaining-quota headers are recorded (default: a new one). */
-  quota?: QuotaRecorder;
-}
+export type AzureInstancesOptions = ArmAdapterOptions;
 
 interface ArmResource {
   id?: string;
@@ -174,51 +155,33 @@ interface ServiceOps {
   listBySubscription(signal: AbortSignal | undefined): AsyncIterable<ArmResource>;
 }
 
+/** The SDK operation group of one service (`client.signalR`, `client.webPubSub`), as far as it is used. */
+interface ArmOperations {
+  get(rg: string, name: string, options: { abortSignal?: AbortSignal }): Promise<ArmResource>;
+  listSkus(
+    rg: string,
+    name: string,
+    options: { abortSignal?: AbortSignal },
+  ): Promise<{ value?: SkuListItem[] }>;
+  beginUpdate(
+    rg: string,
+    name: string,
+    parameters: { location: string; sku: { name: string; tier: string; capacity: number } },
+    options: { abortSignal?: AbortSignal; onResponse: (raw: RawResponse) => void },
+  ): Promise<UpdatePoller>;
+  listBySubscription(options: { abortSignal?: AbortSignal }): AsyncIterable<ArmResource>;
+}
+
 const opts = (signal: AbortSignal | undefined) => (signal ? { abortSignal: signal } : {});
 
-function signalROps(client: SignalRManagementClient): ServiceOps {
+function serviceOps(operations: ArmOperations): ServiceOps {
   return {
-    get: (rg, name, signal) => client.signalR.get(rg, name, opts(signal)),
-    listSkus: (rg, name, signal) => client.signalR.listSkus(rg, name, opts(signal)),
+    get: (rg, name, signal) => operations.get(rg, name, opts(signal)),
+    listSkus: (rg, name, signal) => operations.listSkus(rg, name, opts(signal)),
     beginUpdate: (rg, name, location, sku, onResponse, signal) =>
-      client.signalR.beginUpdate(rg, name, { location, sku }, { ...opts(signal), onResponse }),
-    listBySubscription: (signal) => client.signalR.listBySubscription(opts(signal)),
+      operations.beginUpdate(rg, name, { location, sku }, { ...opts(signal), onResponse }),
+    listBySubscription: (signal) => operations.listBySubscription(opts(signal)),
   };
-}
-
-function webPubSubOps(client: WebPubSubManagementClient): ServiceOps {
-  return {
-    get: (rg, name, signal) => client.webPubSub.get(rg, name, opts(signal)),
-    listSkus: (rg, name, signal) => client.webPubSub.listSkus(rg, name, opts(signal)),
-    beginUpdate: (rg, name, location, sku, onResponse, signal) =>
-      client.webPubSub.beginUpdate(rg, name, { location, sku }, { ...opts(signal), onResponse }),
-    listBySubscription: (signal) => client.webPubSub.listBySubscription(opts(signal)),
-  };
-}
-
-/** Subscription and region an ARM request URL belongs to, for quota records. */
-export function armScopeOfUrl(
-  url: string,
-  regionOf: (resourceId: string) => string | undefined,
-): AzureScope | undefined {
-  let path: string;
-  try {
-    path = decodeURIComponent(new URL(url).pathname);
-  } catch {
-    return undefined;
-  }
-  const parts = path.split("/").filter((p) => p !== "");
-  const subAt = parts.findIndex((p) => p.toLowerCase() === "subscriptions");
-  const subscriptionId = subAt >= 0 ? parts[subAt + 1] : undefined;
-  if (subscriptionId === undefined) return undefined;
-  const locAt = parts.findIndex((p) => p.toLowerCase() === "locations");
-  if (locAt >= 0 && parts[locAt + 1])
-    return { subscriptionId, region: normalizeRegion(parts[locAt + 1] as string) };
-  if (parts.length >= 8 && parts[subAt + 2]?.toLowerCase() === "resourcegroups") {
-    const id = `/${parts.slice(subAt, subAt + 8).join("/")}`;
-    return { subscriptionId, region: regionOf(id) ?? UNKNOWN_REGION };
-  }
-  return { subscriptionId, region: ANY_REGION };
 }
 
 function toInstance(ref: ResourceRef, r: ArmResource): InstanceState {
@@ -236,18 +199,9 @@ function toInstance(ref: ResourceRef, r: ArmResource): InstanceState {
   };
 }
 
-export class AzureInstances {
-  readonly gate: ThrottleGate;
-  readonly quota: QuotaRecorder;
-  readonly #conn: ResolvedConnection;
+export class AzureInstances extends ArmAdapter {
   readonly #regions = new Map<string, string>();
   readonly #clients = new Map<string, ServiceOps>();
-
-  constructor(connection: AzureConnection, options: AzureInstancesOptions = {}) {
-    this.#conn = resolveConnection(connection);
-    this.gate = options.gate ?? new ThrottleGate(this.#conn.now);
-    this.quota = options.quota ?? new QuotaRecorder();
-  }
 
   /** Records where an instance lives, so that its calls use the right throttling scope before the first `get`. */
   rememberRegion(resourceId: string, region: string): void {
@@ -265,53 +219,20 @@ export class AzureInstances {
     return { subscriptionId: ref.subscriptionId, region: this.regionOf(ref.id) ?? UNKNOWN_REGION };
   }
 
-  #observeHeaders = (request: PipelineRequest, headers: HttpHeaders): void => {
-    const reading = parseQuotaHeaders(headers);
-    if (!reading) return;
-    const scope = armScopeOfUrl(request.url, (id) => this.regionOf(id));
-    if (scope) this.quota.record(scope, reading, this.#conn.now());
-  };
-
   #ops(service: ServiceKind, subscriptionId: string): ServiceOps {
     const key = `${service}/${subscriptionId.toLowerCase()}`;
     let ops = this.#clients.get(key);
     if (!ops) {
-      const options = {
-        ...commonClientOptions(this.#conn, [responseHeadersPolicy(this.#observeHeaders)]),
-        endpoint: this.#conn.armEndpoint,
-        $host: this.#conn.armEndpoint,
-        credentialScopes: this.#conn.armScope,
-      };
+      const options = this.clientOptions((id) => this.regionOf(id));
       ops =
         service === "SignalR"
-          ? signalROps(new SignalRManagementClient(this.#conn.credential, subscriptionId, options))
-          : webPubSubOps(new WebPubSubManagementClient(this.#conn.credential, subscriptionId, options));
+          ? serviceOps(new SignalRManagementClient(this.conn.credential, subscriptionId, options).signalR)
+          : serviceOps(
+              new WebPubSubManagementClient(this.conn.credential, subscriptionId, options).webPubSub,
+            );
       this.#clients.set(key, ops);
     }
     return ops;
-  }
-
-  async #call<T>(
-    operation: string,
-    scope: AzureScope,
-    signal: AbortSignal | undefined,
-    fn: () => Promise<T>,
-  ): Promise<T> {
-    this.gate.check(scope, operation);
-    try {
-      return await fn();
-    } catch (err) {
-      const typed = classifyAzureError(err, {
-        operation,
-        now: this.#conn.now(),
-        scope,
-        retryAfter: this.#conn.retryAfter,
-        callerAborted: signal?.aborted ?? false,
-      });
-      if (!typed) throw err;
-      if (typed instanceof ThrottledError) this.gate.block(scope, typed.notBefore);
-      throw typed;
-    }
   }
 
   /**
@@ -320,7 +241,7 @@ export class AzureInstances {
    */
   async get(resourceId: string, options: CallOptions = {}): Promise<InstanceState> {
     const ref = parseResourceId(resourceId);
-    const raw = await this.#call("instances.get", this.scopeOf(ref.id), options.signal, () =>
+    const raw = await this.call("instances.get", this.scopeOf(ref.id), options.signal, () =>
       this.#ops(ref.service, ref.subscriptionId).get(ref.resourceGroup, ref.name, options.signal),
     );
     const instance = toInstance(ref, raw);
@@ -335,7 +256,7 @@ export class AzureInstances {
    */
   async listSkus(resourceId: string, options: CallOptions = {}): Promise<AllowedUnits> {
     const ref = parseResourceId(resourceId);
-    const list = await this.#call("instances.listSkus", this.scopeOf(ref.id), options.signal, () =>
+    const list = await this.call("instances.listSkus", this.scopeOf(ref.id), options.signal, () =>
       this.#ops(ref.service, ref.subscriptionId).listSkus(ref.resourceGroup, ref.name, options.signal),
     );
     const skus: SkuCapacityInfo[] = (list.value ?? []).flatMap((item) =>
@@ -378,7 +299,7 @@ export class AzureInstances {
     // Callers from untyped input (JSON, flags) get a clear error for an unknown service.
     parseServiceKind(service);
     const scope: AzureScope = { subscriptionId, region: ANY_REGION };
-    const raw = await this.#call("instances.listBySubscription", scope, options.signal, async () => {
+    const raw = await this.call("instances.listBySubscription", scope, options.signal, async () => {
       const out: ArmResource[] = [];
       for await (const r of this.#ops(service, subscriptionId).listBySubscription(options.signal))
         out.push(r);
@@ -416,14 +337,14 @@ export class AzureInstances {
     // The PATCH body carries the location (Web PubSub's model requires it): read it once if unknown.
     const location = this.regionOf(ref.id) ?? (await this.get(ref.id, options)).location;
     const scope = this.scopeOf(ref.id);
-    const startedAt = this.#conn.now();
+    const startedAt = this.conn.now();
     let patch: RawResponse | undefined;
     const onResponse = (raw: RawResponse) => {
       if (raw.request.method.toUpperCase() === "PATCH") patch = raw;
     };
     const sku = { name: target.sku, tier: SKU_TIER[target.sku], capacity: target.units };
     try {
-      const poller = await this.#call("instances.beginScale", scope, options.signal, () =>
+      const poller = await this.call("instances.beginScale", scope, options.signal, () =>
         this.#ops(ref.service, ref.subscriptionId).beginUpdate(
           ref.resourceGroup,
           ref.name,

@@ -70,98 +70,41 @@ export interface MetricDefinition {
   acrossSeries: AcrossSeries;
 }
 
+/** A gauge: its Maximum per bucket; percentages take the highest series, counts their sum. */
+function gauge(name: string, displayName: string, field: SampleField, acrossSeries: AcrossSeries) {
+  return { name, displayName, field, aggregation: "maximum", kind: "gauge", acrossSeries } as const;
+}
+
+/** A counter: its Total per bucket, summed across series. */
+function counter(name: string, displayName: string, field: SampleField) {
+  return { name, displayName, field, aggregation: "total", kind: "counter", acrossSeries: "sum" } as const;
+}
+
+const serverLoad = gauge("ServerLoad", "Server Load", "serverLoadPercent", "max");
+const quota = gauge(
+  "ConnectionQuotaUtilization",
+  "Connection Quota Utilization",
+  "connectionQuotaUtilizationPercent",
+  "max",
+);
+const inbound = counter("InboundTraffic", "Inbound Traffic", "inboundBytesPerSecond");
+const outbound = counter("OutboundTraffic", "Outbound Traffic", "outboundBytesPerSecond");
+
 const SIGNALR: readonly MetricDefinition[] = [
-  {
-    name: "ServerLoad",
-    displayName: "Server Load",
-    field: "serverLoadPercent",
-    aggregation: "maximum",
-    kind: "gauge",
-    acrossSeries: "max",
-  },
-  {
-    name: "ConnectionQuotaUtilization",
-    displayName: "Connection Quota Utilization",
-    field: "connectionQuotaUtilizationPercent",
-    aggregation: "maximum",
-    kind: "gauge",
-    acrossSeries: "max",
-  },
-  {
-    name: "ConnectionCount",
-    displayName: "Connection Count",
-    field: "connections",
-    aggregation: "maximum",
-    kind: "gauge",
-    acrossSeries: "sum",
-  },
-  {
-    name: "MessageCount",
-    displayName: "Message Count",
-    field: "messagesPerSecond",
-    aggregation: "total",
-    kind: "counter",
-    acrossSeries: "sum",
-  },
-  {
-    name: "InboundTraffic",
-    displayName: "Inbound Traffic",
-    field: "inboundBytesPerSecond",
-    aggregation: "total",
-    kind: "counter",
-    acrossSeries: "sum",
-  },
-  {
-    name: "OutboundTraffic",
-    displayName: "Outbound Traffic",
-    field: "outboundBytesPerSecond",
-    aggregation: "total",
-    kind: "counter",
-    acrossSeries: "sum",
-  },
+  serverLoad,
+  quota,
+  gauge("ConnectionCount", "Connection Count", "connections", "sum"),
+  counter("MessageCount", "Message Count", "messagesPerSecond"),
+  inbound,
+  outbound,
 ];
 
 const WEBPUBSUB: readonly MetricDefinition[] = [
-  {
-    name: "ServerLoad",
-    displayName: "Server Load",
-    field: "serverLoadPercent",
-    aggregation: "maximum",
-    kind: "gauge",
-    acrossSeries: "max",
-  },
-  {
-    name: "ConnectionQuotaUtilization",
-    displayName: "Connection Quota Utilization",
-    field: "connectionQuotaUtilizationPercent",
-    aggregation: "maximum",
-    kind: "gauge",
-    acrossSeries: "max",
-  },
-  {
-    name: "TotalConnectionCount",
-    displayName: "Connection Count",
-    field: "connections",
-    aggregation: "maximum",
-    kind: "gauge",
-    acrossSeries: "sum",
-  },
-  {
-    name: "InboundTraffic",
-    displayName: "Inbound Traffic",
-    field: "inboundBytesPerSecond",
-    aggregation: "total",
-    kind: "counter",
-    acrossSeries: "sum",
-  },
-  {
-    name: "OutboundTraffic",
-    displayName: "Outbound Traffic",
-    field: "outboundBytesPerSecond",
-    aggregation: "total",
-    kind: "counter",
-    acrossSeries: "sum",
-  },
+  serverLoad,
+  quota,
+  gauge("TotalConnectionCount", "Connection Count", "connections", "sum"),
+  inbound,
+  outbound,
 ];
 
 /** The metrics read per service. */

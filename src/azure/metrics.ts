@@ -18,7 +18,6 @@
 import { MetricsClient, type MetricsQueryResourcesOptions } from "@azure/monitor-query-metrics";
 import type { ServiceKind } from "../capacity/index.js";
 import { type MetricsBatch, type MetricsTarget, planBatches } from "./batching.js";
-import { classifyAzureError } from "./classify-error.js";
 import {
   type AzureConnection,
   commonClientOptions,
@@ -27,6 +26,7 @@ import {
 } from "./connection.js";
 import type { AzureApiError } from "./errors.js";
 import { ThrottledError, TransientError } from "./errors.js";
+import { failedCall } from "./gated-call.js";
 import {
   aggregationParameter,
   ENDPOINT_SPLIT,
@@ -208,15 +208,14 @@ export class AzureMetrics {
       );
       return { results };
     } catch (err) {
-      const typed = classifyAzureError(err, {
+      const typed = failedCall(err, {
+        gate: this.gate,
+        conn: this.#conn,
         operation,
-        now: this.#conn.now(),
         scope: batch.scope,
-        retryAfter: this.#conn.retryAfter,
-        callerAborted: options.signal?.aborted ?? false,
+        signal: options.signal,
       });
       if (!typed) throw err;
-      if (typed instanceof ThrottledError) this.gate.block(batch.scope, typed.notBefore);
       return { error: typed };
     }
   }

@@ -50,16 +50,15 @@ describe("parseResourceId", () => {
     ["/subscriptions/a/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/abc-", "name"],
     ["/subscriptions/a b/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/abc", "subscription"],
   ])("rejects %j with a clear message (%s)", (input, why) => {
-    let error: unknown;
-    try {
-      parseResourceId(input);
-    } catch (err) {
-      error = err;
-    }
-    expect(error).toBeInstanceOf(ResourceIdError);
-    expect((error as ResourceIdError).message).toContain(why);
-    expect((error as ResourceIdError).message).toContain("expected /subscriptions/");
-    expect((error as ResourceIdError).input).toBe(input);
+    const parse = () => parseResourceId(input);
+    expect(parse).toThrow(ResourceIdError);
+    expect(parse).toThrow(
+      expect.objectContaining({
+        message: expect.stringMatching(/expected \/subscriptions\//),
+        input,
+      }),
+    );
+    expect(parse).toThrow(why);
   });
 });
 

@@ -76,27 +76,20 @@ describe("routing caps that only Premium_P2 lifts", () => {
   });
 
   it("send to connection stops at 20,000 msg/s from unit 20 until Premium_P2 (200 per unit)", () => {
-    expect(scenarioCapacity("SignalR", "sendToConnection", "Standard_S1", 10).inboundMessagesPerSecond).toBe(
-      10000,
-    );
-    expect(scenarioCapacity("SignalR", "sendToConnection", "Standard_S1", 20).inboundMessagesPerSecond).toBe(
-      20000,
-    );
-    expect(scenarioCapacity("SignalR", "sendToConnection", "Premium_P1", 30).inboundMessagesPerSecond).toBe(
-      20000,
-    );
-    expect(scenarioCapacity("SignalR", "sendToConnection", "Premium_P1", 100).outboundMessagesPerSecond).toBe(
-      20000,
-    );
-    expect(scenarioCapacity("SignalR", "sendToConnection", "Premium_P2", 100).inboundMessagesPerSecond).toBe(
-      20000,
-    );
-    expect(scenarioCapacity("SignalR", "sendToConnection", "Premium_P2", 200).inboundMessagesPerSecond).toBe(
-      40000,
-    );
-    expect(scenarioCapacity("SignalR", "sendToConnection", "Premium_P2", 700).outboundMessagesPerSecond).toBe(
-      140000,
-    );
+    const cases = [
+      ["Standard_S1", 10, "inboundMessagesPerSecond", 10000],
+      ["Standard_S1", 20, "inboundMessagesPerSecond", 20000],
+      ["Premium_P1", 30, "inboundMessagesPerSecond", 20000],
+      ["Premium_P1", 100, "outboundMessagesPerSecond", 20000],
+      ["Premium_P2", 100, "inboundMessagesPerSecond", 20000],
+      ["Premium_P2", 200, "inboundMessagesPerSecond", 40000],
+      ["Premium_P2", 700, "outboundMessagesPerSecond", 140000],
+    ] as const;
+    for (const [sku, units, rate, expected] of cases) {
+      expect(scenarioCapacity("SignalR", "sendToConnection", sku, units)[rate], `${sku} × ${units}`).toBe(
+        expected,
+      );
+    }
   });
 
   it("rejects non-positive units and unknown scenarios", () => {

@@ -22,6 +22,7 @@
 import type { MetricSample } from "../autoscale/samples.js";
 import { METRIC_DEFINITIONS } from "../azure/metric-definitions.js";
 import {
+  type DataPointLike,
   MetricGrainError,
   type MetricLike,
   type MetricsAnswer,
@@ -132,16 +133,7 @@ class BodyReader {
     if (typeof stamp !== "string" || !Number.isFinite(Date.parse(stamp))) {
       this.fail(`${path}.timeStamp`, `must be an RFC 3339 time, got ${JSON.stringify(stamp ?? null)}`);
     }
-    const point: {
-      timeStamp: Date;
-      average?: number;
-      minimum?: number;
-      maximum?: number;
-      total?: number;
-      count?: number;
-    } = {
-      timeStamp: new Date(stamp),
-    };
+    const point: DataPointLike = { timeStamp: new Date(stamp) };
     for (const agg of AGGREGATIONS) {
       const value = o[agg];
       if (value === undefined || value === null) continue;

@@ -14,8 +14,7 @@
  * ```
  */
 import Type, { type Static } from "typebox";
-import Value from "typebox/value";
-import { parse as parseYaml } from "yaml";
+import { parseYamlFile } from "../api/yaml-file.js";
 import {
   SCALABLE_SKUS,
   type ScalableSku,
@@ -67,24 +66,15 @@ export interface ParsedWorkload {
  * @throws UsageError naming the file and the first problem (not YAML, wrong shape, bad value).
  */
 export function parseWorkloadFile(text: string, fileName: string): ParsedWorkload {
-  let doc: unknown;
-  try {
-    doc = parseYaml(text);
-  } catch (err) {
-    throw new UsageError(`${fileName}: not valid YAML: ${(err as Error).message.split("\n")[0]}`);
-  }
-  if (!Value.Check(WorkloadFileSchema, doc)) {
-    const first = Value.Errors(WorkloadFileSchema, doc)[0];
-    const where = first?.instancePath
-      ? first.instancePath.replace(/^\//, "").replaceAll("/", ".")
-      : "(top level)";
+  const file: WorkloadFile = parseYamlFile(text, WorkloadFileSchema, (problem) => {
+    if (problem.kind === "yaml") return new UsageError(`${fileName}: not valid YAML: ${problem.message}`);
+    const where = problem.path ? problem.path.replace(/^\//, "").replaceAll("/", ".") : "(top level)";
     // A key the schema does not know shows up as "schema is false" at its own path.
-    const what = first?.message === "schema is false" ? "unknown field" : (first?.message ?? "invalid");
-    throw new UsageError(
+    const what = problem.message === "schema is false" ? "unknown field" : (problem.message ?? "invalid");
+    return new UsageError(
       `${fileName}: not a workload file: ${where}: ${what} (expected service and scenarios[])`,
     );
-  }
-  const file = doc as WorkloadFile;
+  });
   const workload: Workload = { service: file.service, scenarios: file.scenarios };
   if (file.connections !== undefined) workload.connections = file.connections;
   const parsed: ParsedWorkload = { workload };

@@ -20,6 +20,9 @@ import { describeScope } from "../azure/scope.js";
 
 const P = "signalr_autoscaler_";
 
+/** The labels of a policy's series. */
+const POLICY = ["namespace", "policy"] as const;
+
 /** One observed sample, as the decision used it. Units: %, connections, messages/s, bytes/s. */
 type SampleValues = Partial<Record<SampleField, number | null>>;
 
@@ -29,97 +32,65 @@ export class OperatorMetrics {
   readonly #sampleTimes = new Map<string, number>();
   #quotaSource: (() => readonly QuotaObservation[]) | undefined;
 
-  readonly currentUnits = new Gauge({
-    name: `${P}current_units`,
-    help: "Units the Azure instance has now",
-    labelNames: ["namespace", "policy"],
-    registers: [this.registry],
-  });
-  readonly desiredUnits = new Gauge({
-    name: `${P}desired_units`,
-    help: "Units the last decision asked for",
-    labelNames: ["namespace", "policy"],
-    registers: [this.registry],
-  });
-  readonly currentReplicas = new Gauge({
-    name: `${P}current_replicas`,
-    help: "App-server Deployment spec.replicas (or HPA minReplicas) now",
-    labelNames: ["namespace", "policy"],
-    registers: [this.registry],
-  });
-  readonly desiredReplicas = new Gauge({
-    name: `${P}desired_replicas`,
-    help: "App-server replicas (or HPA floor) the last decision asked for",
-    labelNames: ["namespace", "policy"],
-    registers: [this.registry],
-  });
-  readonly lastSample = new Gauge({
-    name: `${P}last_sample`,
-    help: "Newest metric values used by the decision (%, connections, messages/s, bytes/s by metric)",
-    labelNames: ["namespace", "policy", "metric"],
-    registers: [this.registry],
-  });
-  readonly lastSampleAge = new Gauge({
-    name: `${P}last_sample_age_seconds`,
-    help: "Age of the newest metric sample used, seconds",
-    labelNames: ["namespace", "policy"],
-    registers: [this.registry],
-    collect: () => this.#collectAges(),
-  });
-  readonly decisions = new Counter({
-    name: `${P}decisions_total`,
-    help: "Decisions by reason code",
-    labelNames: ["namespace", "policy", "reason"],
-    registers: [this.registry],
-  });
-  readonly scaleOperations = new Counter({
-    name: `${P}scale_operations_total`,
-    help: "Scale operations by target and result (started, succeeded, failed, not_applied, conflict)",
-    labelNames: ["namespace", "policy", "target", "result"],
-    registers: [this.registry],
-  });
-  readonly azureRequests = new Counter({
-    name: `${P}azure_requests_total`,
-    help: "Azure calls by API and HTTP status (0 = no response)",
-    labelNames: ["api", "status"],
-    registers: [this.registry],
-  });
-  readonly azureLatency = new Histogram({
-    name: `${P}azure_request_duration_seconds`,
-    help: "Azure call latency, seconds",
-    labelNames: ["api"],
-    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [this.registry],
-  });
-  readonly armRemaining = new Gauge({
-    name: `${P}arm_remaining_requests`,
-    help: "ARM remaining-quota headers by scope (subscription/region) and kind (reads, writes, …)",
-    labelNames: ["scope", "kind"],
-    registers: [this.registry],
-    collect: () => this.#collectQuota(),
-  });
-  readonly queueDepth = new Gauge({
-    name: `${P}queue_depth`,
-    help: "Policies waiting for a reconcile pass",
-    registers: [this.registry],
-  });
-  readonly passDuration = new Histogram({
-    name: `${P}reconcile_duration_seconds`,
-    help: "Duration of one reconcile pass, seconds",
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [this.registry],
-  });
-  readonly passErrors = new Counter({
-    name: `${P}reconcile_errors_total`,
-    help: "Reconcile passes that failed, by error kind",
-    labelNames: ["kind"],
-    registers: [this.registry],
-  });
-  readonly leader = new Gauge({
-    name: `${P}leader`,
-    help: "1 while this replica holds the leader lease",
-    registers: [this.registry],
-  });
+  readonly currentUnits = this.#gauge("current_units", "Units the Azure instance has now", POLICY);
+  readonly desiredUnits = this.#gauge("desired_units", "Units the last decision asked for", POLICY);
+  readonly currentReplicas = this.#gauge(
+    "current_replicas",
+    "App-server Deployment spec.replicas (or HPA minReplicas) now",
+    POLICY,
+  );
+  readonly desiredReplicas = this.#gauge(
+    "desired_replicas",
+    "App-server replicas (or HPA floor) the last decision asked for",
+    POLICY,
+  );
+  readonly lastSample = this.#gauge(
+    "last_sample",
+    "Newest metric values used by the decision (%, connections, messages/s, bytes/s by metric)",
+    [...POLICY, "metric"],
+  );
+  readonly lastSampleAge = this.#gauge(
+    "last_sample_age_seconds",
+    "Age of the newest metric sample used, seconds",
+    POLICY,
+    () => this.#collectAges(),
+  );
+  readonly decisions = this.#counter("decisions_total", "Decisions by reason code", [...POLICY, "reason"]);
+  readonly scaleOperations = this.#counter(
+    "scale_operations_total",
+    "Scale operations by target and result (started, succeeded, failed, not_applied, conflict)",
+    [...POLICY, "target", "result"],
+  );
+  readonly azureRequests = this.#counter(
+    "azure_requests_total",
+    "Azure calls by API and HTTP status (0 = no response)",
+    ["api", "status"],
+  );
+  readonly azureLatency = this.#histogram(
+    "azure_request_duration_seconds",
+    "Azure call latency, seconds",
+    ["api"],
+    [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  );
+  readonly armRemaining = this.#gauge(
+    "arm_remaining_requests",
+    "ARM remaining-quota headers by scope (subscription/region) and kind (reads, writes, …)",
+    ["scope", "kind"],
+    () => this.#collectQuota(),
+  );
+  readonly queueDepth = this.#gauge("queue_depth", "Policies waiting for a reconcile pass");
+  readonly passDuration = this.#histogram(
+    "reconcile_duration_seconds",
+    "Duration of one reconcile pass, seconds",
+    [],
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  );
+  readonly passErrors = this.#counter(
+    "reconcile_errors_total",
+    "Reconcile passes that failed, by error kind",
+    ["kind"],
+  );
+  readonly leader = this.#gauge("leader", "1 while this replica holds the leader lease");
 
   /** @param now epoch milliseconds (the operator's clock; virtual in the demo). */
   constructor(options: { now?: () => number; processMetrics?: boolean } = {}) {
@@ -163,6 +134,27 @@ export class OperatorMetrics {
   /** The text exposition format for `/metrics`. */
   async expose(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  // Each family is `signalr_autoscaler_<name>` on this registry.
+
+  /** A gauge; `collect` runs on every scrape. */
+  #gauge<L extends string = never>(
+    name: string,
+    help: string,
+    labelNames: readonly L[] = [],
+    collect?: () => void,
+  ): Gauge<L> {
+    const config = { name: `${P}${name}`, help, labelNames, registers: [this.registry] };
+    return new Gauge<L>(collect ? { ...config, collect } : config);
+  }
+
+  #counter<L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> {
+    return new Counter<L>({ name: `${P}${name}`, help, labelNames, registers: [this.registry] });
+  }
+
+  #histogram<L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]) {
+    return new Histogram<L>({ name: `${P}${name}`, help, labelNames, buckets, registers: [this.registry] });
   }
 
   #collectQuota(): void {

@@ -47,35 +47,26 @@ export function withReady(drafts: readonly ConditionDraft[], blocker?: Blocker):
   const conflict = by.get("Conflict");
   const fallback = by.get("Fallback");
   const able = by.get("AbleToScale");
+  const readyAs = (status: ConditionDraft["status"], reason: string, message: string): ConditionDraft => ({
+    type: "Ready",
+    status,
+    reason,
+    message,
+  });
   if (blocker) {
-    ready = { type: "Ready", status: "False", reason: blocker.reason, message: blocker.message };
+    ready = readyAs("False", blocker.reason, blocker.message);
   } else if (draftReady && draftReady.status !== "True") {
     ready = draftReady;
   } else if (conflict?.status === "True") {
-    ready = { type: "Ready", status: "False", reason: "Conflict", message: conflict.message };
+    ready = readyAs("False", "Conflict", conflict.message);
   } else if (fallback?.status === "True") {
-    ready = { type: "Ready", status: "False", reason: "Fallback", message: fallback.message };
+    ready = readyAs("False", "Fallback", fallback.message);
   } else if (able?.reason === "Paused") {
-    ready = {
-      type: "Ready",
-      status: "True",
-      reason: "Paused",
-      message: "paused: the operator decides nothing",
-    };
+    ready = readyAs("True", "Paused", "paused: the operator decides nothing");
   } else if (able?.reason === "RecommendOnly") {
-    ready = {
-      type: "Ready",
-      status: "True",
-      reason: "RecommendOnly",
-      message: "recommend mode: decisions are recorded, not applied",
-    };
+    ready = readyAs("True", "RecommendOnly", "recommend mode: decisions are recorded, not applied");
   } else {
-    ready = {
-      type: "Ready",
-      status: "True",
-      reason: "Reconciled",
-      message: draftReady?.message ?? "reconciled",
-    };
+    ready = readyAs("True", "Reconciled", draftReady?.message ?? "reconciled");
   }
   const out: ConditionDraft[] = [];
   for (const type of CONDITION_TYPES) {

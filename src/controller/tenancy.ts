@@ -16,8 +16,7 @@
  * ```
  */
 import Type from "typebox";
-import Value from "typebox/value";
-import { parse as parseYaml } from "yaml";
+import { parseYamlFile } from "../api/yaml-file.js";
 import { parseResourceId, type ResourceRef } from "../azure/resource-id.js";
 
 export interface AzureScopeRule {
@@ -48,18 +47,16 @@ const FileSchema = Type.Object(
 
 /** Parses a tenancy file. @throws RangeError naming the first problem. */
 export function parseTenancy(text: string, source = "tenancy file"): TenancyMap {
-  let doc: unknown;
-  try {
-    doc = parseYaml(text);
-  } catch (err) {
-    throw new RangeError(`${source}: not valid YAML: ${(err as Error).message.split("\n")[0]}`);
-  }
-  if (!Value.Check(FileSchema, doc)) {
-    const first = Value.Errors(FileSchema, doc)[0];
-    throw new RangeError(
-      `${source}: expected { namespaces: { <namespace>: [{ subscriptionId, resourceGroup? }] } }: ${first?.instancePath || "/"} ${first?.message ?? ""}`,
-    );
-  }
+  const doc = parseYamlFile(
+    text,
+    FileSchema,
+    (problem) =>
+      new RangeError(
+        problem.kind === "yaml"
+          ? `${source}: not valid YAML: ${problem.message}`
+          : `${source}: expected { namespaces: { <namespace>: [{ subscriptionId, resourceGroup? }] } }: ${problem.path || "/"} ${problem.message ?? ""}`,
+      ),
+  );
   const map = new Map<string, AzureScopeRule[]>();
   for (const [ns, rules] of Object.entries(
     (doc as { namespaces: Record<string, AzureScopeRule[]> }).namespaces,

@@ -225,23 +225,24 @@ export function handleArm(
     );
   const pageSize = ctx.pageSize ?? 100;
   const { state } = ctx;
+  const notAllowed = () => armError(405, "MethodNotAllowed", `${req.method} is not supported here.`);
+  /** A list endpoint (GET only, with an api-version): one page of `items()`. */
+  const list = (items: () => readonly unknown[]) =>
+    req.method !== "GET"
+      ? notAllowed()
+      : !apiVersion
+        ? missingVersion()
+        : json(200, page(req, items(), pageSize));
 
   // /subscriptions/{s}/providers/{ns}/…
   if (lower[2] === "providers") {
     const ns = lower[3];
     if (ns === "microsoft.insights" && lower[4] === "autoscalesettings" && seg.length === 5) {
-      if (req.method !== "GET")
-        return armError(405, "MethodNotAllowed", `${req.method} is not supported here.`);
-      if (!apiVersion) return missingVersion();
-      return json(
-        200,
-        page(req, state.listAutoscaleSettings({ subscriptionId }).map(autoscaleBody), pageSize),
-      );
+      return list(() => state.listAutoscaleSettings({ subscriptionId }).map(autoscaleBody));
     }
     if (ns !== "microsoft.signalrservice") return undefined;
     if (lower[4] === "locations" && seg.length === 8) {
-      if (req.method !== "GET")
-        return armError(405, "MethodNotAllowed", `${req.method} is not supported here.`);
+      if (req.method !== "GET") return notAllowed();
       if (!apiVersion) return missingVersion();
       const op = state.getOperation(seg[7] as string);
       if (!op || op.subscriptionId.toLowerCase() !== subscriptionId.toLowerCase()) {
@@ -265,13 +266,7 @@ export function handleArm(
     if (seg.length === 5) {
       const service = serviceOf(seg[4] as string);
       if (!service) return undefined;
-      if (req.method !== "GET")
-        return armError(405, "MethodNotAllowed", `${req.method} is not supported here.`);
-      if (!apiVersion) return missingVersion();
-      return json(
-        200,
-        page(req, state.listInstances({ subscriptionId, service }).map(resourceBody), pageSize),
-      );
+      return list(() => state.listInstances({ subscriptionId, service }).map(resourceBody));
     }
     return undefined;
   }
@@ -281,25 +276,13 @@ export function handleArm(
   const resourceGroup = seg[3] as string;
   const ns = lower[5];
   if (ns === "microsoft.insights" && lower[6] === "autoscalesettings" && seg.length === 7) {
-    if (req.method !== "GET")
-      return armError(405, "MethodNotAllowed", `${req.method} is not supported here.`);
-    if (!apiVersion) return missingVersion();
-    return json(
-      200,
-      page(req, state.listAutoscaleSettings({ subscriptionId, resourceGroup }).map(autoscaleBody), pageSize),
-    );
+    return list(() => state.listAutoscaleSettings({ subscriptionId, resourceGroup }).map(autoscaleBody));
   }
   if (ns !== "microsoft.signalrservice") return undefined;
   const service = serviceOf(seg[6] as string);
   if (!service) return undefined;
   if (seg.length === 7) {
-    if (req.method !== "GET")
-      return armError(405, "MethodNotAllowed", `${req.method} is not supported here.`);
-    if (!apiVersion) return missingVersion();
-    return json(
-      200,
-      page(req, state.listInstances({ subscriptionId, resourceGroup, service }).map(resourceBody), pageSize),
-    );
+    return list(() => state.listInstances({ subscriptionId, resourceGroup, service }).map(resourceBody));
   }
   const name = seg[7] as string;
   const resourceId = `/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}/providers/${ARM_TYPES[service]}/${name}`;
@@ -312,8 +295,7 @@ export function handleArm(
     );
 
   if (seg.length === 9 && lower[8] === "skus") {
-    if (req.method !== "GET")
-      return armError(405, "MethodNotAllowed", `${req.method} is not supported here.`);
+    if (req.method !== "GET") return notAllowed();
     return state.getInstance(resourceId) ? json(200, skuListBody(service)) : notFound();
   }
   if (seg.length !== 8) return undefined;

@@ -42,7 +42,13 @@ import {
   json,
   queryParam,
 } from "./http.js";
-import { type AutoscaleSettingRecord, type InstanceSpec, type InstanceView, StateError } from "./state.js";
+import {
+  type AutoscaleSettingRecord,
+  type AutoscaleSettingSpec,
+  type InstanceSpec,
+  type InstanceView,
+  StateError,
+} from "./state.js";
 
 /** One request the emulator served (control requests are not logged). */
 export interface RequestRecord {
@@ -112,14 +118,7 @@ export interface EmulatorControl {
   setClock(change: { time?: Date; speed?: number }): void;
   advance(ms: number): void;
   setTiming(timing: { scaleDurationMs?: number; ingestionDelayMs?: number }): void;
-  addAutoscaleSetting(spec: {
-    targetResourceId: string;
-    name?: string;
-    enabled?: boolean;
-    minimum?: number;
-    maximum?: number;
-    default?: number;
-  }): AutoscaleSettingRecord;
+  addAutoscaleSetting(spec: Omit<AutoscaleSettingSpec, "resourceGroup">): AutoscaleSettingRecord;
   clearAutoscaleSettings(): void;
   requests(): RequestRecord[];
   calls(): CallCounters;

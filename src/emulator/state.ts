@@ -134,6 +134,17 @@ export interface AutoscaleSettingRecord {
   default: number;
 }
 
+/** A native autoscale setting to add: its target, and what is not derived from it. */
+export interface AutoscaleSettingSpec {
+  targetResourceId: string;
+  name?: string;
+  enabled?: boolean;
+  minimum?: number;
+  maximum?: number;
+  default?: number;
+  resourceGroup?: string;
+}
+
 /** One minute of one instance: traffic and ingestion state. */
 export interface Bucket {
   minuteMs: number;
@@ -383,22 +394,14 @@ export class EmulatorState {
       throw new StateError(400, "InvalidCapacity", `capacity must be a whole number, got ${units}`);
     this.#checkUnits(sku, units);
     if (change.tags) inst.tags = { ...change.tags };
-    const now = this.clock.nowMs();
     const changes = sku !== current.sku || units !== current.units;
-    const op: OperationRecord = {
-      id: this.#operationId(),
-      resourceId: inst.ref.id,
-      subscriptionId: inst.ref.subscriptionId,
-      location: inst.location,
-      kind: "update",
-      target: { sku, units },
-      startedMs: now,
-      completesMs: now + (changes ? this.scaleDurationMs : 0),
+    const op = this.#startOperation(
+      inst,
+      "update",
+      { sku, units },
+      changes ? this.scaleDurationMs : 0,
       apply,
-      status: "InProgress",
-    };
-    this.#operations.set(op.id, op);
-    inst.operationId = op.id;
+    );
     inst.provisioningState = "Updating";
     this.settle();
     return { ...op };
@@ -424,22 +427,41 @@ export class EmulatorState {
       createdAt: this.clock.now(),
     });
     const inst = this.#instances.get(armKey(view.resourceId)) as InstanceRecord;
+    return {
+      ...this.#startOperation(
+        inst,
+        "create",
+        { sku: body.sku, units: body.units },
+        this.scaleDurationMs,
+        false,
+      ),
+    };
+  }
+
+  /** Starts an operation on `inst`, to complete in `durationMs`; the instance points to it. */
+  #startOperation(
+    inst: InstanceRecord,
+    kind: OperationRecord["kind"],
+    target: OperationRecord["target"],
+    durationMs: number,
+    apply: boolean,
+  ): OperationRecord {
     const now = this.clock.nowMs();
     const op: OperationRecord = {
       id: this.#operationId(),
       resourceId: inst.ref.id,
       subscriptionId: inst.ref.subscriptionId,
       location: inst.location,
-      kind: "create",
-      target: { sku: body.sku, units: body.units },
+      kind,
+      target,
       startedMs: now,
-      completesMs: now + this.scaleDurationMs,
-      apply: false,
+      completesMs: now + durationMs,
+      apply,
       status: "InProgress",
     };
     this.#operations.set(op.id, op);
     inst.operationId = op.id;
-    return { ...op };
+    return op;
   }
 
   #operationId(): string {
@@ -483,15 +505,7 @@ export class EmulatorState {
   }
 
   /** Adds a native autoscale setting targeting an instance. @throws ArmIdError */
-  addAutoscaleSetting(spec: {
-    targetResourceId: string;
-    name?: string;
-    enabled?: boolean;
-    minimum?: number;
-    maximum?: number;
-    default?: number;
-    resourceGroup?: string;
-  }): AutoscaleSettingRecord {
+  addAutoscaleSetting(spec: AutoscaleSettingSpec): AutoscaleSettingRecord {
     const ref = parseArmId(spec.targetResourceId);
     const name = spec.name ?? `${ref.name}-autoscale`;
     const resourceGroup = spec.resourceGroup ?? ref.resourceGroup;

@@ -6,7 +6,7 @@
  * timeouts) into one of the classes below, so callers branch on `instanceof` or `kind` instead
  * of on HTTP details.
  */
-import { ApiError, type ApiErrorInit } from "../shared/api-error.js";
+import { ApiError, type ApiErrorInit, withKind } from "../shared/api-error.js";
 import { parseRetryAfter } from "../shared/retry-after.js";
 
 /** The parts of a `metav1.Status` the errors carry. */
@@ -33,47 +33,32 @@ export abstract class KubeError extends ApiError {
 }
 
 /** 409: a stale resourceVersion (optimistic concurrency) or, with reason "AlreadyExists", a create race. */
-export class ConflictError extends KubeError {
-  readonly kind = "Conflict" as const;
+export class ConflictError extends withKind(KubeError, "Conflict") {
   get alreadyExists(): boolean {
     return this.reason === "AlreadyExists";
   }
 }
 
 /** 404. */
-export class NotFoundError extends KubeError {
-  readonly kind = "NotFound" as const;
-}
+export class NotFoundError extends withKind(KubeError, "NotFound") {}
 
 /** 403: RBAC denies the request (or the namespace is terminating). */
-export class ForbiddenError extends KubeError {
-  readonly kind = "Forbidden" as const;
-}
+export class ForbiddenError extends withKind(KubeError, "Forbidden") {}
 
 /** 401: no or bad credentials. */
-export class UnauthorizedError extends KubeError {
-  readonly kind = "Unauthorized" as const;
-}
+export class UnauthorizedError extends withKind(KubeError, "Unauthorized") {}
 
 /** 410: the resourceVersion is too old (watch "Expired"); list again. */
-export class GoneError extends KubeError {
-  readonly kind = "Gone" as const;
-}
+export class GoneError extends withKind(KubeError, "Gone") {}
 
 /** 400 / 422: the request or the object is invalid. */
-export class InvalidError extends KubeError {
-  readonly kind = "Invalid" as const;
-}
+export class InvalidError extends withKind(KubeError, "Invalid") {}
 
 /** 429, 5xx, timeouts and network errors: the API server is busy or unreachable; retry with backoff. */
-export class UnavailableError extends KubeError {
-  readonly kind = "Transient" as const;
-}
+export class UnavailableError extends withKind(KubeError, "Transient") {}
 
 /** Anything else (other HTTP codes, TLS misconfiguration, bugs). */
-export class UnknownKubeError extends KubeError {
-  readonly kind = "Unknown" as const;
-}
+export class UnknownKubeError extends withKind(KubeError, "Unknown") {}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -193,6 +178,15 @@ function errorMessage(err: unknown): string {
     return `${err.message}${cause}`;
   }
   return String(err);
+}
+
+/** The result of a Kubernetes API call; what `call` throws becomes a KubeError of `operation`. */
+export async function kubeCall<T>(operation: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw toKubeError(err, operation);
+  }
 }
 
 /**

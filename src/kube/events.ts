@@ -7,7 +7,7 @@
 import type { CoreV1Event } from "@kubernetes/client-node";
 import { API_VERSION, type CapacityPolicy, KIND } from "../api/index.js";
 import { FIELD_MANAGER, type KubeClients, mergePatchOptions } from "./client.js";
-import { NotFoundError, toKubeError } from "./errors.js";
+import { kubeCall, NotFoundError, toKubeError } from "./errors.js";
 
 export type EventType = "Normal" | "Warning";
 
@@ -187,12 +187,10 @@ export class EventRecorder {
       reportingComponent: this.component,
       reportingInstance: this.instance ?? "",
     };
-    try {
+    return kubeCall(`create events in ${subject.namespace}`, async () => {
       const stored = await this.clients.core.createNamespacedEvent({ namespace: subject.namespace, body });
       return { namespace: subject.namespace, name: stored.metadata?.name ?? name, count: 1, created: true };
-    } catch (err) {
-      throw toKubeError(err, `create events in ${subject.namespace}`);
-    }
+    });
   }
 
   /** Forgets entries outside the window, then the oldest beyond maxEntries. */

@@ -5,7 +5,7 @@
  */
 import { type V1Lease, V1MicroTime } from "@kubernetes/client-node";
 import type { KubeClients } from "./client.js";
-import { ConflictError, NotFoundError, toKubeError } from "./errors.js";
+import { ConflictError, kubeCall, NotFoundError, toKubeError } from "./errors.js";
 
 export interface LeaseRecord {
   /** Empty or undefined: nobody holds the lease. */
@@ -80,6 +80,11 @@ function toSpec(record: LeaseRecord): NonNullable<V1Lease["spec"]> {
   };
 }
 
+/** The Lease object with `metadata` and the spec of `record`. */
+function leaseObject(metadata: NonNullable<V1Lease["metadata"]>, record: LeaseRecord): V1Lease {
+  return { apiVersion: "coordination.k8s.io/v1", kind: "Lease", metadata, spec: toSpec(record) };
+}
+
 /**
  * True when the record's holder may still act as leader at `now`: it has a holder and
  * `renewTime + leaseDurationSeconds >= now`. A record without renewTime or duration is expired.
@@ -112,40 +117,26 @@ export class LeaseClient {
 
   /** Creates the Lease; ConflictError (reason AlreadyExists) when it exists. */
   async create(namespace: string, name: string, record: LeaseRecord): Promise<Lease> {
-    try {
+    return kubeCall(`create leases ${namespace}/${name}`, async () => {
       const created = await this.clients.coordination.createNamespacedLease({
         namespace,
-        body: {
-          apiVersion: "coordination.k8s.io/v1",
-          kind: "Lease",
-          metadata: { name, namespace },
-          spec: toSpec(record),
-        },
+        body: leaseObject({ name, namespace }, record),
       });
       return toLease(namespace, name, created);
-    } catch (err) {
-      throw toKubeError(err, `create leases ${namespace}/${name}`);
-    }
+    });
   }
 
   /** Replaces the Lease's spec if it still has `lease.resourceVersion`; ConflictError otherwise. */
   async update(lease: Lease, record: LeaseRecord): Promise<Lease> {
     const { namespace, name } = lease;
-    try {
+    return kubeCall(`update leases ${namespace}/${name}`, async () => {
       const updated = await this.clients.coordination.replaceNamespacedLease({
         namespace,
         name,
-        body: {
-          apiVersion: "coordination.k8s.io/v1",
-          kind: "Lease",
-          metadata: { name, namespace, resourceVersion: lease.resourceVersion },
-          spec: toSpec(record),
-        },
+        body: leaseObject({ name, namespace, resourceVersion: lease.resourceVersion }, record),
       });
       return toLease(namespace, name, updated);
-    } catch (err) {
-      throw toKubeError(err, `update leases ${namespace}/${name}`);
-    }
+    });
   }
 
   /**

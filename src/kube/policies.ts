@@ -4,7 +4,7 @@
  */
 import { type CapacityPolicy, GROUP, PLURAL, type StatusPatch, VERSION } from "../api/index.js";
 import { FIELD_MANAGER, type KubeClients, mergePatchOptions } from "./client.js";
-import { toKubeError } from "./errors.js";
+import { kubeCall } from "./errors.js";
 
 /**
  * A JSON merge patch (RFC 7386) of `status`: objects merge key by key, `null` removes a field,
@@ -48,7 +48,7 @@ export class PolicyClient {
     const items: CapacityPolicy[] = [];
     let resourceVersion = "";
     let continueToken: string | undefined;
-    try {
+    await kubeCall(operation, async () => {
       do {
         const common = {
           group: GROUP,
@@ -74,15 +74,13 @@ export class PolicyClient {
         const next = page.metadata?.continue;
         continueToken = next === undefined || next === "" ? undefined : next;
       } while (continueToken !== undefined);
-    } catch (err) {
-      throw toKubeError(err, operation);
-    }
+    });
     return { items, resourceVersion };
   }
 
   /** Reads one policy; NotFoundError when it does not exist. */
   async get(namespace: string, name: string): Promise<CapacityPolicy> {
-    try {
+    return kubeCall(`get ${PLURAL} ${namespace}/${name}`, async () => {
       return (await this.clients.customObjects.getNamespacedCustomObject({
         group: GROUP,
         version: VERSION,
@@ -90,9 +88,7 @@ export class PolicyClient {
         plural: PLURAL,
         name,
       })) as CapacityPolicy;
-    } catch (err) {
-      throw toKubeError(err, `get ${PLURAL} ${namespace}/${name}`);
-    }
+    });
   }
 
   /**
@@ -108,7 +104,7 @@ export class PolicyClient {
   ): Promise<CapacityPolicy> {
     const body: Record<string, unknown> = { status: statusPatch };
     if (resourceVersion !== undefined) body["metadata"] = { resourceVersion };
-    try {
+    return kubeCall(`patch status of ${PLURAL} ${namespace}/${name}`, async () => {
       return (await this.clients.customObjects.patchNamespacedCustomObjectStatus(
         {
           group: GROUP,
@@ -121,8 +117,6 @@ export class PolicyClient {
         },
         mergePatchOptions(),
       )) as CapacityPolicy;
-    } catch (err) {
-      throw toKubeError(err, `patch status of ${PLURAL} ${namespace}/${name}`);
-    }
+    });
   }
 }

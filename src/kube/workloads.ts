@@ -5,7 +5,7 @@
  */
 import type { V1ManagedFieldsEntry, V1Scale, V2HorizontalPodAutoscaler } from "@kubernetes/client-node";
 import { FIELD_MANAGER, type KubeClients, mergePatchOptions } from "./client.js";
-import { toKubeError } from "./errors.js";
+import { kubeCall } from "./errors.js";
 
 export interface DeploymentScale {
   readonly namespace: string;
@@ -152,12 +152,10 @@ export class WorkloadClient {
 
   /** `spec.replicas` of a Deployment, read through its scale subresource. */
   async readDeploymentScale(namespace: string, name: string): Promise<DeploymentScale> {
-    try {
+    return kubeCall(`read scale of deployments ${namespace}/${name}`, async () => {
       const scale = await this.clients.apps.readNamespacedDeploymentScale({ namespace, name });
       return scaleInfo(namespace, name, scale);
-    } catch (err) {
-      throw toKubeError(err, `read scale of deployments ${namespace}/${name}`);
-    }
+    });
   }
 
   /** Sets `spec.replicas` through the scale subresource (merge patch). */
@@ -171,40 +169,34 @@ export class WorkloadClient {
     const body: Record<string, unknown> = { spec: { replicas } };
     if (options.resourceVersion !== undefined)
       body["metadata"] = { resourceVersion: options.resourceVersion };
-    try {
+    return kubeCall(`patch scale of deployments ${namespace}/${name}`, async () => {
       const scale = await this.clients.apps.patchNamespacedDeploymentScale(
         { namespace, name, body, fieldManager: this.fieldManager },
         mergePatchOptions(),
       );
       return scaleInfo(namespace, name, scale);
-    } catch (err) {
-      throw toKubeError(err, `patch scale of deployments ${namespace}/${name}`);
-    }
+    });
   }
 
   /** Who owns the Deployment's `spec.replicas`, newest write first. */
   async deploymentReplicasOwnership(namespace: string, name: string): Promise<ReplicasOwnership> {
-    try {
+    return kubeCall(`read deployments ${namespace}/${name}`, async () => {
       const deployment = await this.clients.apps.readNamespacedDeployment({ namespace, name });
       return {
         replicas: deployment.spec?.replicas,
         resourceVersion: deployment.metadata?.resourceVersion,
         managers: fieldManagers(deployment.metadata?.managedFields),
       };
-    } catch (err) {
-      throw toKubeError(err, `read deployments ${namespace}/${name}`);
-    }
+    });
   }
 
   async readHpa(namespace: string, name: string): Promise<HpaInfo> {
-    try {
+    return kubeCall(`read horizontalpodautoscalers ${namespace}/${name}`, async () => {
       return hpaInfo(
         namespace,
         await this.clients.autoscaling.readNamespacedHorizontalPodAutoscaler({ namespace, name }),
       );
-    } catch (err) {
-      throw toKubeError(err, `read horizontalpodautoscalers ${namespace}/${name}`);
-    }
+    });
   }
 
   /**
@@ -235,27 +227,23 @@ export class WorkloadClient {
     const body: Record<string, unknown> = { spec: { minReplicas: applied } };
     if (current.resourceVersion !== undefined)
       body["metadata"] = { resourceVersion: current.resourceVersion };
-    try {
+    return kubeCall(`patch horizontalpodautoscalers ${namespace}/${name}`, async () => {
       const hpa = await this.clients.autoscaling.patchNamespacedHorizontalPodAutoscaler(
         { namespace, name, body, fieldManager: this.fieldManager },
         mergePatchOptions(),
       );
       return { hpa: hpaInfo(namespace, hpa), requested: minReplicas, applied, clamped, changed: true };
-    } catch (err) {
-      throw toKubeError(err, `patch horizontalpodautoscalers ${namespace}/${name}`);
-    }
+    });
   }
 
   /** The HPAs in `namespace` whose scaleTargetRef is the Deployment `deploymentName` (normally 0 or 1). */
   async findHpasForDeployment(namespace: string, deploymentName: string): Promise<HpaInfo[]> {
-    try {
+    return kubeCall(`list horizontalpodautoscalers in ${namespace}`, async () => {
       const list = await this.clients.autoscaling.listNamespacedHorizontalPodAutoscaler({ namespace });
       return list.items
         .map((hpa) => hpaInfo(namespace, hpa))
         .filter((hpa) => targetsDeployment(hpa.target, deploymentName))
         .sort((a, b) => a.name.localeCompare(b.name));
-    } catch (err) {
-      throw toKubeError(err, `list horizontalpodautoscalers in ${namespace}`);
-    }
+    });
   }
 }

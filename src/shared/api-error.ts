@@ -59,3 +59,20 @@ export abstract class ApiError extends Error {
     return this.kind === "Transient" || this.kind === "Throttled";
   }
 }
+
+// biome-ignore lint/suspicious/noExplicitAny: a mixin's base takes any constructor arguments (TS2545)
+type ApiErrorClass = abstract new (...args: any[]) => ApiError;
+
+/**
+ * `Base` with its `kind` fixed: an adapter declares one error class a kind as
+ * `class GoneError extends withKind(KubeError, "Gone") {}`, with `Base`'s constructor.
+ */
+export function withKind<Base extends ApiErrorClass, const Kind extends ApiErrorKind>(
+  base: Base,
+  kind: Kind,
+) {
+  abstract class ErrorOfKind extends base {
+    readonly kind = kind;
+  }
+  return ErrorOfKind;
+}

@@ -11,38 +11,25 @@ import {
   nativeSettingFor,
   startingSize,
 } from "./compare.js";
-import { CONNECTIONS_ONLY, START, steps } from "./testing.js";
+import { START, steps, testSetup, webPubSubPolicyYaml } from "./testing.js";
 import { TIMELINE_HEADER, timelineCsv } from "./timeline.js";
 
-const POLICY = parsePolicyYaml(`
-apiVersion: autoscaling.signalr.dev/v1alpha1
-kind: CapacityPolicy
-metadata: { name: cmp, namespace: test }
-spec:
-  target:
-    service: WebPubSub
-    resourceId: /subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.SignalRService/WebPubSub/cmp
-  units: { min: 1, max: 300 }
+const POLICY = parsePolicyYaml(
+  webPubSubPolicyYaml(
+    "cmp",
+    `  units: { min: 1, max: 300 }
   skus: [Premium_P1, Premium_P2]
   metrics: { serverLoad: { targetPercent: 75 } }
-`);
+`,
+  ),
+);
 
 const demand = steps([
   [60, 3_000],
   [60, 15_000],
   [60, 3_000],
 ]);
-const comparison = () =>
-  compare({
-    policy: POLICY,
-    startMs: START,
-    demand,
-    mix: CONNECTIONS_ONLY,
-    scaleDurationMs: 5 * 60_000,
-    metricDelayMs: 3 * 60_000,
-    seed: "t",
-    noiseAmplitude: 0,
-  });
+const comparison = () => compare({ policy: POLICY, ...testSetup(demand) });
 
 describe("compare", () => {
   it("runs the policy, native autoscale, static at peak and the oracle on the same demand", () => {
@@ -70,15 +57,7 @@ describe("compare", () => {
     timeout: 30_000,
   }, async () => {
     const long = Float64Array.from({ length: 3 * 4096 }, (_, m) => 5_000 + 4_000 * Math.sin(m / 300));
-    const input = {
-      policy: POLICY,
-      startMs: START,
-      demand: long,
-      mix: CONNECTIONS_ONLY,
-      scaleDurationMs: 5 * 60_000,
-      metricDelayMs: 3 * 60_000,
-      seed: "t",
-    };
+    const input = { policy: POLICY, ...testSetup(long, { noiseAmplitude: 0.05 }) };
     const progress: number[] = [];
     const sync = compare({ ...input, onProgress: (done) => progress.push(done) });
     expect(progress.at(-1)).toBe(4 * long.length);
@@ -105,18 +84,7 @@ describe("compare", () => {
 
   it("starts the policy at the instance's size, and native autoscale when it runs on that SKU", () => {
     const from = (initial: SkuUnits, native: NativeOptions = {}) =>
-      compare({
-        policy: POLICY,
-        startMs: START,
-        demand: demand.subarray(0, 10),
-        mix: CONNECTIONS_ONLY,
-        scaleDurationMs: 5 * 60_000,
-        metricDelayMs: 3 * 60_000,
-        seed: "t",
-        noiseAmplitude: 0,
-        initial,
-        native,
-      });
+      compare({ policy: POLICY, ...testSetup(demand.subarray(0, 10)), initial, native });
     const p1 = from({ sku: "Premium_P1", units: 20 });
     expect(p1.initial).toEqual({
       policy: { sku: "Premium_P1", units: 20 },

@@ -28,7 +28,6 @@ import {
   SCALABLE_SKUS,
   type SkuUnits,
 } from "../capacity/index.js";
-import type { WorkloadMix } from "../traffic/index.js";
 import { type SimulationSetup, type StrategyRun, simulation, sizeAt } from "./engine.js";
 import { DEFAULT_PRICES, type StrategyMetrics, summarize, type UnitPrices } from "./metrics.js";
 import { oracleRun, peakSize } from "./oracle.js";
@@ -49,18 +48,9 @@ export interface NativeOptions {
   cooldownMinutes?: number;
 }
 
-/** Everything a comparison depends on. */
-export interface ComparisonInput {
+/** Everything a comparison depends on: the policy, and the traffic every strategy runs on. */
+export interface ComparisonInput extends SimulationSetup {
   policy: DecisionPolicy;
-  /** Start of minute 0, ms (a whole minute). */
-  startMs: number;
-  /** Client connections wanted per minute. */
-  demand: Float64Array;
-  mix: WorkloadMix;
-  scaleDurationMs: number;
-  metricDelayMs: number;
-  seed: string;
-  noiseAmplitude?: number;
   /** Load target, % (default: the policy's serverLoad target, else 70). */
   loadTargetPercent?: number;
   prices?: UnitPrices;
@@ -236,18 +226,9 @@ function* comparison(input: ComparisonInput): Generator<ComparisonProgress, Comp
     : { from: "oracle", notes: [] };
   const policy = new PolicyStrategy(input.policy, policyInitial);
   const strategies = [policy, native, new StaticStrategy(staticSize)];
-  const setup: SimulationSetup = {
-    startMs: input.startMs,
-    demand: input.demand,
-    mix: input.mix,
-    scaleDurationMs: input.scaleDurationMs,
-    metricDelayMs: input.metricDelayMs,
-    seed: input.seed,
-    ...(input.noiseAmplitude !== undefined ? { noiseAmplitude: input.noiseAmplitude } : {}),
-  };
   const runs: StrategyRun[] = [];
   for (const [i, strategy] of strategies.entries()) {
-    const steps = simulation(strategy, setup);
+    const steps = simulation(strategy, input);
     let step = steps.next();
     while (!step.done) {
       yield { done: minutes * (i + 1) + step.value, total };

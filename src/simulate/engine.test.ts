@@ -1,19 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { candidates } from "../capacity/index.js";
 import { trafficAt } from "../traffic/index.js";
-import { MetricHistory, type PollContext, type SimulationSetup, type Strategy, simulate } from "./engine.js";
-import { CONNECTIONS_ONLY, minuteOf, START, steps } from "./testing.js";
-
-const base = (demand: Float64Array, extra: Partial<SimulationSetup> = {}): SimulationSetup => ({
-  startMs: START,
-  demand,
-  mix: CONNECTIONS_ONLY,
-  scaleDurationMs: 5 * 60_000,
-  metricDelayMs: 3 * 60_000,
-  seed: "t",
-  noiseAmplitude: 0,
-  ...extra,
-});
+import { MetricHistory, type PollContext, type Strategy, simulate } from "./engine.js";
+import { CONNECTIONS_ONLY, minuteOf, START, steps, testSetup } from "./testing.js";
 
 /** Asks for `want` at every poll and records what it saw. */
 class Greedy implements Strategy {
@@ -32,7 +21,7 @@ class Greedy implements Strategy {
 describe("engine", () => {
   it("keeps the old capacity while a scale is in flight and starts no second one", () => {
     const s = new Greedy(10);
-    const run = simulate(s, base(steps([[12, 5_000]])));
+    const run = simulate(s, testSetup(steps([[12, 5_000]])));
     expect(run.operations.map((o) => [minuteOf(o.startedMs), minuteOf(o.completedMs)])).toEqual([[0, 5]]);
     expect([...run.units]).toEqual([1, 1, 1, 1, 1, 10, 10, 10, 10, 10, 10, 10]);
     expect(s.seen.slice(0, 6).map((x) => x.scaling)).toEqual([false, true, true, true, true, false]);
@@ -42,14 +31,14 @@ describe("engine", () => {
   });
 
   it("applies a zero-duration scale at once", () => {
-    const run = simulate(new Greedy(10), base(steps([[3, 5_000]]), { scaleDurationMs: 0 }));
+    const run = simulate(new Greedy(10), testSetup(steps([[3, 5_000]]), { scaleDurationMs: 0 }));
     expect([...run.units]).toEqual([10, 10, 10]);
   });
 
   it("polls every pollMinutes minutes", () => {
     const s = new Greedy(1);
     Object.assign(s, { pollMinutes: 3 });
-    simulate(s, base(steps([[10, 100]])));
+    simulate(s, testSetup(steps([[10, 100]])));
     expect(s.seen.map((x) => x.minute)).toEqual([0, 3, 6, 9]);
   });
 
@@ -68,7 +57,7 @@ describe("engine", () => {
         last = ctx.metrics;
         return poll(ctx);
       };
-      simulate(s, { ...base(demand, { seed, noiseAmplitude: 0.05 }), mix });
+      simulate(s, { ...testSetup(demand, { seed, noiseAmplitude: 0.05 }), mix });
       const end = START + 200 * 60_000;
       return last?.samples(START, end + 600_000).map((x) => x.serverLoadPercent);
     };

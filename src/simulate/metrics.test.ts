@@ -23,27 +23,30 @@ function handRun() {
 
 describe("metrics", () => {
   it("counts minutes above target, refused and throttled minutes", () => {
-    const m = summarize(handRun(), { loadTargetPercent: 70, prices: DEFAULT_PRICES });
-    expect(m.minutesAboveTarget).toBe(10); // 70 % exactly is not above
-    expect(m.minutesRefused).toBe(5);
-    expect(m.refusedConnectionMinutes).toBe(5_000);
-    expect(m.peakRefused).toBe(1_000);
-    expect(m.minutesThrottled).toBe(3);
-    expect(m.peakLoadPercent).toBe(90);
+    expect(summarize(handRun(), { loadTargetPercent: 70, prices: DEFAULT_PRICES })).toMatchObject({
+      minutesAboveTarget: 10, // 70 % exactly is not above
+      minutesRefused: 5,
+      refusedConnectionMinutes: 5_000,
+      peakRefused: 1_000,
+      minutesThrottled: 3,
+      peakLoadPercent: 90,
+    });
   });
 
   it("sums unit-hours per SKU and prices them per unit-day", () => {
     const prices = { Standard_S1: 1, Premium_P1: 2.4, Premium_P2: 4.8 };
     const m = summarize(handRun(), { loadTargetPercent: 70, prices });
-    expect(m.unitHours).toEqual({ Premium_P1: 10, Premium_P2: 100 });
-    expect(m.totalUnitHours).toBe(110);
     // 10 unit-hours × 2.4/24 + 100 unit-hours × 4.8/24 = 1 + 20
     expect(m.cost).toBeCloseTo(21, 10);
-    expect(m.p2Minutes).toBe(60);
-    expect(m.p2UnitHours).toBe(100);
-    expect(m.meanUnits).toBe(55);
-    expect(m.peakUnits).toBe(100);
-    expect(m.scaleOperations).toBe(1);
+    expect(m.unitHours).toEqual({ Premium_P1: 10, Premium_P2: 100 });
+    expect(m).toMatchObject({
+      totalUnitHours: 110,
+      p2Minutes: 60,
+      p2UnitHours: 100,
+      meanUnits: 55,
+      peakUnits: 100,
+      scaleOperations: 1,
+    });
   });
 
   it("a day at one unit costs one unit-day's price", () => {

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { type SimulationSetup, simulate } from "./engine.js";
+import { simulate } from "./engine.js";
 import {
   defaultNativeRules,
   evaluateNative,
   NativeAutoscaleStrategy,
   type NativeSetting,
 } from "./strategies/native.js";
-import { CONNECTIONS_ONLY, minuteOf, START, steps } from "./testing.js";
+import { minuteOf, steps, testSetup } from "./testing.js";
 
 const P1: NativeSetting = {
   sku: "Premium_P1",
@@ -17,18 +17,6 @@ const P1: NativeSetting = {
   timeWindowMinutes: 10,
   cooldownMinutes: 5,
 };
-
-function setup(demand: Float64Array): SimulationSetup {
-  return {
-    startMs: START,
-    demand,
-    mix: CONNECTIONS_ONLY,
-    scaleDurationMs: 5 * 60_000,
-    metricDelayMs: 3 * 60_000,
-    seed: "t",
-    noiseAmplitude: 0,
-  };
-}
 
 const ops = (run: ReturnType<typeof simulate>) =>
   run.operations.map((o) => ({
@@ -54,7 +42,7 @@ describe("native autoscale: the documented rules on hand-made traces", () => {
     // averages (5·80 + 2·40)/7 = 68.6; scale-in needs both metrics < 30: at 43, (2·40 + 5·25)/7 = 29.3
     // → 20 → 10 (estimate after: 58.6 %, under 70: no flapping).
     const strategy = new NativeAutoscaleStrategy({ ...P1, cooldownMinutes: 10 }, 10, { keepLog: true });
-    const run = simulate(strategy, setup(demand));
+    const run = simulate(strategy, testSetup(demand));
     expect(ops(run)).toEqual([
       { at: 28, from: 10, to: 20, sku: "Premium_P1" },
       { at: 43, from: 20, to: 10, sku: "Premium_P1" },
@@ -67,7 +55,7 @@ describe("native autoscale: the documented rules on hand-made traces", () => {
   });
 
   it("with a 5-minute cooldown the window still holds the hot minutes measured at 10 units: a second scale-out at 33", () => {
-    const run = simulate(new NativeAutoscaleStrategy(P1, 10), setup(demand));
+    const run = simulate(new NativeAutoscaleStrategy(P1, 10), testSetup(demand));
     expect(ops(run).slice(0, 2)).toEqual([
       { at: 28, from: 10, to: 20, sku: "Premium_P1" },
       { at: 33, from: 20, to: 30, sku: "Premium_P1" },
@@ -76,19 +64,19 @@ describe("native autoscale: the documented rules on hand-made traces", () => {
 
   it("never changes the SKU; Premium_P1 at 100 units stays at 100 however hot", () => {
     const strategy = new NativeAutoscaleStrategy(P1, 100, { keepLog: true });
-    const run = simulate(strategy, setup(steps([[30, 100_000]])));
+    const run = simulate(strategy, testSetup(steps([[30, 100_000]])));
     expect(run.operations).toEqual([]);
     expect(new Set(run.units)).toEqual(new Set([100]));
     expect(strategy.log.at(-1)?.reason).toBe("scale-out wanted, already at the maximum");
     expect(run.refused[29]).toBe(0);
-    const over = simulate(new NativeAutoscaleStrategy(P1, 100), setup(steps([[30, 120_000]])));
+    const over = simulate(new NativeAutoscaleStrategy(P1, 100), testSetup(steps([[30, 120_000]])));
     expect(over.operations).toEqual([]);
     expect(over.refused[29]).toBe(20_000);
   });
 
   it("on Premium_P2 moves along the P2 ladder: 100 → 200", () => {
     const p2: NativeSetting = { ...P1, sku: "Premium_P2", minimum: 100, maximum: 1000, default: 100 };
-    const run = simulate(new NativeAutoscaleStrategy(p2, 100), setup(steps([[20, 90_000]])));
+    const run = simulate(new NativeAutoscaleStrategy(p2, 100), testSetup(steps([[20, 90_000]])));
     expect(ops(run)[0]).toEqual({ at: 4, from: 100, to: 200, sku: "Premium_P2" });
   });
 });

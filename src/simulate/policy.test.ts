@@ -2,17 +2,11 @@ import { describe, expect, it } from "vitest";
 import { parsePolicyYaml } from "../api/index.js";
 import { simulate } from "./engine.js";
 import { PolicyStrategy } from "./strategies/policy.js";
-import { CONNECTIONS_ONLY, minuteOf, START, steps } from "./testing.js";
+import { minuteOf, steps, testSetup, webPubSubPolicyYaml } from "./testing.js";
 
-const POLICY = `
-apiVersion: autoscaling.signalr.dev/v1alpha1
-kind: CapacityPolicy
-metadata: { name: spike, namespace: test }
-spec:
-  target:
-    service: WebPubSub
-    resourceId: /subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.SignalRService/WebPubSub/spike
-  units: { min: 1, max: 100 }
+const POLICY = webPubSubPolicyYaml(
+  "spike",
+  `  units: { min: 1, max: 100 }
   skus: [Premium_P1]
   metrics:
     serverLoad: { targetPercent: 70 }
@@ -22,7 +16,8 @@ spec:
     scaleUp: { stabilizationWindowSeconds: 0, policies: [{ type: Percent, value: 100, periodSeconds: 60 }] }
     scaleDown: { stabilizationWindowSeconds: 1200, policies: [{ type: Percent, value: 100, periodSeconds: 60 }] }
   pollIntervalSeconds: 30
-`;
+`,
+);
 
 describe("policy strategy (the real decide)", () => {
   // 3,000 connections at 5 units (60 %) for 30 minutes, a spike to 12,000 for 20 minutes, back to 3,000.
@@ -37,15 +32,7 @@ describe("policy strategy (the real decide)", () => {
       { sku: "Premium_P1", units: 5 },
       { keepLog: true },
     );
-    const result = simulate(strategy, {
-      startMs: START,
-      demand,
-      mix: CONNECTIONS_ONLY,
-      scaleDurationMs: 5 * 60_000,
-      metricDelayMs: 3 * 60_000,
-      seed: "t",
-      noiseAmplitude: 0,
-    });
+    const result = simulate(strategy, testSetup(demand));
     return { strategy, result };
   };
 
@@ -88,15 +75,7 @@ describe("policy strategy (the real decide)", () => {
     const recommend = POLICY.replace("pollIntervalSeconds: 30", "pollIntervalSeconds: 30\n  mode: Recommend");
     const strategy = new PolicyStrategy(parsePolicyYaml(recommend), { sku: "Premium_P1", units: 5 });
     expect(strategy.overrides).toEqual(["mode Recommend simulated as Auto"]);
-    const result = simulate(strategy, {
-      startMs: START,
-      demand,
-      mix: CONNECTIONS_ONLY,
-      scaleDurationMs: 5 * 60_000,
-      metricDelayMs: 3 * 60_000,
-      seed: "t",
-      noiseAmplitude: 0,
-    });
+    const result = simulate(strategy, testSetup(demand));
     expect(result.operations.length).toBeGreaterThan(0);
   });
 });

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type CapacityPolicy, parsePolicyYaml } from "../api/index.js";
 import { defaultMix, parseTrace, traceDemand, type WorkloadMix } from "../traffic/index.js";
-import { demandSeries, MINUTE_MS } from "./engine.js";
+import { demandSeries, MINUTE_MS, type SimulationSetup } from "./engine.js";
 
 /** A mix whose load is only connections ÷ (units × 1,000). */
 export const CONNECTIONS_ONLY: WorkloadMix = {
@@ -25,6 +25,38 @@ export function steps(runs: readonly (readonly [number, number])[]): Float64Arra
 
 /** 2025-06-02T00:00:00Z, a whole minute. */
 export const START = Date.parse("2025-06-02T00:00:00Z");
+
+/**
+ * The run most tests simulate: `demand` of {@link CONNECTIONS_ONLY} from {@link START}, scales of
+ * 5 minutes, metrics complete 3 minutes late, seed "t", no noise; `extra` overrides any of it.
+ */
+export function testSetup(demand: Float64Array, extra: Partial<SimulationSetup> = {}): SimulationSetup {
+  return {
+    startMs: START,
+    demand,
+    mix: CONNECTIONS_ONLY,
+    scaleDurationMs: 5 * 60_000,
+    metricDelayMs: 3 * 60_000,
+    seed: "t",
+    noiseAmplitude: 0,
+    ...extra,
+  };
+}
+
+/**
+ * The YAML of a CapacityPolicy `name` in namespace `test` for the Web PubSub instance `name`;
+ * `spec` is the rest of its spec, YAML lines indented by two spaces.
+ */
+export function webPubSubPolicyYaml(name: string, spec: string): string {
+  return `apiVersion: autoscaling.signalr.dev/v1alpha1
+kind: CapacityPolicy
+metadata: { name: ${name}, namespace: test }
+spec:
+  target:
+    service: WebPubSub
+    resourceId: /subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.SignalRService/WebPubSub/${name}
+${spec}`;
+}
 
 /** Minute index of a time in a run that starts at {@link START}. */
 export function minuteOf(ms: number): number {

@@ -36,110 +36,110 @@ export interface EmulatedMetric {
   dimensionValues?: readonly string[];
 }
 
-const serverLoad: EmulatedMetric = {
-  name: "ServerLoad",
-  displayName: "Server Load",
-  description: "The percentage of server load.",
-  unit: "Percent",
-  dimensions: [],
-  primary: "maximum",
-  kind: "gauge",
-  percent: true,
-  swing: 0.1,
-  value: (m) => m.serverLoadPercent,
-};
+/**
+ * A metric without dimensions: a gauge is read as its Maximum and swings by up to `swing` within
+ * the minute; a total counts a rate per second over the minute and is read as its Total.
+ */
+function metric(
+  kind: EmulatedMetric["kind"],
+  name: string,
+  displayName: string,
+  description: string,
+  unit: EmulatedMetric["unit"],
+  value: EmulatedMetric["value"],
+  swing = 0,
+): EmulatedMetric {
+  const primary = kind === "gauge" ? "maximum" : "total";
+  return {
+    name,
+    displayName,
+    description,
+    unit,
+    dimensions: [],
+    primary,
+    kind,
+    percent: unit === "Percent",
+    swing,
+    value,
+  };
+}
 
-const quota: EmulatedMetric = {
-  name: "ConnectionQuotaUtilization",
-  displayName: "Connection Quota Utilization",
-  description: "The percentage of connections relative to the connection quota.",
-  unit: "Percent",
-  dimensions: [],
-  primary: "maximum",
-  kind: "gauge",
-  percent: true,
-  swing: 0.02,
-  value: (m) => m.connectionQuotaUtilizationPercent,
-};
+const serverLoad = (description: string) =>
+  metric("gauge", "ServerLoad", "Server Load", description, "Percent", (m) => m.serverLoadPercent, 0.1);
 
-const inbound: EmulatedMetric = {
-  name: "InboundTraffic",
-  displayName: "Inbound Traffic",
-  description: "The inbound traffic of the service, in bytes.",
-  unit: "Bytes",
-  dimensions: [],
-  primary: "total",
-  kind: "total",
-  percent: false,
-  swing: 0,
-  value: (m) => m.inboundBytesPerSecond,
-};
+const quota = metric(
+  "gauge",
+  "ConnectionQuotaUtilization",
+  "Connection Quota Utilization",
+  "The percentage of connections relative to the connection quota.",
+  "Percent",
+  (m) => m.connectionQuotaUtilizationPercent,
+  0.02,
+);
 
-const outbound: EmulatedMetric = {
-  name: "OutboundTraffic",
-  displayName: "Outbound Traffic",
-  description: "The outbound traffic of the service, in bytes.",
-  unit: "Bytes",
-  dimensions: [],
-  primary: "total",
-  kind: "total",
-  percent: false,
-  swing: 0,
-  value: (m) => m.outboundBytesPerSecond,
-};
+const inbound = metric(
+  "total",
+  "InboundTraffic",
+  "Inbound Traffic",
+  "The inbound traffic of the service, in bytes.",
+  "Bytes",
+  (m) => m.inboundBytesPerSecond,
+);
+
+const outbound = metric(
+  "total",
+  "OutboundTraffic",
+  "Outbound Traffic",
+  "The outbound traffic of the service, in bytes.",
+  "Bytes",
+  (m) => m.outboundBytesPerSecond,
+);
 
 const SIGNALR: readonly EmulatedMetric[] = [
-  serverLoad,
+  serverLoad("The percentage of server load."),
   quota,
   {
-    name: "ConnectionCount",
-    displayName: "Connection Count",
-    description: "The amount of user connection.",
-    unit: "Count",
+    ...metric(
+      "gauge",
+      "ConnectionCount",
+      "Connection Count",
+      "The amount of user connection.",
+      "Count",
+      (m, endpoint) =>
+        endpoint === "client"
+          ? m.clientConnections
+          : endpoint === "server"
+            ? m.serverConnections
+            : m.clientConnections + m.serverConnections,
+      0.02,
+    ),
     dimensions: ["Endpoint"],
     dimensionValues: ["client", "server"],
-    primary: "maximum",
-    kind: "gauge",
-    percent: false,
-    swing: 0.02,
-    value: (m, endpoint) =>
-      endpoint === "client"
-        ? m.clientConnections
-        : endpoint === "server"
-          ? m.serverConnections
-          : m.clientConnections + m.serverConnections,
   },
-  {
-    name: "MessageCount",
-    displayName: "Message Count",
-    description: "The total amount of messages.",
-    unit: "Count",
-    dimensions: [],
-    primary: "total",
-    kind: "total",
-    percent: false,
-    swing: 0,
-    value: (m) => m.messageCountPerSecond,
-  },
+  metric(
+    "total",
+    "MessageCount",
+    "Message Count",
+    "The total amount of messages.",
+    "Count",
+    (m) => m.messageCountPerSecond,
+  ),
   inbound,
   outbound,
 ];
 
 const WEBPUBSUB: readonly EmulatedMetric[] = [
-  { ...serverLoad, description: "WebPubSub server load." },
+  serverLoad("WebPubSub server load."),
   quota,
-  {
-    name: "TotalConnectionCount",
-    displayName: "Connection Count",
-    description: "The number of user connections established to the service.",
-    unit: "Count",
-    dimensions: [],
-    primary: "maximum",
-    kind: "gauge",
-    percent: false,
-    swing: 0.02,
-    value: (m) => m.clientConnections + m.serverConnections,
-  },
+  metric(
+    "gauge",
+    "TotalConnectionCount",
+    "Connection Count",
+    "The number of user connections established to the service.",
+    "Count",
+    (m) => m.clientConnections + m.serverConnections,
+    0.02,
+  ),
   inbound,
   outbound,
 ];

@@ -102,13 +102,40 @@ export async function createPolicy(
   name: string,
   extra: Partial<CapacityPolicy["spec"]> = {},
 ): Promise<CapacityPolicy> {
+  return createPolicyObject(clients, samplePolicy(namespace, name, extra));
+}
+
+/** Creates the CapacityPolicy `manifest` (in the namespace its metadata names), as kubectl create would. */
+export async function createPolicyObject(
+  clients: KubeClients,
+  manifest: Record<string, unknown>,
+): Promise<CapacityPolicy> {
+  const namespace = (manifest["metadata"] as { namespace: string }).namespace;
   return (await clients.customObjects.createNamespacedCustomObject({
     group: GROUP,
     version: VERSION,
     namespace,
     plural: PLURAL,
-    body: samplePolicy(namespace, name, extra),
+    body: manifest,
   })) as CapacityPolicy;
+}
+
+export async function getPolicy(
+  clients: KubeClients,
+  namespace: string,
+  name: string,
+): Promise<CapacityPolicy> {
+  return (await clients.customObjects.getNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace,
+    plural: PLURAL,
+    name,
+  })) as CapacityPolicy;
+}
+
+export function condition(p: CapacityPolicy, type: string) {
+  return p.status?.conditions?.find((c) => c.type === type);
 }
 
 export function deploymentManifest(namespace: string, name: string, replicas = 1) {
@@ -126,6 +153,26 @@ export function deploymentManifest(namespace: string, name: string, replicas = 1
     },
   };
 }
+
+/** Creates the app-server Deployment `name` of {@link deploymentManifest} in `namespace`. */
+export async function createDeployment(
+  clients: KubeClients,
+  namespace: string,
+  name: string,
+  replicas = 1,
+): Promise<void> {
+  await clients.apps.createNamespacedDeployment({
+    namespace,
+    body: deploymentManifest(namespace, name, replicas),
+  });
+}
+
+/** The app servers of the test policies: the Deployment `chat-hub`, 1–20 replicas of 1,000 connections. */
+export const CHAT_HUB = {
+  deploymentName: "chat-hub",
+  replicas: { min: 1, max: 20 },
+  connectionsPerReplica: 1000,
+};
 
 /** Retries `check` until it stops throwing, or rethrows its last error after `timeoutMs`. */
 export async function eventually<T>(

@@ -3,11 +3,10 @@
  * minReplicas is raised; not named: Conflict, replicas left alone) and a native Azure autoscale
  * setting on the instance (Conflict, no ARM update).
  */
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { GROUP, PLURAL, VERSION } from "../../src/api/index.js";
-import type { KubeClients } from "../../src/kube/client.js";
-import { adminClients, createNamespace, deploymentManifest, ensureCrd, eventually } from "../kube/support.js";
-import { type Harness, signalrId, startHarness } from "./harness.js";
+import { CHAT_HUB, eventually } from "../kube/support.js";
+import { operatorPerTest, signalrId } from "./harness.js";
 import {
   armWritesFor,
   condition,
@@ -16,37 +15,12 @@ import {
   getPolicy,
   patchPolicy,
   policyManifest,
-  requestCollector,
 } from "./helpers.js";
 
-let kube: KubeClients;
-let h: Harness | undefined;
-
-beforeAll(async () => {
-  await ensureCrd();
-  kube = adminClients();
-});
-
-afterEach(async () => {
-  await h?.stop();
-  h = undefined;
-});
-
-async function setUp(prefix: string) {
-  const ns = await createNamespace(kube, prefix);
-  const requests = requestCollector();
-  h = await startHarness(kube, {
-    operator: { namespaces: [ns] },
-    emulator: { speed: 60, onRequest: requests.onRequest },
-  });
-  const id = signalrId("chat");
-  h.emulator.control.addInstance({ resourceId: id, sku: "Premium_P1", units: 10, connections: 2000 });
-  await kube.apps.createNamespacedDeployment({ namespace: ns, body: deploymentManifest(ns, "chat-hub", 3) });
-  return { ns, id, requests, harness: h };
-}
+const ops = operatorPerTest();
 
 async function createHpa(ns: string, name: string, minReplicas: number, maxReplicas: number) {
-  await kube.autoscaling.createNamespacedHorizontalPodAutoscaler({
+  await ops.kube.autoscaling.createNamespacedHorizontalPodAutoscaler({
     namespace: ns,
     body: {
       metadata: { name, namespace: ns },
@@ -66,15 +40,16 @@ async function createHpa(ns: string, name: string, minReplicas: number, maxRepli
 }
 
 const hpaMin = async (ns: string, name: string) =>
-  (await kube.autoscaling.readNamespacedHorizontalPodAutoscaler({ namespace: ns, name })).spec?.minReplicas;
+  (await ops.kube.autoscaling.readNamespacedHorizontalPodAutoscaler({ namespace: ns, name })).spec
+    ?.minReplicas;
 const replicasOf = async (ns: string) =>
-  (await kube.apps.readNamespacedDeploymentScale({ namespace: ns, name: "chat-hub" })).spec?.replicas;
+  (await ops.kube.apps.readNamespacedDeploymentScale({ namespace: ns, name: "chat-hub" })).spec?.replicas;
 
-const appServer = { deploymentName: "chat-hub", replicas: { min: 1, max: 20 }, connectionsPerReplica: 1000 };
+const appServer = CHAT_HUB;
 
 describe("conflicts", () => {
   it("raises the floor of the HPA the policy names instead of setting replicas", async () => {
-    const { ns, id, requests, harness } = await setUp("hpa-named");
+    const { kube, ns, id, requests, harness } = await ops.start("hpa-named");
     await createHpa(ns, "chat-hub", 2, 30);
     await createPolicy(
       kube,
@@ -124,7 +99,7 @@ describe("conflicts", () => {
   });
 
   it("reports Conflict and leaves replicas alone when an HPA it does not name targets the Deployment", async () => {
-    const { ns, id, requests, harness } = await setUp("hpa-unnamed");
+    const { kube, ns, id, requests, harness } = await ops.start("hpa-unnamed");
     await createHpa(ns, "chat-hub-cpu", 2, 30);
     await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 50 }, appServer }));
 
@@ -168,7 +143,7 @@ describe("conflicts", () => {
   });
 
   it("reports Conflict and sends no ARM update while a native Azure autoscale setting manages the instance", async () => {
-    const { ns, id, requests, harness } = await setUp("native");
+    const { kube, ns, id, requests, harness } = await ops.start("native");
     harness.emulator.control.addAutoscaleSetting({ targetResourceId: id, name: "chat-autoscale" });
     await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 50 } }));
 
@@ -215,7 +190,7 @@ describe("conflicts", () => {
   });
 
   it("forgets the native autoscale settings it read for a retargeted or deleted policy", async () => {
-    const { ns, id, harness } = await setUp("native-forget");
+    const { kube, ns, id, harness } = await ops.start("native-forget");
     const other = signalrId("chat-other");
     harness.emulator.control.addInstance({
       resourceId: other,

@@ -4,10 +4,9 @@
  * `failureThreshold` failed polls Fallback=True; once the fault is gone everything resets and the
  * operator scales in on the real load.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { KubeClients } from "../../src/kube/client.js";
-import { adminClients, createNamespace, ensureCrd, eventually } from "../kube/support.js";
-import { type Harness, signalrId, startHarness } from "./harness.js";
+import { describe, expect, it } from "vitest";
+import { eventually } from "../kube/support.js";
+import { operatorSuite, signalrId } from "./harness.js";
 import {
   armWritesFor,
   condition,
@@ -18,27 +17,15 @@ import {
   requestCollector,
 } from "./helpers.js";
 
-let kube: KubeClients;
-let ns: string;
-let h: Harness;
 const requests = requestCollector();
 
-beforeAll(async () => {
-  await ensureCrd();
-  kube = adminClients();
-  ns = await createNamespace(kube, "fallback");
-  h = await startHarness(kube, {
-    operator: { namespaces: [ns] },
-    emulator: { speed: 60, onRequest: requests.onRequest },
-  });
-});
-
-afterAll(async () => {
-  await h?.stop();
+const suite = operatorSuite("fallback", {
+  emulator: { speed: 60, onRequest: requests.onRequest },
 });
 
 describe("metrics failures", () => {
   it("holds the units while metrics are missing, falls back after the threshold, and recovers", async () => {
+    const { kube, ns, h } = suite;
     const id = signalrId("chat");
     // 10 units for 2,000 connections: with metrics, the operator would scale in at once.
     h.emulator.control.addInstance({ resourceId: id, sku: "Premium_P1", units: 10, connections: 2000 });

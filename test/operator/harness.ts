@@ -4,7 +4,7 @@
  * time (the operator's clock follows it).
  */
 import { pino } from "pino";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import { createAzureAdapters } from "../../src/azure/index.js";
 import { scaledClock } from "../../src/controller/clock.js";
 import { OperatorMetrics } from "../../src/controller/metrics.js";
@@ -12,7 +12,8 @@ import { Operator, type OperatorSettings, type PassReport } from "../../src/cont
 import { type EmulatorOptions, type RunningEmulator, startEmulator } from "../../src/emulator/index.js";
 import type { KubeClients } from "../../src/kube/client.js";
 import { staticCredential } from "../azure/helpers.js";
-import { adminClients, createNamespace, ensureCrd } from "../kube/support.js";
+import { adminClients, createDeployment, createNamespace, ensureCrd } from "../kube/support.js";
+import { requestCollector } from "./helpers.js";
 
 export const SUB = "00000000-0000-0000-0000-000000000000";
 
@@ -104,6 +105,59 @@ export function operatorSuite(
   });
   afterAll(async () => {
     await suite.h?.stop();
+  });
+  return suite;
+}
+
+/** One test's operator, from {@link operatorPerTest}. */
+export interface ChatOperator {
+  kube: KubeClients;
+  /** A fresh namespace, the only one the operator watches. */
+  ns: string;
+  /** The instance `chat`: Premium_P1 × 10 with 2,000 connections. */
+  id: string;
+  /** Every request the emulator served. */
+  requests: ReturnType<typeof requestCollector>;
+  harness: Harness;
+}
+
+/**
+ * The set-up of an operator test file whose tests each start their own operator: before its tests
+ * the CRD and admin clients (`kube`); `start(prefix)` makes a fresh namespace named after `prefix`,
+ * an operator watching it with an emulator that records its requests, the instance `chat` and the
+ * Deployment `chat-hub` (3 replicas); after each test its operator and emulator stop.
+ */
+export function operatorPerTest(): { kube: KubeClients; start(prefix: string): Promise<ChatOperator> } {
+  let current: Harness | undefined;
+  const suite = {
+    kube: undefined as unknown as KubeClients,
+    async start(prefix: string): Promise<ChatOperator> {
+      const { kube } = suite;
+      const ns = await createNamespace(kube, prefix);
+      const requests = requestCollector();
+      const harness = await startHarness(kube, {
+        operator: { namespaces: [ns] },
+        emulator: { speed: 60, onRequest: requests.onRequest },
+      });
+      current = harness;
+      const id = signalrId("chat");
+      harness.emulator.control.addInstance({
+        resourceId: id,
+        sku: "Premium_P1",
+        units: 10,
+        connections: 2000,
+      });
+      await createDeployment(kube, ns, "chat-hub", 3);
+      return { kube, ns, id, requests, harness };
+    },
+  };
+  beforeAll(async () => {
+    await ensureCrd();
+    suite.kube = adminClients();
+  });
+  afterEach(async () => {
+    await current?.stop();
+    current = undefined;
   });
   return suite;
 }

@@ -8,7 +8,19 @@ import type { RequestRecord } from "../../src/emulator/index.js";
 import type { KubeClients } from "../../src/kube/client.js";
 import { mergePatchOptions } from "../../src/kube/client.js";
 
+export { condition, createPolicyObject as createPolicy, getPolicy } from "../kube/support.js";
+
 type Spec = Record<string, unknown>;
+
+/** Scale-up in one step, scale-down after a 300 s window in one step, settle 60 s. */
+export const TEST_BEHAVIOR = {
+  scaleUp: { stabilizationWindowSeconds: 0, policies: [{ type: "Units", value: 1000, periodSeconds: 60 }] },
+  scaleDown: {
+    stabilizationWindowSeconds: 300,
+    policies: [{ type: "Percent", value: 100, periodSeconds: 60 }],
+  },
+  settleSeconds: 60,
+};
 
 /**
  * A small policy for tests: Premium_P1 1–50 units, connections and server load, scale-up in one
@@ -36,45 +48,11 @@ export function policyManifest(
         window: "5m",
         ingestionDelay: "3m",
       },
-      behavior: {
-        scaleUp: {
-          stabilizationWindowSeconds: 0,
-          policies: [{ type: "Units", value: 1000, periodSeconds: 60 }],
-        },
-        scaleDown: {
-          stabilizationWindowSeconds: 300,
-          policies: [{ type: "Percent", value: 100, periodSeconds: 60 }],
-        },
-        settleSeconds: 60,
-      },
+      behavior: TEST_BEHAVIOR,
       pollIntervalSeconds: 15,
       ...spec,
     },
   };
-}
-
-export async function createPolicy(
-  kube: KubeClients,
-  manifest: Record<string, unknown>,
-): Promise<CapacityPolicy> {
-  const namespace = (manifest["metadata"] as { namespace: string }).namespace;
-  return (await kube.customObjects.createNamespacedCustomObject({
-    group: GROUP,
-    version: VERSION,
-    namespace,
-    plural: PLURAL,
-    body: manifest,
-  })) as CapacityPolicy;
-}
-
-export async function getPolicy(kube: KubeClients, namespace: string, name: string): Promise<CapacityPolicy> {
-  return (await kube.customObjects.getNamespacedCustomObject({
-    group: GROUP,
-    version: VERSION,
-    namespace,
-    plural: PLURAL,
-    name,
-  })) as CapacityPolicy;
 }
 
 /** Merge-patches a policy (spec or metadata), as a user would with kubectl patch --type merge. */
@@ -88,10 +66,6 @@ export async function patchPolicy(
     { group: GROUP, version: VERSION, namespace, plural: PLURAL, name, body },
     mergePatchOptions(),
   )) as CapacityPolicy;
-}
-
-export function condition(p: CapacityPolicy, type: string) {
-  return p.status?.conditions?.find((c) => c.type === type);
 }
 
 /** The ARM writes (PATCH/PUT) the emulator served for one instance, in order. */

@@ -5,11 +5,10 @@
  * makes it Ready.
  */
 
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import type { KubeClients } from "../../src/kube/client.js";
-import { adminClients, controlPlane, createNamespace, ensureCrd, eventually } from "../kube/support.js";
-import { type Harness, signalrId, startHarness } from "./harness.js";
+import { controlPlane, eventually } from "../kube/support.js";
+import { operatorSuite, signalrId } from "./harness.js";
 import {
   armWritesFor,
   condition,
@@ -21,23 +20,10 @@ import {
   requestCollector,
 } from "./helpers.js";
 
-let kube: KubeClients;
-let ns: string;
-let h: Harness;
 const requests = requestCollector();
 
-beforeAll(async () => {
-  await ensureCrd();
-  kube = adminClients();
-  ns = await createNamespace(kube, "invalid");
-  h = await startHarness(kube, {
-    operator: { namespaces: [ns] },
-    emulator: { speed: 60, onRequest: requests.onRequest },
-  });
-});
-
-afterAll(async () => {
-  await h?.stop();
+const suite = operatorSuite("invalid", {
+  emulator: { speed: 60, onRequest: requests.onRequest },
 });
 
 async function apply(manifest: Record<string, unknown>): Promise<void> {
@@ -54,6 +40,7 @@ async function apply(manifest: Record<string, unknown>): Promise<void> {
 
 describe("a spec the API server accepts but the operator refuses", () => {
   it("is Ready=False InvalidSpec with the problem in the message, and Ready once fixed", async () => {
+    const { kube, ns, h } = suite;
     const zoneId = signalrId("zone");
     const cronId = signalrId("cron");
     // 10 units for 2,000 connections: a valid policy would scale in.

@@ -3,36 +3,14 @@
  * connections, replicas, mode, ready, age) and `kubectl describe capol` (conditions with reasons
  * and messages, and the Events).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { KubeClients } from "../../src/kube/client.js";
-import {
-  adminClients,
-  createNamespace,
-  deploymentManifest,
-  ensureCrd,
-  eventually,
-  kubectl,
-} from "../kube/support.js";
-import { type Harness, signalrId, startHarness } from "./harness.js";
+import { describe, expect, it } from "vitest";
+import { CHAT_HUB, createDeployment, eventually, kubectl } from "../kube/support.js";
+import { operatorSuite, signalrId } from "./harness.js";
 import { condition, createPolicy, getPolicy, policyManifest } from "./helpers.js";
 
-let kube: KubeClients;
-let ns: string;
-let h: Harness;
-
-beforeAll(async () => {
-  await ensureCrd();
-  kube = adminClients();
-  ns = await createNamespace(kube, "kubectl");
+const suite = operatorSuite("kubectl", {
   // The virtual clock starts in the past, so Events and conditions (stamped on it) have real ages.
-  h = await startHarness(kube, {
-    operator: { namespaces: [ns] },
-    emulator: { speed: 60, start: new Date(Date.now() - 6 * 3_600_000) },
-  });
-});
-
-afterAll(async () => {
-  await h?.stop();
+  emulator: { speed: 60, start: new Date(Date.now() - 6 * 3_600_000) },
 });
 
 /** The rows of a kubectl table, cut at the header's column starts (empty cells stay empty). */
@@ -47,21 +25,19 @@ function table(text: string): string[][] {
 
 describe("kubectl", () => {
   it("get capol shows the columns a user needs, describe shows conditions and Events", async () => {
+    const { kube, ns, h } = suite;
     const chat = signalrId("chat");
     const dryRun = signalrId("dry-run");
     const broken = signalrId("broken");
     h.emulator.control.addInstance({ resourceId: chat, sku: "Premium_P1", units: 10, connections: 9000 });
     h.emulator.control.addInstance({ resourceId: dryRun, sku: "Standard_S1", units: 2, connections: 1500 });
     h.emulator.control.addInstance({ resourceId: broken, sku: "Premium_P1", units: 5, connections: 1000 });
-    await kube.apps.createNamespacedDeployment({
-      namespace: ns,
-      body: deploymentManifest(ns, "chat-hub", 3),
-    });
+    await createDeployment(kube, ns, "chat-hub", 3);
     await createPolicy(
       kube,
       policyManifest(ns, "chat", chat, {
         units: { min: 10, max: 50 },
-        appServer: { deploymentName: "chat-hub", replicas: { min: 1, max: 20 }, connectionsPerReplica: 1000 },
+        appServer: CHAT_HUB,
       }),
     );
     await createPolicy(

@@ -2,67 +2,39 @@
  * Recommend mode and the pause annotation: the operator reads and decides but writes nothing to
  * Azure or the Deployment — checked in the emulator's request log.
  */
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PAUSE_ANNOTATION } from "../../src/api/index.js";
-import type { KubeClients } from "../../src/kube/client.js";
-import { adminClients, createNamespace, deploymentManifest, ensureCrd, eventually } from "../kube/support.js";
-import { type Harness, signalrId, startHarness } from "./harness.js";
-import {
-  armWritesFor,
-  condition,
-  createPolicy,
-  getPolicy,
-  patchPolicy,
-  policyManifest,
-  requestCollector,
-} from "./helpers.js";
+import { CHAT_HUB, eventually } from "../kube/support.js";
+import { operatorPerTest } from "./harness.js";
+import { armWritesFor, condition, createPolicy, getPolicy, patchPolicy, policyManifest } from "./helpers.js";
 
-let kube: KubeClients;
-let h: Harness | undefined;
-
-beforeAll(async () => {
-  await ensureCrd();
-  kube = adminClients();
-});
-
-afterEach(async () => {
-  await h?.stop();
-  h = undefined;
-});
+const ops = operatorPerTest();
 
 async function setUp(prefix: string, spec: Record<string, unknown>, metadata: Record<string, unknown> = {}) {
-  const ns = await createNamespace(kube, prefix);
-  const requests = requestCollector();
-  h = await startHarness(kube, {
-    operator: { namespaces: [ns] },
-    emulator: { speed: 60, onRequest: requests.onRequest },
-  });
-  const id = signalrId("chat");
-  h.emulator.control.addInstance({ resourceId: id, sku: "Premium_P1", units: 10, connections: 2000 });
-  await kube.apps.createNamespacedDeployment({ namespace: ns, body: deploymentManifest(ns, "chat-hub", 3) });
+  const chat = await ops.start(prefix);
   await createPolicy(
-    kube,
+    chat.kube,
     policyManifest(
-      ns,
+      chat.ns,
       "chat",
-      id,
+      chat.id,
       {
         units: { min: 10, max: 50 },
-        appServer: { deploymentName: "chat-hub", replicas: { min: 1, max: 20 }, connectionsPerReplica: 1000 },
+        appServer: CHAT_HUB,
         ...spec,
       },
       metadata,
     ),
   );
-  return { ns, id, requests, harness: h };
+  return chat;
 }
 
 const replicasOf = async (ns: string) =>
-  (await kube.apps.readNamespacedDeploymentScale({ namespace: ns, name: "chat-hub" })).spec?.replicas;
+  (await ops.kube.apps.readNamespacedDeploymentScale({ namespace: ns, name: "chat-hub" })).spec?.replicas;
 
 describe("modes", () => {
   it("Recommend: status.desired shows the recommendation, no PATCH reaches Azure, replicas untouched", async () => {
-    const { ns, id, requests, harness } = await setUp("recommend", { mode: "Recommend" });
+    const { kube, ns, id, requests, harness } = await setUp("recommend", { mode: "Recommend" });
     await eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
@@ -106,7 +78,7 @@ describe("modes", () => {
   });
 
   it("the pause annotation stops actions; removing it lets the operator act again", async () => {
-    const { ns, id, requests, harness } = await setUp("paused", {});
+    const { kube, ns, id, requests, harness } = await setUp("paused", {});
     await eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");

@@ -1,86 +1,28 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CapacityPolicy } from "../../src/api/index.js";
-import { GROUP, PLURAL, VERSION } from "../../src/api/index.js";
-import type { KubeClients } from "../../src/kube/client.js";
-import {
-  adminClients,
-  createNamespace,
-  deploymentManifest,
-  ensureCrd,
-  eventually,
-  kubectl,
-} from "../kube/support.js";
-import { type Harness, signalrId, startHarness } from "./harness.js";
+import { describe, expect, it } from "vitest";
+import { CHAT_HUB, createDeployment, eventually, kubectl } from "../kube/support.js";
+import { operatorSuite, signalrId } from "./harness.js";
+import { condition, createPolicy, getPolicy, policyManifest } from "./helpers.js";
 
-let kube: KubeClients;
-let ns: string;
-let h: Harness;
-
-async function getPolicy(name: string): Promise<CapacityPolicy> {
-  return (await kube.customObjects.getNamespacedCustomObject({
-    group: GROUP,
-    version: VERSION,
-    namespace: ns,
-    plural: PLURAL,
-    name,
-  })) as CapacityPolicy;
-}
-
-function condition(p: CapacityPolicy, type: string) {
-  return p.status?.conditions?.find((c) => c.type === type);
-}
-
-beforeAll(async () => {
-  await ensureCrd();
-  kube = adminClients();
-  ns = await createNamespace(kube, "op");
-  h = await startHarness(kube, { operator: { namespaces: [ns] } });
-});
-
-afterAll(async () => {
-  await h?.stop();
-});
+const suite = operatorSuite("op");
 
 describe("operator against the local control plane and the emulator", () => {
   it("reconciles a policy to Ready, scales out on a load rise and the Deployment follows", async () => {
+    const { kube, ns, h } = suite;
     const id = signalrId("chat");
     h.emulator.control.addInstance({ resourceId: id, sku: "Premium_P1", units: 2, connections: 1200 });
-    await kube.apps.createNamespacedDeployment({
-      namespace: ns,
-      body: deploymentManifest(ns, "chat-hub", 1),
-    });
-    await kube.customObjects.createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: ns,
-      plural: PLURAL,
-      body: {
-        apiVersion: `${GROUP}/${VERSION}`,
-        kind: "CapacityPolicy",
-        metadata: { name: "chat", namespace: ns },
-        spec: {
-          target: { service: "SignalR", resourceId: id },
-          units: { min: 1, max: 50 },
-          skus: ["Premium_P1"],
-          metrics: {
-            connections: { targetPercent: 80 },
-            serverLoad: { targetPercent: 70 },
-            ingestionDelay: "3m",
-          },
-          appServer: {
-            deploymentName: "chat-hub",
-            replicas: { min: 1, max: 20 },
-            connectionsPerReplica: 1000,
-          },
-          behavior: { scaleDown: { stabilizationWindowSeconds: 600 }, settleSeconds: 60 },
-          pollIntervalSeconds: 30,
-        },
-      },
-    });
+    await createDeployment(kube, ns, "chat-hub", 1);
+    await createPolicy(
+      kube,
+      policyManifest(ns, "chat", id, {
+        appServer: CHAT_HUB,
+        behavior: { scaleDown: { stabilizationWindowSeconds: 600 }, settleSeconds: 60 },
+        pollIntervalSeconds: 30,
+      }),
+    );
 
     const ready = await eventually(
       async () => {
-        const p = await getPolicy("chat");
+        const p = await getPolicy(kube, ns, "chat");
         expect(condition(p, "Ready")?.status).toBe("True");
         expect(p.status?.current?.units).toBeGreaterThanOrEqual(2);
         return p;
@@ -105,7 +47,7 @@ describe("operator against the local control plane and the emulator", () => {
 
     await eventually(
       async () => {
-        const p = await getPolicy("chat");
+        const p = await getPolicy(kube, ns, "chat");
         expect(p.status?.current?.units).toBe(20);
         expect(p.status?.operation).toBeUndefined();
       },

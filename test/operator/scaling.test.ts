@@ -4,10 +4,9 @@
  * stabilization window has passed (measured on the emulator's virtual clock); the app-server
  * Deployment follows through its scale subresource.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { KubeClients } from "../../src/kube/client.js";
-import { adminClients, createNamespace, deploymentManifest, ensureCrd, eventually } from "../kube/support.js";
-import { type Harness, signalrId, startHarness } from "./harness.js";
+import { describe, expect, it } from "vitest";
+import { CHAT_HUB, createDeployment, eventually } from "../kube/support.js";
+import { operatorSuite, signalrId } from "./harness.js";
 import {
   armWritesFor,
   condition,
@@ -20,38 +19,23 @@ import {
 
 const WINDOW_S = 300;
 
-let kube: KubeClients;
-let ns: string;
-let h: Harness;
 const requests = requestCollector();
 
-beforeAll(async () => {
-  await ensureCrd();
-  kube = adminClients();
-  ns = await createNamespace(kube, "scale");
-  h = await startHarness(kube, {
-    operator: { namespaces: [ns] },
-    emulator: { speed: 60, scaleDurationMs: 240_000, onRequest: requests.onRequest },
-  });
-});
-
-afterAll(async () => {
-  await h?.stop();
+const suite = operatorSuite("scale", {
+  emulator: { speed: 60, scaleDurationMs: 240_000, onRequest: requests.onRequest },
 });
 
 describe("scaling", () => {
   it("is Ready, scales out on a rise, scales in only after the stabilization window, and the Deployment follows", async () => {
+    const { kube, ns, h } = suite;
     const id = signalrId("chat");
     h.emulator.control.addInstance({ resourceId: id, sku: "Premium_P1", units: 10, connections: 2000 });
-    await kube.apps.createNamespacedDeployment({
-      namespace: ns,
-      body: deploymentManifest(ns, "chat-hub", 1),
-    });
+    await createDeployment(kube, ns, "chat-hub", 1);
     await createPolicy(
       kube,
       policyManifest(ns, "chat", id, {
         units: { min: 10, max: 50 },
-        appServer: { deploymentName: "chat-hub", replicas: { min: 1, max: 20 }, connectionsPerReplica: 1000 },
+        appServer: CHAT_HUB,
       }),
     );
 

@@ -72,33 +72,47 @@ afterAll(async () => {
   await emulator?.stop();
 });
 
+/**
+ * The policy `name` on a new instance of 10 units with 9,000 connections for the last day (the pass
+ * scales out to 20): the stored policy, what a pass reads of it from the emulator, and the pass's
+ * dependencies around a given PolicyClient.
+ */
+async function scaleOutCase(name: string) {
+  const id = signalrId(name);
+  emulator.control.addInstance({ resourceId: id, sku: "Premium_P1", units: 10, connections: 9000 });
+  await createPolicy(kube, policyManifest(ns, name, id, { units: { min: 10, max: 50 } }));
+  const policy = await getPolicy(kube, ns, name);
+  const now = () => emulator.clock.nowMs();
+  const azure = createAzureAdapters({
+    credential: staticCredential(),
+    armEndpoint: emulator.armEndpoint,
+    metricsEndpoint: emulator.metricsEndpoint,
+    ca: emulator.caPem,
+    now: () => new Date(now()),
+  });
+  const key = `${ns}/${name}`;
+  const reading = (
+    await new CycleFetcher(azure, { now }).read([
+      { key, resourceId: id, ref: parseResourceId(id), service: "SignalR", lookbackMs: 900_000 },
+    ])
+  ).get(key);
+  const deps = (policies: PolicyClient): PassDeps => ({
+    policies,
+    workloads: new WorkloadClient(kube),
+    events: new EventRecorder(kube),
+    instances: azure.instances,
+    log: pino({ level: "silent" }),
+    metrics: new OperatorMetrics({ now, processMetrics: false }),
+    now,
+    canWrite: () => true,
+    signal: new AbortController().signal,
+  });
+  return { id, policy, reading, deps };
+}
+
 describe("a 409 on the status write", () => {
   it("is retried on a fresh read of the policy without repeating the ARM update", async () => {
-    const id = signalrId("chat");
-    // 9,000 connections on 10 units for the last day: the pass scales out to 20.
-    emulator.control.addInstance({ resourceId: id, sku: "Premium_P1", units: 10, connections: 9000 });
-    await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 50 } }));
-    const policy = await getPolicy(kube, ns, "chat");
-
-    const now = () => emulator.clock.nowMs();
-    const azure = createAzureAdapters({
-      credential: staticCredential(),
-      armEndpoint: emulator.armEndpoint,
-      metricsEndpoint: emulator.metricsEndpoint,
-      ca: emulator.caPem,
-      now: () => new Date(now()),
-    });
-    const reading = (
-      await new CycleFetcher(azure, { now }).read([
-        {
-          key: `${ns}/chat`,
-          resourceId: id,
-          ref: parseResourceId(id),
-          service: "SignalR",
-          lookbackMs: 900_000,
-        },
-      ])
-    ).get(`${ns}/chat`);
+    const { id, policy, reading, deps } = await scaleOutCase("chat");
     expect(reading?.instance?.units).toBe(10);
     expect(reading?.samples?.length).toBeGreaterThan(0);
 
@@ -117,20 +131,9 @@ describe("a 409 on the status write", () => {
       });
     };
     const policies = new RacingPolicyClient(kube, other);
-    const deps: PassDeps = {
-      policies,
-      workloads: new WorkloadClient(kube),
-      events: new EventRecorder(kube),
-      instances: azure.instances,
-      log: pino({ level: "silent" }),
-      metrics: new OperatorMetrics({ now, processMetrics: false }),
-      now,
-      canWrite: () => true,
-      signal: new AbortController().signal,
-    };
     emulator.control.resetRequests();
 
-    const result = await reconcile(policy, reading, deps);
+    const result = await reconcile(policy, reading, deps(policies));
 
     expect(result.outcome).toBe("scaled");
     // One ARM update, two status writes: the first refused with 409, the second on a fresh read.
@@ -163,29 +166,7 @@ describe("a 409 on the status write", () => {
   });
 
   it("gives up after a bounded number of 409s, still without a second ARM update", async () => {
-    const id = signalrId("busy");
-    emulator.control.addInstance({ resourceId: id, sku: "Premium_P1", units: 10, connections: 9000 });
-    await createPolicy(kube, policyManifest(ns, "busy", id, { units: { min: 10, max: 50 } }));
-    const policy = await getPolicy(kube, ns, "busy");
-    const now = () => emulator.clock.nowMs();
-    const azure = createAzureAdapters({
-      credential: staticCredential(),
-      armEndpoint: emulator.armEndpoint,
-      metricsEndpoint: emulator.metricsEndpoint,
-      ca: emulator.caPem,
-      now: () => new Date(now()),
-    });
-    const reading = (
-      await new CycleFetcher(azure, { now }).read([
-        {
-          key: `${ns}/busy`,
-          resourceId: id,
-          ref: parseResourceId(id),
-          service: "SignalR",
-          lookbackMs: 900_000,
-        },
-      ])
-    ).get(`${ns}/busy`);
+    const { id, policy, reading, deps } = await scaleOutCase("busy");
 
     /** Every status write is refused, as if someone kept changing the policy. */
     class AlwaysConflicting extends PolicyClient {
@@ -204,19 +185,7 @@ describe("a 409 on the status write", () => {
     }
     const policies = new AlwaysConflicting(kube);
     emulator.control.resetRequests();
-    await expect(
-      reconcile(policy, reading, {
-        policies,
-        workloads: new WorkloadClient(kube),
-        events: new EventRecorder(kube),
-        instances: azure.instances,
-        log: pino({ level: "silent" }),
-        metrics: new OperatorMetrics({ now, processMetrics: false }),
-        now,
-        canWrite: () => true,
-        signal: new AbortController().signal,
-      }),
-    ).rejects.toBeInstanceOf(ConflictError);
+    await expect(reconcile(policy, reading, deps(policies))).rejects.toBeInstanceOf(ConflictError);
     expect(policies.writes).toBeGreaterThan(1);
     expect(policies.writes).toBeLessThanOrEqual(5);
     expect(armWritesFor(emulator.control.requests(), id)).toHaveLength(1);

@@ -18,7 +18,7 @@ import type { KubeClients } from "../../src/kube/client.js";
 import { ForbiddenError, toKubeError } from "../../src/kube/errors.js";
 import { LeaseClient } from "../../src/kube/lease.js";
 import { type ControlPlane, startControlPlane } from "../../src/localcluster/index.js";
-import { clientsFor, createNamespace, deploymentManifest, ensureCrd, eventually } from "../kube/support.js";
+import { clientsFor, createDeployment, createNamespace, ensureCrd, eventually } from "../kube/support.js";
 import {
   canI,
   condition,
@@ -317,14 +317,8 @@ describe("deploy/", () => {
       connections: 3000,
     });
     emulator.control.addInstance({ resourceId: viaHpa, sku: "Premium_P1", units: 5, connections: 3000 });
-    await admin.apps.createNamespacedDeployment({
-      namespace: ns,
-      body: deploymentManifest(ns, "chat-hub", 1),
-    });
-    await admin.apps.createNamespacedDeployment({
-      namespace: ns,
-      body: deploymentManifest(ns, "notify-hub", 1),
-    });
+    await createDeployment(admin, ns, "chat-hub", 1);
+    await createDeployment(admin, ns, "notify-hub", 1);
     await admin.autoscaling.createNamespacedHorizontalPodAutoscaler({
       namespace: ns,
       body: {

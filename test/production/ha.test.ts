@@ -13,10 +13,11 @@ import type { KubeClients } from "../../src/kube/client.js";
 import { LeaseClient } from "../../src/kube/lease.js";
 import {
   adminClients,
+  CHAT_HUB,
   clientsFor,
   controlPlane,
+  createDeployment,
   createNamespace,
-  deploymentManifest,
   ensureCrd,
   eventually,
   kubectl,
@@ -128,10 +129,7 @@ describe("two replicas, one Lease", () => {
   it("only the leader acts; a leader that cannot renew stops writing before the other takes over; the new leader finishes the in-flight update without a second PATCH; stopping releases the lease", async () => {
     const id = signalrId("ha-chat");
     emulator.control.addInstance({ resourceId: id, sku: "Premium_P1", units: 10, connections: 1200 });
-    await admin.apps.createNamespacedDeployment({
-      namespace: ns,
-      body: deploymentManifest(ns, "chat-hub", 1),
-    });
+    await createDeployment(admin, ns, "chat-hub", 1);
 
     const [a, b] = await Promise.all([startReplica("replica-a"), startReplica("replica-b")]);
     replicas.push(a as Replica, b as Replica);
@@ -151,7 +149,7 @@ describe("two replicas, one Lease", () => {
       policyManifest(ns, "chat", id, {
         // One step: 9,000 connections at 80 % need 12 units → 20 on the ladder.
         units: { min: 10, max: 50 },
-        appServer: { deploymentName: "chat-hub", replicas: { min: 1, max: 20 }, connectionsPerReplica: 1000 },
+        appServer: CHAT_HUB,
       }),
     );
     await eventually(

@@ -13,10 +13,11 @@ import type { RunningEmulator } from "../../src/emulator/index.js";
 import type { KubeClients } from "../../src/kube/client.js";
 import {
   adminClients,
+  CHAT_HUB,
   clientsFor,
   controlPlane,
+  createDeployment,
   createNamespace,
-  deploymentManifest,
   ensureCrd,
   eventually,
 } from "../kube/support.js";
@@ -66,15 +67,12 @@ describe("/metrics and logs", () => {
     const ns = await createNamespace(admin, "obs");
     const id = signalrId("obs-chat");
     emulator.control.addInstance({ resourceId: id, sku: "Premium_P1", units: 10, connections: 1200 });
-    await admin.apps.createNamespacedDeployment({
-      namespace: ns,
-      body: deploymentManifest(ns, "chat-hub", 1),
-    });
+    await createDeployment(admin, ns, "chat-hub", 1);
     await createPolicy(
       admin,
       policyManifest(ns, "chat", id, {
         units: { min: 10, max: 50 },
-        appServer: { deploymentName: "chat-hub", replicas: { min: 1, max: 20 }, connectionsPerReplica: 1000 },
+        appServer: CHAT_HUB,
       }),
     );
     const op = await startOperator({

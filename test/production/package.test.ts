@@ -16,7 +16,14 @@ import { startEmulator } from "../../src/emulator/index.js";
 import type { KubeClients } from "../../src/kube/client.js";
 import { LeaseClient } from "../../src/kube/lease.js";
 import { type ControlPlane, startControlPlane } from "../../src/localcluster/index.js";
-import { clientsFor, createNamespace, deploymentManifest, ensureCrd, eventually } from "../kube/support.js";
+import {
+  CHAT_HUB,
+  clientsFor,
+  createDeployment,
+  createNamespace,
+  ensureCrd,
+  eventually,
+} from "../kube/support.js";
 import {
   condition,
   createPolicy,
@@ -135,14 +142,11 @@ describe("the production layout (compiled output + production dependencies)", ()
     emulator = await startEmulator({ noiseAmplitude: 0, ingestionDelayMs: 120_000 });
     const id = signalrId("pkg-chat");
     emulator.control.addInstance({ resourceId: id, sku: "Premium_P1", units: 2, connections: 1200 });
-    await admin.apps.createNamespacedDeployment({
-      namespace: ns,
-      body: deploymentManifest(ns, "chat-hub", 1),
-    });
+    await createDeployment(admin, ns, "chat-hub", 1);
     await createPolicy(
       admin,
       policyManifest(ns, "chat", id, {
-        appServer: { deploymentName: "chat-hub", replicas: { min: 1, max: 20 }, connectionsPerReplica: 1000 },
+        appServer: CHAT_HUB,
         pollIntervalSeconds: 10,
       }),
     );

@@ -9,7 +9,6 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { API_VERSION, type CapacityPolicy, GROUP, KIND, PLURAL, VERSION } from "../../src/api/index.js";
 import { createAzureAdapters } from "../../src/azure/index.js";
 import { scaledClock } from "../../src/controller/clock.js";
 import { startProbeServer } from "../../src/controller/http.js";
@@ -22,6 +21,9 @@ import type { KubeClients } from "../../src/kube/client.js";
 import { repoRoot } from "../../src/localcluster/index.js";
 import { staticCredential } from "../azure/helpers.js";
 import { controlPlane } from "../kube/support.js";
+import { policyManifest as operatorPolicyManifest, TEST_BEHAVIOR } from "../operator/helpers.js";
+
+export { condition, createPolicyObject as createPolicy, getPolicy } from "../kube/support.js";
 
 export const ROOT = repoRoot();
 export const SUB = "00000000-0000-0000-0000-000000000000";
@@ -138,63 +140,20 @@ export async function startOperator(options: {
   };
 }
 
-/** A CapacityPolicy manifest: Premium_P1 1–50 units on connections and server load, polled every 15 s. */
+/**
+ * A CapacityPolicy manifest: the operator tests' policy (Premium_P1 1–50 units on connections and
+ * server load, polled every 15 s), scaling down after a 600 s window at the default rate.
+ */
 export function policyManifest(
   namespace: string,
   name: string,
   resourceId: string,
   spec: Record<string, unknown> = {},
 ): Record<string, unknown> {
-  return {
-    apiVersion: API_VERSION,
-    kind: KIND,
-    metadata: { name, namespace },
-    spec: {
-      target: { service: "SignalR", resourceId },
-      units: { min: 1, max: 50 },
-      skus: ["Premium_P1"],
-      metrics: {
-        connections: { targetPercent: 80 },
-        serverLoad: { targetPercent: 70 },
-        ingestionDelay: "3m",
-      },
-      behavior: {
-        scaleUp: {
-          stabilizationWindowSeconds: 0,
-          policies: [{ type: "Units", value: 1000, periodSeconds: 60 }],
-        },
-        scaleDown: { stabilizationWindowSeconds: 600 },
-        settleSeconds: 60,
-      },
-      pollIntervalSeconds: 15,
-      ...spec,
-    },
-  };
-}
-
-export async function createPolicy(kube: KubeClients, manifest: Record<string, unknown>): Promise<void> {
-  const namespace = (manifest["metadata"] as { namespace: string }).namespace;
-  await kube.customObjects.createNamespacedCustomObject({
-    group: GROUP,
-    version: VERSION,
-    namespace,
-    plural: PLURAL,
-    body: manifest,
+  return operatorPolicyManifest(namespace, name, resourceId, {
+    behavior: { ...TEST_BEHAVIOR, scaleDown: { stabilizationWindowSeconds: 600 } },
+    ...spec,
   });
-}
-
-export async function getPolicy(kube: KubeClients, namespace: string, name: string): Promise<CapacityPolicy> {
-  return (await kube.customObjects.getNamespacedCustomObject({
-    group: GROUP,
-    version: VERSION,
-    namespace,
-    plural: PLURAL,
-    name,
-  })) as CapacityPolicy;
-}
-
-export function condition(p: CapacityPolicy, type: string) {
-  return p.status?.conditions?.find((c) => c.type === type);
 }
 
 export interface Exec {

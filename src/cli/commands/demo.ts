@@ -4,7 +4,6 @@
  * real traffic trace on a virtual clock, and the operator in process. See src/demo.
  */
 import { basename, resolve } from "node:path";
-import type { Command } from "commander";
 import { type CapacityPolicy, PolicyError, parsePolicyYaml } from "../../api/index.js";
 import {
   DEFAULT_TRACE,
@@ -18,7 +17,7 @@ import {
 } from "../../demo/index.js";
 import { repoRoot } from "../../localcluster/index.js";
 import { parseTrace, type Trace, TraceFormatError } from "../../traffic/index.js";
-import { type CliCommand, type CommonOptions, withCommonOptions } from "../command.js";
+import { type CliCommand, type CommonOptions, defineCommand } from "../command.js";
 import { UsageError } from "../errors.js";
 import { durationFlag, numberFlag, readFlagFile, timeFlag } from "../flags.js";
 import type { CliIo } from "../io.js";
@@ -160,17 +159,15 @@ async function runDemoCommand(flags: DemoFlags, io: CliIo): Promise<void> {
 }
 
 /** The `demo` subcommand. */
-export const demoCommand: CliCommand = {
-  register(program: Command, io: CliIo) {
-    withCommonOptions(
-      program
-        .command("demo")
-        .description(
-          "Run the operator end to end on this machine: a local Kubernetes control plane (or --kubeconfig), " +
-            "the Azure emulator replaying a real traffic trace on a virtual clock, and the operator scaling " +
-            "the instance and its app servers; prints a live view, then a summary, a CSV timeline and an SVG chart",
-        ),
-    )
+export const demoCommand: CliCommand = defineCommand<DemoFlags>({
+  name: "demo",
+  description:
+    "Run the operator end to end on this machine: a local Kubernetes control plane (or --kubeconfig), " +
+    "the Azure emulator replaying a real traffic trace on a virtual clock, and the operator scaling " +
+    "the instance and its app servers; prints a live view, then a summary, a CSV timeline and an SVG chart",
+  commonOptions: "first",
+  flags: (cmd) =>
+    cmd
       .option("--kubeconfig <file>", "use this cluster instead of starting the local control plane")
       .option("--context <name>", "kubeconfig context (with --kubeconfig)")
       .option(
@@ -189,7 +186,6 @@ export const demoCommand: CliCommand = {
       .option("--speed <factor>", "virtual seconds per real second (720: a day in 2 minutes)", "720")
       .option("--scale-duration <duration>", "virtual time an ARM scale operation takes", "3m")
       .option("--ingestion-delay <duration>", "virtual time before a minute's metrics are complete", "2m")
-      .option("--out <dir>", "where timeline.csv and chart.svg go", "demo-output")
-      .action(async (flags: DemoFlags) => runDemoCommand(flags, io));
-  },
-};
+      .option("--out <dir>", "where timeline.csv and chart.svg go", "demo-output"),
+  action: runDemoCommand,
+});

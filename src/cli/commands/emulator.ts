@@ -5,7 +5,6 @@
  */
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import type { Command } from "commander";
 import {
   formatResourceId,
   parseResourceId,
@@ -25,7 +24,7 @@ import {
   TraceFormatError,
   type WorkloadMix,
 } from "../../traffic/index.js";
-import { type CliCommand, type CommonOptions, withCommonOptions } from "../command.js";
+import { type CliCommand, type CommonOptions, defineCommand } from "../command.js";
 import { UsageError } from "../errors.js";
 import { durationFlag } from "../flags.js";
 import type { CliIo } from "../io.js";
@@ -275,16 +274,14 @@ async function runEmulatorCommand(flags: EmulatorFlags, io: CliIo): Promise<void
 }
 
 /** The `emulator` subcommand. */
-export const emulatorCommand: CliCommand = {
-  register(program: Command, io: CliIo) {
-    withCommonOptions(
-      program
-        .command("emulator")
-        .description(
-          "Run an HTTPS stand-in for Azure Resource Manager and Azure Monitor metrics (SignalR, Web PubSub) on loopback, " +
-            "driven by a traffic trace or pattern on a virtual clock, until stopped",
-        ),
-    )
+export const emulatorCommand: CliCommand = defineCommand<EmulatorFlags>({
+  name: "emulator",
+  description:
+    "Run an HTTPS stand-in for Azure Resource Manager and Azure Monitor metrics (SignalR, Web PubSub) on loopback, " +
+    "driven by a traffic trace or pattern on a virtual clock, until stopped",
+  commonOptions: "first",
+  flags: (cmd) =>
+    cmd
       .option("--trace <file>", "demand shape: a timestamp,value CSV such as traces/nyc_taxi.csv")
       .option("--pattern <name>", "demand shape without a trace: constant, daily or ramp", "daily")
       .option("--peak-connections <n>", "client connections at the shape's peak", "10000")
@@ -316,9 +313,6 @@ export const emulatorCommand: CliCommand = {
       .option("--port <port>", "port on loopback (0: any free port)", "0")
       .option("--host <host>", "loopback address to listen on", "127.0.0.1")
       .option("--ca-file <path>", "where to write the CA certificate (default: a temporary file)")
-      .option("--no-rate-limit", "do not apply ARM's per-subscription read/write limits")
-      .action(async (flags: EmulatorFlags) => {
-        await runEmulatorCommand(flags, io);
-      });
-  },
-};
+      .option("--no-rate-limit", "do not apply ARM's per-subscription read/write limits"),
+  action: runEmulatorCommand,
+});

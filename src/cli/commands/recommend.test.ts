@@ -1,37 +1,33 @@
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { Command, CommanderError } from "commander";
 import { describe, expect, it } from "vitest";
-import { ExitCode, UsageError } from "../errors.js";
-import { captureIo } from "../test-io.js";
-import { parseCurrent, recommendCommand } from "./recommend.js";
+import { UsageError } from "../errors.js";
+import { runCaptured } from "../test-io.js";
+import { parseCurrent } from "./recommend.js";
 
 const FIXTURES = resolve(import.meta.dirname, "../../../test/fixtures/recommend");
 
-/** Runs `recommend` the way runCli does (exit codes, one-line errors) on a program of its own. */
-async function run(...argv: string[]) {
-  const io = captureIo(FIXTURES);
-  const program = new Command("signalr-autoscaler")
-    .exitOverride()
-    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
-  recommendCommand.register(program, io);
-  for (const sub of program.commands)
-    sub.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
-  let code: number = ExitCode.ok;
-  try {
-    await program.parseAsync(["recommend", ...argv], { from: "user" });
-  } catch (err) {
-    if (err instanceof CommanderError) code = err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
-    else {
-      io.stderr(`error: ${(err as Error).message.split("\n")[0]}\n`);
-      code = err instanceof UsageError ? ExitCode.usage : ExitCode.failure;
-    }
-  }
-  return { code, out: io.out(), err: io.err() };
+/** `recommend` with `argv`, in the fixtures' folder. */
+const run = (...argv: string[]) => runCaptured(["recommend", ...argv], FIXTURES);
+
+/** The flags naming a policy, a metrics body and, when given, a status file. */
+const files = (policy: string, metrics: string, status?: string) => [
+  "--policy",
+  policy,
+  "--metrics",
+  metrics,
+  ...(status === undefined ? [] : ["--status", status]),
+];
+
+/** `recommend -o json` with `argv`, which must succeed: the JSON it printed. */
+async function json(...argv: string[]) {
+  const r = await run(...argv, "-o", "json");
+  expect(r.code).toBe(0);
+  return JSON.parse(r.out);
 }
 
-const CHAT = ["--policy", "chat-policy.yaml", "--metrics", "getbatch-signalr-rising.json"];
+const CHAT = files("chat-policy.yaml", "getbatch-signalr-rising.json");
 
 describe("signalr-autoscaler recommend", () => {
   it("explains a scale-out from a metrics:getBatch body (JSON)", async () => {
@@ -97,18 +93,9 @@ describe("signalr-autoscaler recommend", () => {
   });
 
   it("explains a blocked scale-in from a single-resource Web PubSub body with a status", async () => {
-    const r = await run(
-      "--policy",
-      "notify-policy.yaml",
-      "--metrics",
-      "metrics-webpubsub-single.json",
-      "--status",
-      "notify-status.yaml",
-      "-o",
-      "json",
+    const body = await json(
+      ...files("notify-policy.yaml", "metrics-webpubsub-single.json", "notify-status.yaml"),
     );
-    expect(r.code).toBe(0);
-    const body = JSON.parse(r.out);
     // current from the status; server load (peak 21 %) asks for 6 units and connections (peak
     // 5,750) for 8, but one connection bucket of the window is missing: no scale-in.
     expect(body.current).toEqual({ sku: "Premium_P1", units: 20 });
@@ -124,14 +111,15 @@ describe("signalr-autoscaler recommend", () => {
   describe("reads Azure Monitor answers truthfully", () => {
     const reasonOf = (body: { reasons: { code: string; message: string }[] }, code: string) =>
       body.reasons.find((x) => x.code === code);
-    /** `recommend` for the chat policy at Premium_P1 10 / 3 replicas on a metrics fixture. */
-    const onChat = (metrics: string, ...more: string[]) =>
-      run("--policy", "chat-policy.yaml", "--metrics", metrics, "--current", "Premium_P1/10/3", ...more);
+    /** The flags of the chat policy at Premium_P1 10 / 3 replicas on a metrics fixture. */
+    const onChat = (metrics: string) => [
+      ...files("chat-policy.yaml", metrics),
+      "--current",
+      "Premium_P1/10/3",
+    ];
 
     it("server load split into two series at 60 % each is 60 %, not 120 %", async () => {
-      const r = await onChat("getbatch-signalr-two-series.json", "-o", "json");
-      expect(r.code).toBe(0);
-      const body = JSON.parse(r.out);
+      const body = await json(...onChat("getbatch-signalr-two-series.json"));
       // percentages take the highest series; connections add up over Endpoint (7,000 client + 200 server)
       expect(body.lastSample).toMatchObject({
         serverLoadPercent: 60,
@@ -143,10 +131,8 @@ describe("signalr-autoscaler recommend", () => {
     });
 
     it("reads traffic counters answered empty on an idle instance as 0, says so, and scales in", async () => {
-      const argv = ["--policy", "idle-policy.yaml", "--metrics", "getbatch-signalr-idle.json"];
-      const r = await run(...argv, "--current", "Premium_P1/10", "-o", "json");
-      expect(r.code).toBe(0);
-      const body = JSON.parse(r.out);
+      const argv = files("idle-policy.yaml", "getbatch-signalr-idle.json");
+      const body = await json(...argv, "--current", "Premium_P1/10");
       expect(body.lastSample).toMatchObject({
         time: "2025-06-02T11:57:00.000Z",
         serverLoadPercent: 2,
@@ -176,9 +162,7 @@ describe("signalr-autoscaler recommend", () => {
     });
 
     it("leaves out a server load of 4000 % and says so; the other buckets decide", async () => {
-      const r = await onChat("getbatch-signalr-impossible.json", "-o", "json");
-      expect(r.code).toBe(0);
-      const body = JSON.parse(r.out);
+      const body = await json(...onChat("getbatch-signalr-impossible.json"));
       expect(reasonOf(body, "SampleInvalid")?.message).toBe(
         "left out, not demand: ServerLoad 4,000 % at 11:54 UTC (above 100 % by more than 5 %: the service cannot report it)",
       );
@@ -189,18 +173,9 @@ describe("signalr-autoscaler recommend", () => {
     });
 
     it("names server load as suspect when it did not respond to the last scale-out", async () => {
-      const r = await run(
-        "--policy",
-        "chat-policy.yaml",
-        "--metrics",
-        "getbatch-signalr-stuck-load.json",
-        "--status",
-        "stuck-status.yaml",
-        "-o",
-        "json",
+      const body = await json(
+        ...files("chat-policy.yaml", "getbatch-signalr-stuck-load.json", "stuck-status.yaml"),
       );
-      expect(r.code).toBe(0);
-      const body = JSON.parse(r.out);
       expect(reasonOf(body, "SignalSuspect")?.message).toMatch(
         /^server load 95 % did not respond to the scale-out 10 → 20 units at 2025-06-02T11:40:10Z \(it was 95 %; about 47.5 % was expected\)/,
       );
@@ -213,9 +188,7 @@ describe("signalr-autoscaler recommend", () => {
     });
 
     it("takes five-minute buckets from the timestamps of a body without interval: rates per second over 300 s", async () => {
-      const r = await onChat("metrics-signalr-5min-no-interval.json", "-o", "json");
-      expect(r.code).toBe(0);
-      const body = JSON.parse(r.out);
+      const body = await json(...onChat("metrics-signalr-5min-no-interval.json"));
       // Totals per five minutes: 90,000 messages, 3,000,000 B in, 300,000,000 B out.
       expect(body.lastSample).toEqual({
         time: "2025-06-02T11:55:00.000Z",
@@ -234,7 +207,7 @@ describe("signalr-autoscaler recommend", () => {
     });
 
     it("refuses a body whose timestamps are irregular, with one line and exit 2", async () => {
-      const r = await onChat("metrics-signalr-irregular.json");
+      const r = await run(...onChat("metrics-signalr-irregular.json"));
       expect(r.code).toBe(2);
       expect(r.out).toBe("");
       expect(r.err).toBe(
@@ -307,14 +280,7 @@ describe("signalr-autoscaler recommend", () => {
     const dir = await mkdtemp(join(tmpdir(), "recommend-"));
     const file = join(dir, "m.json");
     await writeFile(file, text);
-    const r = await run(
-      "--policy",
-      join(FIXTURES, "chat-policy.yaml"),
-      "--metrics",
-      file,
-      "--current",
-      "Premium_P1/10",
-    );
+    const r = await run(...files(join(FIXTURES, "chat-policy.yaml"), file), "--current", "Premium_P1/10");
     expect(r.code).toBe(2);
     expect(r.err).toMatch(message);
     expect(r.err.trimEnd().split("\n")).toHaveLength(1);

@@ -13,7 +13,6 @@
  */
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import type { Command } from "commander";
 import { parse as parseYaml } from "yaml";
 import {
   type CapacityPolicy,
@@ -31,7 +30,7 @@ import {
   type SignalReport,
 } from "../../autoscale/index.js";
 import type { SkuName } from "../../capacity/skus.js";
-import { type CliCommand, type CommonOptions, withCommonOptions } from "../command.js";
+import { type CliCommand, type CommonOptions, defineCommand } from "../command.js";
 import { UsageError } from "../errors.js";
 import type { CliIo } from "../io.js";
 import { parseMetricsBody, samplesFromBody } from "../metrics-file.js";
@@ -288,6 +287,24 @@ function renderRecommendation(r: RecommendReport): string {
   return out;
 }
 
+/** The decision's fields in `recommend -o json`, in this order; an absent one is null. */
+const DECISION_JSON_FIELDS = [
+  "mode",
+  "action",
+  "current",
+  "desired",
+  "recommendation",
+  "drivenBy",
+  "limitedBy",
+  "reasons",
+  "conditions",
+  "signals",
+  "scaleIn",
+  "newestSampleTime",
+  "lastSample",
+  "window",
+] as const satisfies readonly (keyof Decision)[];
+
 /** The JSON rendering: desired, reasons, limitedBy, conditions and the rest of the decision. */
 function recommendationJson(r: RecommendReport): unknown {
   const d = r.decision;
@@ -295,62 +312,43 @@ function recommendationJson(r: RecommendReport): unknown {
     policy: r.policy,
     now: r.now,
     nowSource: r.nowSource,
-    mode: d.mode,
-    action: d.action,
-    current: d.current,
-    desired: d.desired ?? null,
-    recommendation: d.recommendation ?? null,
-    drivenBy: d.drivenBy ?? null,
-    limitedBy: d.limitedBy ?? null,
-    reasons: d.reasons,
-    conditions: d.conditions,
-    signals: d.signals,
-    scaleIn: d.scaleIn,
-    newestSampleTime: d.newestSampleTime ?? null,
-    lastSample: d.lastSample ?? null,
-    window: d.window ?? null,
+    ...Object.fromEntries(DECISION_JSON_FIELDS.map((field) => [field, d[field] ?? null])),
     notes: r.notes,
     history: d.history,
   };
 }
 
 /** The `recommend` subcommand. */
-export const recommendCommand: CliCommand = {
-  register(program: Command, io: CliIo) {
-    withCommonOptions(
-      program
-        .command("recommend")
-        .description(
-          "Explain the scaling decision for a policy from a saved Azure Monitor metrics response: the desired SKU, units and replicas, which signal drove it, what limited it, and the status conditions.",
-        )
-        .option(
-          "--policy <file>",
-          "CapacityPolicy manifest (YAML or JSON; a kubectl -o yaml dump also supplies its status)",
-        )
-        .option(
-          "--metrics <file>",
-          "Azure Monitor metrics response: a metrics:getBatch body or a single-resource metrics body (JSON)",
-        )
-        .option(
-          "--current <sku/units[/replicas]>",
-          "current capacity, e.g. Premium_P1/20/4 (default: the status's current)",
-        )
-        .option(
-          "--hpa-min-replicas <n>",
-          "current minReplicas of the HorizontalPodAutoscaler the policy names",
-        )
-        .option("--status <file>", "CapacityPolicy status (or whole object) with the decision history")
-        .option(
-          "--now <time>",
-          "time of the decision, RFC 3339 (default: the end of the response's time span)",
-        )
-        .addHelpText(
-          "after",
-          "\nExamples:\n  signalr-autoscaler recommend --policy chat.yaml --metrics getbatch.json --current Premium_P1/10/3\n  kubectl get capol chat -o yaml > chat.yaml && signalr-autoscaler recommend --policy chat.yaml --metrics metrics.json -o json\n",
-        ),
-    ).action(async (flags: RecommendFlags) => {
-      const r = await recommend(flags, io);
-      io.stdout(flags.output === "json" ? formatJson(recommendationJson(r)) : renderRecommendation(r));
-    });
+export const recommendCommand: CliCommand = defineCommand<RecommendFlags>({
+  name: "recommend",
+  description:
+    "Explain the scaling decision for a policy from a saved Azure Monitor metrics response: the desired SKU, units and replicas, which signal drove it, what limited it, and the status conditions.",
+  flags: (cmd) =>
+    cmd
+      .option(
+        "--policy <file>",
+        "CapacityPolicy manifest (YAML or JSON; a kubectl -o yaml dump also supplies its status)",
+      )
+      .option(
+        "--metrics <file>",
+        "Azure Monitor metrics response: a metrics:getBatch body or a single-resource metrics body (JSON)",
+      )
+      .option(
+        "--current <sku/units[/replicas]>",
+        "current capacity, e.g. Premium_P1/20/4 (default: the status's current)",
+      )
+      .option("--hpa-min-replicas <n>", "current minReplicas of the HorizontalPodAutoscaler the policy names")
+      .option("--status <file>", "CapacityPolicy status (or whole object) with the decision history")
+      .option(
+        "--now <time>",
+        "time of the decision, RFC 3339 (default: the end of the response's time span)",
+      ),
+  examples: [
+    "signalr-autoscaler recommend --policy chat.yaml --metrics getbatch.json --current Premium_P1/10/3",
+    "kubectl get capol chat -o yaml > chat.yaml && signalr-autoscaler recommend --policy chat.yaml --metrics metrics.json -o json",
+  ],
+  action: async (flags, io) => {
+    const r = await recommend(flags, io);
+    io.stdout(flags.output === "json" ? formatJson(recommendationJson(r)) : renderRecommendation(r));
   },
-};
+});

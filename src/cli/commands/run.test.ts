@@ -1,12 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { runCli } from "../program.js";
-import { captureIo } from "../test-io.js";
+import { runCaptured } from "../test-io.js";
 
-async function run(...argv: string[]) {
-  const io = captureIo();
-  const code = await runCli(argv, io);
-  return { code, out: io.out(), err: io.err() };
-}
+const run = (...argv: string[]) => runCaptured(argv);
 
 describe("signalr-autoscaler run: usage", () => {
   it("lists the leader election timings with client-go's defaults", async () => {

@@ -9,7 +9,7 @@ import { readFile } from "node:fs/promises";
 import { homedir, hostname } from "node:os";
 import { join, resolve } from "node:path";
 import type { TokenCredential } from "@azure/identity";
-import { type Command, Option } from "commander";
+import { Option } from "commander";
 import { createAzureAdapters, createAzureCredential } from "../../azure/index.js";
 import { realClock } from "../../controller/clock.js";
 import { startProbeServer } from "../../controller/http.js";
@@ -18,7 +18,7 @@ import { OperatorMetrics } from "../../controller/metrics.js";
 import { Operator } from "../../controller/operator.js";
 import { parseTenancy, type TenancyMap } from "../../controller/tenancy.js";
 import { createKubeClients, type KubeConfigSource, loadKubeConfig } from "../../kube/client.js";
-import { type CliCommand, type CommonOptions, withCommonOptions } from "../command.js";
+import { type CliCommand, type CommonOptions, defineCommand } from "../command.js";
 import { UsageError } from "../errors.js";
 import type { CliIo } from "../io.js";
 
@@ -196,85 +196,81 @@ async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
 }
 
 /** The `run` subcommand. */
-export const runCommand: CliCommand = {
-  register(program: Command, io: CliIo) {
-    const env = io.env;
-    withCommonOptions(
-      program
-        .command("run")
-        .description(
-          "Run the operator: watch CapacityPolicies, poll Azure Monitor, scale instances and app servers.",
+export const runCommand: CliCommand = defineCommand<RunFlags>({
+  name: "run",
+  description:
+    "Run the operator: watch CapacityPolicies, poll Azure Monitor, scale instances and app servers.",
+  flags: (cmd, { env }) =>
+    cmd
+      .option(
+        "--kubeconfig <file>",
+        "kubeconfig (default: in-cluster, else $KUBECONFIG or ~/.kube/config)",
+        env["KUBECONFIG_FILE"],
+      )
+      .option("--context <name>", "kubeconfig context")
+      .option(
+        "--namespace <ns...>",
+        "namespaces to watch (repeat or comma-separate; default $WATCH_NAMESPACES, else all)",
+        env["WATCH_NAMESPACES"] ? [env["WATCH_NAMESPACES"]] : undefined,
+      )
+      .option("--tenancy-file <file>", "YAML map of namespace → allowed Azure scopes", env["TENANCY_FILE"])
+      .option(
+        "--arm-endpoint <url>",
+        "Azure Resource Manager endpoint (default public cloud)",
+        env["AZURE_ARM_ENDPOINT"],
+      )
+      .option(
+        "--metrics-endpoint <url>",
+        "metrics data-plane endpoint; {region} is replaced (default https://{region}.metrics.monitor.azure.com)",
+        env["AZURE_METRICS_ENDPOINT"],
+      )
+      .option(
+        "--ca-file <file>",
+        "extra CA certificate (PEM) to trust for Azure endpoints (the emulator's)",
+        env["AZURE_CA_FILE"],
+      )
+      .addOption(
+        new Option(
+          "--azure-credential <kind>",
+          "auto: workload identity or the default chain; static: emulator only",
         )
-        .option(
-          "--kubeconfig <file>",
-          "kubeconfig (default: in-cluster, else $KUBECONFIG or ~/.kube/config)",
-          env["KUBECONFIG_FILE"],
-        )
-        .option("--context <name>", "kubeconfig context")
-        .option(
-          "--namespace <ns...>",
-          "namespaces to watch (repeat or comma-separate; default $WATCH_NAMESPACES, else all)",
-          env["WATCH_NAMESPACES"] ? [env["WATCH_NAMESPACES"]] : undefined,
-        )
-        .option("--tenancy-file <file>", "YAML map of namespace → allowed Azure scopes", env["TENANCY_FILE"])
-        .option(
-          "--arm-endpoint <url>",
-          "Azure Resource Manager endpoint (default public cloud)",
-          env["AZURE_ARM_ENDPOINT"],
-        )
-        .option(
-          "--metrics-endpoint <url>",
-          "metrics data-plane endpoint; {region} is replaced (default https://{region}.metrics.monitor.azure.com)",
-          env["AZURE_METRICS_ENDPOINT"],
-        )
-        .option(
-          "--ca-file <file>",
-          "extra CA certificate (PEM) to trust for Azure endpoints (the emulator's)",
-          env["AZURE_CA_FILE"],
-        )
-        .addOption(
-          new Option(
-            "--azure-credential <kind>",
-            "auto: workload identity or the default chain; static: emulator only",
-          )
-            .choices(["auto", "static"])
-            .default(env["AZURE_CREDENTIAL"] ?? "auto"),
-        )
-        .option(
-          "--http-address <host:port>",
-          "serves /metrics, /healthz, /readyz",
-          env["HTTP_ADDRESS"] ?? ":8080",
-        )
-        .option(
-          "--leader-elect",
-          "elect a leader on a Lease (for several replicas)",
-          env["LEADER_ELECT"] === "true",
-        )
-        .option("--lease-name <name>", "leader election Lease", env["LEASE_NAME"] ?? "signalr-autoscaler")
-        .option("--lease-namespace <ns>", "namespace of the Lease (default $POD_NAMESPACE)")
-        .option(
-          "--lease-duration <seconds>",
-          "how long a follower waits before taking over a lease that is not renewed",
-          env["LEASE_DURATION"] ?? "15",
-        )
-        .option(
-          "--renew-deadline <seconds>",
-          "how long the leader keeps acting without a renewal; it stops every write after it",
-          env["RENEW_DEADLINE"] ?? "10",
-        )
-        .option("--retry-period <seconds>", "time between election attempts", env["RETRY_PERIOD"] ?? "2")
-        .option("--identity <name>", "this replica's identity (default $POD_NAME or the host name)")
-        .option("--workers <n>", "concurrent reconcile passes", env["WORKERS"] ?? "16")
-        .addOption(
-          new Option("--log-level <level>", "log level")
-            .choices([...LOG_LEVELS])
-            .default(env["LOG_LEVEL"] ?? "info"),
-        )
-        .addOption(
-          new Option("--log-format <format>", "json, or pretty for people")
-            .choices(["json", "pretty"])
-            .default(env["LOG_FORMAT"] ?? "json"),
-        ),
-    ).action(async (flags: RunFlags) => runOperator(flags, io));
-  },
-};
+          .choices(["auto", "static"])
+          .default(env["AZURE_CREDENTIAL"] ?? "auto"),
+      )
+      .option(
+        "--http-address <host:port>",
+        "serves /metrics, /healthz, /readyz",
+        env["HTTP_ADDRESS"] ?? ":8080",
+      )
+      .option(
+        "--leader-elect",
+        "elect a leader on a Lease (for several replicas)",
+        env["LEADER_ELECT"] === "true",
+      )
+      .option("--lease-name <name>", "leader election Lease", env["LEASE_NAME"] ?? "signalr-autoscaler")
+      .option("--lease-namespace <ns>", "namespace of the Lease (default $POD_NAMESPACE)")
+      .option(
+        "--lease-duration <seconds>",
+        "how long a follower waits before taking over a lease that is not renewed",
+        env["LEASE_DURATION"] ?? "15",
+      )
+      .option(
+        "--renew-deadline <seconds>",
+        "how long the leader keeps acting without a renewal; it stops every write after it",
+        env["RENEW_DEADLINE"] ?? "10",
+      )
+      .option("--retry-period <seconds>", "time between election attempts", env["RETRY_PERIOD"] ?? "2")
+      .option("--identity <name>", "this replica's identity (default $POD_NAME or the host name)")
+      .option("--workers <n>", "concurrent reconcile passes", env["WORKERS"] ?? "16")
+      .addOption(
+        new Option("--log-level <level>", "log level")
+          .choices([...LOG_LEVELS])
+          .default(env["LOG_LEVEL"] ?? "info"),
+      )
+      .addOption(
+        new Option("--log-format <format>", "json, or pretty for people")
+          .choices(["json", "pretty"])
+          .default(env["LOG_FORMAT"] ?? "json"),
+      ),
+  action: runOperator,
+});

@@ -6,7 +6,7 @@
 import { mkdir, open } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { SingleBar } from "cli-progress";
-import { type Command, Option } from "commander";
+import { Option } from "commander";
 import { type CapacityPolicy, PolicyError, parsePolicyYaml } from "../../api/index.js";
 import {
   BENCHMARK_MESSAGE_BYTES,
@@ -32,7 +32,7 @@ import {
   validateMix,
   type WorkloadMix,
 } from "../../traffic/index.js";
-import { type CliCommand, type CommonOptions, withCommonOptions } from "../command.js";
+import { type CliCommand, type CommonOptions, defineCommand } from "../command.js";
 import { UsageError } from "../errors.js";
 import { durationFlag, numberFlag, readFlagFile, timeFlag } from "../flags.js";
 import type { CliIo } from "../io.js";
@@ -359,70 +359,69 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
 }
 
 /** The `simulate` subcommand. */
-export const simulateCommand: CliCommand = {
-  register(program: Command, io: CliIo) {
-    withCommonOptions(
-      program
-        .command("simulate")
-        .description(
-          "Backtest a CapacityPolicy on a traffic trace: the policy, Azure's native autoscale, a static allocation at peak and the oracle, side by side — minutes above the load target, refused connections, throttled traffic, unit-hours, cost, scale operations and their reversals, Premium_P2 time.",
-        )
-        .option("--policy <file>", "CapacityPolicy YAML to test (required), e.g. examples/signalr-chat.yaml")
-        .option(
-          "--trace <file>",
-          "traffic trace, CSV timestamp,value (any step)",
-          "traces/twitter_volume_aapl.csv",
-        )
-        .option("--peak-connections <n>", "connections the trace's largest value stands for", "120000")
-        .option(
-          "--mix <mix>",
-          "workload mix scenario=share[,…] (default: the policy's traffic workload, else echo)",
-        )
-        .option("--message-size <bytes>", "average message size (default: the policy's, else 2048)")
-        .option("--scale-duration <duration>", "time a scale operation takes", "5m")
-        .option("--ingestion-delay <duration>", "time before a minute's metrics are fully ingested", "3m")
-        .option("--start <time>", "start of the slice to simulate (default: the trace's start), UTC")
-        .option("--end <time>", "end of the slice (default: the trace's end)")
-        .option("--days <n>", "length of the slice in days (the trace loops when shorter)")
-        .option("--seed <text>", "noise seed: the same seed gives the same run", "simulate")
-        .option("--noise <fraction>", "relative noise on server load", "0.05")
-        .option(
-          "--price <sku=usd>",
-          "price per unit per day, repeatable (defaults: Standard_S1=1.61, Premium_P1=2, Premium_P2=2)",
-          (value: string, previous: string[]) => [...previous, value],
-          [] as string[],
-        )
-        .option(
-          "--load-target <percent>",
-          "load counted as too hot (default: the policy's serverLoad target, else 70)",
-        )
-        .addOption(
-          new Option(
-            "--initial-sku <sku>",
-            "SKU of the instance at the start, with --initial-units (default: the oracle's first size)",
-          ).choices(SCALABLE_SKUS),
-        )
-        .option(
-          "--initial-units <n>",
-          "units of the instance at the start, on the SKU's ladder: the policy (and native autoscale on that SKU) starts there",
-        )
-        .addOption(
-          new Option(
-            "--native-sku <sku>",
-            "SKU of the native autoscale model (default: Premium_P2 when the peak needs it)",
-          ).choices(["Premium_P1", "Premium_P2"]),
-        )
-        .option("--native-out <percent>", "native autoscale: scale out above this average", "70")
-        .option("--native-in <percent>", "native autoscale: scale in below this average (both metrics)", "30")
-        .option("--native-window <duration>", "native autoscale: rules' time window", "10m")
-        .option("--native-cooldown <duration>", "native autoscale: cooldown after any scale action", "5m")
-        .option("--out <dir>", "write timeline.csv and chart.svg there")
-        .option("--progress", "show a progress bar on stderr (default: on a terminal for runs over a week)")
-        .option("--no-progress", "never show a progress bar")
-        .addHelpText(
-          "after",
-          "\nExamples:\n  signalr-autoscaler simulate --policy examples/signalr-chat.yaml\n  signalr-autoscaler simulate --policy examples/signalr-chat.yaml --trace traces/nyc_taxi.csv --days 14 --out out/\n  signalr-autoscaler simulate --policy examples/signalr-chat.yaml --price Premium_P1=1.9 --output json\n  signalr-autoscaler simulate --policy my-policy.yaml --trace my-traffic.csv --initial-sku Premium_P1 --initial-units 20\n",
-        ),
-    ).action(async (flags: SimulateFlags) => runSimulate(flags, io));
-  },
-};
+export const simulateCommand: CliCommand = defineCommand<SimulateFlags>({
+  name: "simulate",
+  description:
+    "Backtest a CapacityPolicy on a traffic trace: the policy, Azure's native autoscale, a static allocation at peak and the oracle, side by side — minutes above the load target, refused connections, throttled traffic, unit-hours, cost, scale operations and their reversals, Premium_P2 time.",
+  flags: (cmd) =>
+    cmd
+      .option("--policy <file>", "CapacityPolicy YAML to test (required), e.g. examples/signalr-chat.yaml")
+      .option(
+        "--trace <file>",
+        "traffic trace, CSV timestamp,value (any step)",
+        "traces/twitter_volume_aapl.csv",
+      )
+      .option("--peak-connections <n>", "connections the trace's largest value stands for", "120000")
+      .option(
+        "--mix <mix>",
+        "workload mix scenario=share[,…] (default: the policy's traffic workload, else echo)",
+      )
+      .option("--message-size <bytes>", "average message size (default: the policy's, else 2048)")
+      .option("--scale-duration <duration>", "time a scale operation takes", "5m")
+      .option("--ingestion-delay <duration>", "time before a minute's metrics are fully ingested", "3m")
+      .option("--start <time>", "start of the slice to simulate (default: the trace's start), UTC")
+      .option("--end <time>", "end of the slice (default: the trace's end)")
+      .option("--days <n>", "length of the slice in days (the trace loops when shorter)")
+      .option("--seed <text>", "noise seed: the same seed gives the same run", "simulate")
+      .option("--noise <fraction>", "relative noise on server load", "0.05")
+      .option(
+        "--price <sku=usd>",
+        "price per unit per day, repeatable (defaults: Standard_S1=1.61, Premium_P1=2, Premium_P2=2)",
+        (value: string, previous: string[]) => [...previous, value],
+        [] as string[],
+      )
+      .option(
+        "--load-target <percent>",
+        "load counted as too hot (default: the policy's serverLoad target, else 70)",
+      )
+      .addOption(
+        new Option(
+          "--initial-sku <sku>",
+          "SKU of the instance at the start, with --initial-units (default: the oracle's first size)",
+        ).choices(SCALABLE_SKUS),
+      )
+      .option(
+        "--initial-units <n>",
+        "units of the instance at the start, on the SKU's ladder: the policy (and native autoscale on that SKU) starts there",
+      )
+      .addOption(
+        new Option(
+          "--native-sku <sku>",
+          "SKU of the native autoscale model (default: Premium_P2 when the peak needs it)",
+        ).choices(["Premium_P1", "Premium_P2"]),
+      )
+      .option("--native-out <percent>", "native autoscale: scale out above this average", "70")
+      .option("--native-in <percent>", "native autoscale: scale in below this average (both metrics)", "30")
+      .option("--native-window <duration>", "native autoscale: rules' time window", "10m")
+      .option("--native-cooldown <duration>", "native autoscale: cooldown after any scale action", "5m")
+      .option("--out <dir>", "write timeline.csv and chart.svg there")
+      .option("--progress", "show a progress bar on stderr (default: on a terminal for runs over a week)")
+      .option("--no-progress", "never show a progress bar"),
+  examples: [
+    "signalr-autoscaler simulate --policy examples/signalr-chat.yaml",
+    "signalr-autoscaler simulate --policy examples/signalr-chat.yaml --trace traces/nyc_taxi.csv --days 14 --out out/",
+    "signalr-autoscaler simulate --policy examples/signalr-chat.yaml --price Premium_P1=1.9 --output json",
+    "signalr-autoscaler simulate --policy my-policy.yaml --trace my-traffic.csv --initial-sku Premium_P1 --initial-units 20",
+  ],
+  action: runSimulate,
+});

@@ -2,14 +2,9 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../program.js";
-import { captureIo } from "../test-io.js";
+import { runCaptured } from "../test-io.js";
 
-async function run(...argv: string[]) {
-  const io = captureIo();
-  const code = await runCli(argv, io);
-  return { code, out: io.out(), err: io.err() };
-}
+const run = (...argv: string[]) => runCaptured(argv);
 
 describe("signalr-autoscaler size", () => {
   it("sizes a single scenario as JSON", async () => {

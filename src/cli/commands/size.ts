@@ -4,7 +4,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { type Command, Option } from "commander";
+import { Option } from "commander";
 import {
   type Dimension,
   isScalableSku,
@@ -19,7 +19,7 @@ import {
   WorkloadError,
   workloadDemand,
 } from "../../capacity/index.js";
-import { type CliCommand, type CommonOptions, withCommonOptions } from "../command.js";
+import { type CliCommand, type CommonOptions, defineCommand } from "../command.js";
 import { UsageError } from "../errors.js";
 import { numberFlag } from "../flags.js";
 import type { CliIo } from "../io.js";
@@ -149,40 +149,34 @@ async function runSize(flags: SizeFlags, io: CliIo): Promise<void> {
 }
 
 /** The `size` subcommand. */
-export const sizeCommand: CliCommand = {
-  register(program: Command, io: CliIo) {
-    withCommonOptions(
-      program
-        .command("size")
-        .description(
-          "Size an instance for a workload: the smallest allowed SKU and unit count, the binding dimension, the headroom of every dimension and the app servers (SignalR default mode), from the published tier tables.",
-        )
-        .addOption(
-          new Option("--service <service>", "SignalR or WebPubSub")
-            .choices(["SignalR", "WebPubSub"])
-            .default("SignalR"),
-        )
-        .option(
-          "--scenario <name>",
-          "basic scenario (SignalR: echo, broadcast, smallGroup, largeGroup, sendToConnection, restBroadcast, restSendToUser; WebPubSub: largeGroup, smallGroup, cloudEventsEcho, restSendToUser, restBroadcast)",
-        )
-        .option("--connections <n>", "concurrent client connections")
-        .option("--senders <n>", "connections that send, one message each per send interval")
-        .option("--inbound-rate <n>", "inbound messages/s (instead of --senders)")
-        .option("--message-size <bytes>", "average message size, bytes (default 2048; below 1024 costs 1024)")
-        .option("--send-interval <seconds>", "seconds between two messages of one sender (default 1)")
-        .option("--group-size <n>", "members per group for smallGroup (default 10)")
-        .option("--groups <n>", "number of groups for largeGroup (default 10)")
-        .option(
-          "--allow-sku <sku...>",
-          "SKUs that may be chosen (default all three; comma or space separated)",
-        )
-        .option("--workload <file>", "YAML/JSON workload file with a mix of scenarios")
-        .option("--max-utilization <percent>", "keep every dimension at or below this % of capacity", "100")
-        .addHelpText(
-          "after",
-          "\nExamples:\n  signalr-autoscaler size --scenario broadcast --connections 100000 --message-size 20480 --send-interval 5\n  signalr-autoscaler size --workload examples/workload-chat.yaml --output json\n",
-        ),
-    ).action(async (flags: SizeFlags) => runSize(flags, io));
-  },
-};
+export const sizeCommand: CliCommand = defineCommand<SizeFlags>({
+  name: "size",
+  description:
+    "Size an instance for a workload: the smallest allowed SKU and unit count, the binding dimension, the headroom of every dimension and the app servers (SignalR default mode), from the published tier tables.",
+  flags: (cmd) =>
+    cmd
+      .addOption(
+        new Option("--service <service>", "SignalR or WebPubSub")
+          .choices(["SignalR", "WebPubSub"])
+          .default("SignalR"),
+      )
+      .option(
+        "--scenario <name>",
+        "basic scenario (SignalR: echo, broadcast, smallGroup, largeGroup, sendToConnection, restBroadcast, restSendToUser; WebPubSub: largeGroup, smallGroup, cloudEventsEcho, restSendToUser, restBroadcast)",
+      )
+      .option("--connections <n>", "concurrent client connections")
+      .option("--senders <n>", "connections that send, one message each per send interval")
+      .option("--inbound-rate <n>", "inbound messages/s (instead of --senders)")
+      .option("--message-size <bytes>", "average message size, bytes (default 2048; below 1024 costs 1024)")
+      .option("--send-interval <seconds>", "seconds between two messages of one sender (default 1)")
+      .option("--group-size <n>", "members per group for smallGroup (default 10)")
+      .option("--groups <n>", "number of groups for largeGroup (default 10)")
+      .option("--allow-sku <sku...>", "SKUs that may be chosen (default all three; comma or space separated)")
+      .option("--workload <file>", "YAML/JSON workload file with a mix of scenarios")
+      .option("--max-utilization <percent>", "keep every dimension at or below this % of capacity", "100"),
+  examples: [
+    "signalr-autoscaler size --scenario broadcast --connections 100000 --message-size 20480 --send-interval 5",
+    "signalr-autoscaler size --workload examples/workload-chat.yaml --output json",
+  ],
+  action: runSize,
+});
