@@ -51,7 +51,7 @@ export class PolicyStrategy implements Strategy {
   readonly log: Decision[] = [];
   readonly #policy: DecisionPolicy;
   readonly #windowMs: number;
-  readonly #delayMs: number;
+  readonly #delaySeconds: number;
   readonly #keepLog: boolean;
   #status: Partial<CapacityPolicyStatus> = {};
   /** A plan whose update the engine has not confirmed yet. */
@@ -71,7 +71,7 @@ export class PolicyStrategy implements Strategy {
     this.#policy = { spec, metadata: { ...(policy.metadata ?? {}), annotations } };
     const times = policyTimes(spec);
     this.#windowMs = times.windowSeconds * 1000;
-    this.#delayMs = times.ingestionDelaySeconds * 1000;
+    this.#delaySeconds = times.ingestionDelaySeconds;
     this.pollMinutes = Math.max(1, Math.round(spec.pollIntervalSeconds / 60));
     this.initial = { ...initial };
     const name = policy.metadata?.name;
@@ -92,7 +92,7 @@ export class PolicyStrategy implements Strategy {
   poll(ctx: PollContext): SkuUnits | undefined {
     // An update the engine did not send (it never refuses one the planner asks for).
     if (this.#pending) this.#complete(this.#pending, { update: { kind: "busy", message: "not sent" } });
-    const delayMs = effectiveIngestionDelay(this.#delayMs / 1000, this.#status.ingestion) * 1000;
+    const delayMs = effectiveIngestionDelay(this.#delaySeconds, this.#status.ingestion) * 1000;
     const cutoff = Math.floor((ctx.nowMs - delayMs) / MINUTE_MS) * MINUTE_MS;
     const replicas = this.#status.current?.replicas;
     const hpa = this.#policy.spec.appServer?.horizontalPodAutoscalerName !== undefined;
