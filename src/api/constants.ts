@@ -41,6 +41,21 @@ export type SelectPolicy = (typeof SELECT_POLICIES)[number];
 export const SCALING_POLICY_TYPES = ["Units", "Percent", "Steps"] as const;
 export type ScalingPolicyType = (typeof SCALING_POLICY_TYPES)[number];
 
+/**
+ * Modes of `spec.anticipation` (as Azure predictive autoscale and AWS predictive scaling name
+ * them): Off — reactive only; ForecastOnly — projections and forecast computed and shown in status,
+ * never acted on; Enabled — the decision scales out for them.
+ */
+export const ANTICIPATION_MODES = ["Off", "ForecastOnly", "Enabled"] as const;
+export type AnticipationMode = (typeof ANTICIPATION_MODES)[number];
+
+/** Azure Monitor time grains the seasonal forecast reads history at. */
+export const HISTORY_GRAINS = ["5m", "1h"] as const;
+export type HistoryGrain = (typeof HISTORY_GRAINS)[number];
+/** Days of history the seasonal forecast may read (Azure Monitor keeps platform metrics 93 days). */
+export const MIN_HISTORY_DAYS = 7;
+export const MAX_HISTORY_DAYS = 28;
+
 export const FALLBACK_ACTIONS = ["Hold", "Fixed"] as const;
 export type FallbackAction = (typeof FALLBACK_ACTIONS)[number];
 

@@ -24,7 +24,11 @@ import {
   API_VERSION,
   CONDITION_STATUSES,
   CONDITION_TYPES,
+  ANTICIPATION_MODES,
   FALLBACK_ACTIONS,
+  HISTORY_GRAINS,
+  MAX_HISTORY_DAYS,
+  MIN_HISTORY_DAYS,
   KIND,
   MAX_REASONS,
   MAX_RECOMMENDATIONS,
@@ -438,6 +442,78 @@ const FallbackSchema = Type.Object(
   },
 );
 
+const DurationField = (description: string, def: string) =>
+  Type.String({ description, pattern: DURATION_PATTERN, maxLength: 32, default: def });
+
+const HeadroomSchema = Type.Object(
+  {
+    peakPercent: Int(
+      "Keep at least this share of the recent peak need, % (0 = no headroom). A peak's share decays linearly to nothing over horizon, so a steady instance keeps no extra capacity and one that just had a burst keeps most of it for a while.",
+      0,
+      100,
+      0,
+    ),
+    horizon: DurationField(
+      'How long a peak is remembered, a duration ("30m", "2h"; at most 24h).',
+      "1h",
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Headroom that follows volatility: after a burst, a floor of units derived from the recent peaks, decaying over time.",
+    default: {},
+    "x-kubernetes-validations": [
+      {
+        rule: `!has(self.horizon) || !self.horizon.matches('${DURATION_PATTERN}') || (duration(self.horizon) >= duration('1m') && duration(self.horizon) <= duration('24h'))`,
+        message: "horizon must be between 1m and 24h",
+        fieldPath: ".horizon",
+      },
+    ] satisfies CelRule[],
+  },
+);
+
+const SeasonalSchema = Type.Object(
+  {
+    historyDays: Int(
+      `Days of Azure Monitor history the forecast reads, days (${MIN_HISTORY_DAYS}–${MAX_HISTORY_DAYS}; with 14 or more the cycle is weekly, else daily).`,
+      MIN_HISTORY_DAYS,
+      MAX_HISTORY_DAYS,
+      14,
+    ),
+    grain: StringEnum(HISTORY_GRAINS, {
+      description: "Time grain of the history (Azure Monitor Maximum of connections, Total of traffic).",
+      default: "5m",
+    }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Seasonal forecast: the growth the same hours of past days or weeks saw, applied to the current demand one lead time ahead. History is read at most hourly; with too little of it the forecast says so and the decision stays reactive.",
+  },
+);
+
+const AnticipationSchema = Type.Object(
+  {
+    mode: StringEnum(ANTICIPATION_MODES, {
+      description:
+        "Off: reactive only; ForecastOnly: projections and forecast computed and shown in status.anticipation, never acted on; Enabled: scale out ahead for them (never in).",
+      default: "Enabled",
+    }),
+    scaleDuration: DurationField(
+      "How long a scale takes until this instance's own completed updates have measured it (then the median of the recent ones is used), a duration. Part of the lead time: ingestion delay + scale duration + one poll interval.",
+      "5m",
+    ),
+    headroom: HeadroomSchema,
+    seasonal: Type.Optional(SeasonalSchema),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Anticipation: scale out for the demand expected one lead time ahead — the trend of the recent buckets, the demand hidden by a full connection quota, a headroom after bursts and, optionally, a seasonal forecast from history. Scale-out only; units.max always holds.",
+  },
+);
+
 const resourceIdRule = (service: "SignalR" | "WebPubSub") =>
   `self.target.resourceId.matches('(?i)${resourceIdRegex(service)}')`;
 
@@ -517,6 +593,7 @@ export const CapacityPolicySpecSchema = Type.Object(
       }),
     ),
     fallback: FallbackSchema,
+    anticipation: Type.Optional(AnticipationSchema),
     mode: StringEnum(MODES, {
       description:
         "Auto: apply decisions; Recommend: only record them in status (dry run); Paused: do nothing (like the autoscaling.signalr.dev/paused annotation).",
@@ -707,6 +784,111 @@ const IngestionSchema = Type.Object(
   },
 );
 
+/** Rules of anticipation, as status and reasons name them. */
+export const ANTICIPATION_RULES = ["Trend", "CensoredDemand", "Headroom", "Seasonal"] as const;
+export type AnticipationRule = (typeof ANTICIPATION_RULES)[number];
+
+const AnticipationStatusSchema = Type.Object(
+  {
+    mode: StringEnum(ANTICIPATION_MODES, { description: "spec.anticipation.mode when this was computed." }),
+    leadTimeSeconds: Type.Integer({
+      description:
+        "How far ahead of the newest complete bucket capacity must be sized: ingestion delay + scale duration + one poll interval, seconds.",
+      minimum: 0,
+    }),
+    scaleDurationSeconds: Type.Integer({
+      description: "The scale duration in the lead time, seconds.",
+      minimum: 0,
+    }),
+    scaleDurationSource: StringEnum(["Measured", "Default"] as const, {
+      description:
+        "Measured: the median of this instance's recent completed updates (send → completion observed); Default: spec.anticipation.scaleDuration.",
+    }),
+    units: Type.Optional(
+      UnitsField("Units anticipation asks for (the largest rule's), before the ladder, rate policies and bounds, units."),
+    ),
+    drivenBy: Type.Optional(
+      StringEnum(ANTICIPATION_RULES, { description: "The rule that asks for the most." }),
+    ),
+    applied: Type.Boolean({
+      description:
+        "The decision was raised by anticipation (false in ForecastOnly, or when the reactive need is as high).",
+    }),
+    rules: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            rule: StringEnum(ANTICIPATION_RULES, { description: "Which rule." }),
+            units: UnitsField("Units this rule asks for, units."),
+            message: Type.String({ description: "The rule's numbers, in words.", maxLength: 512 }),
+          },
+          { additionalProperties: false },
+        ),
+        { description: "Each rule that asked for something this pass.", maxItems: ANTICIPATION_RULES.length },
+      ),
+    ),
+    forecast: Type.Optional(
+      Type.Object(
+        {
+          state: StringEnum(["Ok", "InsufficientHistory", "Unavailable"] as const, {
+            description:
+              "Ok: forecast made; InsufficientHistory: fewer than the days needed (the decision stays reactive); Unavailable: history could not be read.",
+          }),
+          cycle: Type.Optional(
+            StringEnum(["Daily", "Weekly"] as const, { description: "The cycle the forecast uses." }),
+          ),
+          cycles: Type.Optional(Type.Integer({ description: "Past cycles the forecast used.", minimum: 0 })),
+          ratio: Type.Optional(
+            Type.Number({
+              description: "Expected demand one lead time ahead ÷ demand now, from the past cycles (median).",
+              minimum: 0,
+            }),
+          ),
+          historyFrom: Type.Optional(DateTime("Oldest history point read (RFC 3339).")),
+          readAt: Type.Optional(DateTime("When the history was last read (RFC 3339).")),
+          message: Type.String({ description: "The forecast, in words.", maxLength: 512 }),
+        },
+        { additionalProperties: false, description: "The seasonal forecast (spec.anticipation.seasonal)." },
+      ),
+    ),
+    peaks: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            time: DateTime("Start of the slot (RFC 3339)."),
+            units: Type.Number({ description: "Highest need seen in the slot, units (not snapped).", minimum: 0 }),
+          },
+          { additionalProperties: false },
+        ),
+        {
+          description:
+            "Bookkeeping for headroom: the highest need per 5-minute slot over spec.anticipation.headroom.horizon (at most 24, merged when more).",
+          maxItems: 24,
+        },
+      ),
+    ),
+    growth: Type.Optional(
+      Type.Object(
+        {
+          time: DateTime("Newest unsaturated bucket the growth was measured on (RFC 3339)."),
+          connections: Type.Number({ description: "Connections in that bucket.", minimum: 0 }),
+          perMinute: Type.Number({ description: "Robust growth before it, connections per minute." }),
+        },
+        {
+          additionalProperties: false,
+          description:
+            "Bookkeeping for censored demand: the connection growth measured before the quota filled.",
+        },
+      ),
+    ),
+    message: Type.String({ description: "What anticipation did this pass, in words.", maxLength: 1024 }),
+  },
+  {
+    additionalProperties: false,
+    description: "What anticipation (spec.anticipation) computed on the last pass and why.",
+  },
+);
+
 export const CapacityPolicyStatusSchema = Type.Object(
   {
     observedGeneration: Type.Optional(
@@ -736,6 +918,7 @@ export const CapacityPolicyStatusSchema = Type.Object(
       }),
     ),
     ingestion: Type.Optional(IngestionSchema),
+    anticipation: Type.Optional(AnticipationStatusSchema),
     lastReasons: Type.Optional(
       Type.Array(Type.String({ description: "A reason code.", maxLength: 128 }), {
         description: `Machine-readable reason codes of the last decision (at most ${MAX_REASONS}).`,
@@ -813,6 +996,9 @@ export type ScalingPolicy = Static<typeof ScalingPolicySchema>;
 export type ScheduleSpec = Static<typeof ScheduleSchema>;
 export type ScaleInWindowSpec = Static<typeof ScaleInWindowSchema>;
 export type FallbackSpec = Static<typeof FallbackSchema>;
+export type AnticipationSpec = Static<typeof AnticipationSchema>;
+export type HeadroomSpec = Static<typeof HeadroomSchema>;
+export type SeasonalSpec = Static<typeof SeasonalSchema>;
 export type ObservedCapacity = Static<typeof ObservedCapacitySchema>;
 export type DesiredCapacity = Static<typeof DesiredCapacitySchema>;
 export type MetricSample = Static<typeof MetricSampleSchema>;
@@ -820,6 +1006,7 @@ export type ScaleOperation = Static<typeof OperationSchema>;
 export type Recommendation = Static<typeof RecommendationSchema>;
 export type ScaleEvent = Static<typeof ScaleEventSchema>;
 export type PolicyCondition = Static<typeof PolicyConditionSchema>;
+export type AnticipationStatus = Static<typeof AnticipationStatusSchema>;
 
 /** A JSON merge patch of `status`: a field set to `null` is removed, others replace it whole. */
 export type StatusPatch = { [K in keyof CapacityPolicyStatus]?: CapacityPolicyStatus[K] | null };

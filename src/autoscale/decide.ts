@@ -44,6 +44,7 @@ import {
   pruneScaleEvents,
   type Recommendation,
 } from "./history.js";
+import type { DemandHistory } from "./demand-history.js";
 import { counterIdleZeroReason } from "./idle-counters.js";
 import { effectiveIngestionDelay, fillingBuckets, observeIngestion } from "./ingestion.js";
 import { describeFindings } from "./plausibility.js";
@@ -107,6 +108,8 @@ export interface DecisionInput {
   ladders?: UnitLadders;
   /** Another owner of the capacity was detected (e.g. an Azure autoscale setting): act on nothing. */
   conflict?: { reason: string; message: string };
+  /** The instance's demand over past days, for the seasonal forecast (demand-history.ts). */
+  demandHistory?: DemandHistory;
 }
 
 /** An ARM update that was sent and whose completion has not been observed yet. */

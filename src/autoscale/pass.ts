@@ -14,6 +14,7 @@ import type { CapacityPolicyStatus, StatusPatch, MetricSample as StatusSample } 
 import type { SkuName } from "../capacity/skus.js";
 import type { DecisionCondition } from "./conditions.js";
 import { type Decision, type DecisionPolicy, decide } from "./decide.js";
+import type { DemandHistory } from "./demand-history.js";
 import type { PassFailure } from "./fallback.js";
 import { historyFromStatus } from "./history.js";
 import {
@@ -64,6 +65,11 @@ export interface PassInput {
   appServer?: AppServerView;
   /** Another owner of the instance's capacity (a native Azure autoscale setting). */
   conflict?: { reason: string; message: string };
+  /**
+   * The instance's demand over past days (spec.anticipation.seasonal), as last read; absent when
+   * the policy has no seasonal forecast or nothing has been read yet.
+   */
+  demandHistory?: DemandHistory;
   /** The time of the pass, ms since the epoch. */
   now: number;
 }
@@ -170,6 +176,7 @@ export function planPass(input: PassInput): PassPlan {
     ...(observation.operation ? { operation: observation.operation } : {}),
     now: input.now,
     ...(input.conflict ? { conflict: input.conflict } : {}),
+    ...(input.demandHistory ? { demandHistory: input.demandHistory } : {}),
   });
   const plan: PassPlan = { input, nowIso, current: { sku, units }, decision, observation, waiting: false };
   const desired = decision.desired;
