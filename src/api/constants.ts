@@ -26,6 +26,7 @@ export const CONDITION_TYPES = [
   "ScalingLimited",
   "Fallback",
   "Conflict",
+  "Anticipating",
 ] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 

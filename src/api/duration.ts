@@ -42,6 +42,16 @@ export function parseDuration(text: string): number {
 }
 
 /** Formats seconds as the shortest Go-style duration ("90" → "1m30s", "3600" → "1h", "0" → "0s"). */
+/** {@link parseDuration} of `text`, or `fallback` (seconds) when it is absent or unreadable. */
+export function durationOr(text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  try {
+    return parseDuration(text);
+  } catch {
+    return fallback;
+  }
+}
+
 export function formatDuration(totalSeconds: number): string {
   if (!Number.isFinite(totalSeconds) || totalSeconds < 0) {
     throw new RangeError(`cannot format ${totalSeconds} seconds as a duration`);

@@ -21,19 +21,19 @@ import {
   WEBPUBSUB_SCENARIOS,
 } from "../capacity/tier-tables.js";
 import {
+  ANTICIPATION_MODES,
   API_VERSION,
   CONDITION_STATUSES,
   CONDITION_TYPES,
-  ANTICIPATION_MODES,
   FALLBACK_ACTIONS,
   HISTORY_GRAINS,
-  MAX_HISTORY_DAYS,
-  MIN_HISTORY_DAYS,
   KIND,
+  MAX_HISTORY_DAYS,
   MAX_REASONS,
   MAX_RECOMMENDATIONS,
   MAX_SCALE_EVENTS,
   MAX_UNITS,
+  MIN_HISTORY_DAYS,
   MIN_UNITS,
   MODES,
   P1_MAX_UNITS,
@@ -453,10 +453,7 @@ const HeadroomSchema = Type.Object(
       100,
       0,
     ),
-    horizon: DurationField(
-      'How long a peak is remembered, a duration ("30m", "2h"; at most 24h).',
-      "1h",
-    ),
+    horizon: DurationField('How long a peak is remembered, a duration ("30m", "2h"; at most 24h).', "1h"),
   },
   {
     additionalProperties: false,
@@ -476,7 +473,7 @@ const HeadroomSchema = Type.Object(
 const SeasonalSchema = Type.Object(
   {
     historyDays: Int(
-      `Days of Azure Monitor history the forecast reads, days (${MIN_HISTORY_DAYS}–${MAX_HISTORY_DAYS}; with 14 or more the cycle is weekly, else daily).`,
+      `Days of Azure Monitor history the forecast reads, days (${MIN_HISTORY_DAYS}–${MAX_HISTORY_DAYS}; with 21 or more the cycle is weekly, else daily).`,
       MIN_HISTORY_DAYS,
       MAX_HISTORY_DAYS,
       14,
@@ -805,7 +802,9 @@ const AnticipationStatusSchema = Type.Object(
         "Measured: the median of this instance's recent completed updates (send → completion observed); Default: spec.anticipation.scaleDuration.",
     }),
     units: Type.Optional(
-      UnitsField("Units anticipation asks for (the largest rule's), before the ladder, rate policies and bounds, units."),
+      UnitsField(
+        "Units anticipation asks for (the largest rule's), before the ladder, rate policies and bounds, units.",
+      ),
     ),
     drivenBy: Type.Optional(
       StringEnum(ANTICIPATION_RULES, { description: "The rule that asks for the most." }),
@@ -856,7 +855,10 @@ const AnticipationStatusSchema = Type.Object(
         Type.Object(
           {
             time: DateTime("Start of the slot (RFC 3339)."),
-            units: Type.Number({ description: "Highest need seen in the slot, units (not snapped).", minimum: 0 }),
+            units: Type.Number({
+              description: "Highest need seen in the slot, units (not snapped).",
+              minimum: 0,
+            }),
           },
           { additionalProperties: false },
         ),
@@ -870,9 +872,12 @@ const AnticipationStatusSchema = Type.Object(
     growth: Type.Optional(
       Type.Object(
         {
-          time: DateTime("Newest unsaturated bucket the growth was measured on (RFC 3339)."),
-          connections: Type.Number({ description: "Connections in that bucket.", minimum: 0 }),
-          perMinute: Type.Number({ description: "Robust growth before it, connections per minute." }),
+          time: DateTime("Middle of the newest unsaturated bucket the growth was measured on (RFC 3339)."),
+          units: Type.Number({
+            description: "The connections' need then (connections ÷ (1,000 · target%)), units.",
+            minimum: 0,
+          }),
+          perMinute: Type.Number({ description: "Robust growth of that need before it, units per minute." }),
         },
         {
           additionalProperties: false,

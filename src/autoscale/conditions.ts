@@ -13,7 +13,9 @@
  * | Fallback | the fallback action applies | FallbackHold, FallbackFixed / MetricsHealthy, FailuresBelowThreshold |
  * | Conflict | another owner fights over the capacity | the caller's reason / NoConflict |
  */
+
 import type { ConditionStatus, ConditionType } from "../api/constants.js";
+import type { AnticipationStatus } from "../api/index.js";
 import type { FallbackState, PassFailure } from "./fallback.js";
 import type { LimitCode } from "./reasons.js";
 import type { SignalReport } from "./signals.js";
@@ -40,6 +42,8 @@ export interface ConditionInput {
   limitedBy?: LimitCode | undefined;
   limitMessage?: string | undefined;
   drivenBy?: string | undefined;
+  /** What anticipation computed (absent: spec.anticipation unset or Off). */
+  anticipation?: AnticipationStatus | undefined;
 }
 
 /** A reason made safe for the CRD's pattern (letters, digits, `_,:`; starts with a letter). */
@@ -63,7 +67,7 @@ const cond = (
   message,
 });
 
-/** The seven conditions of a decision, in the order of `CONDITION_TYPES`. */
+/** The conditions of a decision, one of each type, in the order of `CONDITION_TYPES`. */
 export function decisionConditions(c: ConditionInput): DecisionCondition[] {
   const out: DecisionCondition[] = [];
   out.push(cond("Ready", "True", "Decided", "the policy is valid and a decision was made"));
@@ -168,5 +172,22 @@ export function decisionConditions(c: ConditionInput): DecisionCondition[] {
   if (c.conflict)
     out.push(cond("Conflict", "True", sanitizeReason(c.conflict.reason, "Conflict"), c.conflict.message));
   else out.push(cond("Conflict", "False", "NoConflict", "no other owner of the capacity was found"));
+
+  const a = c.anticipation;
+  const forecast = a?.forecast;
+  if (!a) {
+    out.push(cond("Anticipating", "False", "Off", "spec.anticipation is unset or Off: reactive only"));
+  } else if (forecast && forecast.state !== "Ok") {
+    out.push(
+      cond(
+        "Anticipating",
+        "False",
+        forecast.state === "Unavailable" ? "HistoryUnavailable" : "InsufficientHistory",
+        `seasonal forecast: ${forecast.message}; trend, censored demand and headroom still apply (${a.mode})`,
+      ),
+    );
+  } else {
+    out.push(cond("Anticipating", "True", a.mode, a.message));
+  }
   return out;
 }

@@ -22,8 +22,8 @@
  * `limitedBy` is the last step that moved the result away from the recommendation.
  */
 import { PAUSE_ANNOTATION, type PolicyMode } from "../api/constants.js";
-import { formatDuration, parseDuration } from "../api/duration.js";
-import type { CapacityPolicySpec, MetricSample as StatusSample } from "../api/index.js";
+import { durationOr, formatDuration } from "../api/duration.js";
+import type { AnticipationStatus, CapacityPolicySpec, MetricSample as StatusSample } from "../api/index.js";
 import {
   DEFAULT_LADDERS,
   isScalableSku,
@@ -33,9 +33,11 @@ import {
   type UnitLadders,
 } from "../capacity/skus.js";
 import type { ScenarioName } from "../capacity/tier-tables.js";
-import { rateLimit, stabilize } from "./behavior.js";
+import { anticipate } from "./anticipation.js";
+import { ceilSafe, rateLimit, stabilize } from "./behavior.js";
 import { capacityTimeline, unitChanges } from "./capacity-timeline.js";
 import { type DecisionCondition, decisionConditions } from "./conditions.js";
+import type { DemandHistory } from "./demand-history.js";
 import { evaluateFallback, type FallbackState, type PassFailure } from "./fallback.js";
 import {
   compactRecommendations,
@@ -44,7 +46,6 @@ import {
   pruneScaleEvents,
   type Recommendation,
 } from "./history.js";
-import type { DemandHistory } from "./demand-history.js";
 import { counterIdleZeroReason } from "./idle-counters.js";
 import { effectiveIngestionDelay, fillingBuckets, observeIngestion } from "./ingestion.js";
 import { describeFindings } from "./plausibility.js";
@@ -167,6 +168,8 @@ export interface Decision {
   /** The window the samples were taken from, `[from, to)`, RFC 3339. */
   window?: { from: string; to: string; ignoredTooNew: number; ignoredBeforeWindow: number; invalid: number };
   conditions: DecisionCondition[];
+  /** What anticipation computed (spec.anticipation mode ForecastOnly or Enabled). */
+  anticipation?: AnticipationStatus;
   /** The history to store (status) and pass to the next decision; bounded. */
   history: DecisionHistory;
 }
@@ -178,14 +181,7 @@ function toMs(now: Date | number | string): number {
   return ms;
 }
 
-function seconds(text: string | undefined, fallback: number): number {
-  if (text === undefined) return fallback;
-  try {
-    return parseDuration(text);
-  } catch {
-    return fallback;
-  }
-}
+const seconds = durationOr;
 
 /** Durations of the policy, in seconds. */
 export interface PolicyTimes {
@@ -296,8 +292,34 @@ export function decide(input: DecisionInput): Decision {
   const currentSize: SkuUnits = { sku: curSku, units: current.units };
 
   // 2. signals
-  const sig = evaluateSignals({ spec, window, current: currentSize, sizes, unitsAt });
+  const sig = evaluateSignals({
+    spec,
+    window,
+    current: currentSize,
+    sizes,
+    unitsAt,
+    overlapsChange: timeline.overlapsChange,
+  });
   reasons.push(...sig.reasons);
+  // Anticipation (anticipation.ts): what the demand will need one lead time ahead.
+  const anticipation = failure
+    ? undefined
+    : anticipate({
+        spec: spec.anticipation,
+        nowMs,
+        pollSeconds: spec.pollIntervalSeconds,
+        tolerance: spec.behavior.tolerance,
+        ingestionDelaySeconds: delaySeconds,
+        windowSeconds: times.windowSeconds,
+        windowToMs: window.to,
+        demand: sig.demand,
+        scaleEvents: history.scaleEvents,
+        previous: history.anticipation,
+        demandHistory: input.demandHistory,
+      });
+  let anticipationStatus: AnticipationStatus | undefined =
+    anticipation?.status ??
+    (failure && spec.anticipation && spec.anticipation.mode !== "Off" ? history.anticipation : undefined);
   // A signal that did not respond to the last scale-out does not drive another (suspect.ts).
   const levels = windowLevels(window);
   const suspect = inFlight
@@ -410,6 +432,26 @@ export function decide(input: DecisionInput): Decision {
       if (drivenBy === undefined || n.minUnits > needUnits) {
         needUnits = n.minUnits;
         drivenBy = n.signal;
+      }
+    }
+    const ask = anticipation?.asks[0];
+    if (anticipation && ask) {
+      // Within the tolerance band of the current size an ask only holds it: no step for noise.
+      const tolerated = ask.units <= current.units * (1 + spec.behavior.tolerance);
+      const units = tolerated ? Math.min(ceilSafe(ask.units), current.units) : ceilSafe(ask.units);
+      if (units > needUnits) {
+        const act = anticipation.mode === "Enabled";
+        reasons.push(
+          reason(
+            "Anticipated",
+            `${ask.rule} asks for ${units} units (measured need ${needUnits}, lead time ${anticipation.leadTimeSeconds}s)${act ? "" : " — ForecastOnly: shown, not acted on"}: ${ask.message}`,
+            { units, name: ask.rule },
+          ),
+        );
+        if (act) {
+          needUnits = units;
+          anticipationStatus = { ...anticipation.status, applied: true };
+        }
       }
     }
     const fits = (s: SkuUnits) => sig.needs.every((n) => !n.fits || n.fits(s));
@@ -667,8 +709,14 @@ export function decide(input: DecisionInput): Decision {
     (desired.hpaMinReplicas !== undefined && desired.hpaMinReplicas !== current.hpaMinReplicas);
   if (capacityChange) {
     const dir = compareSizes(target, currentSize) > 0 ? "ScaleOut" : "ScaleIn";
-    const by =
-      drivenBy && limitedBy === undefined ? ` (driven by ${drivenBy})` : limitedBy ? ` (${limitedBy})` : "";
+    const anticipated = anticipationStatus?.applied ? anticipationStatus.drivenBy : undefined;
+    const by = limitedBy
+      ? ` (${limitedBy})`
+      : anticipated
+        ? ` (anticipated: ${anticipated})`
+        : drivenBy
+          ? ` (driven by ${drivenBy})`
+          : "";
     reasons.push(
       reason(dir, `${formatSize(currentSize)} → ${formatSize(target)}${by}`, {
         units: target.units,
@@ -719,6 +767,7 @@ export function decide(input: DecisionInput): Decision {
   };
   if (history.lastScaleTime !== undefined) nextHistory.lastScaleTime = history.lastScaleTime;
   if (ingestion !== undefined) nextHistory.ingestion = ingestion;
+  if (anticipationStatus !== undefined) nextHistory.anticipation = anticipationStatus;
 
   const decision: Decision = {
     now: nowIso,
@@ -746,10 +795,12 @@ export function decide(input: DecisionInput): Decision {
       limitedBy,
       limitMessage,
       drivenBy,
+      anticipation: anticipationStatus,
     }),
     history: nextHistory,
   };
   if (recommendation) decision.recommendation = { sku: recommendation.sku, units: recommendation.units };
+  if (anticipationStatus) decision.anticipation = anticipationStatus;
   if (Object.keys(levels).length > 0) decision.levels = levels;
   if (drivenBy) decision.drivenBy = drivenBy;
   if (limitedBy) decision.limitedBy = limitedBy;

@@ -4,7 +4,7 @@
  * or a leader failover. Bounded: at most 60 recommendations and 30 scale events.
  */
 import { MAX_RECOMMENDATIONS, MAX_SCALE_EVENTS } from "../api/constants.js";
-import type { CapacityPolicyStatus, Recommendation, ScaleEvent } from "../api/index.js";
+import type { AnticipationStatus, CapacityPolicyStatus, Recommendation, ScaleEvent } from "../api/index.js";
 import { isScalableSku, type SkuName, type SkuUnits } from "../capacity/skus.js";
 import type { IngestionState } from "./ingestion.js";
 import { compareSizes } from "./sizes.js";
@@ -25,6 +25,8 @@ export interface DecisionHistory {
   consecutiveFailures: number;
   /** How late metric buckets complete, as observed (ingestion.ts). */
   ingestion?: IngestionState;
+  /** What anticipation kept from the last pass (anticipation.ts): peaks, growth, scale duration. */
+  anticipation?: AnticipationStatus;
 }
 
 /** A history with nothing in it (a policy seen for the first time). */
@@ -41,6 +43,7 @@ export function historyFromStatus(status: Partial<CapacityPolicyStatus> | undefi
   };
   if (status?.lastScaleTime !== undefined) h.lastScaleTime = status.lastScaleTime;
   if (status?.ingestion !== undefined) h.ingestion = status.ingestion;
+  if (status?.anticipation !== undefined) h.anticipation = status.anticipation;
   return h;
 }
 
@@ -72,6 +75,7 @@ export function normalizeHistory(history: DecisionHistory | undefined): Decision
     out.lastScaleTime = history.lastScaleTime;
   }
   if (history.ingestion !== undefined) out.ingestion = history.ingestion;
+  if (history.anticipation !== undefined) out.anticipation = history.anticipation;
   return out;
 }
 

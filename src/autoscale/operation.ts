@@ -168,6 +168,8 @@ export interface PlannedUpdate {
   cause: string;
   /** The window's peak levels now (kept with the change: suspect.ts). */
   before?: SignalLevels;
+  /** Anticipation drove this scale-out: its rule and numbers (Event AnticipatedScaleOut). */
+  anticipated?: string;
 }
 
 /** What {@link startedOperation} makes of a result. */
@@ -198,6 +200,15 @@ export function startedOperation(update: PlannedUpdate, result: UpdateResult): S
           reason: out,
           message: `${shown(update.from)} → ${shown(update.to)} units (${update.cause})`,
         },
+        ...(update.anticipated
+          ? [
+              {
+                type: "Normal" as const,
+                reason: "AnticipatedScaleOut",
+                message: `${shown(update.from)} → ${shown(update.to)} units ahead of the demand: ${update.anticipated}`,
+              },
+            ]
+          : []),
       ],
       counts: [{ target: "instance", result: "started" }],
     };

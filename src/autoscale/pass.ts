@@ -189,6 +189,13 @@ export function planPass(input: PassInput): PassPlan {
         to: { sku: desired.sku, units: desired.units },
         cause: `${decision.drivenBy ?? "policy"}${decision.limitedBy ? `, limited by ${decision.limitedBy}` : ""}`,
         ...(decision.levels ? { before: decision.levels } : {}),
+        ...(decision.anticipation?.applied && desired.units > units
+          ? {
+              anticipated:
+                decision.reasons.findLast((r) => r.code === "Anticipated")?.message ??
+                decision.anticipation.message,
+            }
+          : {}),
       };
     }
   }
@@ -317,6 +324,7 @@ export function completePass(plan: PassPlan, results: PassResults): PassWrite {
     current: { ...current, ...(replicas !== undefined ? { replicas } : {}) },
     ...fields,
     lastScaleTime: decision.history.lastScaleTime ?? null,
+    anticipation: fields.anticipation ?? null,
     operation: operation ?? null,
   };
 

@@ -3,6 +3,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { CONDITION_TYPES } from "../api/constants.js";
 import type { CapacityPolicySpec } from "../api/index.js";
 import { DEFAULT_LADDERS, type ScalableSku } from "../capacity/skus.js";
 import { SIGNALR_SCENARIOS, WEBPUBSUB_SCENARIOS } from "../capacity/tier-tables.js";
@@ -280,14 +281,72 @@ describe("decide: properties", () => {
     );
   });
 
-  it("never throws and always states all seven conditions", () => {
+  it("never throws and always states every condition type once", () => {
     fc.assert(
       fc.property(fc.oneof(inputArb(true), inputArb(false)), (input) => {
         const d = decide(input);
-        expect(new Set(d.conditions.map((c) => c.type)).size).toBe(7);
+        expect(new Set(d.conditions.map((c) => c.type)).size).toBe(CONDITION_TYPES.length);
         expect(d.reasons.length).toBeGreaterThan(0);
       }),
       { numRuns: 200 },
+    );
+  });
+  it("anticipation never wants less capacity than without it, nor more than units.max", () => {
+    const anticipationArb = fc.record({
+      peakPercent: fc.integer({ min: 0, max: 100 }),
+      horizonMinutes: fc.integer({ min: 1, max: 240 }),
+      peaks: fc.array(
+        fc.record({
+          minutesAgo: fc.integer({ min: 0, max: 300 }),
+          units: fc.double({ min: 0, max: 2000, noNaN: true }),
+        }),
+        { maxLength: 30 },
+      ),
+      growth: maybe(
+        fc.record({
+          minutesAgo: fc.integer({ min: 0, max: 60 }),
+          units: fc.double({ min: 0, max: 2000, noNaN: true }),
+          perMinute: fc.double({ min: -100, max: 100, noNaN: true }),
+        }),
+        50,
+      ),
+    });
+    fc.assert(
+      fc.property(fc.oneof(inputArb(true), inputArb(false)), anticipationArb, (base, a) => {
+        const off = decide(base);
+        const on: DecisionInput = structuredClone(base);
+        on.policy.spec.anticipation = {
+          mode: "Enabled",
+          scaleDuration: "5m",
+          headroom: { peakPercent: a.peakPercent, horizon: `${a.horizonMinutes}m` },
+        };
+        const at = (minutesAgo: number) => new Date(NOW - minutesAgo * 60_000).toISOString();
+        const anticipation: NonNullable<DecisionInput["history"]>["anticipation"] = {
+          mode: "Enabled",
+          leadTimeSeconds: 480,
+          scaleDurationSeconds: 300,
+          scaleDurationSource: "Default",
+          applied: false,
+          peaks: a.peaks.map((p) => ({ time: at(p.minutesAgo), units: p.units })),
+          message: "",
+        };
+        if (a.growth) anticipation.growth = { ...a.growth, time: at(a.growth.minutesAgo) };
+        on.history = {
+          ...(on.history ?? { recommendations: [], scaleEvents: [], consecutiveFailures: 0 }),
+          anticipation,
+        };
+        const d = decide(on);
+        if (!off.desired || !d.desired) return;
+        expect(d.desired.units).toBeGreaterThanOrEqual(off.desired.units);
+        const spec = base.policy.spec;
+        const current = base.current.units;
+        if (d.desired.units > off.desired.units) {
+          expect(d.desired.units).toBeLessThanOrEqual(Math.max(spec.units.max, current));
+        }
+        expect(d.anticipation?.peaks?.length ?? 0).toBeLessThanOrEqual(24);
+        expect(JSON.stringify(d.anticipation ?? {}).length).toBeLessThan(8192);
+      }),
+      RUNS,
     );
   });
 });

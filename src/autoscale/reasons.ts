@@ -65,6 +65,11 @@ const REASON_CODES = [
   "MetricsUnavailable",
   /** Fetching metrics failed this pass (no data, throttled, auth, API error, …). */
   "FetchFailed",
+  /**
+   * Anticipation (spec.anticipation) asks for more than the measured need: the rule, its numbers,
+   * and whether the decision acted on it (Enabled) or only shows it (ForecastOnly).
+   */
+  "Anticipated",
   // --- sizing
   /** The need was rounded up to the next unit count of the SKU's ladder. */
   "LadderSnapped",

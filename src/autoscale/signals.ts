@@ -88,6 +88,24 @@ export interface SignalContext {
   sizes: SizeList;
   /** Units the instance had at a time (ms). */
   unitsAt: (timeMs: number) => number;
+  /**
+   * The bucket starting then overlaps a capacity change (capacity-timeline.ts): read at the
+   * smaller size, it understates the need, so it is left out of the demand series.
+   */
+  overlapsChange?: (startMs: number) => boolean;
+}
+
+/**
+ * One signal's measured need per bucket of the window, un-snapped: the units that bucket alone
+ * would need at the signal's target (connections ÷ (1,000 · target%); load-units · 100 ÷ target%;
+ * traffic: the current units × the bucket's share of the peak's utilization ÷ target%).
+ */
+export interface DemandSeries {
+  signal: SignalName;
+  /** Bucket start (ms) and need (units), oldest first. */
+  points: { start: number; units: number }[];
+  /** The newest point is at the signal's ceiling (real demand unknown but higher). */
+  saturated: boolean;
 }
 
 /** The result of {@link evaluateSignals}. */
@@ -95,6 +113,8 @@ export interface SignalEvaluation {
   reports: SignalReport[];
   needs: SignalNeed[];
   reasons: Reason[];
+  /** Each usable signal's need per bucket (anticipation.ts projects them). */
+  demand: DemandSeries[];
 }
 
 const EPS = 1e-9;
@@ -218,6 +238,24 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
   const reports: SignalReport[] = [];
   const needs: SignalNeed[] = [];
   const reasons: Reason[] = [];
+  const demand: DemandSeries[] = [];
+  /** Records a signal's need per bucket: its value × `unitsPerValue`. */
+  const demandOf = (
+    signal: SignalName,
+    s: Series,
+    unitsPerValue: number,
+    saturated: (v: number, start: number) => boolean,
+  ) => {
+    const last = s.points.at(-1);
+    const overlaps = ctx.overlapsChange ?? (() => false);
+    demand.push({
+      signal,
+      points: s.points
+        .filter((p) => !overlaps(p.start))
+        .map((p) => ({ start: p.start, units: p.value * unitsPerValue })),
+      saturated: last !== undefined && saturated(last.value, last.start),
+    });
+  };
   const atLeastCurrent = (s: SkuUnits) => compareSizes(s, current) >= 0;
 
   /** A signal without a usable value in the window (unknown or stale): reported as missing. */
@@ -283,6 +321,7 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
     if (top === undefined) {
       missing("serverLoad", "server load", target, s);
     } else {
+      demandOf("serverLoad", s, 100 / target, (v, start) => saturatedAt(v / unitsAt(start), 1));
       const value = (top / current.units) * 100;
       proportional(
         "serverLoad",
@@ -311,6 +350,9 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
       missing("connections", "connections", target, s);
     } else {
       const perUnit = CONNECTIONS_PER_UNIT * (target / 100);
+      demandOf("connections", s, 1 / perUnit, (v, start) =>
+        saturatedAt(v, unitsAt(start) * CONNECTIONS_PER_UNIT),
+      );
       proportional(
         "connections",
         s,
@@ -372,6 +414,11 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
           at.utilization > 1 ? scaleDemands(measuredDemands, 1 / at.utilization) : measuredDemands;
         const value = at.utilization * 100;
         const ratio = value / target;
+        const peakBytes = peak(s);
+        if (peakBytes !== undefined && peakBytes > 0) {
+          const peakUnits = (current.units * Math.min(at.utilization, 1)) / limit;
+          demandOf("traffic", s, peakUnits / peakBytes, () => saturated);
+        }
         r.value = value;
         r.ratio = ratio;
         r.withinTolerance = within(ratio, tolerance);
@@ -421,5 +468,5 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
       reports.push(r);
     }
   }
-  return { reports, needs, reasons };
+  return { reports, needs, reasons, demand };
 }

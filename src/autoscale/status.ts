@@ -27,6 +27,7 @@ export function statusFields(
   | "consecutiveFailures"
   | "lastReasons"
   | "ingestion"
+  | "anticipation"
 > {
   const out: ReturnType<typeof statusFields> = {
     recommendations: decision.history.recommendations,
@@ -41,5 +42,6 @@ export function statusFields(
   if (decision.lastSample) out.lastSample = decision.lastSample;
   if (decision.history.lastScaleTime !== undefined) out.lastScaleTime = decision.history.lastScaleTime;
   if (decision.history.ingestion !== undefined) out.ingestion = decision.history.ingestion;
+  if (decision.history.anticipation !== undefined) out.anticipation = decision.history.anticipation;
   return out;
 }

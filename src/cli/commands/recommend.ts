@@ -257,6 +257,20 @@ function renderRecommendation(r: RecommendReport): string {
           : ""),
     );
   }
+  const a = d.anticipation;
+  if (a) {
+    lines.push(
+      `anticipation (${a.mode}${a.applied ? ", acted on" : ""}): lead time ${a.leadTimeSeconds}s (scale ${a.scaleDurationSeconds}s, ${a.scaleDurationSource === "Measured" ? "measured" : "default"})` +
+        (a.units !== undefined
+          ? `; asks for ${a.units} units (${a.drivenBy})`
+          : "; asks for nothing above the measured need"),
+    );
+    for (const rule of a.rules ?? [])
+      lines.push(
+        `  ${rule.rule === "Seasonal" ? "forecast" : "projection"} ${rule.rule}: ${rule.units} units — ${rule.message}`,
+      );
+    if (a.forecast) lines.push(`  forecast (${a.forecast.state}): ${a.forecast.message}`);
+  }
   lines.push(
     `scale-in gate: ${d.scaleIn.allowed ? "open (the metrics may justify a scale-in)" : `closed (${d.scaleIn.blockedBy.join(", ") || "no decision"})`}`,
   );
@@ -296,6 +310,7 @@ const DECISION_JSON_FIELDS = [
   "recommendation",
   "drivenBy",
   "limitedBy",
+  "anticipation",
   "reasons",
   "conditions",
   "signals",

@@ -1,0 +1,274 @@
+import { describe, expect, it } from "vitest";
+import type { AnticipationSpec, AnticipationStatus, CapacityPolicySpec } from "../api/index.js";
+import { type AnticipationInput, anticipate } from "./anticipation.js";
+import { decide } from "./decide.js";
+import type { DemandHistory } from "./demand-history.js";
+import { seasonalForecast } from "./forecast.js";
+import type { DemandSeries } from "./signals.js";
+import { input, NOW, samples, spec } from "./testing.js";
+import { theilSen } from "./trend.js";
+
+const MIN = 60_000;
+/** The window's newest bucket starts 4 minutes before NOW (ingestion delay 3 min). */
+const NEWEST = NOW - 4 * MIN;
+
+const enabled = (extra: Partial<AnticipationSpec> = {}): AnticipationSpec => ({
+  mode: "Enabled",
+  scaleDuration: "4m",
+  headroom: { peakPercent: 0, horizon: "1h" },
+  ...extra,
+});
+
+/** A demand series of `units` per bucket, the last one starting at NEWEST. */
+function series(signal: DemandSeries["signal"], units: number[], saturated = false): DemandSeries {
+  return {
+    signal,
+    saturated,
+    points: units.map((u, i) => ({ start: NEWEST - (units.length - 1 - i) * MIN, units: u })),
+  };
+}
+
+/** A stored status.anticipation with `extra`. */
+function stored(extra: Partial<AnticipationStatus>): AnticipationStatus {
+  return {
+    mode: "Enabled",
+    leadTimeSeconds: 450,
+    scaleDurationSeconds: 240,
+    scaleDurationSource: "Default",
+    applied: false,
+    message: "",
+    ...extra,
+  };
+}
+
+/** A connections-only (80 %) spec with `anticipation`. */
+function connectionsOnly(anticipation: AnticipationSpec): CapacityPolicySpec {
+  const s = spec({ metrics: { connections: { targetPercent: 80 } }, anticipation });
+  delete s.metrics.serverLoad;
+  return s;
+}
+
+/** Poll every 30 s, scale 4 min: capacity decided now is sized for NOW + 4.5 min, 8 min past the newest bucket's middle. */
+function base(extra: Partial<AnticipationInput> = {}): AnticipationInput {
+  return {
+    spec: enabled(),
+    nowMs: NOW,
+    pollSeconds: 30,
+    tolerance: 0.1,
+    ingestionDelaySeconds: 180,
+    windowSeconds: 300,
+    windowToMs: NEWEST + MIN,
+    demand: [],
+    scaleEvents: [],
+    ...extra,
+  };
+}
+
+describe("trend (Theil–Sen)", () => {
+  it("a linear ramp: slope, tau 1, the line through the points", () => {
+    const t = theilSen([0, 1, 2, 3, 4].map((i) => ({ timeMs: i * MIN, value: 10 + 2 * i })));
+    expect(t?.perMinute).toBe(2);
+    expect(t?.lowerPerMinute).toBe(2);
+    expect(t?.tau).toBe(1);
+    expect(t?.at(10 * MIN)).toBe(30);
+  });
+
+  it("one noisy bucket in five moves neither the slope nor the line", () => {
+    const t = theilSen([10, 11, 30, 13, 14].map((v, i) => ({ timeMs: i * MIN, value: v })));
+    expect(t?.perMinute).toBe(1);
+    expect(t?.lowerPerMinute).toBe(1);
+    expect(t?.tau).toBeCloseTo(0.6, 10);
+    expect(t?.at(4 * MIN)).toBe(14);
+  });
+});
+
+describe("anticipate", () => {
+  it("Off or no spec: nothing", () => {
+    expect(anticipate(base({ spec: undefined }))).toBeUndefined();
+    expect(anticipate(base({ spec: enabled({ mode: "Off" }) }))).toBeUndefined();
+  });
+
+  it("projects a linear ramp over the lead time: 14 units rising 1/min → 22 units 8 min later", () => {
+    const a = anticipate(base({ demand: [series("connections", [10, 11, 12, 13, 14])] }));
+    expect(a?.leadTimeSeconds).toBe(180 + 240 + 30);
+    expect(a?.scaleDurationSource).toBe("Default");
+    expect(a?.asks[0]?.rule).toBe("Trend");
+    expect(a?.asks[0]?.units).toBeCloseTo(22, 10);
+    expect(a?.status.units).toBe(22);
+    expect(a?.status.drivenBy).toBe("Trend");
+    // The growth is kept for censored demand: 1 unit/min at 14 units.
+    expect(a?.status.growth).toEqual({
+      time: new Date(NEWEST + 30_000).toISOString(),
+      units: 14,
+      perMinute: 1,
+    });
+  });
+
+  it("the same ramp with one noisy bucket projects the same: 22 units", () => {
+    const a = anticipate(base({ demand: [series("connections", [10, 11, 4, 13, 14])] }));
+    expect(a?.asks[0]?.rule).toBe("Trend");
+    expect(a?.asks[0]?.units).toBeCloseTo(22, 10);
+  });
+
+  it("noise around a flat level asks for nothing", () => {
+    const a = anticipate(base({ demand: [series("serverLoad", [20, 21, 19, 20.5, 19.5])] }));
+    expect(a?.asks).toEqual([]);
+    expect(a?.status.units).toBeUndefined();
+    expect(a?.status.message).toMatch(/nothing expected/);
+  });
+
+  it("a rise smaller than the tolerance band across the window is not a trend", () => {
+    // 100 → 104 over 4 minutes: tau 1 but only 4 % (tolerance 10 %).
+    const a = anticipate(base({ demand: [series("connections", [100, 101, 102, 103, 104])] }));
+    expect(a?.asks).toEqual([]);
+  });
+
+  it("censored demand: a full quota extends the growth measured before it", () => {
+    const growth = { time: new Date(NEWEST - 3 * MIN + 30_000).toISOString(), units: 16, perMinute: 2 };
+    const previous = stored({ growth });
+    const a = anticipate(base({ previous, demand: [series("connections", [18, 20, 20, 20, 20], true)] }));
+    // 16 units + 2/min × 11 min (growth time → NOW + 4.5 min) = 38 units, in one step.
+    const ask = a?.asks.find((x) => x.rule === "CensoredDemand");
+    expect(ask?.units).toBeCloseTo(38, 10);
+    expect(a?.status.growth).toEqual(growth);
+  });
+
+  it("censored demand without a measured growth (or an old one) asks for nothing of its own", () => {
+    const old = { time: new Date(NOW - 45 * MIN).toISOString(), units: 16, perMinute: 2 };
+    const previous = stored({ growth: old });
+    const a = anticipate(base({ previous, demand: [series("connections", [20, 20, 20, 20, 20], true)] }));
+    expect(a?.asks.find((x) => x.rule === "CensoredDemand")).toBeUndefined();
+    expect(a?.status.growth).toBeUndefined();
+  });
+
+  it("headroom: 50 % of a 40-unit peak 30 min ago, decaying over 1 h → 10 units", () => {
+    const previous = stored({ peaks: [{ time: new Date(NOW - 30 * MIN).toISOString(), units: 40 }] });
+    const a = anticipate(
+      base({
+        spec: enabled({ headroom: { peakPercent: 50, horizon: "1h" } }),
+        previous,
+        demand: [series("connections", [4, 4, 4, 4, 4])],
+      }),
+    );
+    const ask = a?.asks.find((x) => x.rule === "Headroom");
+    expect(ask?.units).toBeCloseTo(10, 10);
+    // Gone after the horizon.
+    const later = anticipate(
+      base({
+        spec: enabled({ headroom: { peakPercent: 50, horizon: "1h" } }),
+        previous,
+        nowMs: NOW + 31 * MIN,
+        demand: [],
+      }),
+    );
+    expect(later?.asks).toEqual([]);
+    expect(later?.status.peaks).toBeUndefined();
+  });
+
+  it("headroom on a steady instance keeps nothing above its need", () => {
+    const d = decide(
+      input({
+        spec: connectionsOnly(enabled({ headroom: { peakPercent: 100, horizon: "2h" } })),
+        samples: samples({ connections: 8000 }),
+      }),
+    );
+    expect(d.desired?.units).toBe(10);
+    expect(d.action).toBe("None");
+    expect(d.anticipation?.applied).toBe(false);
+  });
+
+  it("the scale duration is the median of the recent completed updates", () => {
+    const event = (sentMinAgo: number, tookSeconds: number) => ({
+      time: new Date(NOW - sentMinAgo * MIN + tookSeconds * 1000).toISOString(),
+      startedAt: new Date(NOW - sentMinAgo * MIN).toISOString(),
+      fromSku: "Premium_P1" as const,
+      fromUnits: 10,
+      toSku: "Premium_P1" as const,
+      toUnits: 20,
+    });
+    const a = anticipate(base({ scaleEvents: [event(60, 120), event(40, 600), event(20, 180)] }));
+    expect(a?.scaleDurationSeconds).toBe(180);
+    expect(a?.scaleDurationSource).toBe("Measured");
+    expect(a?.leadTimeSeconds).toBe(180 + 180 + 30);
+    // Kept once the events are pruned from the history.
+    const b = anticipate(base({ previous: a?.status }));
+    expect(b?.scaleDurationSeconds).toBe(180);
+  });
+});
+
+/** `days` of 5-minute history ending at NOW: `level(t)` connections. */
+function history(days: number, level: (t: number) => number): DemandHistory {
+  const points = [];
+  const grain = 5 * MIN;
+  const end = Math.floor(NOW / grain) * grain;
+  for (let t = end - days * 86_400_000; t < end; t += grain) {
+    points.push({ timeMs: t, connections: level(t), bytesPerSecond: null });
+  }
+  return { grainSeconds: 300, readAtMs: NOW, points };
+}
+
+describe("seasonal forecast", () => {
+  // NOW is Monday 12:00 UTC. Every Monday from 12:00 to 13:00 demand triples; other days it
+  // does not.
+  const weekly = (t: number) => {
+    const d = new Date(t);
+    return d.getUTCDay() === 1 && d.getUTCHours() === 12 ? 3000 : 1000;
+  };
+  const window = { refMs: NOW - 3 * MIN, horizonMs: 12 * MIN, levelMs: 5 * MIN };
+
+  it("a weekly cycle, forecast one lead time ahead: ×3 from the same Mondays", () => {
+    const f = seasonalForecast(history(28, weekly), window);
+    expect(f.state).toBe("Ok");
+    expect(f.cycle).toBe("Weekly");
+    expect(f.cycles).toBe(3);
+    expect(f.ratio).toBe(3);
+  });
+
+  it("scales out before the rise when Enabled, shows it only when ForecastOnly", () => {
+    const s = (mode: "Enabled" | "ForecastOnly") =>
+      connectionsOnly(enabled({ mode, seasonal: { historyDays: 28, grain: "5m" } }));
+    const at = (mode: "Enabled" | "ForecastOnly") =>
+      decide(
+        input({
+          spec: s(mode),
+          samples: samples({ connections: 8000 }),
+          demandHistory: history(28, weekly),
+        }),
+      );
+    const on = at("Enabled");
+    expect(on.anticipation?.drivenBy).toBe("Seasonal");
+    expect(on.anticipation?.forecast?.ratio).toBe(3);
+    expect(on.desired?.units).toBe(30);
+    expect(on.action).toBe("Scale");
+    expect(on.reasons.map((r) => r.code)).toContain("Anticipated");
+    expect(on.conditions.find((c) => c.type === "Anticipating")?.status).toBe("True");
+    const shown = at("ForecastOnly");
+    expect(shown.anticipation?.units).toBe(30);
+    expect(shown.anticipation?.applied).toBe(false);
+    expect(shown.desired?.units).toBe(10);
+    expect(shown.action).toBe("None");
+  });
+
+  it("too little history: reactive only, and the condition says so", () => {
+    const f = seasonalForecast(history(3, weekly), window);
+    expect(f.state).toBe("InsufficientHistory");
+    expect(f.message).toBe("3.0 days of history, 7 needed: reactive only");
+    const d = decide(
+      input({
+        spec: spec({ anticipation: enabled({ seasonal: { historyDays: 14, grain: "5m" } }) }),
+        samples: samples({ serverLoadPercent: 70 }),
+        demandHistory: history(3, weekly),
+      }),
+    );
+    expect(d.desired?.units).toBe(10);
+    const c = d.conditions.find((x) => x.type === "Anticipating");
+    expect(c?.status).toBe("False");
+    expect(c?.reason).toBe("InsufficientHistory");
+    expect(c?.message).toMatch(/3\.0 days of history, 7 needed/);
+  });
+
+  it("a history that could not be read is Unavailable, never a scale", () => {
+    const f = seasonalForecast({ grainSeconds: 300, readAtMs: NOW, points: [], error: "Throttled" }, window);
+    expect(f).toEqual({ state: "Unavailable", message: "history could not be read: Throttled" });
+  });
+});
