@@ -234,6 +234,26 @@ describe("validatePolicy: invalid policies", () => {
       /^spec\.units\.min: must be >= 100/,
     ],
     ["unknown SKU", { skus: ["Free_F1"] }, /^spec\.skus\[0\]: "Free_F1" is not one of/],
+    [
+      "headroom horizon above 24h",
+      { anticipation: { headroom: { peakPercent: 50, horizon: "25h" } } },
+      /^spec\.anticipation\.headroom\.horizon: 25h must be between 1m and 24h$/,
+    ],
+    [
+      "scale duration above 2h",
+      { anticipation: { scaleDuration: "3h" } },
+      /^spec\.anticipation\.scaleDuration: 3h must be at most 2h$/,
+    ],
+    [
+      "unknown anticipation mode",
+      { anticipation: { mode: "Predictive" } },
+      /^spec\.anticipation\.mode: "Predictive" is not one of/,
+    ],
+    [
+      "seasonal history of 3 days",
+      { anticipation: { seasonal: { historyDays: 3 } } },
+      /^spec\.anticipation\.seasonal\.historyDays: 3 must be >= 7$/,
+    ],
     ["duplicate SKU", { skus: ["Premium_P1", "Premium_P1"] }, /^spec\.skus: items 1 and 0 are duplicates$/],
     [
       "WebPubSub ID on a SignalR policy",

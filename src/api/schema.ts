@@ -506,6 +506,13 @@ const AnticipationSchema = Type.Object(
   },
   {
     additionalProperties: false,
+    "x-kubernetes-validations": [
+      {
+        rule: `!has(self.scaleDuration) || !self.scaleDuration.matches('${DURATION_PATTERN}') || duration(self.scaleDuration) <= duration('2h')`,
+        message: "scaleDuration must be at most 2h",
+        fieldPath: ".scaleDuration",
+      },
+    ] satisfies CelRule[],
     description:
       "Anticipation: scale out for the demand expected one lead time ahead — the trend of the recent buckets, the demand hidden by a full connection quota, a headroom after bursts and, optionally, a seasonal forecast from history. Scale-out only; units.max always holds.",
   },

@@ -217,6 +217,19 @@ function crossFieldErrors(policy: CapacityPolicy): string[] {
       `spec.metrics.maxSampleAge: ${m.maxSampleAge} must be longer than ingestionDelay (${m.ingestionDelay})`,
     );
   }
+  // anticipation object rules
+  const anticipation = spec.anticipation;
+  if (anticipation) {
+    const horizon = parseDuration(anticipation.headroom.horizon);
+    if (horizon < 60 || horizon > 86_400) {
+      errors.push(
+        `spec.anticipation.headroom.horizon: ${anticipation.headroom.horizon} must be between 1m and 24h`,
+      );
+    }
+    if (parseDuration(anticipation.scaleDuration) > 7200) {
+      errors.push(`spec.anticipation.scaleDuration: ${anticipation.scaleDuration} must be at most 2h`);
+    }
+  }
   // traffic object rule
   if (traffic) {
     const sum = traffic.workload.reduce((acc, w) => acc + w.share, 0);

@@ -137,6 +137,16 @@ describe("the CapacityPolicy CRD", () => {
       spec: { schedules: [{ name: "peak", cron: "0 8 * * 1-5", durationMinutes: 60, minUnits: 60 }] },
       message: /schedules\[\]\.minUnits must be less than or equal to units\.max/,
     },
+    {
+      name: "headroom-horizon-too-long",
+      spec: { anticipation: { headroom: { peakPercent: 50, horizon: "25h" } } },
+      message: /spec\.anticipation\.headroom\.horizon: Invalid value: .*horizon must be between 1m and 24h/,
+    },
+    {
+      name: "scale-duration-too-long",
+      spec: { anticipation: { scaleDuration: "3h" } },
+      message: /spec\.anticipation\.scaleDuration: Invalid value: .*scaleDuration must be at most 2h/,
+    },
   ];
 
   it.each(cases)("refuses $name with the CEL message", async ({ name, spec, message }) => {
@@ -165,5 +175,19 @@ describe("the CapacityPolicy CRD", () => {
     );
     expect(grain.code).not.toBe(0);
     expect(grain.stderr).toMatch(/spec\.metrics\.window: Unsupported value: "7m"/);
+
+    const mode = await apply(policy("odd-anticipation", { anticipation: { mode: "Predictive" } }));
+    expect(mode.code).not.toBe(0);
+    expect(mode.stderr).toMatch(/spec\.anticipation\.mode: Unsupported value: "Predictive"/);
+
+    const days = await apply(policy("short-history", { anticipation: { seasonal: { historyDays: 3 } } }));
+    expect(days.code).not.toBe(0);
+    expect(days.stderr).toMatch(/spec\.anticipation\.seasonal\.historyDays: Invalid value: 3/);
+
+    const keep = await apply(
+      policy("too-much-headroom", { anticipation: { headroom: { peakPercent: 150 } } }),
+    );
+    expect(keep.code).not.toBe(0);
+    expect(keep.stderr).toMatch(/spec\.anticipation\.headroom\.peakPercent: Invalid value: 150/);
   });
 });
