@@ -3,9 +3,9 @@
  * across, refused connection-minutes up — the Pareto frontier of the policy and its variants as a
  * staircase through its points, the policy under test as a diamond, the reference strategies
  * (native autoscale, static, oracle) as triangles in their colors of the time chart, the variants
- * off the frontier as hollow circles. Labels: the names of the policy, the references and the
- * frontier points (one label for points at the same place: `v12, v15`); the settings are in the
- * table. Cost is on a logarithmic axis (the references cost from a fraction to a hundred times the
+ * off the frontier as hollow circles. Labels: the names of the policy (bold, on its left), the
+ * references and the frontier points (one label for points at the same place: `v12, v15`); the
+ * settings are in the table. Cost is on a logarithmic axis (the references cost from a fraction to a hundred times the
  * policy; symmetric-log when a cost is zero), refusals on a linear one from zero (the references
  * often refuse nothing). Drawn with Vega-Lite, rendered by `chart/` like `chart.ts`.
  */
@@ -155,9 +155,15 @@ export function frontierChartSpec(
       points("datum.kind !== 'dominated'", true),
       points("datum.kind === 'dominated'", false),
       {
-        transform: [{ filter: "datum.label !== ''" }],
+        transform: [{ filter: "datum.label !== '' && datum.kind !== 'policy'" }],
         mark: { type: "text", align: "left", dx: 7, dy: -6, fontSize: 10 },
         encoding: { x, y, text: { field: "label" }, color: { value: "#333333" } },
+      },
+      // The policy's label on the left, clear of the variants next to it.
+      {
+        transform: [{ filter: "datum.label !== '' && datum.kind === 'policy'" }],
+        mark: { type: "text", align: "right", dx: -9, dy: 4, fontSize: 11, fontWeight: "bold" },
+        encoding: { x, y, text: { field: "label" }, color: { value: KIND_COLORS["policy"] } },
       },
     ],
   } as TopLevelSpec;

@@ -454,7 +454,10 @@ export const simulateCommand: CliCommand = defineCommand<SimulateFlags>({
         `with --sweep: most variants to run, spread evenly over the grid (default ${DEFAULT_MAX_TRIALS})`,
       )
       .option("--out <dir>", "write timeline.csv and chart.svg there (and frontier.svg with --sweep)")
-      .option("--progress", "show a progress bar on stderr (default: on a terminal for runs over a week)")
+      .option(
+        "--progress",
+        "show a progress bar on stderr (default: on a terminal for runs over a week, and for sweeps)",
+      )
       .option("--no-progress", "never show a progress bar"),
   examples: [
     "signalr-autoscaler simulate --policy examples/signalr-chat.yaml",
