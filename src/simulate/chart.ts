@@ -44,10 +44,12 @@ function chartData(
   return out;
 }
 
-const COLORS: Readonly<Record<string, string>> = {
+/** The color of each series, shared with the frontier chart. */
+export const SERIES_COLORS: Readonly<Record<string, string>> = {
   demand: "#222222",
   policy: "#1f77b4",
-  native: "#d62728",
+  "native-p1": "#e377c2",
+  "native-p2": "#d62728",
   static: "#7f7f7f",
   oracle: "#2ca02c",
 };
@@ -80,7 +82,7 @@ export function chartSpec(
     ],
     width: options.width ?? 900,
     series: ["demand", ...runs.map((r) => r.name)],
-    colorOf: (s) => COLORS[s] ?? "#9467bd",
+    colorOf: (s) => SERIES_COLORS[s] ?? "#9467bd",
     strokeWidth: 1.2,
     // Demand solid; the strategies' lines dashed where they are connection quotas.
     strokeDash: (panel) => ({

@@ -1,16 +1,18 @@
 /**
- * The comparison `simulate` prints: on the same demand, the policy, Azure's native autoscale, a
- * static allocation at peak and the oracle — each run, then summed up. Pure: the demand, mix,
- * timings and seed are arguments.
+ * The comparison `simulate` prints: on the same demand, the policy, Azure's native autoscale (on
+ * Premium_P1 and on Premium_P2), a static allocation at peak and the oracle — each run, then
+ * summed up. Pure: the demand, mix, timings and seed are arguments.
  *
  * Set-up, in order:
  * 1. The oracle (`oracle.ts`) over the policy's allowed sizes at the load target (the policy's
  *    serverLoad target, else 70 %, unless given).
  * 2. Static: the oracle's peak size.
- * 3. Native autoscale: on Premium_P2 when the static size needs it (above 100 units), else
- *    Premium_P1 (or the SKU given); instance limits are the policy's `units` bounds snapped onto
- *    that SKU's ladder (Premium_P1 at most 100, Premium_P2 at least 100); the default count is its
- *    starting count.
+ * 3. Native autoscale, one run per Premium SKU (`native-p1`, `native-p2`; or only the SKUs given):
+ *    an autoscale setting never changes the SKU, so a user picks one — Premium_P1, which stops at
+ *    100 units and refuses connections beyond them, or Premium_P2, which never goes below 100.
+ *    Instance limits are the policy's `units` bounds snapped onto that SKU's ladder (Premium_P1 at
+ *    most 100, Premium_P2 at least 100); the default count is its starting count. A setting whose
+ *    maximum is below the static size says so in its description.
  * 4. Starting capacity of the policy and native autoscale: the oracle's size of the first minute,
  *    brought within their own bounds — every strategy starts right-sized. With `initial` (the
  *    instance's real size) the policy starts there as the operator would find it, whatever its
@@ -22,6 +24,7 @@
 import type { DecisionPolicy } from "../autoscale/decide.js";
 import { compareSizes } from "../autoscale/sizes.js";
 import {
+  CONNECTIONS_PER_UNIT,
   candidates,
   DEFAULT_LADDERS,
   isScalableSku,
@@ -31,13 +34,24 @@ import {
 import { type SimulationSetup, type StrategyRun, simulation, sizeAt } from "./engine.js";
 import { DEFAULT_PRICES, type StrategyMetrics, summarize, type UnitPrices } from "./metrics.js";
 import { oracleRun, peakSize } from "./oracle.js";
+import { finish, finishAsync, type Progress, partOf } from "./steps.js";
 import { defaultNativeRules, NativeAutoscaleStrategy, type NativeSetting } from "./strategies/native.js";
 import { PolicyStrategy } from "./strategies/policy.js";
 import { StaticStrategy } from "./strategies/static.js";
 
+/** The SKUs Azure's native autoscale exists on (Premium only). */
+export const NATIVE_SKUS = ["Premium_P1", "Premium_P2"] as const;
+export type NativeSku = (typeof NATIVE_SKUS)[number];
+
+/** The name of native autoscale's run on a SKU: `native-p1`, `native-p2`. */
+export function nativeName(sku: NativeSku): string {
+  return sku === "Premium_P1" ? "native-p1" : "native-p2";
+}
+
 /** Settings of the native autoscale model. */
 export interface NativeOptions {
-  sku?: "Premium_P1" | "Premium_P2";
+  /** SKUs to model it on, one run each, in this order (default: Premium_P1 and Premium_P2). */
+  skus?: readonly NativeSku[];
   /** Scale-out threshold on both metrics, % (default 70). */
   outPercent?: number;
   /** Scale-in threshold on both metrics, % (default 30). */
@@ -64,18 +78,22 @@ export interface ComparisonInput extends SimulationSetup {
   onProgress?: (done: number, total: number) => void;
 }
 
+/** A native autoscale setting with the name of its run. */
+export type NamedNativeSetting = NativeSetting & { name: string };
+
 /** The comparison's result. */
 export interface Comparison {
   loadTargetPercent: number;
   prices: UnitPrices;
-  /** policy, native, static, oracle — in that order. */
+  /** policy, native-p1, native-p2 (or the native SKUs given), static, oracle — in that order. */
   runs: StrategyRun[];
   metrics: StrategyMetrics[];
-  native: NativeSetting;
+  /** One setting per native autoscale run, in run order. */
+  native: NamedNativeSetting[];
   staticSize: SkuUnits;
   /** What was changed to simulate the policy. */
   policyOverrides: string[];
-  initial: { policy: SkuUnits; native: SkuUnits };
+  initial: { policy: SkuUnits; native: (SkuUnits & { name: string })[] };
   /** Where the starting sizes come from, and what is worth knowing about them. */
   start: { from: "instance" | "oracle"; notes: string[] };
 }
@@ -123,8 +141,7 @@ const shown = (s: SkuUnits) => `${s.sku} × ${s.units}`;
 function startNotes(
   policy: DecisionPolicy,
   instance: SkuUnits,
-  native: NativeSetting,
-  nativeStart: SkuUnits,
+  natives: readonly { setting: NamedNativeSetting; initial: SkuUnits }[],
 ) {
   const spec = policy.spec;
   const notes: string[] = [];
@@ -137,20 +154,22 @@ function startNotes(
       `${shown(instance)} is outside the policy's units ${spec.units.min}–${spec.units.max}: its first decision moves the instance`,
     );
   }
-  if (native.sku !== instance.sku) {
-    notes.push(
-      `native autoscale runs on ${native.sku} and never changes the SKU: it starts at ${shown(nativeStart)}, not at ${shown(instance)}`,
-    );
-  } else if (nativeStart.units !== instance.units) {
-    notes.push(
-      `native autoscale starts at ${shown(nativeStart)}: ${shown(instance)} brought within its limits ${native.minimum}–${native.maximum}`,
-    );
+  for (const { setting, initial } of natives) {
+    if (setting.sku !== instance.sku) {
+      notes.push(
+        `${setting.name} runs on ${setting.sku} and never changes the SKU: it starts at ${shown(initial)}, not at ${shown(instance)}`,
+      );
+    } else if (initial.units !== instance.units) {
+      notes.push(
+        `${setting.name} starts at ${shown(initial)}: ${shown(instance)} brought within its limits ${setting.minimum}–${setting.maximum}`,
+      );
+    }
   }
   return notes;
 }
 
 /** The policy's allowed sizes, ascending. */
-function policySizes(policy: DecisionPolicy): SkuUnits[] {
+export function policySizes(policy: DecisionPolicy): SkuUnits[] {
   return candidates(policy.spec.skus.filter(isScalableSku));
 }
 
@@ -161,14 +180,25 @@ function within(sizes: readonly SkuUnits[], want: SkuUnits, min: number, max: nu
   return pool.find((s) => compareSizes(s, want) >= 0) ?? (pool[pool.length - 1] as SkuUnits);
 }
 
-/** The native autoscale setting for a comparison (see the module comment, step 3). */
+/**
+ * Where the policy (or a variant of it) starts: at the instance's size when given, else at the
+ * first of its allowed `sizes` that is at least the oracle's first size, within its `units` bounds.
+ */
+export function policyStart(
+  policy: DecisionPolicy,
+  sizes: readonly SkuUnits[],
+  oracleFirst: SkuUnits,
+  instance?: SkuUnits,
+): SkuUnits {
+  return instance ?? within(sizes, oracleFirst, policy.spec.units.min, policy.spec.units.max);
+}
+
+/** The native autoscale setting on `sku` for a comparison (see the module comment, step 3). */
 export function nativeSettingFor(
   policy: DecisionPolicy,
-  staticSize: SkuUnits,
-  options: NativeOptions = {},
+  sku: NativeSku,
+  options: Omit<NativeOptions, "skus"> = {},
 ): NativeSetting {
-  const sku =
-    options.sku ?? (staticSize.sku === "Premium_P2" || staticSize.units > 100 ? "Premium_P2" : "Premium_P1");
   const ladder = DEFAULT_LADDERS[sku];
   const lo = ladder[0] as number;
   const hi = ladder[ladder.length - 1] as number;
@@ -187,24 +217,38 @@ export function nativeSettingFor(
 }
 
 /** Progress of a comparison: strategy-minutes done of `total`. */
-export interface ComparisonProgress {
-  done: number;
-  total: number;
+export type ComparisonProgress = Progress;
+
+/** The capacity the static run is above native autoscale's reach, for its description. */
+function limitNote(setting: NativeSetting, staticSize: SkuUnits): string | undefined {
+  if (staticSize.units <= setting.maximum) return undefined;
+  return `at most ${setting.maximum} units (${(setting.maximum * CONNECTIONS_PER_UNIT).toLocaleString("en-US")} connections), below the peak need of ${shown(staticSize)}`;
+}
+
+/** Strategy-minutes of a comparison: every strategy run, plus the oracle's computation. */
+export function comparisonMinutes(input: ComparisonInput): number {
+  return input.demand.length * (3 + (input.native?.skus ?? NATIVE_SKUS).length);
 }
 
 /**
  * The comparison as steps (see the module comment): yields its progress every few thousand
- * minutes, returns the result. {@link compare} runs it at once, {@link compareAsync} gives way to
+ * minutes — strategy-minutes done of `total` (default: its own, {@link comparisonMinutes}; a
+ * larger computation that starts with it passes its own) — and returns the result. {@link compare} runs it at once, {@link compareAsync} gives way to
  * the event loop between steps and can be aborted.
+ * @throws RangeError when the demand has no minutes, or the native SKUs given are none.
  */
-function* comparison(input: ComparisonInput): Generator<ComparisonProgress, Comparison, void> {
+export function* comparisonSteps(
+  input: ComparisonInput,
+  total = comparisonMinutes(input),
+): Generator<Progress, Comparison, void> {
   const minutes = input.demand.length;
   if (minutes === 0) throw new RangeError("nothing to simulate: the demand has no minutes");
+  const nativeSkus = input.native?.skus ?? NATIVE_SKUS;
+  if (nativeSkus.length === 0) throw new RangeError("native autoscale needs at least one SKU");
   const spec = input.policy.spec;
   const loadTargetPercent = input.loadTargetPercent ?? spec.metrics.serverLoad?.targetPercent ?? 70;
   const prices = input.prices ?? DEFAULT_PRICES;
   const sizes = policySizes(input.policy);
-  const total = minutes * 4;
   const oracle = oracleRun({
     demand: input.demand,
     mix: input.mix,
@@ -216,25 +260,24 @@ function* comparison(input: ComparisonInput): Generator<ComparisonProgress, Comp
   const staticSize = peakSize(oracle);
   const oracleFirst = sizeAt(oracle, 0);
   const instance = input.initial && startingSize(input.initial.sku, input.initial.units);
-  const policyInitial = instance ?? within(sizes, oracleFirst, spec.units.min, spec.units.max);
-  const nativeSetting = { ...nativeSettingFor(input.policy, staticSize, input.native ?? {}) };
-  const nativeFrom = instance?.sku === nativeSetting.sku ? instance.units : oracleFirst.units;
-  const native = new NativeAutoscaleStrategy(nativeSetting, nativeFrom);
-  nativeSetting.default = native.initial.units;
+  const policyInitial = policyStart(input.policy, sizes, oracleFirst, instance);
+  const natives = nativeSkus.map((sku) => {
+    const name = nativeName(sku);
+    const setting: NamedNativeSetting = { name, ...nativeSettingFor(input.policy, sku, input.native ?? {}) };
+    const from = instance?.sku === sku ? instance.units : oracleFirst.units;
+    const note = limitNote(setting, staticSize);
+    const strategy = new NativeAutoscaleStrategy(setting, from, { name, ...(note ? { note } : {}) });
+    setting.default = strategy.initial.units;
+    return { setting, strategy, initial: strategy.initial };
+  });
   const start: Comparison["start"] = instance
-    ? { from: "instance", notes: startNotes(input.policy, instance, nativeSetting, native.initial) }
+    ? { from: "instance", notes: startNotes(input.policy, instance, natives) }
     : { from: "oracle", notes: [] };
   const policy = new PolicyStrategy(input.policy, policyInitial);
-  const strategies = [policy, native, new StaticStrategy(staticSize)];
+  const strategies = [policy, ...natives.map((n) => n.strategy), new StaticStrategy(staticSize)];
   const runs: StrategyRun[] = [];
   for (const [i, strategy] of strategies.entries()) {
-    const steps = simulation(strategy, input);
-    let step = steps.next();
-    while (!step.done) {
-      yield { done: minutes * (i + 1) + step.value, total };
-      step = steps.next();
-    }
-    runs.push(step.value);
+    runs.push(yield* partOf(simulation(strategy, input), minutes * (i + 1), total));
     yield { done: minutes * (i + 2), total };
   }
   runs.push(oracle);
@@ -243,37 +286,26 @@ function* comparison(input: ComparisonInput): Generator<ComparisonProgress, Comp
     prices,
     runs,
     metrics: runs.map((r) => summarize(r, { loadTargetPercent, prices })),
-    native: nativeSetting,
+    native: natives.map((n) => n.setting),
     staticSize,
     policyOverrides: policy.overrides,
-    initial: { policy: policyInitial, native: native.initial },
+    initial: {
+      policy: policyInitial,
+      native: natives.map((n) => ({ name: n.setting.name, ...n.initial })),
+    },
     start,
   };
 }
 
-/** Runs the four strategies and sums them up, at once. */
+/** Runs the strategies and sums them up, at once. */
 export function compare(input: ComparisonInput): Comparison {
-  const steps = comparison(input);
-  let step = steps.next();
-  while (!step.done) {
-    input.onProgress?.(step.value.done, step.value.total);
-    step = steps.next();
-  }
-  return step.value;
+  return finish(comparisonSteps(input), input.onProgress);
 }
 
 /**
  * {@link compare}, giving way to the event loop between steps (so signals and timers run during a
  * long run); stops with the signal's reason when it is aborted.
  */
-export async function compareAsync(input: ComparisonInput, signal?: AbortSignal): Promise<Comparison> {
-  const steps = comparison(input);
-  let step = steps.next();
-  while (!step.done) {
-    input.onProgress?.(step.value.done, step.value.total);
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    signal?.throwIfAborted();
-    step = steps.next();
-  }
-  return step.value;
+export function compareAsync(input: ComparisonInput, signal?: AbortSignal): Promise<Comparison> {
+  return finishAsync(comparisonSteps(input), input.onProgress, signal);
 }

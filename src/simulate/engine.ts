@@ -40,7 +40,7 @@ export const MINUTE_MS = 60_000;
 
 /** The per-minute record of one strategy's run. */
 export interface StrategyRun {
-  /** Short name: `policy`, `native`, `static`, `oracle`. */
+  /** Short name: `policy`, `native-p1`, `native-p2`, `static`, `oracle`; a sweep's `v01`, `v02` … */
   name: string;
   /** What it is, for tables and charts. */
   description: string;

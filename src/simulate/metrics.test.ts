@@ -8,7 +8,7 @@ function handRun() {
   for (let m = 0; m < 120; m++) {
     run.sku[m] = m < 60 ? 1 : 2;
     run.units[m] = m < 60 ? 10 : 100;
-    run.loadPercent[m] = m < 10 ? 90 : m < 20 ? 70 : 40;
+    run.loadPercent[m] = m < 3 ? 95 : m < 10 ? 90 : m < 20 ? 70 : 40;
     run.refused[m] = m < 5 ? 1_000 : 0;
     run.throttled[m] = m >= 100 && m < 103 ? 1 : 0;
   }
@@ -22,14 +22,20 @@ function handRun() {
 }
 
 describe("metrics", () => {
-  it("counts minutes above target, refused and throttled minutes", () => {
+  it("counts minutes above target, above high load, refused and throttled minutes", () => {
     expect(summarize(handRun(), { loadTargetPercent: 70, prices: DEFAULT_PRICES })).toMatchObject({
       minutesAboveTarget: 10, // 70 % exactly is not above
+      minutesAboveHighLoad: 3, // 90 % exactly is not above
       minutesRefused: 5,
       refusedConnectionMinutes: 5_000,
       peakRefused: 1_000,
       minutesThrottled: 3,
-      peakLoadPercent: 90,
+      peakLoadPercent: 95,
+    });
+    // High load does not follow the target: at a 95 % target, the 95 % minutes are not above it.
+    expect(summarize(handRun(), { loadTargetPercent: 95, prices: DEFAULT_PRICES })).toMatchObject({
+      minutesAboveTarget: 0,
+      minutesAboveHighLoad: 3,
     });
   });
 

@@ -3,6 +3,9 @@
  *
  * - Minutes above the load target: the true load (the traffic model's utilization before noise:
  *   the busiest of connections and bandwidth) above the target.
+ * - Minutes above high load: the true load above {@link HIGH_LOAD_PERCENT} (90 %), whatever the
+ *   target — the minutes a strategy ran close to refusing connections or throttling messages. A
+ *   policy that holds its target exactly never counts here; one that runs hot does.
  * - Minutes with refused connections: demand above the connection quota (units × 1,000, less the
  *   app servers' connections); the refused connection-minutes are summed too.
  * - Minutes with throttled traffic: the accepted clients' messages need more than a bandwidth or
@@ -38,6 +41,14 @@ export function countReversals(operations: readonly ScaleOperation[], windowMs =
   return n;
 }
 
+/**
+ * True load counted as high, %: 90. At 100 % the traffic model refuses connections (over the
+ * quota) or throttles messages (over a bandwidth dimension), so above 90 % a strategy is within a
+ * tenth of that; Azure's autoscale guidance puts scale-out thresholds at 80–90 % for the same
+ * reason (see strategies/native.ts). A product choice, not a published limit.
+ */
+export const HIGH_LOAD_PERCENT = 90;
+
 /** List prices per unit per day, USD, by SKU. */
 export type UnitPrices = Readonly<Record<ScalableSku, number>>;
 
@@ -68,6 +79,8 @@ export interface StrategyMetrics {
   minutes: number;
   /** Minutes with the true load above the target. */
   minutesAboveTarget: number;
+  /** Minutes with the true load above {@link HIGH_LOAD_PERCENT} (90 %). */
+  minutesAboveHighLoad: number;
   /** Minutes with at least one refused connection. */
   minutesRefused: number;
   /** Refused connections summed over minutes (connection-minutes). */
@@ -97,8 +110,10 @@ export interface StrategyMetrics {
 export function summarize(run: StrategyRun, options: MetricOptions): StrategyMetrics {
   const minutes = run.units.length;
   const target = options.loadTargetPercent + 1e-6;
+  const high = HIGH_LOAD_PERCENT + 1e-6;
   const unitMinutes = new Array<number>(SCALABLE_SKUS.length).fill(0);
   let above = 0;
+  let aboveHigh = 0;
   let refusedMinutes = 0;
   let refusedSum = 0;
   let peakRefused = 0;
@@ -113,6 +128,7 @@ export function summarize(run: StrategyRun, options: MetricOptions): StrategyMet
     const sku = run.sku[m] as number;
     const refused = run.refused[m] as number;
     if (load > target) above++;
+    if (load > high) aboveHigh++;
     if (load > peakLoad) peakLoad = load;
     if (refused > 0) {
       refusedMinutes++;
@@ -139,6 +155,7 @@ export function summarize(run: StrategyRun, options: MetricOptions): StrategyMet
     description: run.description,
     minutes,
     minutesAboveTarget: above,
+    minutesAboveHighLoad: aboveHigh,
     minutesRefused: refusedMinutes,
     refusedConnectionMinutes: refusedSum,
     peakRefused,

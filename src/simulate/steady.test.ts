@@ -33,7 +33,12 @@ describe("simulate on constant demand from Premium_P1 × 20", () => {
     it.each(DURATIONS)("scale takes %i min: one scale to Premium_P1 × 10, no reversal", (minutes) => {
       const c = run(minutes, noise);
       expect(c.initial.policy).toEqual(STEADY.initial);
-      expect(c.start).toEqual({ from: "instance", notes: [] });
+      expect(c.start).toEqual({
+        from: "instance",
+        notes: [
+          "native-p2 runs on Premium_P2 and never changes the SKU: it starts at Premium_P2 × 100, not at Premium_P1 × 20",
+        ],
+      });
       const [policy] = c.runs;
       const [figures] = c.metrics;
       expect(policy?.operations.map((o) => ({ from: o.from, to: o.to }))).toEqual([

@@ -1,10 +1,10 @@
 /**
  * The run as a CSV timeline: one row per minute per strategy, in time order.
  *
- * Columns: `time` (start of the minute, RFC 3339 UTC), `strategy` (policy, native, static,
- * oracle), `demand_connections` (client connections wanted), `sku`, `units`, `load_percent` (true
- * load before noise, one decimal; above 100 when traffic exceeds a bandwidth limit),
- * `refused_connections`, `throttled` (1 when traffic exceeds a bandwidth limit).
+ * Columns: `time` (start of the minute, RFC 3339 UTC), `strategy` (policy, native-p1,
+ * native-p2, static, oracle), `demand_connections` (client connections wanted), `sku`, `units`,
+ * `load_percent` (true load before noise, one decimal; above 100 when traffic exceeds a bandwidth
+ * limit), `refused_connections`, `throttled` (1 when traffic exceeds a bandwidth limit).
  */
 import { SCALABLE_SKUS } from "../capacity/index.js";
 import { MINUTE_MS, type StrategyRun } from "./engine.js";

@@ -16,6 +16,8 @@ import { STEADY } from "../../src/simulate/testing.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const POLICY = "examples/signalr-chat.yaml";
+/** The comparison's strategies, in table and JSON order. */
+const STRATEGIES = ["policy", "native-p1", "native-p2", "static", "oracle"];
 
 /** Runs the CLI; registers `simulate` on its own when the command list does not have it yet. */
 async function cli(argv: string[], cwd = ROOT) {
@@ -43,6 +45,18 @@ async function cli(argv: string[], cwd = ROOT) {
   return { code, out: io.out(), err: io.err() };
 }
 
+/** A temporary directory for the tests of a describe block, removed after them. */
+function tempDir(prefix: string): () => string {
+  let dir = "";
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), prefix));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+  return () => dir;
+}
+
 interface Row {
   strategy: string;
   cells: number[];
@@ -58,7 +72,8 @@ function tableRows(out: string): Row[] {
     .trim()
     .split(/\s{2,}/)
     .slice(1);
-  return lines.slice(head + 1, head + 5).map((l) => {
+  const end = lines.indexOf("", head);
+  return lines.slice(head + 1, end).map((l) => {
     const [strategy, ...text] = l.trim().split(/\s+/);
     const cells = text.map((c) => Number(c.replaceAll(",", "")));
     return {
@@ -73,7 +88,7 @@ describe.each([
   ["traces/twitter_volume_aapl.csv", "2015-03-02"],
   ["traces/nyc_taxi.csv", "2014-07-07"],
 ])("simulate on %s (2 days)", (trace, start) => {
-  it("prints the comparison of the four strategies with sane numbers", async () => {
+  it("prints the comparison of the five strategies with sane numbers", async () => {
     const r = await cli([
       "simulate",
       "--policy",
@@ -90,26 +105,29 @@ describe.each([
     expect(r.code).toBe(0);
     expect(r.out).toContain(`on ${trace}`);
     const rows = tableRows(r.out);
-    expect(rows.map((x) => x.strategy)).toEqual(["policy", "native", "static", "oracle"]);
-    // columns: >target, refused, throttled, unit-hours, cost, scale ops, reversals, P2 hours, mean units, peak units
-    const by = Object.fromEntries(rows.map((x) => [x.strategy, x.cells]));
-    for (const cells of Object.values(by)) {
-      expect(cells).toHaveLength(10);
+    expect(rows.map((x) => x.strategy)).toEqual(STRATEGIES);
+    const by = Object.fromEntries(rows.map((x) => [x.strategy, x.column]));
+    for (const { cells, column } of rows) {
+      expect(cells).toHaveLength(11);
       for (const c of cells) expect(Number.isFinite(c) && c >= 0).toBe(true);
-      expect(cells[2]).toBeLessThanOrEqual(2880); // minutes are minutes of the slice
-      expect(cells[3]).toBeGreaterThan(0);
+      expect(column["MIN REFUSED"]).toBeLessThanOrEqual(2880); // minutes are minutes of the slice
+      expect(column["MIN > 90%"]).toBeLessThanOrEqual(column["MIN > 70%"] ?? NaN);
+      expect(column["UNIT-HOURS"]).toBeGreaterThan(0);
     }
-    expect(by["oracle"]?.[0]).toBe(0);
-    expect(by["oracle"]?.[1]).toBe(0);
-    expect(by["static"]?.[0]).toBe(0);
-    expect(by["static"]?.[1]).toBe(0);
-    expect(by["static"]?.[5]).toBe(0);
-    expect(by["static"]?.[6]).toBe(0);
+    for (const s of ["oracle", "static"]) {
+      expect(by[s]?.["MIN > 70%"]).toBe(0);
+      expect(by[s]?.["MIN > 90%"]).toBe(0);
+      expect(by[s]?.["MIN REFUSED"]).toBe(0);
+    }
+    expect(by["static"]?.["SCALE OPS"]).toBe(0);
+    expect(by["static"]?.["REVERSALS"]).toBe(0);
+    // Native autoscale on Premium_P2 never goes below 100 units: 4,800 unit-hours in two days.
+    expect(by["native-p2"]?.["UNIT-HOURS"]).toBeGreaterThanOrEqual(4800);
     // Nobody spends less than the oracle; static costs the most of the two hindsight strategies.
-    for (const s of ["policy", "native", "static"])
-      expect(by[s]?.[3]).toBeGreaterThanOrEqual(by["oracle"]?.[3] ?? 0);
-    expect(by["static"]?.[3]).toBeGreaterThan(by["oracle"]?.[3] ?? 0);
-    expect(r.out).toMatch(/simulated 4 strategies × 2,880 minutes in \d+\.\d s/);
+    for (const s of ["policy", "native-p1", "native-p2", "static"])
+      expect(by[s]?.["UNIT-HOURS"]).toBeGreaterThanOrEqual(by["oracle"]?.["UNIT-HOURS"] ?? 0);
+    expect(by["static"]?.["UNIT-HOURS"]).toBeGreaterThan(by["oracle"]?.["UNIT-HOURS"] ?? 0);
+    expect(r.out).toMatch(/simulated 5 strategies × 2,880 minutes in \d+\.\d s/);
   });
 });
 
@@ -151,7 +169,7 @@ describe("simulate on constant demand from the instance's size", () => {
         expect(r.err).toBe("");
         expect(r.code).toBe(0);
         expect(r.out).toContain(
-          "start: policy at Premium_P1 × 20, native at Premium_P1 × 20, from the instance's size (--initial-sku, --initial-units)",
+          "start: policy at Premium_P1 × 20, native-p1 at Premium_P1 × 20, native-p2 at Premium_P2 × 100, from the instance's size (--initial-sku, --initial-units)",
         );
         const policy = tableRows(r.out).find((x) => x.strategy === "policy");
         expect({ minutes, ops: policy?.column["SCALE OPS"], reversals: policy?.column["REVERSALS"] }).toEqual(
@@ -181,13 +199,7 @@ describe("simulate on constant demand from the instance's size", () => {
 });
 
 describe("simulate output", () => {
-  let dir: string;
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "simulate-"));
-  });
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  const tmp = tempDir("simulate-");
 
   it("--output json has every strategy's figures", async () => {
     const r = await cli([
@@ -203,20 +215,28 @@ describe("simulate output", () => {
     ]);
     expect(r.code).toBe(0);
     const json = JSON.parse(r.out);
-    expect(json.strategies.map((s: { name: string }) => s.name)).toEqual([
-      "policy",
-      "native",
-      "static",
-      "oracle",
-    ]);
+    expect(json.strategies.map((s: { name: string }) => s.name)).toEqual(STRATEGIES);
     expect(json.trace.minutes).toBe(1440);
     expect(json.pricesUsdPerUnitDay.Premium_P1).toBe(3);
-    const oracle = json.strategies[3];
+    expect(json.highLoadPercent).toBe(90);
+    const oracle = json.strategies[4];
     expect(oracle.cost).toBeCloseTo((oracle.unitHours.Premium_P1 / 24) * 3, 6);
-    expect(json.native.sku).toMatch(/^Premium_P[12]$/);
+    expect(oracle.minutesAboveHighLoad).toBe(0);
+    expect(json.native.map((n: { name: string; sku: string }) => [n.name, n.sku])).toEqual([
+      ["native-p1", "Premium_P1"],
+      ["native-p2", "Premium_P2"],
+    ]);
+  });
+
+  it("--native-sku models native autoscale on that SKU only", async () => {
+    const r = await cli(["simulate", "--policy", POLICY, "--days", "0.5", "--native-sku", "Premium_P1"]);
+    expect(r.code).toBe(0);
+    expect(tableRows(r.out).map((x) => x.strategy)).toEqual(["policy", "native-p1", "static", "oracle"]);
+    expect(r.out).toContain("  native-p1  Azure autoscale on Premium_P1 2–100: ");
   });
 
   it("--out writes the timeline CSV and the SVG chart and prints their paths", async () => {
+    const dir = tmp();
     const r = await cli(["simulate", "--policy", POLICY, "--days", "0.5", "--out", dir]);
     expect(r.code).toBe(0);
     expect(r.out).toContain(`timeline: ${join(dir, "timeline.csv")}`);
@@ -225,24 +245,124 @@ describe("simulate output", () => {
     expect(csv[0]).toBe(
       "time,strategy,demand_connections,sku,units,load_percent,refused_connections,throttled",
     );
-    expect(csv).toHaveLength(1 + 720 * 4);
+    expect(csv).toHaveLength(1 + 720 * 5);
     const svg = await readFile(join(dir, "chart.svg"), "utf8");
     expect(svg.startsWith("<svg")).toBe(true);
   });
 });
 
+describe("simulate --sweep", () => {
+  const tmp = tempDir("simulate-sweep-");
+  // A day of the Twitter trace with its first flash crowd (2015-03-02), four variants.
+  const sweepArgs = ["simulate", "--policy", POLICY, "--start", "2015-03-02", "--days", "1", "--sweep"];
+
+  it("places the policy and its variants on the cost-versus-refusals frontier (JSON)", async () => {
+    const r = await cli([...sweepArgs, "--max-trials", "4", "--output", "json", "--no-progress"]);
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    const json = JSON.parse(r.out);
+    // The comparison is all there; the sweep comes on top of it.
+    expect(json.strategies.map((x: { name: string }) => x.name)).toEqual(STRATEGIES);
+    const sweep = json.sweep;
+    expect(sweep.axes).toEqual({ x: "costUsd", y: "refusedConnectionMinutes" });
+    expect(sweep.knobs).toEqual([
+      { name: "metrics.*.targetPercent", values: [50, 60, 70, 80, 90] },
+      { name: "units.min", values: [2, 5, 10] },
+    ]);
+    expect(sweep).toMatchObject({ combinations: 15, candidates: 15, sampled: true });
+    type Point = {
+      name: string;
+      role: string;
+      onFrontier: boolean;
+      costUsd: number;
+      refusedConnectionMinutes: number;
+      settings: Record<string, unknown>;
+      dominatedBy?: string;
+    };
+    const points: Point[] = sweep.points;
+    expect(points.map((p) => p.name)).toEqual([
+      "policy",
+      "v01",
+      "v02",
+      "v03",
+      "v04",
+      "native-p1",
+      "native-p2",
+      "static",
+      "oracle",
+    ]);
+    // Evenly spread over the grid: its first and last combinations included.
+    expect(points[1]?.settings).toEqual({ "metrics.*.targetPercent": 50, "units.min": 2 });
+    expect(points[4]?.settings).toEqual({ "metrics.*.targetPercent": 90, "units.min": 10 });
+    expect(points[0]?.settings).toEqual({ "metrics.*.targetPercent": "70/80/80", "units.min": 2 });
+    // The policy point is the comparison's policy.
+    expect(points[0]?.costUsd).toBe(json.strategies[0].cost);
+    // Frontier points: none dominates another; each point off it names one that dominates it.
+    const candidates = points.filter((p) => p.role !== "reference");
+    const front = candidates.filter((p) => p.onFrontier);
+    expect(front.length).toBeGreaterThan(0);
+    for (const p of candidates.filter((c) => !c.onFrontier)) {
+      const by = front.find((f) => f.name === p.dominatedBy);
+      expect(by && by.costUsd <= p.costUsd && by.refusedConnectionMinutes <= p.refusedConnectionMinutes).toBe(
+        true,
+      );
+    }
+    expect(sweep.policy.onFrontier).toBe(points[0]?.onFrontier);
+    // A floor of 10 units costs at least 10 units all day: 240 unit-hours, 20 USD.
+    expect(points[4]?.costUsd).toBeGreaterThanOrEqual(20);
+    expect(points.find((p) => p.name === "oracle")).toMatchObject({
+      refusedConnectionMinutes: 0,
+      onFrontier: false,
+    });
+  });
+
+  it("prints the frontier table and writes frontier.svg", async () => {
+    const dir = tmp();
+    const r = await cli([...sweepArgs, "--max-trials", "2", "--out", dir, "--no-progress"]);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain(
+      "frontier: cost against refused connection-minutes — the policy and 2 variants (metrics.*.targetPercent 50, 60, 70, 80, 90 × units.min 2, 5, 10)",
+    );
+    expect(r.out).toContain(
+      "note: the grid has 15 distinct variants; 2 ran, spread evenly over it (--max-trials to run more)",
+    );
+    const lines = r.out.split("\n");
+    const head = lines.findIndex((l) => l.startsWith("POINT"));
+    expect(lines[head]?.split(/\s{2,}/)).toEqual([
+      "POINT",
+      "metrics.*.targetPercent",
+      "units.min",
+      "COST USD",
+      "UNIT-HOURS",
+      "REFUSED CONN-MIN",
+      "MIN REFUSED",
+      "MIN > 70%",
+      "MIN > 90%",
+      "SCALE OPS",
+      "FRONTIER",
+    ]);
+    const rows = lines.slice(head + 1, lines.indexOf("", head)).map((l) => l.split(/\s+/)[0]);
+    expect(rows.sort()).toEqual(
+      ["native-p1", "native-p2", "oracle", "policy", "static", "v01", "v02"].sort(),
+    );
+    expect(r.out).toMatch(/^policy: (on|off) the frontier/m);
+    expect(r.out).toMatch(/simulated 5 strategies and 2 policy variants × 1,440 minutes in \d+\.\d s/);
+    expect(r.out).toContain(`frontier: ${join(dir, "frontier.svg")}`);
+    const svg = await readFile(join(dir, "frontier.svg"), "utf8");
+    expect(svg.startsWith("<svg")).toBe(true);
+    expect(svg).toContain("refused connection-minutes");
+  });
+});
+
 describe("simulate usage errors: one line, exit 2", () => {
-  let dir: string;
+  const tmp = tempDir("simulate-bad-");
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "simulate-bad-"));
+    const dir = tmp();
     await writeFile(join(dir, "bad.csv"), "time,count\n2015-01-01 00:00:00,1\n");
     await writeFile(
       join(dir, "bad.yaml"),
       "apiVersion: autoscaling.signalr.dev/v1alpha1\nkind: CapacityPolicy\nmetadata: { name: x }\nspec: { units: { min: 5, max: 2 } }\n",
     );
-  });
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
   });
 
   it.each([
@@ -280,9 +400,27 @@ describe("simulate usage errors: one line, exit 2", () => {
       ["simulate", "--policy", POLICY, "--initial-sku", "Premium_P1", "--initial-units", "0"],
       /--initial-units must be at least 1, got "0"/,
     ],
+    [
+      ["simulate", "--policy", POLICY, "--native-sku", "Standard_S1"],
+      /'--native-sku <sku>' argument 'Standard_S1' is invalid. Allowed choices are Premium_P1, Premium_P2/,
+    ],
+    [
+      ["simulate", "--policy", POLICY, "--sweep", "--max-trials", "0"],
+      /--max-trials must be at least 1, got "0"/,
+    ],
+    [
+      ["simulate", "--policy", POLICY, "--sweep", "--max-trials", "2.5"],
+      /--max-trials must be a whole number/,
+    ],
+    [
+      ["simulate", "--policy", POLICY, "--sweep", "--max-trials", "5000"],
+      /--max-trials must be at most 1000/,
+    ],
+    [["simulate", "--policy", POLICY, "--sweep", "--max-trials", "many"], /--max-trials must be a number/],
+    [["simulate", "--policy", POLICY, "--max-trials", "5"], /--max-trials goes with --sweep/],
   ])("%j", async (argv, message) => {
     const args = argv.map((a) =>
-      a === "BAD_CSV" ? join(dir, "bad.csv") : a === "BAD_YAML" ? join(dir, "bad.yaml") : a,
+      a === "BAD_CSV" ? join(tmp(), "bad.csv") : a === "BAD_YAML" ? join(tmp(), "bad.yaml") : a,
     );
     const r = await cli(args);
     expect(r.code).toBe(2);

@@ -1,9 +1,10 @@
 /**
  * `signalr-autoscaler simulate`: backtests a CapacityPolicy on a traffic trace against Azure's
- * native autoscale, a static allocation at peak and the oracle, on a virtual clock with the
- * emulator's traffic model (see src/simulate and docs/simulate.md).
+ * native autoscale (on Premium_P1 and Premium_P2), a static allocation at peak and the oracle, on
+ * a virtual clock with the emulator's traffic model; with `--sweep`, also variants of the policy's
+ * settings on the cost-versus-refusals frontier (see src/simulate and docs/simulate.md).
  */
-import { mkdir, open } from "node:fs/promises";
+import { mkdir, open, writeFile } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { SingleBar } from "cli-progress";
 import { Option } from "commander";
@@ -17,9 +18,11 @@ import {
 } from "../../capacity/index.js";
 import { renderSvg } from "../../chart/index.js";
 import { chartSpec } from "../../simulate/chart.js";
-import { type Comparison, compareAsync, startingSize } from "../../simulate/compare.js";
+import { type Comparison, type ComparisonInput, compareAsync, startingSize } from "../../simulate/compare.js";
 import { demandSeries, MINUTE_MS } from "../../simulate/engine.js";
-import { parsePrices } from "../../simulate/metrics.js";
+import { frontierChartSpec } from "../../simulate/frontier-chart.js";
+import { HIGH_LOAD_PERCENT, parsePrices } from "../../simulate/metrics.js";
+import { DEFAULT_MAX_TRIALS, type Sweep, sweepAsync } from "../../simulate/sweep.js";
 import { timelineChunks } from "../../simulate/timeline.js";
 import {
   defaultMix,
@@ -37,6 +40,7 @@ import { UsageError } from "../errors.js";
 import { durationFlag, numberFlag, readFlagFile, timeFlag } from "../flags.js";
 import type { CliIo } from "../io.js";
 import { formatJson, formatNumber, formatTable } from "../output.js";
+import { renderSweep, sweepJson } from "./simulate-sweep.js";
 
 interface SimulateFlags extends CommonOptions {
   policy?: string;
@@ -62,7 +66,12 @@ interface SimulateFlags extends CommonOptions {
   nativeCooldown: string;
   out?: string;
   progress?: boolean;
+  sweep?: boolean;
+  maxTrials?: string;
 }
+
+/** Most policy variants one sweep may run (`--max-trials`): 1,000, some hours on a long trace. */
+const MAX_TRIALS = 1000;
 
 /** Most minutes one run simulates (three years). */
 const MAX_MINUTES = 3 * 366 * 1440;
@@ -145,6 +154,7 @@ function renderTable(c: Comparison, header: string[]): string {
   const rows = c.metrics.map((m) => [
     m.name,
     m.minutesAboveTarget,
+    m.minutesAboveHighLoad,
     m.minutesRefused,
     m.minutesThrottled,
     Math.round(m.totalUnitHours * 10) / 10,
@@ -159,6 +169,7 @@ function renderTable(c: Comparison, header: string[]): string {
     [
       "STRATEGY",
       `MIN > ${c.loadTargetPercent}%`,
+      `MIN > ${HIGH_LOAD_PERCENT}%`,
       "MIN REFUSED",
       "MIN THROTTLED",
       "UNIT-HOURS",
@@ -171,7 +182,8 @@ function renderTable(c: Comparison, header: string[]): string {
     ],
     rows,
   );
-  const legend = c.metrics.map((m) => `  ${m.name.padEnd(7)} ${m.description}`);
+  const width = Math.max(...c.metrics.map((m) => m.name.length));
+  const legend = c.metrics.map((m) => `  ${m.name.padEnd(width)}  ${m.description}`);
   return `${header.join("\n")}\n\n${table}\n${legend.join("\n")}\n`;
 }
 
@@ -181,7 +193,8 @@ function startLine(c: Comparison): string {
     c.start.from === "instance"
       ? "the instance's size (--initial-sku, --initial-units)"
       : "the oracle's first minute";
-  return `start: policy at ${size(c.initial.policy)}, native at ${size(c.initial.native)}, from ${from}`;
+  const natives = c.initial.native.map((n) => `, ${n.name} at ${size(n)}`).join("");
+  return `start: policy at ${size(c.initial.policy)}${natives}, from ${from}`;
 }
 
 function progressBar(enabled: boolean): { update: (done: number, total: number) => void; stop: () => void } {
@@ -248,45 +261,51 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
   const nativeCooldown = durationFlag("native-cooldown", flags.nativeCooldown) / MINUTE_MS;
   if (nativeWindow < 1) throw new UsageError("--native-window must be at least 1m");
   const initial = initialOf(flags);
+  const maxTrials = numberFlag("max-trials", flags.maxTrials, { integer: true, min: 1, max: MAX_TRIALS });
+  if (maxTrials !== undefined && !flags.sweep)
+    throw new UsageError("--max-trials goes with --sweep (e.g. --sweep --max-trials 50)");
 
   const { startMs, minutes } = sliceOf(trace, flags);
   const first = (trace.points[0] as { t: number }).t;
   const demand = demandSeries(traceDemand(trace, new Date(first), peak), startMs, minutes);
-  const showProgress = flags.progress ?? (process.stderr.isTTY === true && minutes > 7 * 1440);
+  const showProgress =
+    flags.progress ?? (process.stderr.isTTY === true && (minutes > 7 * 1440 || flags.sweep === true));
   const bar = progressBar(showProgress);
   const started = performance.now();
   let comparison: Comparison;
+  let swept: Sweep | undefined;
   try {
-    comparison = await compareAsync(
-      {
-        policy,
-        startMs,
-        demand,
-        mix,
-        scaleDurationMs,
-        metricDelayMs,
-        seed: flags.seed,
-        noiseAmplitude,
-        ...(loadTarget !== undefined ? { loadTargetPercent: loadTarget } : {}),
-        ...(initial ? { initial } : {}),
-        prices,
-        native: {
-          ...(flags.nativeSku ? { sku: flags.nativeSku } : {}),
-          outPercent: nativeOut,
-          inPercent: nativeIn,
-          timeWindowMinutes: nativeWindow,
-          cooldownMinutes: nativeCooldown,
-        },
-        onProgress: (done, total) => bar.update(done, total),
+    const input: ComparisonInput = {
+      policy,
+      startMs,
+      demand,
+      mix,
+      scaleDurationMs,
+      metricDelayMs,
+      seed: flags.seed,
+      noiseAmplitude,
+      ...(loadTarget !== undefined ? { loadTargetPercent: loadTarget } : {}),
+      ...(initial ? { initial } : {}),
+      prices,
+      native: {
+        ...(flags.nativeSku ? { skus: [flags.nativeSku] } : {}),
+        outPercent: nativeOut,
+        inPercent: nativeIn,
+        timeWindowMinutes: nativeWindow,
+        cooldownMinutes: nativeCooldown,
       },
-      io.signal,
-    );
+      onProgress: (done, total) => bar.update(done, total),
+    };
+    if (flags.sweep) {
+      swept = await sweepAsync({ ...input, maxTrials: maxTrials ?? DEFAULT_MAX_TRIALS }, io.signal);
+      comparison = swept.comparison;
+    } else comparison = await compareAsync(input, io.signal);
   } finally {
     bar.stop();
   }
   const seconds = (performance.now() - started) / 1000;
 
-  const files: { timeline?: string; chart?: string } = {};
+  const files: { timeline?: string; chart?: string; frontier?: string } = {};
   if (flags.out !== undefined) {
     const dir = resolve(io.cwd, flags.out);
     await mkdir(dir, { recursive: true });
@@ -297,17 +316,22 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
     } finally {
       await fh.close();
     }
+    const title = `${policy.metadata.name} on ${basename(flags.trace)} — peak ${formatNumber(peak)} connections`;
     files.chart = join(dir, "chart.svg");
-    const name = policy.metadata.name;
-    const spec = chartSpec(startMs, demand, comparison.runs, {
-      title: `${name} on ${basename(flags.trace)} — peak ${formatNumber(peak)} connections`,
-      loadTargetPercent: comparison.loadTargetPercent,
-    });
-    const fhChart = await open(files.chart, "w");
-    try {
-      await fhChart.write(await renderSvg(spec));
-    } finally {
-      await fhChart.close();
+    await writeFile(
+      files.chart,
+      await renderSvg(
+        chartSpec(startMs, demand, comparison.runs, {
+          title,
+          loadTargetPercent: comparison.loadTargetPercent,
+        }),
+      ),
+    );
+    if (swept) {
+      files.frontier = join(dir, "frontier.svg");
+      const variants = swept.points.filter((p) => p.role === "variant").length;
+      const subtitle = `the policy and ${variants} variants of ${swept.plan.knobs.map((k) => k.name).join(" × ") || "nothing"}; the line: their Pareto frontier`;
+      await writeFile(files.frontier, await renderSvg(frontierChartSpec(swept.points, { title, subtitle })));
     }
   }
 
@@ -326,6 +350,7 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
           seed: flags.seed,
         },
         loadTargetPercent: comparison.loadTargetPercent,
+        highLoadPercent: HIGH_LOAD_PERCENT,
         pricesUsdPerUnitDay: comparison.prices,
         native: comparison.native,
         staticSize: comparison.staticSize,
@@ -333,6 +358,7 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
         start: comparison.start,
         policyOverrides: comparison.policyOverrides,
         strategies: comparison.metrics,
+        ...(swept ? { sweep: sweepJson(swept) } : {}),
         runTimeSeconds: Math.round(seconds * 1000) / 1000,
         ...(flags.out !== undefined ? { files } : {}),
       }),
@@ -352,9 +378,14 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
     .map(([sku, p]) => `${sku} ${formatNumber(p)}`)
     .join(", ");
   text += `\ncost: list-price estimate, USD per unit-day: ${priceText} (set with --price SKU=USD)\n`;
-  text += `simulated ${comparison.runs.length} strategies × ${formatNumber(minutes)} minutes in ${seconds.toFixed(1)} s\n`;
+  if (swept) text += `\n${renderSweep(swept, comparison.loadTargetPercent)}\n`;
+  const variants = swept
+    ? ` and ${swept.points.filter((p) => p.role === "variant").length} policy variants`
+    : "";
+  text += `simulated ${comparison.runs.length} strategies${variants} × ${formatNumber(minutes)} minutes in ${seconds.toFixed(1)} s\n`;
   if (files.timeline) text += `timeline: ${files.timeline}\n`;
   if (files.chart) text += `chart: ${files.chart}\n`;
+  if (files.frontier) text += `frontier: ${files.frontier}\n`;
   io.stdout(text);
 }
 
@@ -362,7 +393,7 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
 export const simulateCommand: CliCommand = defineCommand<SimulateFlags>({
   name: "simulate",
   description:
-    "Backtest a CapacityPolicy on a traffic trace: the policy, Azure's native autoscale, a static allocation at peak and the oracle, side by side — minutes above the load target, refused connections, throttled traffic, unit-hours, cost, scale operations and their reversals, Premium_P2 time.",
+    "Backtest a CapacityPolicy on a traffic trace: the policy, Azure's native autoscale on Premium_P1 and Premium_P2, a static allocation at peak and the oracle, side by side — minutes above the load target and above 90 % load, refused connections, throttled traffic, unit-hours, cost, scale operations and their reversals, Premium_P2 time; with --sweep, the cost-versus-refusals frontier of the policy's variants.",
   flags: (cmd) =>
     cmd
       .option("--policy <file>", "CapacityPolicy YAML to test (required), e.g. examples/signalr-chat.yaml")
@@ -407,21 +438,33 @@ export const simulateCommand: CliCommand = defineCommand<SimulateFlags>({
       .addOption(
         new Option(
           "--native-sku <sku>",
-          "SKU of the native autoscale model (default: Premium_P2 when the peak needs it)",
+          "model native autoscale on this SKU only (default: both, as native-p1 and native-p2)",
         ).choices(["Premium_P1", "Premium_P2"]),
       )
       .option("--native-out <percent>", "native autoscale: scale out above this average", "70")
       .option("--native-in <percent>", "native autoscale: scale in below this average (both metrics)", "30")
       .option("--native-window <duration>", "native autoscale: rules' time window", "10m")
       .option("--native-cooldown <duration>", "native autoscale: cooldown after any scale action", "5m")
-      .option("--out <dir>", "write timeline.csv and chart.svg there")
-      .option("--progress", "show a progress bar on stderr (default: on a terminal for runs over a week)")
+      .option(
+        "--sweep",
+        "also run variants of the policy's settings (every signal's targetPercent 50–90, units.min, anticipation on/off) and show the cost-versus-refusals Pareto frontier",
+      )
+      .option(
+        "--max-trials <n>",
+        `with --sweep: most variants to run, spread evenly over the grid (default ${DEFAULT_MAX_TRIALS})`,
+      )
+      .option("--out <dir>", "write timeline.csv and chart.svg there (and frontier.svg with --sweep)")
+      .option(
+        "--progress",
+        "show a progress bar on stderr (default: on a terminal for runs over a week, and for sweeps)",
+      )
       .option("--no-progress", "never show a progress bar"),
   examples: [
     "signalr-autoscaler simulate --policy examples/signalr-chat.yaml",
     "signalr-autoscaler simulate --policy examples/signalr-chat.yaml --trace traces/nyc_taxi.csv --days 14 --out out/",
     "signalr-autoscaler simulate --policy examples/signalr-chat.yaml --price Premium_P1=1.9 --output json",
     "signalr-autoscaler simulate --policy my-policy.yaml --trace my-traffic.csv --initial-sku Premium_P1 --initial-units 20",
+    "signalr-autoscaler simulate --policy examples/signalr-chat.yaml --sweep --out out/",
   ],
   action: runSimulate,
 });

@@ -201,9 +201,19 @@ export function evaluateNative(
   return none("scale-in skipped: the estimate after it would trigger a scale-out (flapping)");
 }
 
+/** Options of {@link NativeAutoscaleStrategy}. */
+export interface NativeStrategyOptions {
+  /** Name of the run (default `native`). */
+  name?: string;
+  /** Appended to the description after a semicolon (a limit worth knowing). */
+  note?: string;
+  /** Keep every evaluation in `log` (tests). */
+  keepLog?: boolean;
+}
+
 /** Azure's native autoscale as a simulated strategy. */
 export class NativeAutoscaleStrategy implements Strategy {
-  readonly name = "native";
+  readonly name: string;
   readonly description: string;
   readonly initial: SkuUnits;
   readonly pollMinutes = 1;
@@ -213,7 +223,8 @@ export class NativeAutoscaleStrategy implements Strategy {
   #lastActionMs = Number.NEGATIVE_INFINITY;
   readonly #keepLog: boolean;
 
-  constructor(setting: NativeSetting, initialUnits: number, options: { keepLog?: boolean } = {}) {
+  constructor(setting: NativeSetting, initialUnits: number, options: NativeStrategyOptions = {}) {
+    this.name = options.name ?? "native";
     this.setting = setting;
     const ladder = nativeLadder(setting);
     const units = ladder.find((u) => u >= initialUnits) ?? (ladder[ladder.length - 1] as number);
@@ -224,7 +235,7 @@ export class NativeAutoscaleStrategy implements Strategy {
     const inn = setting.rules
       .filter((r) => r.direction === "Decrease")
       .map((r) => `${r.metric} ${opText(r.operator)} ${r.threshold}%`);
-    this.description = `Azure autoscale on ${setting.sku} ${setting.minimum}–${setting.maximum}: out if ${out.join(" or ") || "never"}, in if ${inn.join(" and ") || "never"} (avg ${setting.timeWindowMinutes} min, cooldown ${setting.cooldownMinutes} min)`;
+    this.description = `Azure autoscale on ${setting.sku} ${setting.minimum}–${setting.maximum}: out if ${out.join(" or ") || "never"}, in if ${inn.join(" and ") || "never"} (avg ${setting.timeWindowMinutes} min, cooldown ${setting.cooldownMinutes} min)${options.note ? `; ${options.note}` : ""}`;
     this.#keepLog = options.keepLog ?? false;
   }
 

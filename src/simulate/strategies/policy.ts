@@ -39,7 +39,7 @@ import { MINUTE_MS, type PollContext, type Strategy } from "../engine.js";
 
 /** The policy's decisions as a simulated strategy. */
 export class PolicyStrategy implements Strategy {
-  readonly name = "policy";
+  readonly name: string;
   readonly description: string;
   readonly initial: SkuUnits;
   readonly pollMinutes: number;
@@ -57,7 +57,9 @@ export class PolicyStrategy implements Strategy {
   /** A plan whose update the engine has not confirmed yet. */
   #pending: PassPlan | undefined;
 
-  constructor(policy: DecisionPolicy, initial: SkuUnits, options: { keepLog?: boolean } = {}) {
+  /** `options.name` names the run (default `policy`); `keepLog` keeps the decisions that scaled. */
+  constructor(policy: DecisionPolicy, initial: SkuUnits, options: { keepLog?: boolean; name?: string } = {}) {
+    this.name = options.name ?? "policy";
     const spec = structuredClone(policy.spec);
     if (spec.mode !== "Auto") {
       this.overrides.push(`mode ${spec.mode} simulated as Auto`);

@@ -1,0 +1,170 @@
+/**
+ * The SVG chart of a frontier sweep: one point per policy run and reference strategy, cost (USD)
+ * across, refused connection-minutes up — the Pareto frontier of the policy and its variants as a
+ * staircase through its points, the policy under test as a diamond, the reference strategies
+ * (native autoscale, static, oracle) as triangles in their colors of the time chart, the variants
+ * off the frontier as hollow circles. Labels: the names of the policy (bold, on its left), the
+ * references and the frontier points (one label for points at the same place: `v12, v15`); the
+ * settings are in the table. Cost is on a logarithmic axis (the references cost from a fraction to a hundred times the
+ * policy; symmetric-log when a cost is zero), refusals on a linear one from zero (the references
+ * often refuse nothing). Drawn with Vega-Lite, rendered by `chart/` like `chart.ts`.
+ */
+import type { TopLevelSpec } from "vega-lite";
+import { SERIES_COLORS } from "./chart.js";
+import type { KnobSettings, SweepPoint } from "./sweep.js";
+
+/** One datum of the chart. */
+interface FrontierDatum {
+  name: string;
+  /** For its mark and legend: `policy`, `frontier`, `dominated`, or a reference's name. */
+  kind: string;
+  costUsd: number;
+  refusedConnectionMinutes: number;
+  onFrontier: boolean;
+  label: string;
+  settings: string;
+}
+
+/** A variant's settings in a few characters: `50 %, min 5, Off`. */
+export function shortSettings(settings: KnobSettings): string {
+  return Object.entries(settings)
+    .map(([name, value]) =>
+      name.endsWith("targetPercent") ? `${value} %` : name === "units.min" ? `min ${value}` : `${value}`,
+    )
+    .join(", ");
+}
+
+/**
+ * The 1-2-5 series (…, 1, 2, 5, 10, 20, …) from the last value at or below `min` to the first at
+ * or above `max`: the ticks of a logarithmic axis. `min` > 0.
+ */
+export function roundTicks(min: number, max: number): number[] {
+  const series: number[] = [];
+  for (let e = Math.floor(Math.log10(min)); 10 ** e <= max; e++) {
+    for (const m of [1, 2, 5]) series.push(Number((m * 10 ** e).toPrecision(1)));
+  }
+  series.push(Number((10 ** Math.ceil(Math.log10(max))).toPrecision(1)));
+  const from = series.findLastIndex((t) => t <= min);
+  const to = series.findIndex((t) => t >= max);
+  return series.slice(Math.max(0, from), to + 1);
+}
+
+/** Options of {@link frontierChartSpec}. */
+export interface FrontierChartOptions {
+  title: string;
+  subtitle: string;
+  width?: number;
+  height?: number;
+}
+
+const KIND_COLORS: Readonly<Record<string, string>> = {
+  policy: SERIES_COLORS["policy"] as string,
+  frontier: "#111111",
+  dominated: "#9e9e9e",
+};
+
+/** The Vega-Lite spec of the chart. */
+export function frontierChartSpec(
+  sweepPoints: readonly SweepPoint[],
+  options: FrontierChartOptions,
+): TopLevelSpec {
+  const values: FrontierDatum[] = sweepPoints.map((p) => ({
+    name: p.name,
+    kind:
+      p.role === "reference"
+        ? p.name
+        : p.role === "policy"
+          ? "policy"
+          : p.onFrontier
+            ? "frontier"
+            : "dominated",
+    costUsd: Math.round(p.costUsd * 100) / 100,
+    refusedConnectionMinutes: Math.round(p.refusedConnectionMinutes),
+    onFrontier: p.onFrontier,
+    label: "",
+    settings: shortSettings(p.settings),
+  }));
+  // One label per place: the names of the labelled points there.
+  const labelled = new Map<string, FrontierDatum[]>();
+  for (const v of values) {
+    if (v.kind === "dominated") continue;
+    const at = `${v.costUsd} ${v.refusedConnectionMinutes}`;
+    labelled.set(at, [...(labelled.get(at) ?? []), v]);
+  }
+  for (const group of labelled.values())
+    (group[0] as FrontierDatum).label = group.map((v) => v.name).join(", ");
+  const kinds = [
+    "policy",
+    "frontier",
+    "dominated",
+    ...sweepPoints.filter((p) => p.role === "reference").map((p) => p.name),
+  ].filter((k) => values.some((v) => v.kind === k));
+  const shapeOf = (k: string) =>
+    k === "policy" ? "diamond" : k === "frontier" || k === "dominated" ? "circle" : "triangle-up";
+  const colorOf = (k: string) => KIND_COLORS[k] ?? SERIES_COLORS[k] ?? "#9467bd";
+  const kind = { field: "kind", type: "nominal" as const, title: null };
+  const costs = values.map((v) => v.costUsd);
+  const logCost = costs.every((c) => c > 0);
+  const ticks = logCost ? roundTicks(Math.min(...costs), Math.max(...costs)) : [];
+  const x = {
+    field: "costUsd",
+    type: "quantitative" as const,
+    title: "cost, USD (list-price estimate)",
+    scale: logCost
+      ? { type: "log" as const, domain: [ticks[0] as number, ticks.at(-1) as number], nice: false }
+      : { type: "symlog" as const },
+    axis: { ...(logCost ? { values: ticks } : {}), labelExpr: "format(datum.value, ',')" },
+  };
+  const y = {
+    field: "refusedConnectionMinutes",
+    type: "quantitative" as const,
+    title: "refused connection-minutes",
+    scale: { zero: true },
+    axis: { labelExpr: "format(datum.value, '~s')" },
+  };
+  const points = (filter: string, filled: boolean) => ({
+    transform: [{ filter }],
+    mark: { type: "point" as const, filled, opacity: 1, strokeWidth: 1.5 },
+    encoding: {
+      x,
+      y,
+      shape: { ...kind, scale: { domain: kinds, range: kinds.map(shapeOf) } },
+      color: { ...kind, scale: { domain: kinds, range: kinds.map(colorOf) } },
+      size: { condition: { test: "datum.kind === 'policy'", value: 160 }, value: 70 },
+      tooltip: [
+        { field: "name" },
+        { field: "settings" },
+        { field: "costUsd", format: ",.2f" },
+        { field: "refusedConnectionMinutes", format: "," },
+      ],
+    },
+  });
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    title: { text: options.title, subtitle: options.subtitle },
+    width: options.width ?? 760,
+    height: options.height ?? 460,
+    data: { values },
+    config: { font: "sans-serif", legend: { orient: "top" } },
+    layer: [
+      {
+        transform: [{ filter: "datum.onFrontier" }],
+        mark: { type: "line", interpolate: "step-after", color: KIND_COLORS["frontier"], strokeWidth: 1.2 },
+        encoding: { x, y, order: { field: "costUsd", type: "quantitative" } },
+      },
+      points("datum.kind !== 'dominated'", true),
+      points("datum.kind === 'dominated'", false),
+      {
+        transform: [{ filter: "datum.label !== '' && datum.kind !== 'policy'" }],
+        mark: { type: "text", align: "left", dx: 7, dy: -6, fontSize: 10 },
+        encoding: { x, y, text: { field: "label" }, color: { value: "#333333" } },
+      },
+      // The policy's label on the left, clear of the variants next to it.
+      {
+        transform: [{ filter: "datum.label !== '' && datum.kind === 'policy'" }],
+        mark: { type: "text", align: "right", dx: -9, dy: 4, fontSize: 11, fontWeight: "bold" },
+        encoding: { x, y, text: { field: "label" }, color: { value: KIND_COLORS["policy"] } },
+      },
+    ],
+  } as TopLevelSpec;
+}

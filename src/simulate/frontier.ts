@@ -1,0 +1,112 @@
+/**
+ * The Pareto frontier of points that each cost something (`x`, e.g. USD) and do some harm (`y`,
+ * e.g. refused connection-minutes), both to be kept low. Pure.
+ *
+ * A point dominates another when it is at most as high on both axes and lower on at least one.
+ * The frontier is the set of points no other point dominates: for each of them, nothing is as
+ * cheap and as good with one of the two strictly better. Ties: two points with the same `x` and
+ * `y` (within a relative {@link TIE_TOLERANCE}) do not dominate each other, so a point and its
+ * copy are on the frontier or off it together; a point with the same cost as another and more
+ * harm is dominated by it, and the same for the same harm at a higher cost.
+ *
+ * Cost: O(n²) comparisons — sweeps have tens of points.
+ */
+
+/** Relative difference under which two values count as equal: 1e-9 (float noise of sums). */
+export const TIE_TOLERANCE = 1e-9;
+
+/** A point to place: its cost and its harm (both lower is better, both finite). */
+export interface FrontierInput {
+  x: number;
+  y: number;
+}
+
+/** Where a point stands. */
+export interface FrontierPlace {
+  /** No other point dominates it. */
+  onFrontier: boolean;
+  /**
+   * For a point off the frontier: the index of the frontier point that dominates it at the lowest
+   * cost (then the lowest harm); undefined on the frontier.
+   */
+  dominatedBy: number | undefined;
+}
+
+function equal(a: number, b: number): boolean {
+  return Math.abs(a - b) <= TIE_TOLERANCE * Math.max(1, Math.abs(a), Math.abs(b));
+}
+
+/** Whether `a` dominates `b`: at most as high on both axes, lower on at least one (beyond ties). */
+export function dominates(a: FrontierInput, b: FrontierInput): boolean {
+  const xEq = equal(a.x, b.x);
+  const yEq = equal(a.y, b.y);
+  const xLe = xEq || a.x < b.x;
+  const yLe = yEq || a.y < b.y;
+  return xLe && yLe && !(xEq && yEq);
+}
+
+/**
+ * The place of every point (same order as `points`): on the frontier or not, and which frontier
+ * point dominates it.
+ * @throws RangeError when a coordinate is not a finite number.
+ */
+export function placeOnFrontier(points: readonly FrontierInput[]): FrontierPlace[] {
+  for (const [i, p] of points.entries()) {
+    if (!Number.isFinite(p.x) || !Number.isFinite(p.y)) {
+      throw new RangeError(`point ${i} is not finite: x ${p.x}, y ${p.y}`);
+    }
+  }
+  const on = points.map((p) => !points.some((q) => dominates(q, p)));
+  const front = points
+    .map((p, i) => ({ p, i }))
+    .filter(({ i }) => on[i])
+    .sort((a, b) => a.p.x - b.p.x || a.p.y - b.p.y);
+  return points.map((p, i) => ({
+    onFrontier: on[i] as boolean,
+    dominatedBy: on[i] ? undefined : front.find((f) => dominates(f.p, p))?.i,
+  }));
+}
+
+/** The indices of the frontier points, by ascending cost (then harm): the frontier's line. */
+export function frontierLine(points: readonly FrontierInput[], places: readonly FrontierPlace[]): number[] {
+  return points
+    .map((p, i) => ({ p, i }))
+    .filter(({ i }) => places[i]?.onFrontier)
+    .sort((a, b) => a.p.x - b.p.x || a.p.y - b.p.y)
+    .map(({ i }) => i);
+}
+
+/** What the frontier offers instead of one point (indices into the points; undefined: nothing). */
+export interface FrontierOffer {
+  /** The cheapest frontier point with no more harm, when it costs less. */
+  cheaper: number | undefined;
+  /** The least harmful frontier point at no more cost, when it does less harm. */
+  safer: number | undefined;
+}
+
+/**
+ * For point `index` (the policy under test, say): the cheapest frontier point doing no more harm
+ * and the least harmful one costing no more — the two ways to move onto the frontier. A point on
+ * the frontier gets neither.
+ * @throws RangeError when `index` is not a point.
+ */
+export function frontierOffer(
+  points: readonly FrontierInput[],
+  places: readonly FrontierPlace[],
+  index: number,
+): FrontierOffer {
+  const p = points[index];
+  if (!p) throw new RangeError(`no point ${index} among ${points.length}`);
+  const le = (a: number, b: number) => a < b || equal(a, b);
+  const lt = (a: number, b: number) => a < b && !equal(a, b);
+  let cheaper: number | undefined;
+  let safer: number | undefined;
+  for (const i of frontierLine(points, places)) {
+    const q = points[i] as FrontierInput;
+    if (le(q.y, p.y) && lt(q.x, p.x) && (cheaper === undefined || q.x < (points[cheaper] as FrontierInput).x))
+      cheaper = i;
+    if (le(q.x, p.x) && lt(q.y, p.y) && (safer === undefined || q.y < (points[safer] as FrontierInput).y))
+      safer = i;
+  }
+  return { cheaper, safer };
+}
