@@ -113,11 +113,13 @@ function anticipationModes(spec: CapacityPolicySpec): string[] {
  * The knobs `simulate --sweep` varies, in table order:
  * - every signal's target, 50 to 90 % by 10 (where a reactive policy trades units for headroom);
  * - `units.min`, see {@link unitsMinValues};
- * - `anticipation.mode` Off and the policy's own, for policies with `spec.anticipation`.
- * That is 15 variants for a policy without anticipation, 30 with it.
+ * - `anticipation.mode` Off and the policy's own, for policies with `spec.anticipation`;
+ * - `anticipation.headroom.peakPercent` 0 and 100 (no headroom, the whole recent peak kept).
+ * That is 15 variants for a policy without anticipation, 60 with it (capped by `--max-trials`).
  */
 export const SWEEP_KNOBS: readonly SweepKnob[] = [
   signalTargetKnob([50, 60, 70, 80, 90]),
   fieldKnob("units.min", unitsMinValues),
   fieldKnob("anticipation.mode", anticipationModes),
+  fieldKnob("anticipation.headroom.peakPercent", [0, 100]),
 ];

@@ -50,14 +50,15 @@ describe("the sweep's variants", () => {
 
   it("switch anticipation off and on for a policy that has it", () => {
     const plan = planSweep(withAnticipation("ForecastOnly"));
-    expect(plan.knobs.at(-1)).toEqual({ name: "anticipation.mode", values: ["Off", "ForecastOnly"] });
+    expect(plan.knobs.at(-2)).toEqual({ name: "anticipation.mode", values: ["Off", "ForecastOnly"] });
+    expect(plan.knobs.at(-1)).toEqual({ name: "anticipation.headroom.peakPercent", values: [0, 100] });
     expect(plan.policySettings["anticipation.mode"]).toBe("ForecastOnly");
-    expect(plan).toMatchObject({ combinations: 30, candidates: 30, sampled: false });
-    expect(planSweep(withAnticipation("Off")).knobs.at(-1)?.values).toEqual(["Off", "Enabled"]);
+    expect(plan).toMatchObject({ combinations: 60, candidates: 60, sampled: true });
+    expect(planSweep(withAnticipation("Off")).knobs.at(-2)?.values).toEqual(["Off", "Enabled"]);
   });
 
   it("take one more knob as one line, and stay at most maxTrials, spread evenly over the grid", () => {
-    const knobs = [...SWEEP_KNOBS, fieldKnob("anticipation.headroom.peakPercent", [0, 50])];
+    const knobs = [...SWEEP_KNOBS.slice(0, 3), fieldKnob("anticipation.headroom.peakPercent", [0, 50])];
     // Without spec.anticipation the new knob does not apply.
     expect(planSweep(CHAT, knobs).combinations).toBe(15);
     const plan = planSweep(withAnticipation("Enabled"), knobs);
@@ -77,7 +78,7 @@ describe("the sweep's variants", () => {
     });
     expect(plan.variants[29]?.policy.spec.anticipation?.headroom.peakPercent).toBe(50);
     // 15 combinations, 4 runs: grid indices 0, 5, 9, 14 (3 floors per target).
-    expect(planSweep(CHAT, SWEEP_KNOBS, 4).variants.map((x) => Object.values(x.settings))).toEqual([
+    expect(planSweep(CHAT, SWEEP_KNOBS.slice(0, 3), 4).variants.map((x) => Object.values(x.settings))).toEqual([
       [50, 2],
       [60, 10],
       [80, 2],
