@@ -57,6 +57,9 @@ export const HISTORY_GRAIN_SECONDS: Readonly<Record<HistoryGrain, number>> = { "
 /** Days of history the seasonal forecast may read (Azure Monitor keeps platform metrics 93 days). */
 export const MIN_HISTORY_DAYS = 7;
 export const MAX_HISTORY_DAYS = 28;
+/** Defaults of `spec.anticipation.seasonal`: two weeks (a weekly cycle) at five minutes. */
+export const DEFAULT_HISTORY_DAYS = 14;
+export const DEFAULT_HISTORY_GRAIN: HistoryGrain = "5m";
 
 export const FALLBACK_ACTIONS = ["Hold", "Fixed"] as const;
 export type FallbackAction = (typeof FALLBACK_ACTIONS)[number];

@@ -21,19 +21,21 @@ import {
   WEBPUBSUB_SCENARIOS,
 } from "../capacity/tier-tables.js";
 import {
+  ANTICIPATION_MODES,
   API_VERSION,
   CONDITION_STATUSES,
   CONDITION_TYPES,
-  ANTICIPATION_MODES,
+  DEFAULT_HISTORY_DAYS,
+  DEFAULT_HISTORY_GRAIN,
   FALLBACK_ACTIONS,
   HISTORY_GRAINS,
-  MAX_HISTORY_DAYS,
-  MIN_HISTORY_DAYS,
   KIND,
+  MAX_HISTORY_DAYS,
   MAX_REASONS,
   MAX_RECOMMENDATIONS,
   MAX_SCALE_EVENTS,
   MAX_UNITS,
+  MIN_HISTORY_DAYS,
   MIN_UNITS,
   MODES,
   P1_MAX_UNITS,
@@ -453,10 +455,7 @@ const HeadroomSchema = Type.Object(
       100,
       0,
     ),
-    horizon: DurationField(
-      'How long a peak is remembered, a duration ("30m", "2h"; at most 24h).',
-      "1h",
-    ),
+    horizon: DurationField('How long a peak is remembered, a duration ("30m", "2h"; at most 24h).', "1h"),
   },
   {
     additionalProperties: false,
@@ -479,11 +478,11 @@ const SeasonalSchema = Type.Object(
       `Days of Azure Monitor history the forecast reads, days (${MIN_HISTORY_DAYS}–${MAX_HISTORY_DAYS}; with 14 or more the cycle is weekly, else daily).`,
       MIN_HISTORY_DAYS,
       MAX_HISTORY_DAYS,
-      14,
+      DEFAULT_HISTORY_DAYS,
     ),
     grain: StringEnum(HISTORY_GRAINS, {
       description: "Time grain of the history (Azure Monitor Maximum of connections, Total of traffic).",
-      default: "5m",
+      default: DEFAULT_HISTORY_GRAIN,
     }),
   },
   {
@@ -805,7 +804,9 @@ const AnticipationStatusSchema = Type.Object(
         "Measured: the median of this instance's recent completed updates (send → completion observed); Default: spec.anticipation.scaleDuration.",
     }),
     units: Type.Optional(
-      UnitsField("Units anticipation asks for (the largest rule's), before the ladder, rate policies and bounds, units."),
+      UnitsField(
+        "Units anticipation asks for (the largest rule's), before the ladder, rate policies and bounds, units.",
+      ),
     ),
     drivenBy: Type.Optional(
       StringEnum(ANTICIPATION_RULES, { description: "The rule that asks for the most." }),
@@ -856,7 +857,10 @@ const AnticipationStatusSchema = Type.Object(
         Type.Object(
           {
             time: DateTime("Start of the slot (RFC 3339)."),
-            units: Type.Number({ description: "Highest need seen in the slot, units (not snapped).", minimum: 0 }),
+            units: Type.Number({
+              description: "Highest need seen in the slot, units (not snapped).",
+              minimum: 0,
+            }),
           },
           { additionalProperties: false },
         ),

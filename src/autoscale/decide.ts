@@ -36,6 +36,7 @@ import type { ScenarioName } from "../capacity/tier-tables.js";
 import { rateLimit, stabilize } from "./behavior.js";
 import { capacityTimeline, unitChanges } from "./capacity-timeline.js";
 import { type DecisionCondition, decisionConditions } from "./conditions.js";
+import type { DemandHistory } from "./demand-history.js";
 import { evaluateFallback, type FallbackState, type PassFailure } from "./fallback.js";
 import {
   compactRecommendations,
@@ -44,7 +45,6 @@ import {
   pruneScaleEvents,
   type Recommendation,
 } from "./history.js";
-import type { DemandHistory } from "./demand-history.js";
 import { counterIdleZeroReason } from "./idle-counters.js";
 import { effectiveIngestionDelay, fillingBuckets, observeIngestion } from "./ingestion.js";
 import { describeFindings } from "./plausibility.js";
