@@ -256,14 +256,19 @@ async function instanceSource(
   const first = (points[0] as { t: number }).t;
   const last = (points.at(-1) as { t: number }).t;
   const peak = Math.max(...points.map((p) => p.value));
+  // The last bucket holds its value to its end (a trace would loop back to its first value).
+  const held = [
+    ...points,
+    { t: last + grainMs - MINUTE_MS, value: (points.at(-1) as { value: number }).value },
+  ];
   const trace: Trace = {
     source: ref.id,
-    points,
+    points: held,
     max: peak,
     stepMs: grainMs,
     durationMs: last - first + grainMs,
   };
-  const minutes = (last - first) / MINUTE_MS + 1;
+  const minutes = (last + grainMs - first) / MINUTE_MS;
   const demand = demandSeries(traceDemand(trace, new Date(first), peak), first, minutes);
   const peakBytes = Math.max(0, ...points.map((p) => p.bytes ?? 0));
   return {
