@@ -488,7 +488,7 @@ const SeasonalSchema = Type.Object(
   {
     additionalProperties: false,
     description:
-      "Seasonal forecast: the growth the same hours of past days or weeks saw, applied to the current demand one lead time ahead. History is read at most hourly; with too little of it the forecast says so and the decision stays reactive.",
+      "Seasonal forecast: the growth the same hours of past days or weeks saw, applied to the current demand one lead time ahead. History (peak connections and inbound + outbound traffic per grain) is read from Azure Monitor with the same metrics:getBatch call and role as the metrics: in full once, then hourly, only the buckets completed since; a failed read leaves the decision reactive, never scales in. With too little of it the forecast says so and the decision stays reactive.",
   },
 );
 

@@ -9,7 +9,7 @@ import type { DemandPoint } from "../../src/autoscale/demand-history.js";
 import { HistoryReader, type HistoryTarget } from "../../src/azure/index.js";
 import type { RunningEmulator } from "../../src/emulator/index.js";
 import { dailyPattern } from "../../src/traffic/index.js";
-import { adaptersFor, signalrId, startTestEmulator, T0, webPubSubId } from "./helpers.js";
+import { adaptersFor, resetEmulator, signalrId, startTestEmulator, T0, webPubSubId } from "./helpers.js";
 
 const CHAT = signalrId("chat");
 const WPS = webPubSubId("wps-chat");
@@ -36,11 +36,7 @@ describe("demand history against the emulator", { timeout: 60_000 }, () => {
   afterAll(async () => {
     await emu?.stop();
   });
-  beforeEach(() => {
-    emu.control.clearFaults();
-    emu.control.resetRequests();
-    emu.control.setClock({ time: T0 });
-  });
+  beforeEach(() => resetEmulator(emu));
 
   const want = (grain: "5m" | "1h", days = 7): HistoryTarget[] => [
     { resourceId: CHAT, region: "westeurope", days, grain },

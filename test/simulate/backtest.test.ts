@@ -50,24 +50,25 @@ describe("simulate --resource-id against the emulator", { timeout: 120_000 }, ()
     "static",
   ];
 
-  it("backtests the policy on the instance's last two days of measured connections", async () => {
-    const { code, out, err } = await runCaptured(
+  /** `simulate` of the example policy on `CHAT` up to the emulator's now, with `args`. */
+  const backtest = (...args: string[]) =>
+    runCaptured(
       [
         "simulate",
         "--policy",
         POLICY,
         "--resource-id",
         CHAT,
-        "--days",
-        "2",
         "--end",
         NOW.toISOString(),
         ...azureFlags(),
-        "--output",
-        "json",
+        ...args,
       ],
       ROOT,
     );
+
+  it("backtests the policy on the instance's last two days of measured connections", async () => {
+    const { code, out, err } = await backtest("--days", "2", "--output", "json");
     expect(err).toBe("");
     expect(code).toBe(0);
     const result = JSON.parse(out);
@@ -100,23 +101,7 @@ describe("simulate --resource-id against the emulator", { timeout: 120_000 }, ()
   });
 
   it("reads hourly buckets with --grain 1h, and prints the table with the instance as the source", async () => {
-    const { code, out } = await runCaptured(
-      [
-        "simulate",
-        "--policy",
-        POLICY,
-        "--resource-id",
-        CHAT,
-        "--days",
-        "3",
-        "--grain",
-        "1h",
-        "--end",
-        NOW.toISOString(),
-        ...azureFlags(),
-      ],
-      ROOT,
-    );
+    const { code, out } = await backtest("--days", "3", "--grain", "1h");
     expect(code).toBe(0);
     expect(out).toMatch(/^simulate: policy chat on chat-signalr, 2025-03-02T17:00Z → /);
     expect(out).toMatch(/demand: chat-signalr's connections from Azure Monitor \(1h peaks, 72 buckets\)/);
