@@ -53,9 +53,14 @@ export type AnticipationMode = (typeof ANTICIPATION_MODES)[number];
 /** Azure Monitor time grains the seasonal forecast reads history at. */
 export const HISTORY_GRAINS = ["5m", "1h"] as const;
 export type HistoryGrain = (typeof HISTORY_GRAINS)[number];
+/** Seconds in each history grain (Azure Monitor `PT5M`, `PT1H`). */
+export const HISTORY_GRAIN_SECONDS: Readonly<Record<HistoryGrain, number>> = { "5m": 300, "1h": 3_600 };
 /** Days of history the seasonal forecast may read (Azure Monitor keeps platform metrics 93 days). */
 export const MIN_HISTORY_DAYS = 7;
 export const MAX_HISTORY_DAYS = 28;
+/** Defaults of `spec.anticipation.seasonal`: two weeks (a weekly cycle) at five minutes. */
+export const DEFAULT_HISTORY_DAYS = 14;
+export const DEFAULT_HISTORY_GRAIN: HistoryGrain = "5m";
 
 export const FALLBACK_ACTIONS = ["Hold", "Fixed"] as const;
 export type FallbackAction = (typeof FALLBACK_ACTIONS)[number];

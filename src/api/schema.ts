@@ -25,6 +25,8 @@ import {
   API_VERSION,
   CONDITION_STATUSES,
   CONDITION_TYPES,
+  DEFAULT_HISTORY_DAYS,
+  DEFAULT_HISTORY_GRAIN,
   FALLBACK_ACTIONS,
   HISTORY_GRAINS,
   KIND,
@@ -476,17 +478,17 @@ const SeasonalSchema = Type.Object(
       `Days of Azure Monitor history the forecast reads, days (${MIN_HISTORY_DAYS}–${MAX_HISTORY_DAYS}; with 21 or more the cycle is weekly, else daily).`,
       MIN_HISTORY_DAYS,
       MAX_HISTORY_DAYS,
-      14,
+      DEFAULT_HISTORY_DAYS,
     ),
     grain: StringEnum(HISTORY_GRAINS, {
       description: "Time grain of the history (Azure Monitor Maximum of connections, Total of traffic).",
-      default: "5m",
+      default: DEFAULT_HISTORY_GRAIN,
     }),
   },
   {
     additionalProperties: false,
     description:
-      "Seasonal forecast: the growth the same hours of past days or weeks saw, applied to the current demand one lead time ahead. History is read at most hourly; with too little of it the forecast says so and the decision stays reactive.",
+      "Seasonal forecast: the growth the same hours of past days or weeks saw, applied to the current demand one lead time ahead. History (peak connections and inbound + outbound traffic per grain) is read from Azure Monitor with the same metrics:getBatch call and role as the metrics: in full once, then hourly, only the buckets completed since; a failed read leaves the decision reactive, never scales in. With too little of it the forecast says so and the decision stays reactive.",
   },
 );
 

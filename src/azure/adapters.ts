@@ -1,7 +1,7 @@
 /**
  * The Azure adapters the controller composes, built from one connection: they share the ARM
  * throttle gate and quota recorder; metrics have their own gate (Azure Monitor throttles
- * separately from ARM). Every HTTP call of every adapter is reported to the listeners of
+ * separately from ARM), which the history reader shares (its calls are getBatch calls too). Every HTTP call of every adapter is reported to the listeners of
  * `calls` (and to the connection's own `observeCall`).
  */
 import { AzureAutoscaleSettings } from "./autoscale-settings.js";
@@ -11,6 +11,7 @@ import {
   type AzureConnection,
   resolveConnection,
 } from "./connection.js";
+import { HistoryReader } from "./history.js";
 import { AzureInstances } from "./instances.js";
 import { AzureMetrics } from "./metrics.js";
 import { QuotaRecorder } from "./quota.js";
@@ -19,6 +20,8 @@ import { ThrottleGate } from "./throttle.js";
 export interface AzureAdapters {
   instances: AzureInstances;
   metrics: AzureMetrics;
+  /** Demand over past days (seasonal forecast), through `metrics`. */
+  history: HistoryReader;
   autoscaleSettings: AzureAutoscaleSettings;
   /** ARM throttle gate (instances and autoscale settings). */
   armGate: ThrottleGate;
@@ -69,9 +72,11 @@ export function createAzureAdapters(given: AzureConnection): AzureAdapters {
   const armGate = new ThrottleGate(now);
   const metricsGate = new ThrottleGate(now);
   const quota = new QuotaRecorder();
+  const metrics = new AzureMetrics(connection, { gate: metricsGate });
   return {
     instances: new AzureInstances(connection, { gate: armGate, quota }),
-    metrics: new AzureMetrics(connection, { gate: metricsGate }),
+    metrics,
+    history: new HistoryReader(metrics),
     autoscaleSettings: new AzureAutoscaleSettings(connection, { gate: armGate, quota }),
     armGate,
     metricsGate,

@@ -1,6 +1,6 @@
 /**
- * Azure adapters: ARM instances (SignalR, Web PubSub), Monitor metrics (getBatch), native
- * autoscale settings, typed errors, throttling and credentials.
+ * Azure adapters: ARM instances (SignalR, Web PubSub), Monitor metrics (getBatch) and their
+ * history over past days, native autoscale settings, typed errors, throttling and credentials.
  */
 export * from "./adapters.js";
 export * from "./arm-adapter.js";
@@ -10,6 +10,7 @@ export * from "./classify-error.js";
 export * from "./connection.js";
 export * from "./credentials.js";
 export * from "./errors.js";
+export * from "./history.js";
 export * from "./instances.js";
 export * from "./metric-definitions.js";
 export * from "./metric-samples.js";

@@ -38,6 +38,7 @@ import {
   addEndpointSplit,
   MetricGrainError,
   type MetricSample,
+  type MetricsResultLike,
   readMetricsAnswer,
   resultsByResource,
 } from "./metric-samples.js";
@@ -77,6 +78,36 @@ export interface MetricsReadResult {
   calls: number;
 }
 
+/** One getBatch query, as {@link AzureMetrics.queryBatch} sends it. */
+export interface BatchQuery {
+  /** Adapter operation for errors and the gate, e.g. `metrics.queryResources`. */
+  operation: string;
+  /** Metric names (REST names), all of the batch's service. */
+  metricNames: readonly string[];
+  /** Start of the span (inclusive). */
+  start: Date;
+  /** End of the span (exclusive). */
+  end: Date;
+  /** ISO 8601 time grain: `PT1M`, `PT5M`, `PT1H`. */
+  interval: string;
+  /** Aggregations, e.g. `Maximum,Total`. */
+  aggregation: string;
+  /** Dimension filter, e.g. `Endpoint eq '*'`. */
+  filter?: string;
+  /** Aborts the call. */
+  signal?: AbortSignal;
+}
+
+/** What one getBatch call gave: the results, or the typed error; `sent` false when the gate refused it. */
+export type BatchAnswer =
+  | { results: readonly MetricsResultLike[]; sent: boolean }
+  | { error: AzureApiError; sent: boolean };
+
+/** Sends getBatch calls: {@link AzureMetrics}, or a stand-in in tests. */
+export interface BatchQuerier {
+  queryBatch(batch: MetricsBatch, query: BatchQuery): Promise<BatchAnswer>;
+}
+
 /** Options of {@link AzureMetrics}. */
 export interface AzureMetricsOptions {
   /** Gate shared with other adapters of the same scope set (default: a new one). */
@@ -101,7 +132,7 @@ export async function forEachLimited<T>(
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
 }
 
-export class AzureMetrics {
+export class AzureMetrics implements BatchQuerier {
   readonly gate: ThrottleGate;
   readonly #conn: ResolvedConnection;
   readonly #concurrency: number;
@@ -179,44 +210,64 @@ export class AzureMetrics {
     options: MetricsReadOptions,
     endpointSplit: boolean,
     result: MetricsReadResult,
-  ): Promise<{ results: Awaited<ReturnType<MetricsClient["queryResources"]>> } | { error: AzureApiError }> {
-    const operation = endpointSplit ? "metrics.queryResources(endpointSplit)" : "metrics.queryResources";
+  ): Promise<BatchAnswer> {
+    const service: ServiceKind = batch.service;
+    const answer = await this.queryBatch(batch, {
+      operation: endpointSplit ? "metrics.queryResources(endpointSplit)" : "metrics.queryResources",
+      metricNames: endpointSplit ? [ENDPOINT_SPLIT.metric] : METRIC_DEFINITIONS[service].map((d) => d.name),
+      start: options.start,
+      end: options.end,
+      interval: METRIC_GRAIN,
+      aggregation: endpointSplit ? "Maximum" : aggregationParameter(service),
+      ...(endpointSplit ? { filter: ENDPOINT_SPLIT.filter } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (answer.sent) result.calls++;
+    return answer;
+  }
+
+  /**
+   * One `metrics:getBatch` call for `batch` (≤ 50 resources of one subscription, region and
+   * service) through the scope's throttle gate, with the connection's request timeout: the one
+   * call both the one-minute reader ({@link read}) and the history reader (`history.ts`) make.
+   * @returns the SDK's results, or the typed error of a failed or gated call (`sent` false when
+   *   the gate refused it without a request).
+   * @throws the caller's abort, and errors that are not Azure failures.
+   */
+  async queryBatch(batch: MetricsBatch, query: BatchQuery): Promise<BatchAnswer> {
     try {
-      this.gate.check(batch.scope, operation);
+      this.gate.check(batch.scope, query.operation);
     } catch (err) {
-      if (err instanceof ThrottledError) return { error: err };
+      if (err instanceof ThrottledError) return { error: err, sent: false };
       throw err;
     }
-    const service: ServiceKind = batch.service;
-    const names = endpointSplit ? [ENDPOINT_SPLIT.metric] : METRIC_DEFINITIONS[service].map((d) => d.name);
-    result.calls++;
     try {
       // The SDK passes `abortSignal` through to the request although its options type omits it.
-      const query: MetricsQueryResourcesOptions & { abortSignal?: AbortSignal } = {
-        startTime: options.start,
-        endTime: options.end,
-        interval: METRIC_GRAIN,
-        aggregation: endpointSplit ? "Maximum" : aggregationParameter(service),
-        ...(endpointSplit ? { filter: ENDPOINT_SPLIT.filter } : {}),
-        ...(options.signal ? { abortSignal: options.signal } : {}),
+      const options: MetricsQueryResourcesOptions & { abortSignal?: AbortSignal } = {
+        startTime: query.start,
+        endTime: query.end,
+        interval: query.interval,
+        aggregation: query.aggregation,
+        ...(query.filter !== undefined ? { filter: query.filter } : {}),
+        ...(query.signal ? { abortSignal: query.signal } : {}),
       };
       const results = await this.#client(batch.scope.region).queryResources(
         [...batch.resourceIds],
-        names,
-        metricNamespace(service),
-        query,
+        [...query.metricNames],
+        metricNamespace(batch.service),
+        options,
       );
-      return { results };
+      return { results, sent: true };
     } catch (err) {
       const typed = failedCall(err, {
         gate: this.gate,
         conn: this.#conn,
-        operation,
+        operation: query.operation,
         scope: batch.scope,
-        signal: options.signal,
+        signal: query.signal,
       });
       if (!typed) throw err;
-      return { error: typed };
+      return { error: typed, sent: true };
     }
   }
 }

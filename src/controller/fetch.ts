@@ -4,17 +4,33 @@
  * - instances: one `listBySubscription` per subscription and service (SKU, units, provisioning
  *   state of every instance at once), with a single GET only for an instance the list lacks;
  * - metrics: one `metrics:getBatch` per ≤ 50 resources of the same subscription, region and type;
- * - native autoscale settings: one list per subscription, at most every `conflictCheckMs`.
+ * - native autoscale settings: one list per subscription, at most every `conflictCheckMs`;
+ * - demand history (policies with `spec.anticipation.seasonal`, mode not Off): the history reader
+ *   (`azure/history.ts`) is told which histories are wanted, and each such policy gets the one
+ *   last read; when a refresh is due (new resources, or the hour turned) it runs in the background,
+ *   one at a time, so the cycle and its one-minute metrics never wait for it — a policy gets a new
+ *   history from the first cycle after the refresh ends.
  *
  * Failures are kept per policy (a throttled subscription fails only its own policies); nothing
  * here throws for an Azure failure.
  */
 
+import {
+  DEFAULT_HISTORY_DAYS,
+  DEFAULT_HISTORY_GRAIN,
+  HISTORY_GRAINS,
+  type HistoryGrain,
+  MAX_HISTORY_DAYS,
+  MIN_HISTORY_DAYS,
+} from "../api/constants.js";
+import type { CapacityPolicy } from "../api/index.js";
+import type { DemandHistory } from "../autoscale/demand-history.js";
 import type { FailureKind, PassFailure } from "../autoscale/fallback.js";
 import type { NativeAutoscaleSetting } from "../azure/autoscale-settings.js";
 import {
   type AzureAdapters,
   forEachLimited,
+  type HistoryRefreshReport,
   isAzureApiError,
   type MetricSample,
   type ResourceRef,
@@ -35,6 +51,8 @@ export interface CycleTarget {
   service: ServiceKind;
   /** How far back metrics are needed, ms (window + ingestion delay, or the max sample age). */
   lookbackMs: number;
+  /** The demand history the policy's seasonal forecast reads; absent when it has none (or mode Off). */
+  seasonal?: { days: number; grain: HistoryGrain };
 }
 
 /** What the cycle found for one policy. */
@@ -48,6 +66,33 @@ export interface CycleReading {
   metricsError?: PassFailure & { cause: unknown };
   /** Native autoscale settings that target the instance (enabled ones only); undefined when unknown. */
   nativeSettings?: NativeAutoscaleSetting[];
+  /** The instance's demand history as last read (policies with a seasonal forecast); undefined before the first read. */
+  demandHistory?: DemandHistory;
+}
+
+/** Settings of {@link CycleFetcher}. */
+export interface CycleFetcherOptions {
+  /** The operator's clock, ms since the epoch. */
+  now: () => number;
+  /** How often native autoscale settings are re-read per resource, ms (default 300,000). */
+  conflictCheckMs?: number;
+  /** Told how each background history refresh ended: its report, or what it threw. Must not throw. */
+  onHistoryRefresh?: (outcome: { report: HistoryRefreshReport } | { error: unknown }) => void;
+}
+
+/**
+ * The history a policy's seasonal forecast reads (`spec.anticipation.seasonal`, with its defaults;
+ * days clamped to 7–28), or undefined when it has none or anticipation is Off. The spec is as the
+ * watch delivered it: an invalid one is reported by its pass, this only sizes the read.
+ */
+export function seasonalHistory(policy: CapacityPolicy): CycleTarget["seasonal"] {
+  const anticipation = policy.spec?.anticipation;
+  const seasonal = anticipation?.seasonal;
+  if (!seasonal || anticipation.mode === "Off") return undefined;
+  const grain = seasonal.grain ?? DEFAULT_HISTORY_GRAIN;
+  if (!HISTORY_GRAINS.includes(grain)) return undefined;
+  const days = Number.isFinite(seasonal.historyDays) ? seasonal.historyDays : DEFAULT_HISTORY_DAYS;
+  return { days: Math.min(MAX_HISTORY_DAYS, Math.max(MIN_HISTORY_DAYS, Math.round(days))), grain };
 }
 
 /** The decision's failure kind of each Azure error kind; any other is an `ApiError`. */
@@ -70,11 +115,14 @@ export class CycleFetcher {
   readonly #now: () => number;
   readonly #conflictCheckMs: number;
   readonly #settings = new Map<string, { at: number; settings: NativeAutoscaleSetting[] }>();
+  readonly #onHistoryRefresh: CycleFetcherOptions["onHistoryRefresh"];
+  #historyRefresh: Promise<void> | undefined;
 
-  constructor(azure: AzureAdapters, options: { now: () => number; conflictCheckMs?: number }) {
+  constructor(azure: AzureAdapters, options: CycleFetcherOptions) {
     this.#azure = azure;
     this.#now = options.now;
     this.#conflictCheckMs = options.conflictCheckMs ?? 300_000;
+    this.#onHistoryRefresh = options.onHistoryRefresh;
   }
 
   /** Reads instances, metrics and (when due) native autoscale settings for `targets`. */
@@ -122,6 +170,7 @@ export class CycleFetcher {
 
     // Metrics: batched across every due policy whose instance (and so region) is known.
     const withRegion = targets.filter((t) => out.get(t.key)?.instance);
+    this.#history(withRegion, out, fetchedAt, signal);
     if (withRegion.length > 0) {
       const lookback = Math.max(...withRegion.map((t) => t.lookbackMs));
       const end = new Date(Math.ceil(fetchedAt / 60_000) * 60_000);
@@ -179,9 +228,59 @@ export class CycleFetcher {
     return out;
   }
 
+  /**
+   * Tells the history reader which histories the seasonal policies of this cycle want, hands each
+   * the one last read, and starts a refresh in the background when one is due and none runs.
+   */
+  #history(
+    targets: readonly CycleTarget[],
+    out: Map<string, CycleReading>,
+    nowMs: number,
+    signal: AbortSignal | undefined,
+  ): void {
+    const seasonal = targets.flatMap((t) => (t.seasonal ? [{ t, wanted: t.seasonal }] : []));
+    if (seasonal.length === 0) return;
+    const history = this.#azure.history;
+    history.want(
+      seasonal.map(({ t, wanted }) => ({
+        resourceId: t.resourceId,
+        region: out.get(t.key)?.instance?.location ?? "",
+        ...wanted,
+      })),
+      nowMs,
+    );
+    for (const { t, wanted } of seasonal) {
+      const h = history.get(t.resourceId, wanted.grain);
+      if (h) (out.get(t.key) as CycleReading).demandHistory = h;
+    }
+    if (this.#historyRefresh || !history.due(nowMs)) return;
+    const report = (outcome: { report: HistoryRefreshReport } | { error: unknown }) => {
+      try {
+        this.#onHistoryRefresh?.(outcome);
+      } catch {
+        // A listener's failure does not stop the cycle.
+      }
+    };
+    this.#historyRefresh = history
+      .refresh(nowMs, signal ? { signal } : {})
+      .then(
+        (r) => report({ report: r }),
+        (error: unknown) => report({ error }),
+      )
+      .finally(() => {
+        this.#historyRefresh = undefined;
+      });
+  }
+
+  /** Resolves when no history refresh runs (tests, and a clean stop). */
+  async historySettled(): Promise<void> {
+    while (this.#historyRefresh) await this.#historyRefresh;
+  }
+
   /** Forgets what is cached for a resource (its policy was deleted or retargeted). */
   forget(resourceId: string): void {
     this.#settings.delete(resourceKey(resourceId));
+    this.#azure.history.forget(resourceId);
   }
 
   /** How many resources have their native autoscale settings cached. */

@@ -55,4 +55,26 @@ describe("OperatorMetrics", () => {
     );
     expect(body).toContain('signalr_autoscaler_last_sample_age_seconds{namespace="b",policy="q"} 60');
   });
+
+  it("exports history reads by kind and result, the requests they took and the histories held", async () => {
+    const m = new OperatorMetrics({ processMetrics: false });
+    const read = (kind: "full" | "incremental", result: "success" | "failure") => ({
+      resourceId: "/x",
+      grain: "5m" as const,
+      kind,
+      result,
+      points: 0,
+    });
+    m.observeHistoryRefresh(
+      { calls: 3, failedCalls: 1, reads: [read("full", "success"), read("full", "failure")] },
+      2,
+    );
+    m.observeHistoryRefresh({ calls: 1, failedCalls: 0, reads: [read("incremental", "success")] }, 2);
+    const { body } = await m.expose();
+    expect(body).toContain('signalr_autoscaler_history_reads_total{kind="full",result="success"} 1');
+    expect(body).toContain('signalr_autoscaler_history_reads_total{kind="full",result="failure"} 1');
+    expect(body).toContain('signalr_autoscaler_history_reads_total{kind="incremental",result="success"} 1');
+    expect(body).toContain("signalr_autoscaler_history_requests_total 4");
+    expect(body).toContain("signalr_autoscaler_history_cached_instances 2");
+  });
 });

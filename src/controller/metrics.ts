@@ -8,6 +8,9 @@
  * - `decisions_total` {namespace, policy, reason}
  * - `scale_operations_total` {namespace, policy, target="instance"|"replicas", result}
  * - `azure_requests_total` {api, status} and `azure_request_duration_seconds` {api}
+ * - `history_reads_total` {kind="full"|"incremental", result="success"|"failure"} (one per
+ *   instance read), `history_requests_total` (getBatch calls of history refreshes) and
+ *   `history_cached_instances` (demand histories held for seasonal forecasts)
  * - `arm_remaining_requests` {scope, kind} (ARM's x-ms-ratelimit-remaining-* headers: kind
  *   `subscription-reads`, `subscription-writes`, …, and `resource:<bucket>` for provider buckets)
  * - `queue_depth`, `reconcile_duration_seconds`, `reconcile_errors_total`, `leader`
@@ -15,6 +18,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { SAMPLE_FIELDS, type SampleField } from "../autoscale/samples.js";
+import type { HistoryRefreshReport } from "../azure/history.js";
 import type { QuotaObservation } from "../azure/quota.js";
 import { describeScope } from "../azure/scope.js";
 
@@ -72,6 +76,20 @@ export class OperatorMetrics {
     ["api"],
     [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
   );
+  readonly historyReads = this.#counter(
+    "history_reads_total",
+    "Demand-history reads of one instance (seasonal forecast) by kind (full, incremental) and result (success, failure)",
+    ["kind", "result"],
+  );
+  readonly historyRequests = this.#counter(
+    "history_requests_total",
+    "metrics:getBatch requests sent to read demand history",
+    [],
+  );
+  readonly historyCached = this.#gauge(
+    "history_cached_instances",
+    "Instances whose demand history is held for a seasonal forecast (per grain)",
+  );
   readonly armRemaining = this.#gauge(
     "arm_remaining_requests",
     "ARM remaining-quota headers by scope (subscription/region) and kind (reads, writes, …)",
@@ -111,6 +129,13 @@ export class OperatorMetrics {
   observeAzureCall(api: string, status: number, seconds: number): void {
     this.azureRequests.inc({ api, status: String(status) });
     this.azureLatency.observe({ api }, seconds);
+  }
+
+  /** Records one demand-history refresh; `cached` is how many histories the reader now holds. */
+  observeHistoryRefresh(report: HistoryRefreshReport, cached: number): void {
+    for (const r of report.reads) this.historyReads.inc({ kind: r.kind, result: r.result });
+    this.historyRequests.inc(report.calls);
+    this.historyCached.set(cached);
   }
 
   /**

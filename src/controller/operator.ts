@@ -7,7 +7,8 @@
  *   deleted one is forgotten, and so are the native autoscale settings cached for its target (also
  *   for the old target of a retargeted one).
  * - Poll cycle: every tick, the policies whose poll time has come are read from Azure together
- *   (instances by subscription, metrics in getBatch groups of ≤ 50) and handed to the queue.
+ *   (instances by subscription, metrics in getBatch groups of ≤ 50) and handed to the queue; those
+ *   with a seasonal forecast get their demand history, refreshed hourly in the background.
  * - Work queue: one entry per policy, never two passes of one policy at once; `workers` passes run
  *   concurrently. A failed pass is retried after a per-policy exponential backoff.
  * - Leader election (optional): only the leader polls and acts; a new leader rebuilds everything
@@ -32,7 +33,7 @@ import {
 } from "../kube/watch.js";
 import { WorkloadClient } from "../kube/workloads.js";
 import type { OperatorClock } from "./clock.js";
-import { CycleFetcher, type CycleReading, type CycleTarget } from "./fetch.js";
+import { CycleFetcher, type CycleReading, type CycleTarget, seasonalHistory } from "./fetch.js";
 import { type LeaderElectionSettings, LeaderElector, type LeaseOps } from "./leader.js";
 import { type Logger, scrubSecrets } from "./logging.js";
 import type { OperatorMetrics } from "./metrics.js";
@@ -127,6 +128,21 @@ export class Operator {
     this.#fetcher = new CycleFetcher(deps.azure, {
       now: deps.clock.now,
       ...(settings.conflictCheckMs !== undefined ? { conflictCheckMs: settings.conflictCheckMs } : {}),
+      onHistoryRefresh: (outcome) => {
+        if ("error" in outcome) {
+          if (!this.#stop.signal.aborted)
+            deps.log.warn({ err: String(outcome.error) }, "history refresh failed");
+          return;
+        }
+        deps.metrics.observeHistoryRefresh(outcome.report, deps.azure.history.size);
+        const failed = outcome.report.reads.filter((r) => r.result === "failure");
+        if (failed.length > 0) {
+          deps.log.warn(
+            { resources: failed.length, first: failed[0]?.resourceId, err: failed[0]?.error },
+            "history read failed",
+          );
+        }
+      },
     });
     this.#policies = new PolicyClient(deps.kube);
     this.#passDeps = {
@@ -205,6 +221,7 @@ export class Operator {
     await Promise.allSettled(this.#workers);
     clearTimeout(grace);
     this.#stop.abort(new Error("operator stopped"));
+    await this.#fetcher.historySettled();
     await Promise.all(this.#watches.map((w) => w.stop()));
     await this.#elector?.stop();
     this.#leading = false;
@@ -323,12 +340,14 @@ export class Operator {
           refused.set(objectKey(p), { fetchedAt: now, target: check });
           continue;
         }
+        const seasonal = seasonalHistory(p);
         targets.push({
           key: objectKey(p),
           resourceId: target.resourceId,
           ref: check.ref,
           service: target.service as ServiceKind,
           lookbackMs: lookbackMs(p),
+          ...(seasonal ? { seasonal } : {}),
         });
       }
       let readings = new Map<string, CycleReading>();
@@ -410,6 +429,11 @@ export class Operator {
         // A listener's failure does not stop the loop.
       }
     }
+  }
+
+  /** Resolves when no demand-history refresh runs (tests). */
+  historySettled(): Promise<void> {
+    return this.#fetcher.historySettled();
   }
 
   /** How many Azure resources have their native autoscale settings cached, for diagnostics. */

@@ -1,8 +1,8 @@
 /**
  * One reconcile pass of one CapacityPolicy: read → plan → act → write.
  *
- * - read: validate the spec, check the target (tenancy), take this cycle's instance state and
- *   metrics (batched by the poll cycle), read the app-server Deployment / HPA;
+ * - read: validate the spec, check the target (tenancy), take this cycle's instance state,
+ *   metrics and demand history (batched by the poll cycle), read the app-server Deployment / HPA;
  * - plan: `planPass` (src/autoscale/pass.ts) decides and observes the ARM update in flight;
  * - act: send the planned ARM update, patch the Deployment's scale subresource or the HPA's
  *   minReplicas;
@@ -132,6 +132,9 @@ async function runPass(
     ...(failure ? { failure } : {}),
     samples: reading?.samples ?? [],
     ...(appServer ? { appServer } : {}),
+    ...(reading?.demandHistory && spec.anticipation?.seasonal && spec.anticipation.mode !== "Off"
+      ? { demandHistory: reading.demandHistory }
+      : {}),
     ...(native.length > 0
       ? {
           conflict: {

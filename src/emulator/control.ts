@@ -20,12 +20,14 @@
  *
  * Instance body: `{ resourceId, location?, sku?, units?, provisioningState?, tags?, mix?
  * ("broadcast=0.2,echo=0.8"), messageSizeBytes?, <demand> }`, where `<demand>` is
- * `connections` (fixed), or `pattern` (`constant` | `daily` | `ramp`) with `peakConnections`, or
- * `traceCsv` (the text of a `timestamp,value` trace) with `peakConnections`.
+ * `connections` (fixed), or `pattern` (`constant` | `daily` | `ramp`) with `peakConnections` (and,
+ * for `daily`, optionally `peakHourUtc` and `troughFraction`), or `traceCsv` (the text of a
+ * `timestamp,value` trace) with `peakConnections`.
  */
 import { isSkuName, type ServiceKind, WorkloadError } from "../capacity/index.js";
 import {
   type DemandSpec,
+  dailyPattern,
   parseMix,
   parsePattern,
   parseTrace,
@@ -162,7 +164,15 @@ function demandFromJson(body: Record<string, unknown>): { demand?: DemandSpec; c
   if (traceCsv !== undefined) {
     return { demand: { kind: "trace", trace: parseTrace(traceCsv, "traceCsv"), peakConnections: peak } };
   }
-  return { demand: { kind: "pattern", pattern: parsePattern(pattern as string), peakConnections: peak } };
+  let parsed = parsePattern(pattern as string);
+  const peakHourUtc = num(body, "peakHourUtc");
+  const troughFraction = num(body, "troughFraction");
+  if (peakHourUtc !== undefined || troughFraction !== undefined) {
+    if (parsed.kind !== "daily")
+      throw new StateError(400, "InvalidRequest", "peakHourUtc and troughFraction are for pattern daily");
+    parsed = dailyPattern(peakHourUtc, troughFraction);
+  }
+  return { demand: { kind: "pattern", pattern: parsed, peakConnections: peak } };
 }
 
 /** Reads an instance body. */

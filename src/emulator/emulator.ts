@@ -54,6 +54,8 @@ export interface EmulatorOptions {
   armPageSize?: number;
   /** Demand of instances added without one (default: daily pattern, peak 10,000 connections). */
   defaultDemand?: DemandSpec;
+  /** Days of past metrics an instance added without `createdAt` has (default 28). */
+  historyDays?: number;
   /** Instances to create at start. */
   instances?: InstanceSpec[];
   /** Called for each Azure request served (not control requests). */
@@ -104,6 +106,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     ...(options.noiseAmplitude !== undefined ? { noiseAmplitude: options.noiseAmplitude } : {}),
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
     ...(options.defaultDemand ? { defaultDemand: options.defaultDemand } : {}),
+    ...(options.historyDays !== undefined ? { historyDays: options.historyDays } : {}),
   });
   for (const spec of options.instances ?? []) state.addInstance(spec);
   const faults = new FaultTable();

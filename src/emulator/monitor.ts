@@ -30,7 +30,7 @@ import {
 } from "../traffic/monitor-catalog.js";
 import { type ArmRef, parseArmId, serviceOfNamespace } from "./arm-id.js";
 import { armError, type EmulatorRequest, type EmulatorResponse, isoTime, json, queryParam } from "./http.js";
-import type { EmulatorState } from "./state.js";
+import type { Bucket, EmulatorState } from "./state.js";
 
 /** Most resources per getBatch call. */
 const MAX_BATCH_RESOURCES = 50;
@@ -206,6 +206,7 @@ export function handleGetBatch(
   const values = (ids as string[]).map((id) => {
     const view = state.getInstance(id);
     const servedHere = view !== undefined && view.location === region;
+    const bucketAt = minuteBuckets(state, id);
     const value = metrics.map((metric) => ({
       id: `${id}/providers/Microsoft.Insights/metrics/${metric.name}`,
       type: "Microsoft.Insights/metrics",
@@ -230,8 +231,7 @@ export function handleGetBatch(
                       },
                     ],
               data: dataPoints(
-                state,
-                id,
+                bucketAt,
                 metric,
                 dimValue,
                 alignedStart,
@@ -285,9 +285,22 @@ function seriesOf(metric: EmulatedMetric, filter: DimensionFilter | undefined): 
   return known.filter((v) => filter.values.some((w) => w.toLowerCase() === v.toLowerCase()));
 }
 
+/**
+ * One resource's minute buckets for one answer, each computed once however many metrics (and
+ * dimension values) the answer has: a long history asks for tens of thousands of minutes.
+ */
+function minuteBuckets(state: EmulatorState, resourceId: string): (minuteMs: number) => Bucket | undefined {
+  const seen = new Map<number, Bucket | undefined>();
+  return (minuteMs) => {
+    if (seen.has(minuteMs)) return seen.get(minuteMs);
+    const b = state.bucket(resourceId, minuteMs);
+    seen.set(minuteMs, b);
+    return b;
+  };
+}
+
 function dataPoints(
-  state: EmulatorState,
-  resourceId: string,
+  bucketAt: (minuteMs: number) => Bucket | undefined,
   metric: EmulatedMetric,
   dimValue: string | undefined,
   start: number,
@@ -303,7 +316,7 @@ function dataPoints(
     if (!nullSeries) {
       const minutes: (Required<Aggregates> | undefined)[] = [];
       for (let m = t; m < t + grain && m < end; m += MINUTE) {
-        const b = state.bucket(resourceId, m);
+        const b = bucketAt(m);
         minutes.push(
           b && b.ingested > 0
             ? minuteAggregates(metric, b.traffic, b.spread, b.ingested, dimValue)

@@ -62,7 +62,9 @@ describe("EmulatorState", () => {
     expect(state.bucket(ID, Date.parse("2025-01-01T11:57:00Z"))?.ingested).toBe(1);
     expect(state.bucket(ID, Date.parse("2025-01-01T11:58:00Z"))?.ingested).toBe(0);
     expect(state.bucket(ID, Date.parse("2025-01-01T12:00:00Z"))).toBeUndefined();
-    expect(state.bucket(ID, Date.parse("2024-12-30T00:00:00Z"))).toBeUndefined();
+    // Instances have 28 days of past metrics by default, and nothing before.
+    expect(state.bucket(ID, Date.parse("2024-12-04T12:00:00Z"))?.ingested).toBe(1);
+    expect(state.bucket(ID, Date.parse("2024-12-04T11:58:00Z"))).toBeUndefined();
   });
 
   it("creates instances through ARM: Creating, then Succeeded", () => {

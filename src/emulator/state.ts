@@ -25,6 +25,9 @@ import { type ArmRef, armKey, parseArmId } from "./arm-id.js";
 import type { VirtualClock } from "./clock.js";
 
 const MINUTE = 60_000;
+const DAY = 1440 * MINUTE;
+/** Days of past metrics an instance has by default: the longest history a policy reads (28 days). */
+const DEFAULT_HISTORY_DAYS = 28;
 
 /** Units allowed for a SKU (Free_F1: exactly 1). */
 export function allowedUnits(sku: SkuName): readonly number[] {
@@ -49,7 +52,10 @@ export interface InstanceSpec {
   connections?: number;
   /** Workload mix (default: {@link defaultMix} of the service). */
   mix?: WorkloadMix;
-  /** When the instance was created (default: 1 day before now, so that history is available). */
+  /**
+   * When the instance was created (default: the state's `historyDays` before now, so that past
+   * days have metrics: the same demand model, at the instance's first capacity).
+   */
   createdAt?: Date;
 }
 
@@ -167,6 +173,8 @@ export interface EmulatorStateOptions {
   seed?: string;
   /** Demand of instances created without one. */
   defaultDemand?: DemandSpec;
+  /** Days of metrics an instance added without `createdAt` has before now (default 28). */
+  historyDays?: number;
 }
 
 export class EmulatorState {
@@ -175,6 +183,7 @@ export class EmulatorState {
   ingestionDelayMs: number;
   readonly noiseAmplitude: number;
   readonly seed: string;
+  readonly historyDays: number;
   readonly #defaultDemand: DemandSpec;
   readonly #instances = new Map<string, InstanceRecord>();
   readonly #operations = new Map<string, OperationRecord>();
@@ -187,6 +196,8 @@ export class EmulatorState {
     this.ingestionDelayMs = options.ingestionDelayMs ?? 3 * MINUTE;
     this.noiseAmplitude = options.noiseAmplitude ?? 0.05;
     this.seed = options.seed ?? "emulator";
+    this.historyDays = options.historyDays ?? DEFAULT_HISTORY_DAYS;
+    if (!(this.historyDays >= 0)) throw new RangeError(`historyDays must be ≥ 0, got ${this.historyDays}`);
     this.#defaultDemand = options.defaultDemand ?? {
       kind: "pattern",
       pattern: { kind: "daily" },
@@ -234,7 +245,7 @@ export class EmulatorState {
       throw new StateError(400, "InvalidMix", (err as Error).message);
     }
     const now = this.clock.nowMs();
-    const createdMs = spec.createdAt?.getTime() ?? now - 24 * 60 * MINUTE;
+    const createdMs = spec.createdAt?.getTime() ?? now - this.historyDays * DAY;
     const record: InstanceRecord = {
       ref,
       location: (spec.location ?? "westeurope").replace(/\s+/g, "").toLowerCase(),

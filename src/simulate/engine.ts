@@ -173,6 +173,16 @@ export class MetricHistory {
     this.#outbound[k] = t.outboundBytesPerSecond;
   }
 
+  /** Peak connections of minute `k` (its connection count's Maximum), connections. */
+  peakConnections(k: number): number {
+    return this.#connections[k] as number;
+  }
+
+  /** Inbound + outbound traffic of minute `k`, bytes/s. */
+  bytesPerSecond(k: number): number {
+    return (this.#inbound[k] as number) + (this.#outbound[k] as number);
+  }
+
   /** Share of bucket `k` ingested at `nowMs`, 0–1 (0 also for buckets not recorded yet). */
   ingested(k: number, nowMs: number): number {
     if (k < 0 || k >= this.#length) return 0;

@@ -78,7 +78,9 @@ describe("the sweep's variants", () => {
     });
     expect(plan.variants[29]?.policy.spec.anticipation?.headroom.peakPercent).toBe(50);
     // 15 combinations, 4 runs: grid indices 0, 5, 9, 14 (3 floors per target).
-    expect(planSweep(CHAT, SWEEP_KNOBS.slice(0, 3), 4).variants.map((x) => Object.values(x.settings))).toEqual([
+    expect(
+      planSweep(CHAT, SWEEP_KNOBS.slice(0, 3), 4).variants.map((x) => Object.values(x.settings)),
+    ).toEqual([
       [50, 2],
       [60, 10],
       [80, 2],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { demandFunction, parsePattern, patternFraction } from "./demand.js";
+import { dailyPattern, demandFunction, describeDemand, parsePattern, patternFraction } from "./demand.js";
 import { parseTrace } from "./trace.js";
 
 const start = new Date("2025-01-01T00:00:00Z");
@@ -23,6 +23,27 @@ describe("patterns", () => {
     expect(() => parsePattern("weekly")).toThrow(
       'unknown demand pattern "weekly" (known: constant, daily, ramp)',
     );
+  });
+});
+
+describe("dailyPattern", () => {
+  const at = (iso: string) => new Date(iso);
+  it("peaks at its hour and bottoms at its trough, every day alike", () => {
+    const p = dailyPattern(9, 0.5);
+    const start = at("2025-03-01T00:00:00Z");
+    expect(patternFraction(p, start, at("2025-02-20T09:00:00Z"))).toBeCloseTo(1, 9);
+    expect(patternFraction(p, start, at("2025-03-03T09:00:00Z"))).toBeCloseTo(1, 9);
+    expect(patternFraction(p, start, at("2025-03-03T21:00:00Z"))).toBeCloseTo(0.5, 9);
+    expect(describeDemand({ kind: "pattern", pattern: p, peakConnections: 8000 })).toBe(
+      "daily (peak at 9:00 UTC, trough 50 %), peak 8,000",
+    );
+  });
+
+  it("refuses an hour outside the day and a trough outside [0, 1]", () => {
+    expect(() => dailyPattern(24)).toThrow(RangeError);
+    expect(() => dailyPattern(-1)).toThrow(RangeError);
+    expect(() => dailyPattern(12, 1.5)).toThrow(/trough/);
+    expect(dailyPattern()).toEqual({ kind: "daily" });
   });
 });
 

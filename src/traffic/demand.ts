@@ -41,6 +41,24 @@ export function parsePattern(name: string): DemandPattern {
   }
 }
 
+/**
+ * The `daily` pattern with its peak hour (UTC, 0 ≤ h < 24, default 14) and its trough as a
+ * fraction of the peak (0–1, default 0.2): a cosine day, the same every day — past days included,
+ * so a history shows the cycle.
+ * @throws RangeError for an hour or a fraction out of range.
+ */
+export function dailyPattern(peakHourUtc?: number, troughFraction?: number): DemandPattern {
+  if (peakHourUtc !== undefined && !(peakHourUtc >= 0 && peakHourUtc < 24))
+    throw new RangeError(`the daily peak hour must be in [0, 24) UTC, got ${peakHourUtc}`);
+  if (troughFraction !== undefined && !(troughFraction >= 0 && troughFraction <= 1))
+    throw new RangeError(`the daily trough must be a fraction of the peak in [0, 1], got ${troughFraction}`);
+  return {
+    kind: "daily",
+    ...(peakHourUtc !== undefined ? { peakHourUtc } : {}),
+    ...(troughFraction !== undefined ? { troughFraction } : {}),
+  };
+}
+
 /** Fraction of the peak (0–1) a pattern asks for at `time`, replayed from `startAt`. */
 export function patternFraction(pattern: DemandPattern, startAt: Date, time: Date): number {
   switch (pattern.kind) {
@@ -78,7 +96,11 @@ export function demandFunction(spec: DemandSpec, defaultStart: Date): DemandFunc
 /** A short description for `GET /_emulator/state` and the CLI. */
 export function describeDemand(spec: DemandSpec): string {
   const peak = spec.peakConnections.toLocaleString("en-US");
-  return spec.kind === "trace"
-    ? `trace ${spec.trace.source}, peak ${peak}`
-    : `${spec.pattern.kind}, peak ${peak}`;
+  if (spec.kind === "trace") return `trace ${spec.trace.source}, peak ${peak}`;
+  const p = spec.pattern;
+  if (p.kind === "daily" && (p.peakHourUtc !== undefined || p.troughFraction !== undefined)) {
+    const trough = Math.round((p.troughFraction ?? 0.2) * 100);
+    return `daily (peak at ${p.peakHourUtc ?? 14}:00 UTC, trough ${trough} %), peak ${peak}`;
+  }
+  return `${p.kind}, peak ${peak}`;
 }

@@ -18,12 +18,12 @@ import type { FaultAction, RunningEmulator } from "../../src/emulator/index.js";
 import {
   adaptersFor,
   caught,
+  resetEmulator,
   SUB_A,
   SUB_B,
   signalrId,
   startTestEmulator,
   staticCredential,
-  T0,
 } from "./helpers.js";
 
 const WEST = signalrId("west-1");
@@ -47,11 +47,7 @@ describe("faults become typed errors", { timeout: 30_000 }, () => {
   afterAll(async () => {
     await emu?.stop();
   });
-  beforeEach(() => {
-    emu.control.clearFaults();
-    emu.control.resetRequests();
-    emu.control.setClock({ time: T0 });
-  });
+  beforeEach(() => resetEmulator(emu));
 
   const requestsTo = (name: string) =>
     emu.control.requests().filter((r) => r.path.endsWith(`/${name}`)).length;

@@ -46,6 +46,13 @@ export function startTestEmulator(options: EmulatorOptions = {}): Promise<Runnin
   });
 }
 
+/** Puts an emulator shared by a file's tests back as each test expects it: no faults, no requests logged, the clock at {@link T0}. */
+export function resetEmulator(emulator: RunningEmulator): void {
+  emulator.control.clearFaults();
+  emulator.control.resetRequests();
+  emulator.control.setClock({ time: T0 });
+}
+
 /** The connection settings that point the SDKs at `emulator`. */
 export function emulatorConnection(
   emulator: RunningEmulator,

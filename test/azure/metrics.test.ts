@@ -11,12 +11,12 @@ import type { RunningEmulator } from "../../src/emulator/index.js";
 import {
   adaptersFor,
   caught,
+  resetEmulator,
   SUB_A,
   SUB_B,
   signalrId,
   startTestEmulator,
   staticCredential,
-  T0,
   webPubSubId,
 } from "./helpers.js";
 
@@ -60,11 +60,7 @@ describe("metrics:getBatch against the emulator", { timeout: 30_000 }, () => {
   afterAll(async () => {
     await emu?.stop();
   });
-  beforeEach(() => {
-    emu.control.clearFaults();
-    emu.control.resetRequests();
-    emu.control.setClock({ time: T0 });
-  });
+  beforeEach(() => resetEmulator(emu));
 
   it("answers in the published getBatch shape, read by the SDK itself", async () => {
     const client = new MetricsClient(emu.metricsEndpoint("westeurope"), staticCredential(), {

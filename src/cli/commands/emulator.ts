@@ -16,7 +16,9 @@ import { isSkuName, type ServiceKind, type SkuName, WorkloadError } from "../../
 import { type RunningEmulator, startEmulator } from "../../emulator/emulator.js";
 import { allowedUnits, type InstanceSpec } from "../../emulator/state.js";
 import {
+  type DemandPattern,
   type DemandSpec,
+  dailyPattern,
   defaultMix,
   parseMix,
   parsePattern,
@@ -33,6 +35,9 @@ import { formatJson, formatTable } from "../output.js";
 interface EmulatorFlags extends CommonOptions {
   trace?: string;
   pattern: string;
+  peakHour?: string;
+  trough?: string;
+  historyDays: string;
   peakConnections: string;
   service: string;
   resourceId?: string[];
@@ -61,13 +66,30 @@ function number(flag: string, text: string, check: (n: number) => boolean, what:
   return n;
 }
 
+function parsePatternOrUsage(name: string): DemandPattern {
+  try {
+    return parsePattern(name);
+  } catch (err) {
+    throw new UsageError(`--pattern: ${(err as Error).message}`);
+  }
+}
+
 async function loadDemand(flags: EmulatorFlags, cwd: string, peak: number): Promise<DemandSpec> {
+  const daily = flags.peakHour !== undefined || flags.trough !== undefined;
+  if (daily && (flags.trace !== undefined || parsePatternOrUsage(flags.pattern).kind !== "daily"))
+    throw new UsageError("--peak-hour and --trough shape the daily pattern: give them with --pattern daily");
   if (flags.trace === undefined) {
-    try {
-      return { kind: "pattern", pattern: parsePattern(flags.pattern), peakConnections: peak };
-    } catch (err) {
-      throw new UsageError(`--pattern: ${(err as Error).message}`);
-    }
+    if (!daily)
+      return { kind: "pattern", pattern: parsePatternOrUsage(flags.pattern), peakConnections: peak };
+    const hour =
+      flags.peakHour === undefined
+        ? undefined
+        : number("peak-hour", flags.peakHour, (n) => n >= 0 && n < 24, "an hour in [0, 24) UTC");
+    const trough =
+      flags.trough === undefined
+        ? undefined
+        : number("trough", flags.trough, (n) => n >= 0 && n <= 1, "a fraction of the peak in [0, 1]");
+    return { kind: "pattern", pattern: dailyPattern(hour, trough), peakConnections: peak };
   }
   const path = resolve(cwd, flags.trace);
   let text: string;
@@ -168,6 +190,12 @@ async function emulatorPlan(
     if (!Number.isFinite(start.getTime()))
       throw new UsageError(`--start must be an ISO 8601 time, got "${flags.start}"`);
   }
+  const historyDays = number(
+    "history-days",
+    flags.historyDays,
+    (n) => n >= 0 && n <= 93,
+    "a number of days 0–93",
+  );
   const scaleDurationMs = durationFlag("scale-duration", flags.scaleDuration);
   const ingestionDelayMs = durationFlag("ingestion-delay", flags.ingestionDelay);
   const port = number(
@@ -198,6 +226,7 @@ async function emulatorPlan(
       ...(start ? { start } : {}),
       scaleDurationMs,
       ingestionDelayMs,
+      historyDays,
       armRateLimit: flags.rateLimit,
       ...(flags.caFile !== undefined ? { caPath: resolve(cwd, flags.caFile) } : {}),
       instances,
@@ -284,6 +313,16 @@ export const emulatorCommand: CliCommand = defineCommand<EmulatorFlags>({
     cmd
       .option("--trace <file>", "demand shape: a timestamp,value CSV such as traces/nyc_taxi.csv")
       .option("--pattern <name>", "demand shape without a trace: constant, daily or ramp", "daily")
+      .option("--peak-hour <hour>", "daily pattern: hour of the peak, UTC (default 14)")
+      .option(
+        "--trough <fraction>",
+        "daily pattern: the night's demand as a fraction of the peak (default 0.2)",
+      )
+      .option(
+        "--history-days <n>",
+        "days of past metrics each instance has (the same demand model; for seasonal forecasts)",
+        "28",
+      )
       .option("--peak-connections <n>", "client connections at the shape's peak", "10000")
       .option("--service <service>", "SignalR or WebPubSub", "SignalR")
       .option(

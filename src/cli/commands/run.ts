@@ -5,12 +5,10 @@
  * process exits 0.
  */
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { homedir, hostname } from "node:os";
 import { join, resolve } from "node:path";
-import type { TokenCredential } from "@azure/identity";
 import { Option } from "commander";
-import { createAzureAdapters, createAzureCredential } from "../../azure/index.js";
+import { createAzureAdapters } from "../../azure/index.js";
 import { realClock } from "../../controller/clock.js";
 import { startProbeServer } from "../../controller/http.js";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../../controller/logging.js";
@@ -18,19 +16,16 @@ import { OperatorMetrics } from "../../controller/metrics.js";
 import { Operator } from "../../controller/operator.js";
 import { parseTenancy, type TenancyMap } from "../../controller/tenancy.js";
 import { createKubeClients, type KubeConfigSource, loadKubeConfig } from "../../kube/client.js";
+import { type AzureFlags, azureConnection, azureOptions, readFlagText } from "../azure-flags.js";
 import { type CliCommand, type CommonOptions, defineCommand } from "../command.js";
 import { UsageError } from "../errors.js";
 import type { CliIo } from "../io.js";
 
-interface RunFlags extends CommonOptions {
+interface RunFlags extends CommonOptions, AzureFlags {
   kubeconfig?: string;
   context?: string;
   namespace?: string[];
   tenancyFile?: string;
-  armEndpoint?: string;
-  metricsEndpoint?: string;
-  caFile?: string;
-  azureCredential: "auto" | "static";
   httpAddress: string;
   leaderElect: boolean;
   leaseName: string;
@@ -42,28 +37,6 @@ interface RunFlags extends CommonOptions {
   workers: string;
   logLevel: LogLevel;
   logFormat: "json" | "pretty";
-}
-
-/** A credential that hands out a fixed token: only for an emulator (the real ARM refuses it). */
-function staticCredential(token = "signalr-autoscaler-emulator"): TokenCredential {
-  return { getToken: async () => ({ token, expiresOnTimestamp: Date.now() + 3_600_000 }) };
-}
-
-/** Turns `https://{region}.example` into a function of the region. */
-function metricsEndpointTemplate(template: string): (region: string) => string {
-  if (!/^https:\/\//.test(template))
-    throw new UsageError(`--metrics-endpoint must be an https URL, got "${template}"`);
-  return (region) => template.replaceAll("{region}", region);
-}
-
-async function readText(path: string, flag: string, cwd: string): Promise<string> {
-  try {
-    return await readFile(resolve(cwd, path), "utf8");
-  } catch (err) {
-    throw new UsageError(
-      `cannot read ${flag} ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
-    );
-  }
 }
 
 function positiveSeconds(text: string, flag: string): number {
@@ -92,7 +65,10 @@ async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
   let tenancy: TenancyMap | undefined;
   if (flags.tenancyFile) {
     try {
-      tenancy = parseTenancy(await readText(flags.tenancyFile, "--tenancy-file", io.cwd), flags.tenancyFile);
+      tenancy = parseTenancy(
+        await readFlagText(flags.tenancyFile, "--tenancy-file", io.cwd),
+        flags.tenancyFile,
+      );
     } catch (err) {
       throw err instanceof UsageError ? err : new UsageError((err as Error).message);
     }
@@ -127,24 +103,9 @@ async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
   }
   const kube = createKubeClients(kc);
 
-  let credential: TokenCredential;
-  if (flags.azureCredential === "static") {
-    if (!flags.armEndpoint)
-      throw new UsageError("--azure-credential static is only for an emulator: give --arm-endpoint");
-    credential = staticCredential();
-    log.info("Azure credential: static token (emulator)");
-  } else {
-    const created = createAzureCredential(io.env);
-    credential = created.credential;
-    log.info({ credential: created.description }, "Azure credential");
-  }
-  const ca = flags.caFile ? await readText(flags.caFile, "--ca-file", io.cwd) : undefined;
-  const azure = createAzureAdapters({
-    credential,
-    ...(flags.armEndpoint ? { armEndpoint: flags.armEndpoint } : {}),
-    ...(flags.metricsEndpoint ? { metricsEndpoint: metricsEndpointTemplate(flags.metricsEndpoint) } : {}),
-    ...(ca !== undefined ? { ca } : {}),
-  });
+  const { connection, credential } = await azureConnection(flags, io.env, io.cwd);
+  log.info({ credential }, "Azure credential");
+  const azure = createAzureAdapters(connection);
   const metrics = new OperatorMetrics();
   const identity = flags.identity ?? io.env["POD_NAME"] ?? hostname();
   const operator = new Operator(
@@ -201,7 +162,7 @@ export const runCommand: CliCommand = defineCommand<RunFlags>({
   description:
     "Run the operator: watch CapacityPolicies, poll Azure Monitor, scale instances and app servers.",
   flags: (cmd, { env }) =>
-    cmd
+    azureOptions(cmd, env)
       .option(
         "--kubeconfig <file>",
         "kubeconfig (default: in-cluster, else $KUBECONFIG or ~/.kube/config)",
@@ -214,29 +175,6 @@ export const runCommand: CliCommand = defineCommand<RunFlags>({
         env["WATCH_NAMESPACES"] ? [env["WATCH_NAMESPACES"]] : undefined,
       )
       .option("--tenancy-file <file>", "YAML map of namespace → allowed Azure scopes", env["TENANCY_FILE"])
-      .option(
-        "--arm-endpoint <url>",
-        "Azure Resource Manager endpoint (default public cloud)",
-        env["AZURE_ARM_ENDPOINT"],
-      )
-      .option(
-        "--metrics-endpoint <url>",
-        "metrics data-plane endpoint; {region} is replaced (default https://{region}.metrics.monitor.azure.com)",
-        env["AZURE_METRICS_ENDPOINT"],
-      )
-      .option(
-        "--ca-file <file>",
-        "extra CA certificate (PEM) to trust for Azure endpoints (the emulator's)",
-        env["AZURE_CA_FILE"],
-      )
-      .addOption(
-        new Option(
-          "--azure-credential <kind>",
-          "auto: workload identity or the default chain; static: emulator only",
-        )
-          .choices(["auto", "static"])
-          .default(env["AZURE_CREDENTIAL"] ?? "auto"),
-      )
       .option(
         "--http-address <host:port>",
         "serves /metrics, /healthz, /readyz",

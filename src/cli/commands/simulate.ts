@@ -1,14 +1,25 @@
 /**
- * `signalr-autoscaler simulate`: backtests a CapacityPolicy on a traffic trace against Azure's
- * native autoscale (on Premium_P1 and Premium_P2), a static allocation at peak and the oracle, on
- * a virtual clock with the emulator's traffic model; with `--sweep`, also variants of the policy's
- * settings on the cost-versus-refusals frontier (see src/simulate and docs/simulate.md).
+ * `signalr-autoscaler simulate`: backtests a CapacityPolicy on a traffic trace — or on an
+ * instance's last days of connections read from Azure Monitor (`--resource-id`, through the
+ * operator's history reader) — against Azure's native autoscale (on Premium_P1 and Premium_P2), a
+ * static allocation at peak and the oracle, on a virtual clock with the emulator's traffic model;
+ * with `--sweep`, also variants of the policy's settings on the cost-versus-refusals frontier (see
+ * src/simulate and docs/simulate.md).
  */
 import { mkdir, open, writeFile } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { SingleBar } from "cli-progress";
 import { Option } from "commander";
+import { HISTORY_GRAIN_SECONDS, HISTORY_GRAINS, type HistoryGrain } from "../../api/constants.js";
 import { type CapacityPolicy, PolicyError, parsePolicyYaml } from "../../api/index.js";
+import {
+  createAzureAdapters,
+  HistoryReader,
+  isAzureApiError,
+  parseResourceId,
+  ResourceIdError,
+  type ResourceRef,
+} from "../../azure/index.js";
 import {
   BENCHMARK_MESSAGE_BYTES,
   SCALABLE_SKUS,
@@ -35,6 +46,7 @@ import {
   validateMix,
   type WorkloadMix,
 } from "../../traffic/index.js";
+import { type AzureFlags, azureConnection, azureOptions } from "../azure-flags.js";
 import { type CliCommand, type CommonOptions, defineCommand } from "../command.js";
 import { UsageError } from "../errors.js";
 import { durationFlag, numberFlag, readFlagFile, timeFlag } from "../flags.js";
@@ -42,10 +54,12 @@ import type { CliIo } from "../io.js";
 import { formatJson, formatNumber, formatTable } from "../output.js";
 import { renderSweep, sweepJson } from "./simulate-sweep.js";
 
-interface SimulateFlags extends CommonOptions {
+interface SimulateFlags extends CommonOptions, AzureFlags {
   policy?: string;
-  trace: string;
-  peakConnections: string;
+  trace?: string;
+  peakConnections?: string;
+  resourceId?: string;
+  grain?: string;
   mix?: string;
   messageSize?: string;
   scaleDuration: string;
@@ -75,6 +89,26 @@ const MAX_TRIALS = 1000;
 
 /** Most minutes one run simulates (three years). */
 const MAX_MINUTES = 3 * 366 * 1440;
+const DEFAULT_TRACE = "traces/twitter_volume_aapl.csv";
+const DEFAULT_PEAK = "120000";
+/** Days of Azure Monitor history a backtest reads by default, and at most (platform metrics are kept 93 days). */
+const DEFAULT_BACKTEST_DAYS = "7";
+const MAX_BACKTEST_DAYS = 93;
+
+/** The demand a comparison runs on, and how to name it. */
+interface DemandSource {
+  startMs: number;
+  minutes: number;
+  demand: Float64Array;
+  /** Peak connections of the demand. */
+  peak: number;
+  /** What it was replayed from, for the header line and the chart title. */
+  name: string;
+  /** The header's `demand:` line, before the mix. */
+  describe: string;
+  /** The JSON output's description of the source (`trace` or `instance`). */
+  json: Record<string, unknown>;
+}
 
 function mixOf(policy: CapacityPolicy, flags: SimulateFlags): WorkloadMix {
   const spec = policy.spec;
@@ -140,6 +174,134 @@ function sliceOf(trace: Trace, flags: SimulateFlags): { startMs: number; minutes
   if (minutes > MAX_MINUTES)
     throw new UsageError(`at most ${MAX_MINUTES / 1440} days can be simulated at once`);
   return { startMs, minutes };
+}
+
+/** Demand from `--trace`, scaled to `--peak-connections`. */
+async function traceSource(flags: SimulateFlags, io: CliIo): Promise<DemandSource> {
+  const file = flags.trace ?? DEFAULT_TRACE;
+  const traceText = await readFlagFile("trace", resolve(io.cwd, file), file);
+  let trace: Trace;
+  try {
+    trace = parseTrace(traceText, file);
+  } catch (err) {
+    if (err instanceof TraceFormatError) throw new UsageError(`--trace ${err.message}`);
+    throw err;
+  }
+  const peak = numberFlag("peak-connections", flags.peakConnections ?? DEFAULT_PEAK, { min: 0 }) as number;
+  const { startMs, minutes } = sliceOf(trace, flags);
+  const first = (trace.points[0] as { t: number }).t;
+  const demand = demandSeries(traceDemand(trace, new Date(first), peak), startMs, minutes);
+  return {
+    startMs,
+    minutes,
+    demand,
+    peak,
+    name: file,
+    describe: `trace scaled to a peak of ${formatNumber(peak)} connections`,
+    json: { trace: { file, start: iso(startMs), end: iso(startMs + minutes * MINUTE_MS), minutes } },
+  };
+}
+
+/**
+ * Demand from `--resource-id`: the instance's connections over the last `--days` days up to
+ * `--end` (default now), read from Azure Monitor by the operator's history reader at `--grain`
+ * (each bucket's peak connections, linear between buckets), as measured — no scaling.
+ * @throws UsageError for flags that do not go with it or a malformed ID; Error when Azure cannot
+ *   be read or has too little data.
+ */
+async function instanceSource(
+  flags: SimulateFlags,
+  io: CliIo,
+  policy: CapacityPolicy,
+): Promise<DemandSource> {
+  if (flags.trace !== undefined) throw new UsageError("give --trace or --resource-id, not both");
+  if (flags.peakConnections !== undefined)
+    throw new UsageError("--peak-connections scales a trace; --resource-id replays the measured connections");
+  if (flags.start !== undefined)
+    throw new UsageError(
+      "--resource-id replays the last --days days up to --end (default now); --start is for traces",
+    );
+  let ref: ResourceRef;
+  try {
+    ref = parseResourceId(flags.resourceId as string);
+  } catch (err) {
+    if (err instanceof ResourceIdError) throw new UsageError(`--resource-id: ${err.message}`);
+    throw err;
+  }
+  if (ref.service !== policy.spec.target.service)
+    throw new UsageError(
+      `--resource-id is a ${ref.service} instance but the policy targets ${policy.spec.target.service}`,
+    );
+  const days = numberFlag("days", flags.days ?? DEFAULT_BACKTEST_DAYS, {
+    exclusiveMin: 0,
+    max: MAX_BACKTEST_DAYS,
+  }) as number;
+  const grain = (flags.grain ?? "5m") as HistoryGrain;
+  if (!HISTORY_GRAINS.includes(grain))
+    throw new UsageError(`--grain must be ${HISTORY_GRAINS.join(" or ")}, got "${flags.grain}"`);
+  const endMs = flags.end !== undefined ? timeFlag("end", flags.end) : Date.now();
+  const { connection } = await azureConnection(flags, io.env, io.cwd);
+  const azure = createAzureAdapters(connection);
+  let region: string;
+  try {
+    region = (await azure.instances.get(ref.id, { signal: io.signal })).location;
+  } catch (err) {
+    if (isAzureApiError(err)) throw new Error(`cannot read instance ${ref.id}: ${err.message}`);
+    throw err;
+  }
+  const reader = new HistoryReader(azure.metrics);
+  reader.want([{ resourceId: ref.id, region, days, grain }], endMs);
+  await reader.refresh(endMs, { signal: io.signal });
+  const history = reader.get(ref.id, grain);
+  if (history?.error !== undefined) throw new Error(`cannot read the history of ${ref.id}: ${history.error}`);
+  const points = (history?.points ?? []).flatMap((p) =>
+    p.connections === null ? [] : [{ t: p.timeMs, value: p.connections, bytes: p.bytesPerSecond }],
+  );
+  if (points.length < 2)
+    throw new Error(
+      `Azure Monitor has ${points.length} ${grain} bucket(s) of connections for ${ref.id} in the ${days} days before ${iso(endMs)}; a backtest needs 2 or more`,
+    );
+  const grainMs = HISTORY_GRAIN_SECONDS[grain] * 1000;
+  const first = (points[0] as { t: number }).t;
+  const last = (points.at(-1) as { t: number }).t;
+  const peak = Math.max(...points.map((p) => p.value));
+  // The last bucket holds its value to its end (a trace would loop back to its first value).
+  const held = [
+    ...points,
+    { t: last + grainMs - MINUTE_MS, value: (points.at(-1) as { value: number }).value },
+  ];
+  const trace: Trace = {
+    source: ref.id,
+    points: held,
+    max: peak,
+    stepMs: grainMs,
+    durationMs: last - first + grainMs,
+  };
+  const minutes = (last + grainMs - first) / MINUTE_MS;
+  const demand = demandSeries(traceDemand(trace, new Date(first), peak), first, minutes);
+  const peakBytes = Math.max(0, ...points.map((p) => p.bytes ?? 0));
+  return {
+    startMs: first,
+    minutes,
+    demand,
+    peak,
+    name: ref.name,
+    describe: `${ref.name}'s connections from Azure Monitor (${grain} peaks, ${formatNumber(points.length)} buckets), peak ${formatNumber(peak)}; traffic up to ${formatNumber(Math.round(peakBytes))} bytes/s in + out`,
+    json: {
+      instance: {
+        resourceId: ref.id,
+        region,
+        grain,
+        days,
+        start: iso(first),
+        end: iso(first + minutes * MINUTE_MS),
+        minutes,
+        buckets: points.length,
+        peakConnections: peak,
+        peakBytesPerSecond: peakBytes,
+      },
+    },
+  };
 }
 
 function iso(ms: number): string {
@@ -234,15 +396,6 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
       throw new UsageError(`--policy ${flags.policy}: ${err.errors.join("; ")}`);
     throw err;
   }
-  const traceText = await readFlagFile("trace", resolve(io.cwd, flags.trace), flags.trace);
-  let trace: Trace;
-  try {
-    trace = parseTrace(traceText, flags.trace);
-  } catch (err) {
-    if (err instanceof TraceFormatError) throw new UsageError(`--trace ${err.message}`);
-    throw err;
-  }
-  const peak = numberFlag("peak-connections", flags.peakConnections, { min: 0 }) as number;
   const mix = mixOf(policy, flags);
   const scaleDurationMs = durationFlag("scale-duration", flags.scaleDuration);
   const metricDelayMs = durationFlag("ingestion-delay", flags.ingestionDelay);
@@ -265,9 +418,9 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
   if (maxTrials !== undefined && !flags.sweep)
     throw new UsageError("--max-trials goes with --sweep (e.g. --sweep --max-trials 50)");
 
-  const { startMs, minutes } = sliceOf(trace, flags);
-  const first = (trace.points[0] as { t: number }).t;
-  const demand = demandSeries(traceDemand(trace, new Date(first), peak), startMs, minutes);
+  const source =
+    flags.resourceId !== undefined ? await instanceSource(flags, io, policy) : await traceSource(flags, io);
+  const { startMs, minutes, demand, peak } = source;
   const showProgress =
     flags.progress ?? (process.stderr.isTTY === true && (minutes > 7 * 1440 || flags.sweep === true));
   const bar = progressBar(showProgress);
@@ -316,7 +469,7 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
     } finally {
       await fh.close();
     }
-    const title = `${policy.metadata.name} on ${basename(flags.trace)} — peak ${formatNumber(peak)} connections`;
+    const title = `${policy.metadata.name} on ${basename(source.name)} — peak ${formatNumber(peak)} connections`;
     files.chart = join(dir, "chart.svg");
     await writeFile(
       files.chart,
@@ -341,7 +494,7 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
     io.stdout(
       formatJson({
         policy: { name: policy.metadata.name, namespace: policy.metadata.namespace, file: flags.policy },
-        trace: { file: flags.trace, start: iso(startMs), end: iso(endMs), minutes },
+        ...source.json,
         demand: { peakConnections: peak, mix },
         model: {
           scaleDurationSeconds: scaleDurationMs / 1000,
@@ -366,8 +519,8 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
     return;
   }
   const header = [
-    `simulate: policy ${policy.metadata.name} on ${flags.trace}, ${iso(startMs)} → ${iso(endMs)} (${formatNumber(minutes / 1440)} days, ${formatNumber(minutes)} minutes)`,
-    `demand: trace scaled to a peak of ${formatNumber(peak)} connections; ${mix.service} ${mixText}, ${formatNumber(mix.messageSizeBytes)} B messages`,
+    `simulate: policy ${policy.metadata.name} on ${source.name}, ${iso(startMs)} → ${iso(endMs)} (${formatNumber(minutes / 1440)} days, ${formatNumber(minutes)} minutes)`,
+    `demand: ${source.describe}; ${mix.service} ${mixText}, ${formatNumber(mix.messageSizeBytes)} B messages`,
     `model: scale takes ${scaleDurationMs / 1000}s, metrics delayed ${metricDelayMs / 1000}s, load target ${comparison.loadTargetPercent} %, noise ±${formatNumber(noiseAmplitude * 100)} %, seed "${flags.seed}"`,
     startLine(comparison),
     ...comparison.start.notes.map((n) => `note: ${n}`),
@@ -393,78 +546,96 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
 export const simulateCommand: CliCommand = defineCommand<SimulateFlags>({
   name: "simulate",
   description:
-    "Backtest a CapacityPolicy on a traffic trace: the policy, Azure's native autoscale on Premium_P1 and Premium_P2, a static allocation at peak and the oracle, side by side — minutes above the load target and above 90 % load, refused connections, throttled traffic, unit-hours, cost, scale operations and their reversals, Premium_P2 time; with --sweep, the cost-versus-refusals frontier of the policy's variants.",
-  flags: (cmd) =>
-    cmd
-      .option("--policy <file>", "CapacityPolicy YAML to test (required), e.g. examples/signalr-chat.yaml")
-      .option(
-        "--trace <file>",
-        "traffic trace, CSV timestamp,value (any step)",
-        "traces/twitter_volume_aapl.csv",
-      )
-      .option("--peak-connections <n>", "connections the trace's largest value stands for", "120000")
-      .option(
-        "--mix <mix>",
-        "workload mix scenario=share[,…] (default: the policy's traffic workload, else echo)",
-      )
-      .option("--message-size <bytes>", "average message size (default: the policy's, else 2048)")
-      .option("--scale-duration <duration>", "time a scale operation takes", "5m")
-      .option("--ingestion-delay <duration>", "time before a minute's metrics are fully ingested", "3m")
-      .option("--start <time>", "start of the slice to simulate (default: the trace's start), UTC")
-      .option("--end <time>", "end of the slice (default: the trace's end)")
-      .option("--days <n>", "length of the slice in days (the trace loops when shorter)")
-      .option("--seed <text>", "noise seed: the same seed gives the same run", "simulate")
-      .option("--noise <fraction>", "relative noise on server load", "0.05")
-      .option(
-        "--price <sku=usd>",
-        "price per unit per day, repeatable (defaults: Standard_S1=1.61, Premium_P1=2, Premium_P2=2)",
-        (value: string, previous: string[]) => [...previous, value],
-        [] as string[],
-      )
-      .option(
-        "--load-target <percent>",
-        "load counted as too hot (default: the policy's serverLoad target, else 70)",
-      )
-      .addOption(
-        new Option(
-          "--initial-sku <sku>",
-          "SKU of the instance at the start, with --initial-units (default: the oracle's first size)",
-        ).choices(SCALABLE_SKUS),
-      )
-      .option(
-        "--initial-units <n>",
-        "units of the instance at the start, on the SKU's ladder: the policy (and native autoscale on that SKU) starts there",
-      )
-      .addOption(
-        new Option(
-          "--native-sku <sku>",
-          "model native autoscale on this SKU only (default: both, as native-p1 and native-p2)",
-        ).choices(["Premium_P1", "Premium_P2"]),
-      )
-      .option("--native-out <percent>", "native autoscale: scale out above this average", "70")
-      .option("--native-in <percent>", "native autoscale: scale in below this average (both metrics)", "30")
-      .option("--native-window <duration>", "native autoscale: rules' time window", "10m")
-      .option("--native-cooldown <duration>", "native autoscale: cooldown after any scale action", "5m")
-      .option(
-        "--sweep",
-        "also run variants of the policy's settings (every signal's targetPercent 50–90, units.min, anticipation on/off) and show the cost-versus-refusals Pareto frontier",
-      )
-      .option(
-        "--max-trials <n>",
-        `with --sweep: most variants to run, spread evenly over the grid (default ${DEFAULT_MAX_TRIALS})`,
-      )
-      .option("--out <dir>", "write timeline.csv and chart.svg there (and frontier.svg with --sweep)")
-      .option(
-        "--progress",
-        "show a progress bar on stderr (default: on a terminal for runs over a week, and for sweeps)",
-      )
-      .option("--no-progress", "never show a progress bar"),
+    "Backtest a CapacityPolicy on a traffic trace or on an instance's last days in Azure Monitor: the policy, Azure's native autoscale on Premium_P1 and Premium_P2, a static allocation at peak and the oracle, side by side — minutes above the load target and above 90 % load, refused connections, throttled traffic, unit-hours, cost, scale operations and their reversals, Premium_P2 time; with --sweep, the cost-versus-refusals frontier of the policy's variants.",
+  flags: (cmd, { env }) =>
+    azureOptions(
+      cmd
+        .option("--policy <file>", "CapacityPolicy YAML to test (required), e.g. examples/signalr-chat.yaml")
+        .option(
+          "--trace <file>",
+          `traffic trace, CSV timestamp,value (any step) (default: "${DEFAULT_TRACE}")`,
+        )
+        .option(
+          "--peak-connections <n>",
+          `connections the trace's largest value stands for (default: "${DEFAULT_PEAK}")`,
+        )
+        .option(
+          "--resource-id <id>",
+          "backtest on this SignalR / Web PubSub instance's last --days days of connections, read from Azure Monitor instead of a trace",
+        )
+        .addOption(
+          new Option("--grain <grain>", "with --resource-id: Azure Monitor time grain of the history read")
+            .choices([...HISTORY_GRAINS])
+            .default("5m"),
+        )
+        .option(
+          "--mix <mix>",
+          "workload mix scenario=share[,…] (default: the policy's traffic workload, else echo)",
+        )
+        .option("--message-size <bytes>", "average message size (default: the policy's, else 2048)")
+        .option("--scale-duration <duration>", "time a scale operation takes", "5m")
+        .option("--ingestion-delay <duration>", "time before a minute's metrics are fully ingested", "3m")
+        .option("--start <time>", "start of the slice to simulate (default: the trace's start), UTC")
+        .option("--end <time>", "end of the slice (default: the trace's end; with --resource-id, now)")
+        .option(
+          "--days <n>",
+          `length of the slice in days (the trace loops when shorter; with --resource-id, days back, default ${DEFAULT_BACKTEST_DAYS}, at most ${MAX_BACKTEST_DAYS})`,
+        )
+        .option("--seed <text>", "noise seed: the same seed gives the same run", "simulate")
+        .option("--noise <fraction>", "relative noise on server load", "0.05")
+        .option(
+          "--price <sku=usd>",
+          "price per unit per day, repeatable (defaults: Standard_S1=1.61, Premium_P1=2, Premium_P2=2)",
+          (value: string, previous: string[]) => [...previous, value],
+          [] as string[],
+        )
+        .option(
+          "--load-target <percent>",
+          "load counted as too hot (default: the policy's serverLoad target, else 70)",
+        )
+        .addOption(
+          new Option(
+            "--initial-sku <sku>",
+            "SKU of the instance at the start, with --initial-units (default: the oracle's first size)",
+          ).choices(SCALABLE_SKUS),
+        )
+        .option(
+          "--initial-units <n>",
+          "units of the instance at the start, on the SKU's ladder: the policy (and native autoscale on that SKU) starts there",
+        )
+        .addOption(
+          new Option(
+            "--native-sku <sku>",
+            "model native autoscale on this SKU only (default: both, as native-p1 and native-p2)",
+          ).choices(["Premium_P1", "Premium_P2"]),
+        )
+        .option("--native-out <percent>", "native autoscale: scale out above this average", "70")
+        .option("--native-in <percent>", "native autoscale: scale in below this average (both metrics)", "30")
+        .option("--native-window <duration>", "native autoscale: rules' time window", "10m")
+        .option("--native-cooldown <duration>", "native autoscale: cooldown after any scale action", "5m")
+        .option(
+          "--sweep",
+          "also run variants of the policy's settings (every signal's targetPercent 50–90, units.min, anticipation on/off, headroom) and show the cost-versus-refusals Pareto frontier",
+        )
+        .option(
+          "--max-trials <n>",
+          `with --sweep: most variants to run, spread evenly over the grid (default ${DEFAULT_MAX_TRIALS})`,
+        )
+        .option("--out <dir>", "write timeline.csv and chart.svg there (and frontier.svg with --sweep)")
+        .option(
+          "--progress",
+          "show a progress bar on stderr (default: on a terminal for runs over a week, and for sweeps)",
+        )
+        .option("--no-progress", "never show a progress bar"),
+      env,
+    ),
   examples: [
     "signalr-autoscaler simulate --policy examples/signalr-chat.yaml",
     "signalr-autoscaler simulate --policy examples/signalr-chat.yaml --trace traces/nyc_taxi.csv --days 14 --out out/",
     "signalr-autoscaler simulate --policy examples/signalr-chat.yaml --price Premium_P1=1.9 --output json",
     "signalr-autoscaler simulate --policy my-policy.yaml --trace my-traffic.csv --initial-sku Premium_P1 --initial-units 20",
     "signalr-autoscaler simulate --policy examples/signalr-chat.yaml --sweep --out out/",
+    "signalr-autoscaler simulate --policy examples/signalr-chat.yaml --resource-id /subscriptions/…/SignalR/chat-signalr --days 14",
   ],
   action: runSimulate,
 });

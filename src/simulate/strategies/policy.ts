@@ -15,6 +15,11 @@
  *   (the point is to see what it would do); `overrides` says so.
  * - App servers: a desired replica count (or HPA floor) is taken as applied at once; it does not
  *   change the instance's capacity.
+ * - Demand history (a policy with `spec.anticipation.seasonal`, mode not Off): built from the
+ *   replayed minutes (`../demand-history.ts`: peak connections and traffic per grain bucket over
+ *   the last `historyDays`, only buckets complete by the poll, rebuilt hourly) and passed to the
+ *   planner as the operator passes what it read from Azure Monitor. A run has no days before its
+ *   start, so the forecast sees the days replayed so far.
  * - Polls: every `pollIntervalSeconds`, rounded to whole minutes (at least one a minute; metrics
  *   have a one-minute grain). The operator looks every 15 s while an update runs, so it observes a
  *   completion up to a minute earlier than the simulation does.
@@ -24,6 +29,7 @@ import { PAUSE_ANNOTATION } from "../../api/constants.js";
 import type { CapacityPolicyStatus } from "../../api/index.js";
 import type { Decision, DecisionPolicy } from "../../autoscale/decide.js";
 import { policyTimes } from "../../autoscale/decide.js";
+import type { DemandHistory } from "../../autoscale/demand-history.js";
 import { type DecisionHistory, historyFromStatus } from "../../autoscale/history.js";
 import { effectiveIngestionDelay } from "../../autoscale/ingestion.js";
 import {
@@ -35,6 +41,7 @@ import {
   planPass,
 } from "../../autoscale/pass.js";
 import type { SkuUnits } from "../../capacity/index.js";
+import { ReplayedDemandHistory } from "../demand-history.js";
 import { MINUTE_MS, type PollContext, type Strategy } from "../engine.js";
 
 /** The policy's decisions as a simulated strategy. */
@@ -53,6 +60,7 @@ export class PolicyStrategy implements Strategy {
   readonly #windowMs: number;
   readonly #delaySeconds: number;
   readonly #keepLog: boolean;
+  readonly #demandHistory: ReplayedDemandHistory | undefined;
   #status: Partial<CapacityPolicyStatus> = {};
   /** A plan whose update the engine has not confirmed yet. */
   #pending: PassPlan | undefined;
@@ -79,7 +87,15 @@ export class PolicyStrategy implements Strategy {
     const name = policy.metadata?.name;
     this.description = `policy${name ? ` ${name}` : ""}: ${spec.skus.join("/")} ${spec.units.min}–${spec.units.max} units`;
     this.#keepLog = options.keepLog ?? false;
+    const anticipation = spec.anticipation;
+    if (anticipation?.seasonal && anticipation.mode !== "Off") {
+      const { grain, historyDays } = anticipation.seasonal;
+      this.#demandHistory = new ReplayedDemandHistory(grain, historyDays);
+    }
   }
+
+  /** The demand history the last pass got (a policy with a seasonal forecast), for tests. */
+  lastDemandHistory: DemandHistory | undefined;
 
   /** The history the next pass reads (from the status the last pass wrote). */
   get history(): DecisionHistory {
@@ -108,6 +124,7 @@ export class PolicyStrategy implements Strategy {
         terminal: !ctx.scaling,
       },
       samples: ctx.metrics.samples(cutoff - this.#windowMs, ctx.nowMs),
+      ...(this.#demandHistory ? { demandHistory: this.#demandHistoryAt(this.#demandHistory, ctx) } : {}),
       ...(replicas !== undefined ? { appServer: hpa ? { hpaMinReplicas: replicas } : { replicas } } : {}),
       now: ctx.nowMs,
     });
@@ -119,6 +136,12 @@ export class PolicyStrategy implements Strategy {
     if (this.#keepLog && plan.decision) this.log.push(plan.decision);
     this.#pending = plan;
     return { sku: plan.update.to.sku, units: plan.update.to.units };
+  }
+
+  #demandHistoryAt(history: ReplayedDemandHistory, ctx: PollContext): DemandHistory {
+    const h = history.at(ctx.nowMs, ctx.metrics);
+    this.lastDemandHistory = h;
+    return h;
   }
 
   scaleStarted(nowMs: number): void {

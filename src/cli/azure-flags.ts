@@ -1,0 +1,104 @@
+/**
+ * The Azure connection flags `run` and `simulate --resource-id` share: endpoints, the CA to trust
+ * and the credential, each with an environment variable as its default (the Deployment in
+ * `deploy/` sets them).
+ */
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import type { TokenCredential } from "@azure/identity";
+import { type Command, Option } from "commander";
+import { type AzureConnection, createAzureCredential } from "../azure/index.js";
+import { UsageError } from "./errors.js";
+
+/** The flags' values. */
+export interface AzureFlags {
+  armEndpoint?: string;
+  metricsEndpoint?: string;
+  caFile?: string;
+  azureCredential: "auto" | "static";
+}
+
+/** Adds `--arm-endpoint`, `--metrics-endpoint`, `--ca-file` and `--azure-credential` to `cmd`. */
+export function azureOptions(cmd: Command, env: Readonly<Record<string, string | undefined>>): Command {
+  return cmd
+    .option(
+      "--arm-endpoint <url>",
+      "Azure Resource Manager endpoint (default public cloud)",
+      env["AZURE_ARM_ENDPOINT"],
+    )
+    .option(
+      "--metrics-endpoint <url>",
+      "metrics data-plane endpoint; {region} is replaced (default https://{region}.metrics.monitor.azure.com)",
+      env["AZURE_METRICS_ENDPOINT"],
+    )
+    .option(
+      "--ca-file <file>",
+      "extra CA certificate (PEM) to trust for Azure endpoints (the emulator's)",
+      env["AZURE_CA_FILE"],
+    )
+    .addOption(
+      new Option(
+        "--azure-credential <kind>",
+        "auto: workload identity or the default chain; static: emulator only",
+      )
+        .choices(["auto", "static"])
+        .default(env["AZURE_CREDENTIAL"] ?? "auto"),
+    );
+}
+
+/** A credential that hands out a fixed token: only for an emulator (the real ARM refuses it). */
+function staticCredential(token = "signalr-autoscaler-emulator"): TokenCredential {
+  return { getToken: async () => ({ token, expiresOnTimestamp: Date.now() + 3_600_000 }) };
+}
+
+/** Turns `https://{region}.example` into a function of the region. */
+function metricsEndpointTemplate(template: string): (region: string) => string {
+  if (!/^https:\/\//.test(template))
+    throw new UsageError(`--metrics-endpoint must be an https URL, got "${template}"`);
+  return (region) => template.replaceAll("{region}", region);
+}
+
+/** Reads a file named by a flag. @throws UsageError naming the flag when it cannot be read. */
+export async function readFlagText(path: string, flag: string, cwd: string): Promise<string> {
+  try {
+    return await readFile(resolve(cwd, path), "utf8");
+  } catch (err) {
+    throw new UsageError(
+      `cannot read ${flag} ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+    );
+  }
+}
+
+/**
+ * The connection the flags describe, and a description of its credential for the log.
+ * @throws UsageError for a static credential without `--arm-endpoint`, a metrics endpoint that is
+ *   not https, or a CA file that cannot be read.
+ */
+export async function azureConnection(
+  flags: AzureFlags,
+  env: Readonly<Record<string, string | undefined>>,
+  cwd: string,
+): Promise<{ connection: AzureConnection; credential: string }> {
+  let credential: TokenCredential;
+  let description: string;
+  if (flags.azureCredential === "static") {
+    if (!flags.armEndpoint)
+      throw new UsageError("--azure-credential static is only for an emulator: give --arm-endpoint");
+    credential = staticCredential();
+    description = "static token (emulator)";
+  } else {
+    const created = createAzureCredential(env);
+    credential = created.credential;
+    description = created.description;
+  }
+  const ca = flags.caFile ? await readFlagText(flags.caFile, "--ca-file", cwd) : undefined;
+  return {
+    connection: {
+      credential,
+      ...(flags.armEndpoint ? { armEndpoint: flags.armEndpoint } : {}),
+      ...(flags.metricsEndpoint ? { metricsEndpoint: metricsEndpointTemplate(flags.metricsEndpoint) } : {}),
+      ...(ca !== undefined ? { ca } : {}),
+    },
+    credential: description,
+  };
+}

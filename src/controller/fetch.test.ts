@@ -1,0 +1,173 @@
+/**
+ * The poll cycle's demand history: only seasonal policies register one, each gets the history
+ * last read, and the refresh runs in the background — the cycle (and its one-minute metrics) never
+ * waits for it, and its failure never fails the cycle.
+ */
+import { describe, expect, it } from "vitest";
+import type { CapacityPolicy } from "../api/index.js";
+import type {
+  AzureAdapters,
+  BatchAnswer,
+  BatchQuerier,
+  InstanceState,
+  MetricsBatch,
+} from "../azure/index.js";
+import { HistoryReader, parseResourceId, TransientError } from "../azure/index.js";
+import { CycleFetcher, type CycleTarget, seasonalHistory } from "./fetch.js";
+
+const T0 = Date.parse("2025-03-03T09:00:00Z");
+const id = (name: string) =>
+  `/subscriptions/s1/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/${name}`;
+
+function target(name: string, seasonal?: CycleTarget["seasonal"]): CycleTarget {
+  const resourceId = id(name);
+  return {
+    key: `ns/${name}`,
+    resourceId,
+    ref: parseResourceId(resourceId),
+    service: "SignalR",
+    lookbackMs: 600_000,
+    ...(seasonal ? { seasonal } : {}),
+  };
+}
+
+/** getBatch for history that answers only when `release` is called (or fails with `fail`). */
+class GatedMonitor implements BatchQuerier {
+  readonly batches: MetricsBatch[] = [];
+  fail = false;
+  #waiting: (() => void)[] = [];
+
+  release(): void {
+    for (const go of this.#waiting.splice(0)) go();
+  }
+
+  async queryBatch(batch: MetricsBatch): Promise<BatchAnswer> {
+    this.batches.push(batch);
+    await new Promise<void>((go) => this.#waiting.push(go));
+    if (this.fail) return { error: new TransientError("monitor down", { operation: "test" }), sent: true };
+    return { results: [], sent: true };
+  }
+}
+
+function adapters(history: HistoryReader, metricsCalls: { n: number }): AzureAdapters {
+  const instance = (resourceId: string): InstanceState => ({
+    resourceId,
+    service: "SignalR",
+    name: resourceId.split("/").at(-1) ?? "",
+    location: "westeurope",
+    sku: "Premium_P1",
+    tier: "Premium",
+    units: 10,
+    provisioningState: "Succeeded",
+    terminal: true,
+  });
+  return {
+    instances: {
+      listBySubscription: async () => [instance(id("chat")), instance(id("plain"))],
+    },
+    metrics: {
+      read: async () => {
+        metricsCalls.n++;
+        return {
+          samples: new Map([
+            [id("chat"), []],
+            [id("plain"), []],
+          ]),
+          failures: [],
+          calls: 1,
+        };
+      },
+    },
+    autoscaleSettings: { findFor: async () => new Map() },
+    history,
+  } as unknown as AzureAdapters;
+}
+
+describe("CycleFetcher: demand history", () => {
+  it("registers only seasonal policies, answers without waiting for the history, then hands it out", async () => {
+    const monitor = new GatedMonitor();
+    const history = new HistoryReader(monitor);
+    const metricsCalls = { n: 0 };
+    const outcomes: unknown[] = [];
+    let now = T0;
+    const fetcher = new CycleFetcher(adapters(history, metricsCalls), {
+      now: () => now,
+      onHistoryRefresh: (o) => outcomes.push(o),
+    });
+    const targets = [target("chat", { days: 7, grain: "1h" }), target("plain")];
+
+    // The history read hangs: the cycle still ends, with metrics and without a history.
+    const first = await fetcher.read(targets);
+    expect(metricsCalls.n).toBe(1);
+    expect(first.get("ns/chat")?.samples).toEqual([]);
+    expect(first.get("ns/chat")?.demandHistory).toBeUndefined();
+    expect(history.size).toBe(1);
+    expect(monitor.batches.map((b) => b.resourceIds)).toEqual([[id("chat")]]);
+
+    // A second cycle while the refresh runs starts no other.
+    now += 30_000;
+    await fetcher.read(targets);
+    expect(monitor.batches).toHaveLength(1);
+    expect(metricsCalls.n).toBe(2);
+
+    monitor.release();
+    await fetcher.historySettled();
+    expect(outcomes).toEqual([{ report: expect.objectContaining({ calls: 1, failedCalls: 0 }) }]);
+    now += 30_000;
+    const third = await fetcher.read(targets);
+    expect(third.get("ns/chat")?.demandHistory).toMatchObject({ grainSeconds: 3_600, points: [] });
+    expect(third.get("ns/plain")?.demandHistory).toBeUndefined();
+  });
+
+  it("keeps a failed history read out of the cycle: the policy gets the error, its metrics are read", async () => {
+    const monitor = new GatedMonitor();
+    monitor.fail = true;
+    const history = new HistoryReader(monitor);
+    const metricsCalls = { n: 0 };
+    let now = T0;
+    const fetcher = new CycleFetcher(adapters(history, metricsCalls), { now: () => now });
+    const targets = [target("chat", { days: 7, grain: "5m" })];
+    await fetcher.read(targets);
+    monitor.release();
+    await fetcher.historySettled();
+    now += 30_000;
+    const reading = (await fetcher.read(targets)).get("ns/chat");
+    expect(reading?.metricsError).toBeUndefined();
+    expect(reading?.samples).toEqual([]);
+    expect(reading?.demandHistory).toMatchObject({ error: "monitor down", points: [] });
+  });
+
+  it("forgets the history of a deleted policy's instance", async () => {
+    const monitor = new GatedMonitor();
+    const history = new HistoryReader(monitor);
+    const fetcher = new CycleFetcher(adapters(history, { n: 0 }), { now: () => T0 });
+    await fetcher.read([target("chat", { days: 7, grain: "1h" })]);
+    monitor.release();
+    await fetcher.historySettled();
+    fetcher.forget(id("chat"));
+    expect(history.size).toBe(0);
+  });
+});
+
+describe("seasonalHistory", () => {
+  const policy = (anticipation: unknown) => ({ spec: { anticipation } }) as unknown as CapacityPolicy;
+
+  it("is the seasonal forecast's days and grain, with the defaults of the API", () => {
+    expect(seasonalHistory(policy({ mode: "Enabled", seasonal: { historyDays: 21, grain: "1h" } }))).toEqual({
+      days: 21,
+      grain: "1h",
+    });
+    expect(seasonalHistory(policy({ seasonal: {} }))).toEqual({ days: 14, grain: "5m" });
+    expect(seasonalHistory(policy({ mode: "ForecastOnly", seasonal: { historyDays: 90 } }))).toEqual({
+      days: 28,
+      grain: "5m",
+    });
+  });
+
+  it("is nothing without a seasonal forecast, with anticipation Off, or at a grain it cannot read", () => {
+    expect(seasonalHistory(policy(undefined))).toBeUndefined();
+    expect(seasonalHistory(policy({ mode: "Enabled" }))).toBeUndefined();
+    expect(seasonalHistory(policy({ mode: "Off", seasonal: { historyDays: 14 } }))).toBeUndefined();
+    expect(seasonalHistory(policy({ seasonal: { grain: "1d" } }))).toBeUndefined();
+  });
+});
