@@ -24,7 +24,11 @@ function series(signal: DemandSeries["signal"], units: number[], saturated = fal
   return {
     signal,
     saturated,
-    points: units.map((u, i) => ({ start: NEWEST - (units.length - 1 - i) * MIN, units: u })),
+    points: units.map((u, i) => ({
+      start: NEWEST - (units.length - 1 - i) * MIN,
+      units: u,
+      saturated: saturated && u >= Math.max(...units),
+    })),
   };
 }
 
@@ -131,6 +135,19 @@ describe("anticipate", () => {
     const ask = a?.asks.find((x) => x.rule === "CensoredDemand");
     expect(ask?.units).toBeCloseTo(38, 10);
     expect(a?.status.growth).toEqual(growth);
+  });
+
+  it("censored demand: the climb into the ceiling is a lower bound of the growth", () => {
+    // 12 → 20 (full) in a minute: at least 8 units/min, from the first full bucket's middle
+    // (NEWEST − 1.5 min) to NOW + 4.5 min = 10 min → 20 + 80 = 100 units.
+    const a = anticipate(base({ demand: [series("connections", [10, 12, 20, 20, 20], true)] }));
+    const ask = a?.asks.find((x) => x.rule === "CensoredDemand");
+    expect(ask?.units).toBeCloseTo(100, 10);
+    expect(a?.status.growth).toEqual({
+      time: new Date(NEWEST - 2 * MIN + 30_000).toISOString(),
+      units: 20,
+      perMinute: 8,
+    });
   });
 
   it("censored demand without a measured growth (or an old one) asks for nothing of its own", () => {

@@ -17,8 +17,9 @@
  *   bucket is at its ceiling is left to the next rule.
  * - **CensoredDemand**: while the connection quota is full the count stops telling demand. The
  *   growth measured on the last unsaturated buckets (kept in `status.anticipation.growth`, for up
- *   to 30 minutes) is extended to the target time: one step to the estimate instead of doubling per
- *   round trip.
+ *   to 30 minutes) — or, when larger, the climb into the ceiling (ceiling − the last unsaturated
+ *   bucket, per minute: a lower bound of the growth) — is extended to the target time: one step
+ *   to the estimate instead of doubling per round trip.
  * - **Headroom**: the highest need per 5-minute slot is remembered over `headroom.horizon`; the
  *   floor is `max(peak · peakPercent% · (1 − age ÷ horizon))` — after a burst most of it is kept,
  *   decaying to nothing; a steady instance's peaks equal its need, so it keeps nothing extra.
@@ -218,11 +219,7 @@ export function anticipate(input: AnticipationInput): Anticipation | undefined {
           : undefined;
     }
     if (!rising || !trend || d.saturated) continue;
-    const at = mid(newest.start);
-    const projected = Math.min(
-      trend.at(at) + (trend.lowerPerMinute * (targetMs - at)) / MINUTE_MS,
-      level * MAX_PROJECTION,
-    );
+    const projected = Math.min(trend.at(targetMs), level * MAX_PROJECTION);
     if (projected > level) {
       asks.push({
         rule: "Trend",
@@ -234,6 +231,20 @@ export function anticipate(input: AnticipationInput): Anticipation | undefined {
 
   // Censored demand: the connection quota is full.
   const connections = input.demand.find((d) => d.signal === "connections");
+  if (connections?.saturated) {
+    // The climb into the ceiling is a lower bound of the growth: at least (ceiling − the last
+    // unsaturated bucket) over the minutes between them.
+    const pts = connections.points;
+    let first = pts.length - 1;
+    while (first > 0 && pts[first - 1]?.saturated) first--;
+    const before = pts[first - 1];
+    const into = pts[first];
+    if (before && into && into.units > before.units) {
+      const perMinute = ((into.units - before.units) * MINUTE_MS) / (into.start - before.start);
+      if (!growth || perMinute > growth.perMinute)
+        growth = { time: iso(mid(into.start)), units: into.units, perMinute };
+    }
+  }
   if (connections?.saturated && growth) {
     const since = parseTime(growth.time);
     if (Number.isFinite(since) && input.nowMs - since <= GROWTH_TTL_MS && growth.perMinute > 0) {

@@ -89,8 +89,8 @@ export interface SignalContext {
   /** Units the instance had at a time (ms). */
   unitsAt: (timeMs: number) => number;
   /**
-   * The bucket starting then overlaps a capacity change (capacity-timeline.ts): read at the
-   * smaller size, it understates the need, so it is left out of the demand series.
+   * The bucket starting then overlaps a capacity change (capacity-timeline.ts): its server load,
+   * read at the smaller size, understates the need, so it is left out of that demand series.
    */
   overlapsChange?: (startMs: number) => boolean;
 }
@@ -102,8 +102,8 @@ export interface SignalContext {
  */
 export interface DemandSeries {
   signal: SignalName;
-  /** Bucket start (ms) and need (units), oldest first. */
-  points: { start: number; units: number }[];
+  /** Bucket start (ms), need (units) and whether the value sat at its ceiling, oldest first. */
+  points: { start: number; units: number; saturated: boolean }[];
   /** The newest point is at the signal's ceiling (real demand unknown but higher). */
   saturated: boolean;
 }
@@ -246,15 +246,13 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
     unitsPerValue: number,
     saturated: (v: number, start: number) => boolean,
   ) => {
-    const last = s.points.at(-1);
-    const overlaps = ctx.overlapsChange ?? (() => false);
-    demand.push({
-      signal,
-      points: s.points
-        .filter((p) => !overlaps(p.start))
-        .map((p) => ({ start: p.start, units: p.value * unitsPerValue })),
-      saturated: last !== undefined && saturated(last.value, last.start),
-    });
+    // Server load is relative to the units then: a bucket that overlaps a change is read at the
+    // smaller size and would show a false rise. Connections and traffic are absolute.
+    const overlaps = signal === "serverLoad" ? (ctx.overlapsChange ?? (() => false)) : () => false;
+    const points = s.points
+      .filter((p) => !overlaps(p.start))
+      .map((p) => ({ start: p.start, units: p.value * unitsPerValue, saturated: saturated(p.value, p.start) }));
+    demand.push({ signal, points, saturated: points.at(-1)?.saturated ?? false });
   };
   const atLeastCurrent = (s: SkuUnits) => compareSizes(s, current) >= 0;
 
