@@ -332,6 +332,13 @@ function ScalingRulesSchema(direction: "up" | "down", stabilization: number, pol
           "Max: the policy allowing the largest change applies; Min: the smallest; Disabled: never scale in this direction.",
         default: "Max",
       }),
+      tolerance: Type.Optional(
+        Type.Number({
+          description: `Tolerance in this direction, overriding behavior.tolerance (as the HorizontalPodAutoscaler's ${direction === "up" ? "scaleUp" : "scaleDown"}.tolerance): a need ${direction === "up" ? "above" : "below"} the current capacity by less than this fraction of it is ignored, 0..1.`,
+          minimum: 0,
+          maximum: 1,
+        }),
+      ),
       policies: Type.Array(ScalingPolicySchema, {
         description: "Rate limits of this direction.",
         minItems: 1,

@@ -64,7 +64,7 @@ export interface AnticipationInput {
   windowSeconds: number;
   /** End of the window (start of the newest bucket it leaves out), ms. */
   windowToMs: number;
-  /** spec.behavior.tolerance: a rise smaller than this share of the level across the window is noise. */
+  /** The scale-up tolerance: a rise smaller than this share of the level across the window is noise. */
   tolerance: number;
   /** Each usable signal's need per bucket. */
   demand: readonly DemandSeries[];

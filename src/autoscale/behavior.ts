@@ -198,3 +198,24 @@ export function rateLimit(input: RateLimitInput): RateLimitResult {
   }
   return { size, code: "RateLimitedDown", limitUnits: limit, policy };
 }
+
+/** The tolerance of each direction, fractions of the current capacity. */
+export interface ToleranceBand {
+  up: number;
+  down: number;
+}
+
+/**
+ * `behavior.scaleUp.tolerance` and `behavior.scaleDown.tolerance`, each `behavior.tolerance` when
+ * unset (the HorizontalPodAutoscaler's per-direction tolerance).
+ */
+export function toleranceBand(behavior: {
+  tolerance: number;
+  scaleUp: { tolerance?: number | undefined };
+  scaleDown: { tolerance?: number | undefined };
+}): ToleranceBand {
+  return {
+    up: behavior.scaleUp.tolerance ?? behavior.tolerance,
+    down: behavior.scaleDown.tolerance ?? behavior.tolerance,
+  };
+}

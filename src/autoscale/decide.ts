@@ -34,7 +34,7 @@ import {
 } from "../capacity/skus.js";
 import type { ScenarioName } from "../capacity/tier-tables.js";
 import { anticipate } from "./anticipation.js";
-import { ceilSafe, rateLimit, stabilize } from "./behavior.js";
+import { ceilSafe, rateLimit, stabilize, toleranceBand } from "./behavior.js";
 import { capacityTimeline, unitChanges } from "./capacity-timeline.js";
 import { type DecisionCondition, decisionConditions } from "./conditions.js";
 import type { DemandHistory } from "./demand-history.js";
@@ -308,7 +308,7 @@ export function decide(input: DecisionInput): Decision {
         spec: spec.anticipation,
         nowMs,
         pollSeconds: spec.pollIntervalSeconds,
-        tolerance: spec.behavior.tolerance,
+        tolerance: toleranceBand(spec.behavior).up,
         ingestionDelaySeconds: delaySeconds,
         windowSeconds: times.windowSeconds,
         windowToMs: window.to,
@@ -437,7 +437,7 @@ export function decide(input: DecisionInput): Decision {
     const ask = anticipation?.asks[0];
     if (anticipation && ask) {
       // Within the tolerance band of the current size an ask only holds it: no step for noise.
-      const tolerated = ask.units <= current.units * (1 + spec.behavior.tolerance);
+      const tolerated = ask.units <= current.units * (1 + toleranceBand(spec.behavior).up);
       const units = tolerated ? Math.min(ceilSafe(ask.units), current.units) : ceilSafe(ask.units);
       if (units > needUnits) {
         const act = anticipation.mode === "Enabled";

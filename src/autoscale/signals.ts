@@ -24,7 +24,9 @@
  *   scale-up rate policies still apply). Without this, a flash crowd could only be followed by
  *   ×1.25–×1.4 steps, each paying a scale and the metric delay. Values beyond what the service
  *   can report never get here (plausibility.ts).
- * - Tolerance (HPA): `|ratio − 1| ≤ tolerance` → the signal asks for the current size, no change.
+ * - Tolerance (HPA): `|ratio − 1| ≤ tolerance` → the signal asks for the current size, no change;
+ *   the tolerance is `behavior.scaleUp.tolerance` for a ratio above 1 and
+ *   `behavior.scaleDown.tolerance` below, each `behavior.tolerance` when unset.
  * - A signal with no known value (Unknown) or a stale one asks for nothing; an Incomplete one asks
  *   on its known values (usable to scale out; scale-in is gated elsewhere).
  */
@@ -33,7 +35,7 @@ import { evaluate } from "../capacity/sizing.js";
 import { CONNECTIONS_PER_UNIT, type ScalableSku, type ServiceKind, type SkuUnits } from "../capacity/skus.js";
 import { MIN_BILLED_MESSAGE_BYTES, type ScenarioName, scenariosOf } from "../capacity/tier-tables.js";
 import type { ScenarioDemand } from "../capacity/workload.js";
-import { ceilSafe } from "./behavior.js";
+import { ceilSafe, type ToleranceBand, toleranceBand } from "./behavior.js";
 import { type Reason, reason, type SignalName } from "./reasons.js";
 import { peak, type SampleWindow, type Series, type SeriesStatus, series } from "./samples.js";
 import { compareSizes, formatSize, type SizeList } from "./sizes.js";
@@ -137,8 +139,13 @@ export function fmt(n: number): string {
   return NUMBER_FORMAT.format(n);
 }
 
-function within(ratio: number, tolerance: number): boolean {
-  return Math.abs(ratio - 1) <= tolerance + EPS;
+/** The tolerance that applies to a ratio: scaleUp's above 1, scaleDown's below. */
+function toleranceFor(ratio: number, band: ToleranceBand): number {
+  return ratio >= 1 ? band.up : band.down;
+}
+
+function within(ratio: number, band: ToleranceBand): boolean {
+  return Math.abs(ratio - 1) <= toleranceFor(ratio, band) + EPS;
 }
 
 function base(signal: SignalName, target: number, s: Series): SignalReport {
@@ -233,7 +240,7 @@ function scaleDemands(demands: readonly ScenarioDemand[], factor: number): Scena
 /** Evaluates every signal the policy configures (see the module comment). Pure. */
 export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
   const { spec, window, current, unitsAt } = ctx;
-  const tolerance = spec.behavior.tolerance;
+  const tolerance = toleranceBand(spec.behavior);
   const maxAge = window.maxSampleAgeSeconds;
   const reports: SignalReport[] = [];
   const needs: SignalNeed[] = [];
@@ -282,7 +289,7 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
       s.status === "Incomplete" ? ` (only ${s.knownBuckets} of ${s.expectedBuckets} buckets known)` : "";
     if (r.withinTolerance) {
       r.desiredUnits = current.units;
-      r.message = `${describe}, ratio ${fmt(ratio)} within tolerance ${fmt(tolerance)}: no change${partial}`;
+      r.message = `${describe}, ratio ${fmt(ratio)} within tolerance ${fmt(toleranceFor(ratio, tolerance))}: no change${partial}`;
       reasons.push(reason("WithinTolerance", r.message, { signal, units: current.units }));
       needs.push({ signal, minUnits: current.units, fits: atLeastCurrent });
     } else if (saturated && ratio > 1) {
@@ -426,7 +433,7 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
         if (r.withinTolerance) {
           r.desiredUnits = current.units;
           r.desiredSku = current.sku;
-          r.message = `${measured}, ratio ${fmt(ratio)} within tolerance ${fmt(tolerance)}: no change${partial}`;
+          r.message = `${measured}, ratio ${fmt(ratio)} within tolerance ${fmt(toleranceFor(ratio, tolerance))}: no change${partial}`;
           reasons.push(reason("WithinTolerance", r.message, { signal: "traffic", units: current.units }));
           needs.push({ signal: "traffic", minUnits: current.units, fits: atLeastCurrent });
         } else {
