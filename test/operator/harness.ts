@@ -123,21 +123,25 @@ export interface ChatOperator {
 
 /**
  * The set-up of an operator test file whose tests each start their own operator: before its tests
- * the CRD and admin clients (`kube`); `start(prefix)` makes a fresh namespace named after `prefix`,
- * an operator watching it with an emulator that records its requests, the instance `chat` and the
- * Deployment `chat-hub` (3 replicas); after each test its operator and emulator stop.
+ * the CRD and admin clients (`kube`); `start(prefix, emulator?)` makes a fresh namespace named after
+ * `prefix`, an operator watching it with an emulator (speed 60 unless `emulator` says otherwise)
+ * that records its requests, the instance `chat` and the Deployment `chat-hub` (3 replicas); after
+ * each test its operator and emulator stop.
  */
-export function operatorPerTest(): { kube: KubeClients; start(prefix: string): Promise<ChatOperator> } {
+export function operatorPerTest(): {
+  kube: KubeClients;
+  start(prefix: string, emulator?: Omit<EmulatorOptions, "onRequest">): Promise<ChatOperator>;
+} {
   let current: Harness | undefined;
   const suite = {
     kube: undefined as unknown as KubeClients,
-    async start(prefix: string): Promise<ChatOperator> {
+    async start(prefix: string, emulator: Omit<EmulatorOptions, "onRequest"> = {}): Promise<ChatOperator> {
       const { kube } = suite;
       const ns = await createNamespace(kube, prefix);
       const requests = requestCollector();
       const harness = await startHarness(kube, {
         operator: { namespaces: [ns] },
-        emulator: { speed: 60, onRequest: requests.onRequest },
+        emulator: { speed: 60, ...emulator, onRequest: requests.onRequest },
       });
       current = harness;
       const id = signalrId("chat");
