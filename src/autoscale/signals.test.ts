@@ -42,6 +42,24 @@ describe("serverLoad (proportional, HPA tolerance)", () => {
     expect(needs[0]?.minUnits).toBe(units);
   });
 
+  it.each([
+    [77, true, 10], // ratio 1.1: inside scaleUp's 0.1
+    [78.4, false, 12], // ratio 1.12: outside it
+    [52.5, true, 10], // ratio 0.75: inside scaleDown's 0.3
+    [45.5, false, 7], // ratio 0.65: outside it
+  ])(
+    "per-direction tolerance (scaleUp 0.1, scaleDown 0.3): load %s → within %s → %s units",
+    (load, within, units) => {
+      const s = spec({
+        behavior: { tolerance: 0.05, scaleUp: { tolerance: 0.1 }, scaleDown: { tolerance: 0.3 } },
+      });
+      const r = run(s, { serverLoadPercent: load }).reports[0];
+      expect(r?.withinTolerance).toBe(within);
+      expect(r?.desiredUnits).toBe(units);
+      if (within) expect(r?.message).toMatch(load > 70 ? /within tolerance 0\.1:/ : /within tolerance 0\.3:/);
+    },
+  );
+
   it("uses the window's peak", () => {
     const s = samples({ serverLoadPercent: 20 });
     const window = windowSamples(

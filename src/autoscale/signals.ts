@@ -258,7 +258,11 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
     const overlaps = signal === "serverLoad" ? (ctx.overlapsChange ?? (() => false)) : () => false;
     const points = s.points
       .filter((p) => !overlaps(p.start))
-      .map((p) => ({ start: p.start, units: p.value * unitsPerValue, saturated: saturated(p.value, p.start) }));
+      .map((p) => ({
+        start: p.start,
+        units: p.value * unitsPerValue,
+        saturated: saturated(p.value, p.start),
+      }));
     demand.push({ signal, points, saturated: points.at(-1)?.saturated ?? false });
   };
   const atLeastCurrent = (s: SkuUnits) => compareSizes(s, current) >= 0;
