@@ -138,15 +138,18 @@ describe("anticipate", () => {
   });
 
   it("censored demand: the climb into the ceiling is a lower bound of the growth", () => {
-    // 12 → 20 (full) in a minute: at least 8 units/min, from the first full bucket's middle
-    // (NEWEST − 1.5 min) to NOW + 4.5 min = 10 min → 20 + 80 = 100 units.
-    const a = anticipate(base({ demand: [series("connections", [10, 12, 20, 20, 20], true)] }));
+    // 16 → 20 (full) in a minute: at least 4 units/min, from the first full bucket's middle
+    // (NEWEST − 1.5 min) to NOW + 4.5 min = 10 min → 20 + 40 = 60 units.
+    const a = anticipate(base({ demand: [series("connections", [10, 16, 20, 20, 20], true)] }));
     const ask = a?.asks.find((x) => x.rule === "CensoredDemand");
-    expect(ask?.units).toBeCloseTo(100, 10);
+    expect(ask?.units).toBeCloseTo(60, 10);
+    // 12 → 20: 8 units/min would give 100, but one pass goes at most to 4 × the ceiling.
+    const steep = anticipate(base({ demand: [series("connections", [10, 12, 20, 20, 20], true)] }));
+    expect(steep?.asks.find((x) => x.rule === "CensoredDemand")?.units).toBe(80);
     expect(a?.status.growth).toEqual({
       time: new Date(NEWEST - 2 * MIN + 30_000).toISOString(),
       units: 20,
-      perMinute: 8,
+      perMinute: 4,
     });
   });
 

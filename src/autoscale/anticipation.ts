@@ -17,9 +17,10 @@
  *   bucket is at its ceiling is left to the next rule.
  * - **CensoredDemand**: while the connection quota is full the count stops telling demand. The
  *   growth measured on the last unsaturated buckets (kept in `status.anticipation.growth`, for up
- *   to 30 minutes) — or, when larger, the climb into the ceiling (ceiling − the last unsaturated
- *   bucket, per minute: a lower bound of the growth) — is extended to the target time: one step
- *   to the estimate instead of doubling per round trip.
+ *   to 15 minutes) — or, when larger, the climb into the ceiling (ceiling − the last unsaturated
+ *   bucket, per minute: a lower bound of the growth) — is extended to the target time, at most
+ *   4 × the ceiling: one step to the estimate instead of doubling per round trip. A bucket that
+ *   overlaps a capacity change is never read as saturated (its ceiling is not known).
  * - **Headroom**: the highest need per 5-minute slot is remembered over `headroom.horizon`; the
  *   floor is `max(peak · peakPercent% · (1 − age ÷ horizon))` — after a burst most of it is kept,
  *   decaying to nothing; a steady instance's peaks equal its need, so it keeps nothing extra.
@@ -46,7 +47,7 @@ const TREND_POINTS = 3;
 /** A projection never exceeds this multiple of the window's peak. */
 const MAX_PROJECTION = 4;
 /** How long a growth measured before saturation is extended, ms. */
-const GROWTH_TTL_MS = 30 * MINUTE_MS;
+const GROWTH_TTL_MS = 15 * MINUTE_MS;
 /** Headroom slots, ms, and how many are kept. */
 const PEAK_SLOT_MS = 5 * MINUTE_MS;
 const MAX_PEAKS = 24;
@@ -248,7 +249,11 @@ export function anticipate(input: AnticipationInput): Anticipation | undefined {
   if (connections?.saturated && growth) {
     const since = parseTime(growth.time);
     if (Number.isFinite(since) && input.nowMs - since <= GROWTH_TTL_MS && growth.perMinute > 0) {
-      const estimate = growth.units + (growth.perMinute * (targetMs - since)) / MINUTE_MS;
+      const ceiling = Math.max(...connections.points.map((p) => p.units));
+      const estimate = Math.min(
+        growth.units + (growth.perMinute * (targetMs - since)) / MINUTE_MS,
+        ceiling * MAX_PROJECTION,
+      );
       asks.push({
         rule: "CensoredDemand",
         units: estimate,

@@ -252,4 +252,31 @@ describe("saturated signals (measurements pinned at their ceiling)", () => {
     expect(below.reports.find((r) => r.signal === "connections")?.desiredUnits).toBe(12);
     expect(below.reasons.map((r) => r.code)).not.toContain("SignalSaturated");
   });
+
+  it("the demand series marks buckets at the quota saturated, never those overlapping a change", () => {
+    const s = spec({ metrics: { connections: { targetPercent: 80 } } });
+    const current = { sku: "Premium_P1", units: 10 } as const;
+    const window = windowSamples(samples({ connections: 10_000 }), {
+      nowMs: NOW,
+      windowSeconds: 300,
+      ingestionDelaySeconds: 180,
+      maxSampleAgeSeconds: 600,
+    });
+    const evaluate = (overlapsChange?: (t: number) => boolean) =>
+      evaluateSignals({
+        spec: s,
+        window,
+        current,
+        sizes: new SizeList(s.skus, current, DEFAULT_LADDERS),
+        unitsAt: () => 10,
+        ...(overlapsChange ? { overlapsChange } : {}),
+      }).demand.find((d) => d.signal === "connections");
+    const plain = evaluate();
+    expect(plain?.saturated).toBe(true);
+    expect(plain?.points.map((p) => p.units)).toEqual([12.5, 12.5, 12.5, 12.5, 12.5]);
+    const newest = window.buckets.at(-1)?.start ?? 0;
+    const overlapped = evaluate((t) => t >= newest - 60_000);
+    expect(overlapped?.saturated).toBe(false);
+    expect(overlapped?.points.map((p) => p.saturated)).toEqual([true, true, true, false, false]);
+  });
 });

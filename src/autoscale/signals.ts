@@ -253,15 +253,17 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
     unitsPerValue: number,
     saturated: (v: number, start: number) => boolean,
   ) => {
-    // Server load is relative to the units then: a bucket that overlaps a change is read at the
-    // smaller size and would show a false rise. Connections and traffic are absolute.
-    const overlaps = signal === "serverLoad" ? (ctx.overlapsChange ?? (() => false)) : () => false;
+    // A bucket that overlaps a change may have been served by either size. Server load is
+    // relative to the units then: read at the smaller size it would show a false rise, so it is
+    // left out; connections and traffic are absolute and kept, but never read as saturated (the
+    // ceiling then is not known).
+    const overlaps = ctx.overlapsChange ?? (() => false);
     const points = s.points
-      .filter((p) => !overlaps(p.start))
+      .filter((p) => signal !== "serverLoad" || !overlaps(p.start))
       .map((p) => ({
         start: p.start,
         units: p.value * unitsPerValue,
-        saturated: saturated(p.value, p.start),
+        saturated: !overlaps(p.start) && saturated(p.value, p.start),
       }));
     demand.push({ signal, points, saturated: points.at(-1)?.saturated ?? false });
   };

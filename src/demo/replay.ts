@@ -19,6 +19,18 @@ export interface Replay {
   replaySeconds: number;
   /** The operator's passes: how many, how many failed, the virtual times of the first and the last. */
   passes: { count: number; failed: number; firstMs: number | undefined; lastMs: number | undefined };
+  /** The scale-outs anticipation drove (an update sent, raised by `spec.anticipation`). */
+  anticipated: AnticipatedScaleOut[];
+}
+
+/** One scale-out sent ahead of the measured need. */
+export interface AnticipatedScaleOut {
+  /** Virtual ms of the pass that sent it. */
+  time: number;
+  /** The rule that asked for the most (Trend, CensoredDemand, Headroom, Seasonal). */
+  rule: string;
+  from: { sku: string; units: number };
+  to: { sku: string; units: number };
 }
 
 /** Replays the window (see the module comment). */
@@ -36,6 +48,7 @@ export async function replayWindow(
   const resourceId = policy.spec.target.resourceId;
   const endMs = window.startMs + window.durationMs;
   const passes: Replay["passes"] = { count: 0, failed: 0, firstMs: undefined, lastMs: undefined };
+  const anticipated: AnticipatedScaleOut[] = [];
 
   operator.onPass((report: PassReport) => {
     const now = clock.nowMs();
@@ -45,6 +58,20 @@ export async function replayWindow(
     passes.lastMs = now;
     tracker.observe();
     const decision = report.result?.decision;
+    const desired = decision?.desired;
+    if (
+      report.result?.outcome === "scaled" &&
+      decision?.anticipation?.applied &&
+      desired &&
+      desired.units > decision.current.units
+    ) {
+      anticipated.push({
+        time: now,
+        rule: decision.anticipation.drivenBy ?? "Trend",
+        from: { sku: decision.current.sku, units: decision.current.units },
+        to: { sku: desired.sku, units: desired.units },
+      });
+    }
     const after =
       decision?.action === "Scale" && decision.desired?.replicas !== undefined
         ? decision.desired.replicas
@@ -105,5 +132,5 @@ export async function replayWindow(
   started.sampler = undefined;
   tracker.observe();
 
-  return { interrupted, replaySeconds: (replayEnded - replayStarted) / 1000, passes };
+  return { interrupted, replaySeconds: (replayEnded - replayStarted) / 1000, passes, anticipated };
 }

@@ -22,6 +22,18 @@ function p2Line(s: DemoSummary): string {
   return `up at ${step(s.p1ToP2)}${back}; ${n(s.p2Minutes)} min on Premium_P2`;
 }
 
+/** The anticipation line: how many scale-outs it sent ahead of the measured need, by rule, and the first. */
+function anticipationLine(a: DemoResult["anticipation"]): string {
+  if (a.mode === "Off") return "Off (reactive only)";
+  const first = a.scaleOuts[0];
+  if (!first) return `${a.mode}: no scale-out ahead of the measured need`;
+  const byRule = new Map<string, number>();
+  for (const x of a.scaleOuts) byRule.set(x.rule, (byRule.get(x.rule) ?? 0) + 1);
+  const rules = [...byRule].map(([rule, count]) => `${rule} ${count}`).join(", ");
+  const at = new Date(first.time).toISOString();
+  return `${a.mode}: ${a.scaleOuts.length} scale-out(s) ahead of the measured need (${rules}); first at ${hhmm(at)} (${first.from.sku} × ${first.from.units} → ${first.to.sku} × ${first.to.units}, ${first.rule})`;
+}
+
 /** The summary as aligned text lines. */
 export function formatSummary(result: DemoResult): string {
   const s = result.summary;
@@ -51,6 +63,7 @@ export function formatSummary(result: DemoResult): string {
     ["peak demand", `${n(s.peakDemand)} connections (${n(s.peakConnections)} accepted at most)`],
   ];
   if (s.replicas) rows.push(["app servers", `${s.replicas.min} – ${s.replicas.max} replicas`]);
+  rows.push(["anticipation", anticipationLine(result.anticipation)]);
   rows.push([
     "operator",
     `${n(result.operator.passes)} passes, one per ${n(result.operator.meanPassIntervalSeconds)} s virtual, ` +
@@ -79,6 +92,10 @@ export function summaryJson(result: DemoResult, extra: Record<string, unknown>):
     summary: result.summary,
     operator: result.operator,
     azureCalls: result.azureCalls,
+    anticipation: {
+      mode: result.anticipation.mode,
+      scaleOuts: result.anticipation.scaleOuts.map((x) => ({ ...x, time: new Date(x.time).toISOString() })),
+    },
     cluster: result.cluster,
     replaySeconds: Math.round(result.replaySeconds * 10) / 10,
     wallSeconds: Math.round(result.wallSeconds * 10) / 10,

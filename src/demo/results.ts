@@ -95,6 +95,7 @@ export async function reportDemo(
           : 0,
     },
     azureCalls: { armReads: calls.armReads, armWrites: calls.armWrites, getBatch: calls.getBatch },
+    anticipation: { mode: policy.spec.anticipation?.mode ?? "Off", scaleOuts: replay.anticipated },
     cluster: {
       local: cluster.local !== undefined,
       kubeconfig: cluster.kubeconfig,

@@ -70,6 +70,7 @@ function notStarted(settings: DemoSettings, started: Started): DemoResult {
     wallSeconds: 0,
     operator: { passes: 0, failedPasses: 0, meanPassMs: 0, meanPassIntervalSeconds: 0 },
     azureCalls: { armReads: 0, armWrites: 0, getBatch: 0 },
+    anticipation: { mode: policy.spec.anticipation?.mode ?? "Off", scaleOuts: [] },
     cluster: {
       local: started.cluster?.local !== undefined,
       kubeconfig: started.cluster?.kubeconfig ?? "",

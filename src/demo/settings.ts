@@ -1,6 +1,7 @@
 /** What the demo runs, where it writes and what stops it, and how the run went. */
 import type { CapacityPolicy } from "../api/index.js";
 import type { LiveSink } from "./live.js";
+import type { AnticipatedScaleOut } from "./replay.js";
 import type { DemoSummary, TimelineRow } from "./timeline.js";
 import type { TraceWindow } from "./trace-window.js";
 
@@ -54,6 +55,8 @@ export interface DemoResult {
   /** Real seconds in all. */
   wallSeconds: number;
   operator: { passes: number; failedPasses: number; meanPassMs: number; meanPassIntervalSeconds: number };
+  /** spec.anticipation's mode, and the scale-outs it drove. */
+  anticipation: { mode: string; scaleOuts: AnticipatedScaleOut[] };
   azureCalls: { armReads: number; armWrites: number; getBatch: number };
   /** Where it ran. */
   cluster: { local: boolean; kubeconfig: string; namespace: string };

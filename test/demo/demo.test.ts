@@ -100,6 +100,7 @@ describe("demo", () => {
       summary: DemoSummary;
       files: { timeline: string; chart: string };
       operator: { passes: number; failedPasses: number };
+      anticipation: { mode: string; scaleOuts: { time: string; rule: string; to: { units: number } }[] };
     };
     const s = result.summary;
     expect(result.interrupted).toBe(false);
@@ -114,12 +115,19 @@ describe("demo", () => {
     expect(s.replicas?.max).toBeGreaterThan(s.replicas?.min ?? 0);
     expect(result.operator.passes).toBeGreaterThan(50);
     expect(result.operator.failedPasses).toBe(0);
+    // examples/demo.yaml runs with anticipation: the crowd's rise is met ahead of the measured need.
+    expect(result.anticipation.mode).toBe("Enabled");
+    expect(result.anticipation.scaleOuts.length).toBeGreaterThanOrEqual(1);
+    expect(["Trend", "CensoredDemand"]).toContain(result.anticipation.scaleOuts[0]?.rule);
 
     // The live view went to stderr: status lines and the API server's Events.
     expect(run.err).toMatch(/^\d\d:\d\d {2}load +\d+ % {2}conns/m);
     expect(run.err).toMatch(/event {2}Normal {2}ScalingOut {2}Premium_P1 × \d+ → Premium_P2 × 200/);
     expect(run.err).toMatch(/event {2}Normal {2}ScalingIn /);
     expect(run.err).toMatch(/event {2}Normal {2}AppServersScaled /);
+    expect(run.err).toMatch(
+      /event {2}Normal {2}AnticipatedScaleOut {2}Premium_P\d × \d+ → Premium_P\d × \d+ units ahead of the demand: /,
+    );
 
     expect(result.files.timeline).toBe(join(out, "timeline.csv"));
     const csv = (await readFile(result.files.timeline, "utf8")).trimEnd().split("\n");
