@@ -328,6 +328,10 @@ function policyBody(t: Target) {
         window: "5m",
         ingestionDelay: "3m",
       },
+      // Anticipation's per-pass work (trend, censored demand, headroom) in every pass; the
+      // seasonal history reads are counted apart (src/azure/history.test.ts: 20 getBatch calls an
+      // hour for 1,000 policies).
+      anticipation: { mode: "Enabled", headroom: { peakPercent: 50, horizon: "2h" } },
       pollIntervalSeconds: POLL_SECONDS,
     },
   };

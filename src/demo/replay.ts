@@ -8,7 +8,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { PassReport } from "../controller/operator.js";
 import { type LiveView, passReason } from "./live.js";
-import type { DemoIo, DemoSettings } from "./settings.js";
+import type { AnticipatedScaleOut, DemoIo, DemoSettings } from "./settings.js";
 import { type DemoStage, type Started, untilAborted } from "./setup.js";
 
 /** How the replay went. */
@@ -21,16 +21,6 @@ export interface Replay {
   passes: { count: number; failed: number; firstMs: number | undefined; lastMs: number | undefined };
   /** The scale-outs anticipation drove (an update sent, raised by `spec.anticipation`). */
   anticipated: AnticipatedScaleOut[];
-}
-
-/** One scale-out sent ahead of the measured need. */
-export interface AnticipatedScaleOut {
-  /** Virtual ms of the pass that sent it. */
-  time: number;
-  /** The rule that asked for the most (Trend, CensoredDemand, Headroom, Seasonal). */
-  rule: string;
-  from: { sku: string; units: number };
-  to: { sku: string; units: number };
 }
 
 /** Replays the window (see the module comment). */

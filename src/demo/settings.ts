@@ -1,7 +1,6 @@
 /** What the demo runs, where it writes and what stops it, and how the run went. */
 import type { CapacityPolicy } from "../api/index.js";
 import type { LiveSink } from "./live.js";
-import type { AnticipatedScaleOut } from "./replay.js";
 import type { DemoSummary, TimelineRow } from "./timeline.js";
 import type { TraceWindow } from "./trace-window.js";
 
@@ -60,4 +59,14 @@ export interface DemoResult {
   azureCalls: { armReads: number; armWrites: number; getBatch: number };
   /** Where it ran. */
   cluster: { local: boolean; kubeconfig: string; namespace: string };
+}
+
+/** One scale-out sent ahead of the measured need. */
+export interface AnticipatedScaleOut {
+  /** Virtual ms of the pass that sent it. */
+  time: number;
+  /** The rule that asked for the most (Trend, CensoredDemand, Headroom, Seasonal). */
+  rule: string;
+  from: { sku: string; units: number };
+  to: { sku: string; units: number };
 }

@@ -90,7 +90,8 @@ describe("simulate --resource-id against the emulator", { timeout: 120_000 }, ()
     expect(result.instance.peakBytesPerSecond).toBeGreaterThan(0);
     expect(result.strategies.map((s: { name: string }) => s.name)).toEqual([
       "policy",
-      "native",
+      "native-p1",
+      "native-p2",
       "static",
       "oracle",
     ]);

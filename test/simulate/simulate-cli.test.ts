@@ -253,11 +253,53 @@ describe("simulate output", () => {
 
 describe("simulate --sweep", () => {
   const tmp = tempDir("simulate-sweep-");
+  // The example chat policy without its anticipation block: a reactive policy, whose grid is
+  // every signal's target × units.min.
+  let reactive = "";
+  beforeAll(async () => {
+    const text = await readFile(resolve(ROOT, POLICY), "utf8");
+    reactive = join(tmp(), "reactive.yaml");
+    await writeFile(reactive, text.replace(/\n {2}anticipation:\n( {4}.*\n)+/, "\n"));
+  });
   // A day of the Twitter trace with its first flash crowd (2015-03-02), four variants.
-  const sweepArgs = ["simulate", "--policy", POLICY, "--start", "2015-03-02", "--days", "1", "--sweep"];
+  const sweepArgs = () => [
+    "simulate",
+    "--policy",
+    reactive,
+    "--start",
+    "2015-03-02",
+    "--days",
+    "1",
+    "--sweep",
+  ];
+
+  it("adds anticipation on and off and its headroom to the grid of a policy that has it", async () => {
+    const r = await cli([
+      "simulate",
+      "--policy",
+      POLICY,
+      "--start",
+      "2015-03-02",
+      "--days",
+      "1",
+      "--sweep",
+      "--max-trials",
+      "1",
+      "--output",
+      "json",
+      "--no-progress",
+    ]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out).sweep.knobs).toEqual([
+      { name: "metrics.*.targetPercent", values: [50, 60, 70, 80, 90] },
+      { name: "units.min", values: [2, 5, 10] },
+      { name: "anticipation.mode", values: ["Off", "Enabled"] },
+      { name: "anticipation.headroom.peakPercent", values: [0, 100] },
+    ]);
+  });
 
   it("places the policy and its variants on the cost-versus-refusals frontier (JSON)", async () => {
-    const r = await cli([...sweepArgs, "--max-trials", "4", "--output", "json", "--no-progress"]);
+    const r = await cli([...sweepArgs(), "--max-trials", "4", "--output", "json", "--no-progress"]);
     expect(r.err).toBe("");
     expect(r.code).toBe(0);
     const json = JSON.parse(r.out);
@@ -318,7 +360,7 @@ describe("simulate --sweep", () => {
 
   it("prints the frontier table and writes frontier.svg", async () => {
     const dir = tmp();
-    const r = await cli([...sweepArgs, "--max-trials", "2", "--out", dir, "--no-progress"]);
+    const r = await cli([...sweepArgs(), "--max-trials", "2", "--out", dir, "--no-progress"]);
     expect(r.code).toBe(0);
     expect(r.out).toContain(
       "frontier: cost against refused connection-minutes — the policy and 2 variants (metrics.*.targetPercent 50, 60, 70, 80, 90 × units.min 2, 5, 10)",
