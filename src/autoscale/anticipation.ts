@@ -225,7 +225,7 @@ export function anticipate(input: AnticipationInput): Anticipation | undefined {
       asks.push({
         rule: "Trend",
         units: projected,
-        message: `${d.signal} need rising ${fmt(trend.lowerPerMinute)} units/min over ${d.points.length} buckets (tau ${fmt(trend.tau)}): ${fmt(projected)} units at ${iso(targetMs).slice(11, 16)} UTC, ${minutes(targetMs - mid(newest.start))} past the newest bucket`,
+        message: `${d.signal} need rising ${fmt(trend.perMinute)} units/min over ${d.points.length} buckets (tau ${fmt(trend.tau)}): ${fmt(projected)} units at ${iso(targetMs).slice(11, 16)} UTC, ${minutes(targetMs - mid(newest.start))} past the newest bucket`,
       });
     }
   }
