@@ -121,10 +121,17 @@ describe("anticipate", () => {
     expect(a?.status.message).toMatch(/nothing expected/);
   });
 
-  it("a rise smaller than the tolerance band across the window is not a trend", () => {
+  it("a rise within twice the tolerance band across the window is not a trend", () => {
     // 100 → 104 over 4 minutes: tau 1 but only 4 % (tolerance 10 %).
     const a = anticipate(base({ demand: [series("connections", [100, 101, 102, 103, 104])] }));
     expect(a?.asks).toEqual([]);
+    // 100 → 118: less than twice the band of the peak (2 × 10 % × 118), and five noisy buckets do
+    // rise by chance.
+    const b = anticipate(base({ demand: [series("connections", [100, 104.5, 109, 113.5, 118])] }));
+    expect(b?.asks).toEqual([]);
+    // 100 → 130: more than 2 × 10 % × 130 = 26, a trend.
+    const c = anticipate(base({ demand: [series("connections", [100, 107.5, 115, 122.5, 130])] }));
+    expect(c?.asks[0]?.rule).toBe("Trend");
   });
 
   it("censored demand: a full quota extends the growth measured before it", () => {
@@ -282,9 +289,18 @@ describe("seasonal forecast", () => {
     );
     expect(d.desired?.units).toBe(10);
     const c = d.conditions.find((x) => x.type === "Anticipating");
-    expect(c?.status).toBe("False");
+    expect(c?.status).toBe("True");
     expect(c?.reason).toBe("InsufficientHistory");
     expect(c?.message).toMatch(/3\.0 days of history, 7 needed/);
+  });
+
+  it("historyDays 7 is enough: a week read an hour ago (its newest buckets not in yet)", () => {
+    const week = history(7, weekly);
+    const hourAgo = { ...week, points: week.points.filter((p) => p.timeMs < NOW - 3_600_000) };
+    const f = seasonalForecast(hourAgo, window);
+    expect(f.state).toBe("Ok");
+    expect(f.cycle).toBe("Daily");
+    expect(f.cycles).toBe(6);
   });
 
   it("a history that could not be read is Unavailable, never a scale", () => {

@@ -12,8 +12,9 @@
  * Rules (each gives units, un-snapped; the largest wins; none ever lowers the reactive need):
  * - **Trend**: each signal's need per bucket of the window (signals.ts `DemandSeries`) gets a
  *   Theil–Sen line (trend.ts); when it rises consistently (Kendall's tau ≥ 0.6 over ≥ 3 buckets)
- *   and by more than the tolerance band across the window (`slope · span ≥ tolerance · peak`:
- *   noise on a flat signal does neither), the line is read at the target time, capped at 4 × the window's peak. A series whose newest
+ *   and by more than twice the tolerance band and 3 × the points' scatter around the line across
+ *   the window (`lower-quartile slope · span ≥ max(2 · tolerance · peak, 3 · 1.4826 ·
+ *   MAD(residuals))`: noise on a flat signal does neither), the line is read at the target time, capped at 4 × the window's peak. A series whose newest
  *   bucket is at its ceiling is left to the next rule.
  * - **CensoredDemand**: while the connection quota is full the count stops telling demand. The
  *   growth measured on the last unsaturated buckets (kept in `status.anticipation.growth`, for up
@@ -42,6 +43,13 @@ import { theilSen } from "./trend.js";
 const MINUTE_MS = 60_000;
 /** Kendall's tau from which a rise counts as a trend. */
 const TREND_TAU = 0.6;
+/**
+ * Across the window a rise must exceed this many tolerance bands of the level: by chance, five
+ * noisy buckets in a row do rise (1 in 120 windows), but hardly by twice the band.
+ */
+const RISE_BANDS = 2;
+/** A rise must exceed this many times the points' scatter around the line. */
+const NOISE_RISE = 3;
 /** Fewest buckets a trend is fitted on. */
 const TREND_POINTS = 3;
 /** A projection never exceeds this multiple of the window's peak. */
@@ -202,13 +210,14 @@ export function anticipate(input: AnticipationInput): Anticipation | undefined {
         : undefined;
     const spanMinutes = (newest.start - (d.points[0]?.start ?? newest.start)) / MINUTE_MS;
     const level = Math.max(...d.points.map((p) => p.units));
-    // A rise counts when it is consistent (tau) and larger, across the window, than the
-    // tolerance band: noise on a flat signal does neither.
+    // A rise counts when it is consistent (tau) and larger, across the window, than twice the
+    // tolerance band and the scatter: noise on a flat signal does neither.
     const rising =
       trend !== undefined &&
       trend.lowerPerMinute > 0 &&
       trend.tau >= TREND_TAU &&
-      trend.lowerPerMinute * spanMinutes >= input.tolerance * level;
+      trend.lowerPerMinute * spanMinutes >=
+        Math.max(RISE_BANDS * input.tolerance * level, NOISE_RISE * trend.noise);
     if (d.signal === "connections" && !d.saturated) {
       growth =
         rising && trend
@@ -313,7 +322,11 @@ export function anticipate(input: AnticipationInput): Anticipation | undefined {
     }
   }
 
+  // One ask per rule (the trend of each signal is one rule): the largest.
   asks.sort((a, b) => b.units - a.units);
+  const seen = new Set<AnticipationRule>();
+  const byRule = asks.filter((a) => !seen.has(a.rule) && seen.add(a.rule));
+  asks.splice(0, asks.length, ...byRule);
   const top = asks[0];
   if (top) {
     status.units = ceilSafe(top.units);

@@ -181,7 +181,7 @@ export function decisionConditions(c: ConditionInput): DecisionCondition[] {
     out.push(
       cond(
         "Anticipating",
-        "False",
+        "True",
         forecast.state === "Unavailable" ? "HistoryUnavailable" : "InsufficientHistory",
         `seasonal forecast: ${forecast.message}; trend, censored demand and headroom still apply (${a.mode})`,
       ),

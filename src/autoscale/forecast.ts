@@ -21,6 +21,8 @@ import { MIN_HISTORY_DAYS } from "../api/constants.js";
 import type { DemandHistory, DemandPoint } from "./demand-history.js";
 
 const DAY_MS = 86_400_000;
+/** How much shorter than the days asked for a history may be, days (two hours: the newest buckets are read hourly). */
+const HISTORY_MARGIN_DAYS = 2 / 24;
 /** Fewest usable past cycles for a forecast. */
 const MIN_CYCLES = 3;
 /** Weekly cycles from this much history on, days. */
@@ -102,7 +104,9 @@ export function seasonalForecast(
   }
   const days = (last.timeMs + grainMs - first.timeMs) / DAY_MS;
   const historyFromMs = first.timeMs;
-  if (days < MIN_HISTORY_DAYS - 1e-9) {
+  // A history of N days read now ends at the newest complete bucket read, up to an hour ago: a
+  // margin keeps `historyDays: 7` (the minimum) from never being enough.
+  if (days + HISTORY_MARGIN_DAYS < MIN_HISTORY_DAYS) {
     return {
       state: "InsufficientHistory",
       historyFromMs,

@@ -187,7 +187,7 @@ export function planPass(input: PassInput): PassPlan {
       plan.update = {
         from: { sku: instance.sku, units: instance.units },
         to: { sku: desired.sku, units: desired.units },
-        cause: `${decision.drivenBy ?? "policy"}${decision.limitedBy ? `, limited by ${decision.limitedBy}` : ""}`,
+        cause: `${decision.anticipation?.applied && desired.units > units ? `anticipation: ${decision.anticipation.drivenBy}` : (decision.drivenBy ?? "policy")}${decision.limitedBy ? `, limited by ${decision.limitedBy}` : ""}`,
         ...(decision.levels ? { before: decision.levels } : {}),
         ...(decision.anticipation?.applied && desired.units > units
           ? {

@@ -3,7 +3,7 @@
  * the Mann–Kendall statistic as its significance. One noisy bucket in five moves neither: it
  * changes 4 of the 10 pairwise slopes, and the median of 10 stays with the other 6.
  */
-import { median, quantile } from "simple-statistics";
+import { median, medianAbsoluteDeviation, quantile } from "simple-statistics";
 
 /** A point of a series: time (ms) and value. */
 export interface TrendPoint {
@@ -27,6 +27,11 @@ export interface Trend {
    * 1 = every later point higher.
    */
   tau: number;
+  /**
+   * The scatter of the points around the line: 1.4826 × the median absolute deviation of the
+   * residuals (the standard deviation, for normal noise), value.
+   */
+  noise: number;
   points: number;
 }
 
@@ -56,10 +61,13 @@ export function theilSen(points: readonly TrendPoint[]): Trend | undefined {
   if (slopes.length === 0) return undefined;
   const slope = median(slopes);
   const intercept = median(xs.map((p) => p.value - (slope * p.timeMs) / MINUTE_MS));
+  const at = (timeMs: number) => intercept + (slope * timeMs) / MINUTE_MS;
+  const residuals = xs.map((p) => p.value - at(p.timeMs));
   return {
     perMinute: slope,
+    noise: 1.4826 * medianAbsoluteDeviation(residuals),
     lowerPerMinute: quantile(slopes, 0.25),
-    at: (timeMs) => intercept + (slope * timeMs) / MINUTE_MS,
+    at,
     tau: (concordant - discordant) / slopes.length,
     points: xs.length,
   };

@@ -39,6 +39,7 @@ export async function replayWindow(
   const endMs = window.startMs + window.durationMs;
   const passes: Replay["passes"] = { count: 0, failed: 0, firstMs: undefined, lastMs: undefined };
   const anticipated: AnticipatedScaleOut[] = [];
+  let armWrites = control.calls().armWrites;
 
   operator.onPass((report: PassReport) => {
     const now = clock.nowMs();
@@ -49,12 +50,11 @@ export async function replayWindow(
     tracker.observe();
     const decision = report.result?.decision;
     const desired = decision?.desired;
-    if (
-      report.result?.outcome === "scaled" &&
-      decision?.anticipation?.applied &&
-      desired &&
-      desired.units > decision.current.units
-    ) {
+    // An update was sent in this pass when the emulator counted another ARM write.
+    const writes = control.calls().armWrites;
+    const sent = writes > armWrites;
+    armWrites = writes;
+    if (sent && decision?.anticipation?.applied && desired && desired.units > decision.current.units) {
       anticipated.push({
         time: now,
         rule: decision.anticipation.drivenBy ?? "Trend",

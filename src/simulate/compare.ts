@@ -93,6 +93,11 @@ export interface Comparison {
   staticSize: SkuUnits;
   /** What was changed to simulate the policy. */
   policyOverrides: string[];
+  /**
+   * spec.anticipation's mode (Off when unset) and the policy's scale-outs it sent ahead of the
+   * measured need, by rule (ForecastOnly computes but never sends one, as in the cluster).
+   */
+  anticipation: { mode: string; scaleOuts: number; byRule: Record<string, number> };
   initial: { policy: SkuUnits; native: (SkuUnits & { name: string })[] };
   /** Where the starting sizes come from, and what is worth knowing about them. */
   start: { from: "instance" | "oracle"; notes: string[] };
@@ -289,6 +294,11 @@ export function* comparisonSteps(
     native: natives.map((n) => n.setting),
     staticSize,
     policyOverrides: policy.overrides,
+    anticipation: {
+      mode: spec.anticipation?.mode ?? "Off",
+      scaleOuts: Object.values(policy.anticipated).reduce((a, b) => a + b, 0),
+      byRule: { ...policy.anticipated },
+    },
     initial: {
       policy: policyInitial,
       native: natives.map((n) => ({ name: n.setting.name, ...n.initial })),

@@ -103,10 +103,9 @@ export function unitsMinValues(spec: CapacityPolicySpec): number[] {
   return [min, ...ROUND_UNITS.filter((u) => u > min && u <= max).slice(0, 2)];
 }
 
-/** `anticipation.mode`: off, and the policy's own mode (Enabled when it is Off). */
-function anticipationModes(spec: CapacityPolicySpec): string[] {
-  const own = spec.anticipation?.mode ?? "Off";
-  return ["Off", own === "Off" ? "Enabled" : own];
+/** `anticipation.mode`: Off and Enabled (ForecastOnly acts like Off, so it is never a variant). */
+function anticipationModes(): string[] {
+  return ["Off", "Enabled"];
 }
 
 /**

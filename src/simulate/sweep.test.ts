@@ -54,7 +54,7 @@ describe("the sweep's variants", () => {
 
   it("switch anticipation off and on for a policy that has it", () => {
     const plan = planSweep(withAnticipation("ForecastOnly"));
-    expect(plan.knobs.at(-2)).toEqual({ name: "anticipation.mode", values: ["Off", "ForecastOnly"] });
+    expect(plan.knobs.at(-2)).toEqual({ name: "anticipation.mode", values: ["Off", "Enabled"] });
     expect(plan.knobs.at(-1)).toEqual({ name: "anticipation.headroom.peakPercent", values: [0, 100] });
     expect(plan.policySettings["anticipation.mode"]).toBe("ForecastOnly");
     expect(plan).toMatchObject({ combinations: 60, candidates: 60, sampled: true });

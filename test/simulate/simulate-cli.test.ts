@@ -290,7 +290,14 @@ describe("simulate --sweep", () => {
       "--no-progress",
     ]);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.out).sweep.knobs).toEqual([
+    const json = JSON.parse(r.out);
+    // The example runs anticipation Enabled: that day's crowd is met ahead of the measured need.
+    expect(json.anticipation.mode).toBe("Enabled");
+    expect(json.anticipation.scaleOuts).toBeGreaterThan(0);
+    expect(Object.values(json.anticipation.byRule).reduce((a: number, b) => a + (b as number), 0)).toBe(
+      json.anticipation.scaleOuts,
+    );
+    expect(json.sweep.knobs).toEqual([
       { name: "metrics.*.targetPercent", values: [50, 60, 70, 80, 90] },
       { name: "units.min", values: [2, 5, 10] },
       { name: "anticipation.mode", values: ["Off", "Enabled"] },

@@ -510,6 +510,7 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
         initial: comparison.initial,
         start: comparison.start,
         policyOverrides: comparison.policyOverrides,
+        anticipation: comparison.anticipation,
         strategies: comparison.metrics,
         ...(swept ? { sweep: sweepJson(swept) } : {}),
         runTimeSeconds: Math.round(seconds * 1000) / 1000,
@@ -531,6 +532,7 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
     .map(([sku, p]) => `${sku} ${formatNumber(p)}`)
     .join(", ");
   text += `\ncost: list-price estimate, USD per unit-day: ${priceText} (set with --price SKU=USD)\n`;
+  text += `${anticipationLine(comparison.anticipation)}\n`;
   if (swept) text += `\n${renderSweep(swept, comparison.loadTargetPercent)}\n`;
   const variants = swept
     ? ` and ${swept.points.filter((p) => p.role === "variant").length} policy variants`
@@ -540,6 +542,17 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
   if (files.chart) text += `chart: ${files.chart}\n`;
   if (files.frontier) text += `frontier: ${files.frontier}\n`;
   io.stdout(text);
+}
+
+/** What anticipation did in the policy's run, in one line. */
+function anticipationLine(a: Comparison["anticipation"]): string {
+  if (a.mode === "Off") return "anticipation: Off (the policy is reactive only)";
+  if (a.mode === "ForecastOnly")
+    return "anticipation: ForecastOnly — computed at every pass and never acted on, as in the cluster (set Enabled to backtest its effect)";
+  const rules = Object.entries(a.byRule)
+    .map(([rule, n]) => `${rule} ${formatNumber(n)}`)
+    .join(", ");
+  return `anticipation: Enabled — ${formatNumber(a.scaleOuts)} of the policy's scale operations went out ahead of the measured need${rules ? ` (${rules})` : ""}`;
 }
 
 /** The `simulate` subcommand. */

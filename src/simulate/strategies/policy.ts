@@ -56,6 +56,8 @@ export class PolicyStrategy implements Strategy {
   lastDecision: Decision | undefined;
   /** Decisions that asked to scale, when `keepLog` was asked for. */
   readonly log: Decision[] = [];
+  /** Scale-outs sent ahead of the measured need (`spec.anticipation` Enabled), by rule. */
+  readonly anticipated: Record<string, number> = {};
   readonly #policy: DecisionPolicy;
   readonly #windowMs: number;
   readonly #delaySeconds: number;
@@ -146,6 +148,8 @@ export class PolicyStrategy implements Strategy {
 
   scaleStarted(nowMs: number): void {
     const plan = this.#pending;
+    const rule = plan?.update?.anticipated !== undefined ? plan.decision?.anticipation?.drivenBy : undefined;
+    if (rule) this.anticipated[rule] = (this.anticipated[rule] ?? 0) + 1;
     if (plan)
       this.#complete(plan, { update: { kind: "accepted", startedAt: new Date(nowMs).toISOString() } });
   }
