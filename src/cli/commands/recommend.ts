@@ -247,7 +247,7 @@ function renderRecommendation(r: RecommendReport): string {
   }
   lines.push(
     `metrics ask for: ${d.recommendation ? `${d.recommendation.sku} ${d.recommendation.units}` : "nothing (no usable metrics)"}` +
-      `${d.drivenBy ? ` (driven by ${d.drivenBy})` : ""}; limited by: ${d.limitedBy ?? "nothing"}`,
+      `${d.drivenBy ? ` (driven by ${d.drivenBy}${d.anticipation?.applied ? `, raised by anticipation: ${d.anticipation.drivenBy}` : ""})` : ""}; limited by: ${d.limitedBy ?? "nothing"}`,
   );
   if (d.window) {
     lines.push(
