@@ -28,6 +28,8 @@
  * - **Seasonal**: `forecast.ts` on the instance's history: the window's peak need × the growth
  *   the same span of past cycles saw (only when above 1).
  */
+
+import { median } from "simple-statistics";
 import type { AnticipationMode } from "../api/constants.js";
 import { durationOr } from "../api/duration.js";
 import type { AnticipationRule, AnticipationSpec, AnticipationStatus } from "../api/index.js";
@@ -104,8 +106,6 @@ export interface Anticipation {
   status: AnticipationStatus;
 }
 
-const seconds = durationOr;
-
 /** The scale duration: measured from recent completed updates, else the previous measurement, else the default. */
 function scaleDuration(
   events: readonly ScaleEvent[],
@@ -115,16 +115,8 @@ function scaleDuration(
   const measured = events
     .slice(-MEASURED_UPDATES)
     .map((e) => (parseTime(e.time) - parseTime(e.startedAt ?? e.time)) / 1000)
-    .filter((s) => Number.isFinite(s) && s > 0)
-    .sort((a, b) => a - b);
-  if (measured.length > 0) {
-    const mid = measured.length >> 1;
-    const median =
-      measured.length % 2 === 1
-        ? (measured[mid] as number)
-        : ((measured[mid - 1] as number) + (measured[mid] as number)) / 2;
-    return { seconds: Math.round(median), source: "Measured" };
-  }
+    .filter((s) => Number.isFinite(s) && s > 0);
+  if (measured.length > 0) return { seconds: Math.round(median(measured)), source: "Measured" };
   if (previous?.scaleDurationSource === "Measured") {
     return { seconds: previous.scaleDurationSeconds, source: "Measured" };
   }
@@ -186,7 +178,7 @@ export function anticipate(input: AnticipationInput): Anticipation | undefined {
   const spec = input.spec;
   if (!spec || spec.mode === "Off") return undefined;
   const previous = input.previous;
-  const duration = scaleDuration(input.scaleEvents, previous, seconds(spec.scaleDuration, 300));
+  const duration = scaleDuration(input.scaleEvents, previous, durationOr(spec.scaleDuration, 300));
   const leadTimeSeconds = input.ingestionDelaySeconds + duration.seconds + input.pollSeconds;
   const targetMs = input.nowMs + (duration.seconds + input.pollSeconds) * 1000;
   const asks: RuleAsk[] = [];
@@ -277,7 +269,7 @@ export function anticipate(input: AnticipationInput): Anticipation | undefined {
   // Headroom after bursts.
   const keep = (spec.headroom?.peakPercent ?? 0) / 100;
   if (keep > 0) {
-    const horizonMs = seconds(spec.headroom?.horizon, 3600) * 1000;
+    const horizonMs = durationOr(spec.headroom?.horizon, 3600) * 1000;
     const peaks = nextPeaks(previous, input.demand, input.nowMs, horizonMs);
     if (peaks.length > 0) status.peaks = peaks;
     let floor = 0;
@@ -326,12 +318,11 @@ export function anticipate(input: AnticipationInput): Anticipation | undefined {
   asks.sort((a, b) => b.units - a.units);
   const seen = new Set<AnticipationRule>();
   const byRule = asks.filter((a) => !seen.has(a.rule) && seen.add(a.rule));
-  asks.splice(0, asks.length, ...byRule);
-  const top = asks[0];
+  const top = byRule[0];
   if (top) {
     status.units = ceilSafe(top.units);
     status.drivenBy = top.rule;
-    status.rules = asks.map((a) => ({
+    status.rules = byRule.map((a) => ({
       rule: a.rule,
       units: ceilSafe(a.units),
       message: a.message.slice(0, 512),
@@ -347,7 +338,7 @@ export function anticipate(input: AnticipationInput): Anticipation | undefined {
     leadTimeSeconds,
     scaleDurationSeconds: duration.seconds,
     scaleDurationSource: duration.source,
-    asks,
+    asks: byRule,
     status,
   };
 }

@@ -181,8 +181,6 @@ function toMs(now: Date | number | string): number {
   return ms;
 }
 
-const seconds = durationOr;
-
 /** Durations of the policy, in seconds. */
 export interface PolicyTimes {
   windowSeconds: number;
@@ -194,9 +192,9 @@ export interface PolicyTimes {
 /** The policy's durations in seconds (unreadable ones fall back to the API defaults). */
 export function policyTimes(spec: CapacityPolicySpec): PolicyTimes {
   return {
-    windowSeconds: seconds(spec.metrics.window, 300),
-    ingestionDelaySeconds: seconds(spec.metrics.ingestionDelay, 180),
-    maxSampleAgeSeconds: seconds(spec.metrics.maxSampleAge, 600),
+    windowSeconds: durationOr(spec.metrics.window, 300),
+    ingestionDelaySeconds: durationOr(spec.metrics.ingestionDelay, 180),
+    maxSampleAgeSeconds: durationOr(spec.metrics.maxSampleAge, 600),
     settleSeconds: spec.behavior.settleSeconds,
   };
 }
@@ -302,13 +300,14 @@ export function decide(input: DecisionInput): Decision {
   });
   reasons.push(...sig.reasons);
   // Anticipation (anticipation.ts): what the demand will need one lead time ahead.
+  const scaleUpTolerance = toleranceBand(spec.behavior).up;
   const anticipation = failure
     ? undefined
     : anticipate({
         spec: spec.anticipation,
         nowMs,
         pollSeconds: spec.pollIntervalSeconds,
-        tolerance: toleranceBand(spec.behavior).up,
+        tolerance: scaleUpTolerance,
         ingestionDelaySeconds: delaySeconds,
         windowSeconds: times.windowSeconds,
         windowToMs: window.to,
@@ -437,7 +436,7 @@ export function decide(input: DecisionInput): Decision {
     const ask = anticipation?.asks[0];
     if (anticipation && ask) {
       // Within the tolerance band of the current size an ask only holds it: no step for noise.
-      const tolerated = ask.units <= current.units * (1 + toleranceBand(spec.behavior).up);
+      const tolerated = ask.units <= current.units * (1 + scaleUpTolerance);
       const units = tolerated ? Math.min(ceilSafe(ask.units), current.units) : ceilSafe(ask.units);
       if (units > needUnits) {
         const act = anticipation.mode === "Enabled";

@@ -184,16 +184,17 @@ export function planPass(input: PassInput): PassPlan {
   if (desired.sku !== sku || desired.units !== units) {
     if (observation.busy) plan.waiting = true;
     else if (instance) {
+      const ahead =
+        decision.anticipation?.applied && desired.units > units ? decision.anticipation : undefined;
       plan.update = {
         from: { sku: instance.sku, units: instance.units },
         to: { sku: desired.sku, units: desired.units },
-        cause: `${decision.anticipation?.applied && desired.units > units ? `anticipation: ${decision.anticipation.drivenBy}` : (decision.drivenBy ?? "policy")}${decision.limitedBy ? `, limited by ${decision.limitedBy}` : ""}`,
+        cause: `${ahead ? `anticipation: ${ahead.drivenBy}` : (decision.drivenBy ?? "policy")}${decision.limitedBy ? `, limited by ${decision.limitedBy}` : ""}`,
         ...(decision.levels ? { before: decision.levels } : {}),
-        ...(decision.anticipation?.applied && desired.units > units
+        ...(ahead
           ? {
               anticipated:
-                decision.reasons.findLast((r) => r.code === "Anticipated")?.message ??
-                decision.anticipation.message,
+                decision.reasons.findLast((r) => r.code === "Anticipated")?.message ?? ahead.message,
             }
           : {}),
       };
