@@ -387,7 +387,9 @@ export function decide(input: DecisionInput): Decision {
   if (idleCounters) reasons.push(idleCounters);
   const metricsUsable = !failure && sig.needs.length > 0;
   const filling =
-    failure || !ingestion ? [] : fillingBuckets(history.ingestion, ingestion, window.from, window.to);
+    failure || !ingestion
+      ? []
+      : fillingBuckets(history.ingestion, ingestion, window.from, window.to, delaySeconds);
   const complete =
     !failure && sig.reports.length > 0 && sig.reports.every((r) => r.status === "Ok") && filling.length === 0;
   const passFailed = !metricsUsable;

@@ -46,14 +46,23 @@ describe("observeIngestion", () => {
 });
 
 describe("buckets still filling are never read as complete", () => {
-  it("a bucket the last pass saw with other totals is still filling", () => {
-    const start = NOW - 3 * MIN;
+  it("a bucket the last pass saw with other totals, already as old as the delay, is still filling", () => {
+    const start = NOW - 3 * MIN; // 120 s old at NOW
     const first = observeIngestion(undefined, [traffic(start, 500)], NOW);
-    expect(fillingBuckets(undefined, first, start, start + MIN)).toEqual([]);
+    expect(fillingBuckets(undefined, first, start, start + MIN, 120)).toEqual([]);
     const grew = observeIngestion(first, [traffic(start, 900)], NOW + 30_000);
-    expect(fillingBuckets(first, grew, start, start + MIN)).toEqual([start]);
+    expect(fillingBuckets(first, grew, start, start + MIN, 120)).toEqual([start]);
     const same = observeIngestion(grew, [traffic(start, 900)], NOW + 60_000);
-    expect(fillingBuckets(grew, same, start, start + MIN)).toEqual([]);
+    expect(fillingBuckets(grew, same, start, start + MIN, 120)).toEqual([]);
+  });
+
+  it("a bucket the last pass saw younger than the delay was expected to change: not filling now", () => {
+    const start = NOW - 3 * MIN; // 120 s old at NOW, 150 s at the next pass
+    const first = observeIngestion(undefined, [traffic(start, 500)], NOW);
+    const grew = observeIngestion(first, [traffic(start, 900)], NOW + 30_000);
+    expect(fillingBuckets(first, grew, start, start + MIN, 150)).toEqual([]);
+    expect(fillingBuckets(first, grew, start, start + MIN, 121)).toEqual([]);
+    expect(fillingBuckets(first, grew, start, start + MIN, 120)).toEqual([start]);
   });
 
   // Traffic-only policy, window 1m and ingestionDelay 1m, on an instance whose buckets take 2
@@ -93,4 +102,37 @@ describe("buckets still filling are never read as complete", () => {
     expect(status.ingestion?.observedDelaySeconds).toBeLessThanOrEqual(120);
     expect(reasons).toContain("IngestionDelayObserved");
   });
+
+  // With a pass a minute, every bucket enters the window at the pass after one that saw it
+  // filling. Once the delay is learned that is expected, and it must not block scale-in for ever:
+  // falling traffic scales in, whatever the phase of the passes against the minute.
+  it.each([5_000, 15_000, 29_000, 45_000, 59_000])(
+    "scales in on falling traffic once the delay is learned (a pass a minute, at +%i ms)",
+    (phase) => {
+      const fill = (start: number, now: number) => Math.min(1, Math.max(0, (now - start - 2 * MIN) / MIN));
+      let status: Partial<CapacityPolicyStatus> = { current: { sku: "Premium_P1", units: 10 } };
+      const updates: number[] = [];
+      const end = NOW + 3 * 3_600_000;
+      for (let now = NOW + phase; now < end; now += 60_000) {
+        // Full for an hour, then a tenth of it.
+        const level = (t: number) => (t < NOW + 3_600_000 ? bytes : bytes / 10);
+        const buckets: MetricSample[] = [];
+        for (let t = Math.floor(now / MIN) * MIN - 10 * MIN; t < now; t += MIN) {
+          const f = fill(t, now);
+          if (f > 0) buckets.push(traffic(t, level(t) * f));
+        }
+        const units = status.current?.units ?? 10;
+        const instance = { sku: "Premium_P1", units, provisioningState: "Succeeded", terminal: true };
+        const plan = planPass({ policy: policy(s), status, instance, samples: buckets, now });
+        status = mergeStatus(status, completePass(plan, {}).patch);
+        if (plan.update) {
+          updates.push(plan.update.to.units);
+          status = { ...status, current: plan.update.to };
+        }
+      }
+      expect(status.ingestion?.observedDelaySeconds).toBeGreaterThan(60);
+      expect(updates.length).toBeGreaterThan(0);
+      expect(Math.min(...updates)).toBeLessThan(10);
+    },
+  );
 });

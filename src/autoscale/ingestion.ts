@@ -15,11 +15,14 @@
  *   rounded up to the next whole minute (a bucket seen filling at 1 min 59 s needs 2 min): buckets
  *   that may still be filling are never read as complete, whatever the setting says;
  * - at most {@link MAX_REMEMBERED_BUCKETS} (10) buckets are remembered;
- * - a bucket of the window that the previous pass saw with other totals (by more than 0.1 %) is
- *   still filling: it never justifies a scale-in. (A bucket the previous pass did not see yet is
- *   taken as the delay says: the delay already accounts for every growth observed. The first pass
- *   of a policy has nothing to compare with, and the scale-down stabilization window opens with
- *   the current size on first sight.)
+ * - a bucket of the window that the previous pass saw with other totals (by more than 0.1 %) when
+ *   it was already as old as the delay in use is still filling: the delay was too short for it,
+ *   and it never justifies a scale-in. A bucket the previous pass saw younger than that delay was
+ *   expected to change, and one it did not see yet is taken as the delay says: the delay already
+ *   accounts for every growth observed. (Otherwise a bucket that enters the window at a pass
+ *   after one that saw it filling would block scale-in, and with passes that land so, scale-in
+ *   would never be allowed again. The first pass of a policy has nothing to compare with, and the
+ *   scale-down stabilization window opens with the current size on first sight.)
  */
 import type { MetricSample } from "./samples.js";
 import { parseTime, timeOf } from "./time.js";
@@ -109,19 +112,25 @@ export function observeIngestion(
 
 /**
  * Starts (ms) of the buckets in `[fromMs, toMs)` that `current` (this pass) saw with other totals
- * than `previous` (the last pass): they are still filling.
+ * than `previous` (the last pass) had for them when they were already `delaySeconds` old (the
+ * delay this pass uses, seconds): they are still filling although the delay calls them complete.
  */
 export function fillingBuckets(
   previous: IngestionState | undefined,
   current: IngestionState,
   fromMs: number,
   toMs: number,
+  delaySeconds: number,
 ): number[] {
+  const seenMs = parseTime(previous?.seenAt);
+  if (!Number.isFinite(seenMs)) return [];
   const before = new Map((previous?.buckets ?? []).map((b) => [parseTime(b.time), b.total]));
   const out: number[] = [];
   for (const b of current.buckets ?? []) {
     const start = parseTime(b.time);
     if (start < fromMs || start >= toMs) continue;
+    // Younger than the delay when last seen: expected to change since.
+    if (seenMs - (start + MINUTE_MS) < delaySeconds * 1000) continue;
     const seen = before.get(start);
     if (seen !== undefined && Math.abs(b.total - seen) > Math.max(seen, b.total) * GROWTH + 1e-9) {
       out.push(start);
