@@ -50,6 +50,16 @@ export type ScalingPolicyType = (typeof SCALING_POLICY_TYPES)[number];
 export const ANTICIPATION_MODES = ["Off", "ForecastOnly", "Enabled"] as const;
 export type AnticipationMode = (typeof ANTICIPATION_MODES)[number];
 
+/**
+ * What a leading signal's PromQL measures (`spec.anticipation.leadingSignal.measures`):
+ * NewConnectionsPerSecond — clients starting a connection per second (the negotiate request rate,
+ * e.g. `sum(rate(…_count{http_route="/chat/negotiate"}[1m]))`); NewConnectionsTotal — the same as a
+ * counter (the operator takes its per-second increase between polls; a decrease is a counter reset,
+ * as Prometheus's `rate()` reads it); Connections — concurrent client connections (a gauge).
+ */
+export const LEADING_MEASURES = ["NewConnectionsPerSecond", "NewConnectionsTotal", "Connections"] as const;
+export type LeadingMeasure = (typeof LEADING_MEASURES)[number];
+
 /** Azure Monitor time grains the seasonal forecast reads history at. */
 export const HISTORY_GRAINS = ["5m", "1h"] as const;
 export type HistoryGrain = (typeof HISTORY_GRAINS)[number];

@@ -30,6 +30,7 @@ import {
   FALLBACK_ACTIONS,
   HISTORY_GRAINS,
   KIND,
+  LEADING_MEASURES,
   MAX_HISTORY_DAYS,
   MAX_REASONS,
   MAX_RECOMMENDATIONS,
@@ -499,6 +500,115 @@ const SeasonalSchema = Type.Object(
   },
 );
 
+const SecretKeyRefSchema = (what: string) =>
+  Type.Object(
+    {
+      name: Name("Name of a Secret in the policy's namespace.", DNS_SUBDOMAIN_PATTERN, 253),
+      key: Type.String({
+        description: "Key of the Secret's data.",
+        pattern: "^[-._a-zA-Z0-9]+$",
+        minLength: 1,
+        maxLength: 253,
+      }),
+    },
+    { additionalProperties: false, description: what },
+  );
+
+const PrometheusSourceSchema = Type.Object(
+  {
+    serverAddress: Type.String({
+      description:
+        "Base URL of the Prometheus HTTP API (the part before /api/v1/query), http or https: e.g. http://prometheus-operated.monitoring.svc:9090, or an Azure Monitor workspace's query endpoint.",
+      pattern: "^https?://[^\\s/?#@]+(/[^\\s?#]*)?$",
+      maxLength: 2048,
+    }),
+    query: Type.String({
+      description:
+        "PromQL that returns one series or a scalar (wrap it in sum() when it would return several), evaluated as an instant query at each poll.",
+      minLength: 1,
+      maxLength: 4096,
+    }),
+    bearerTokenFile: Type.Optional(
+      Type.String({
+        description:
+          "File in the operator's container with a bearer token, read at each query (a projected service-account token rotates).",
+        pattern: "^/",
+        maxLength: 1024,
+      }),
+    ),
+    bearerTokenSecretRef: Type.Optional(SecretKeyRefSchema("A Secret key holding a bearer token.")),
+    useAzureCredential: Type.Optional(
+      Type.Boolean({
+        description:
+          "Send a token for https://prometheus.monitor.azure.com from the operator's Azure credential (the one it uses for ARM): Azure Monitor managed service for Prometheus.",
+      }),
+    ),
+    caFile: Type.Optional(
+      Type.String({
+        description: "File in the operator's container with the CA bundle (PEM) to trust for https.",
+        pattern: "^/",
+        maxLength: 1024,
+      }),
+    ),
+    caSecretRef: Type.Optional(
+      SecretKeyRefSchema("A Secret key holding the CA bundle (PEM) to trust for https."),
+    ),
+    timeout: DurationField("Deadline of each query, a duration (1s–30s).", "5s"),
+  },
+  {
+    additionalProperties: false,
+    description: "Where and what to ask Prometheus.",
+    "x-kubernetes-validations": [
+      {
+        rule: "[has(self.bearerTokenFile), has(self.bearerTokenSecretRef), has(self.useAzureCredential) && self.useAzureCredential].filter(x, x).size() <= 1",
+        message: "set at most one of bearerTokenFile, bearerTokenSecretRef and useAzureCredential",
+        fieldPath: ".bearerTokenFile",
+      },
+      {
+        rule: "!(has(self.caFile) && has(self.caSecretRef))",
+        message: "set at most one of caFile and caSecretRef",
+        fieldPath: ".caFile",
+      },
+      {
+        rule: `!has(self.timeout) || !self.timeout.matches('${DURATION_PATTERN}') || (duration(self.timeout) >= duration('1s') && duration(self.timeout) <= duration('30s'))`,
+        message: "timeout must be between 1s and 30s",
+        fieldPath: ".timeout",
+      },
+    ] satisfies CelRule[],
+  },
+);
+
+const LeadingSignalSchema = Type.Object(
+  {
+    prometheus: PrometheusSourceSchema,
+    measures: StringEnum(LEADING_MEASURES, {
+      description:
+        "What the query returns: NewConnectionsPerSecond (the negotiate rate, clients per second), NewConnectionsTotal (the negotiate counter; the operator takes its increase per second between polls, a decrease being a counter reset), or Connections (concurrent client connections).",
+      default: "NewConnectionsPerSecond",
+    }),
+    connectionLifetime: Type.Optional(
+      Type.String({
+        description:
+          "For new connections: how long a client stays connected on average, a duration (1m–24h). Concurrent connections = new connections per second × lifetime (Little's law). When absent it is measured: the median, over the last 30 minutes, of Azure Monitor's connection count ÷ this signal's rate while the quota was not full.",
+        pattern: DURATION_PATTERN,
+        maxLength: 32,
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "A leading signal from the app servers through Prometheus, seconds old instead of Azure Monitor's minutes, and still counting the clients a full connection quota turns away. It only ever raises capacity (a rule of anticipation); unknown or failing, it is ignored and reported.",
+    "x-kubernetes-validations": [
+      {
+        rule: `!has(self.connectionLifetime) || !self.connectionLifetime.matches('${DURATION_PATTERN}') || (duration(self.connectionLifetime) >= duration('1m') && duration(self.connectionLifetime) <= duration('24h'))`,
+        message: "connectionLifetime must be between 1m and 24h",
+        fieldPath: ".connectionLifetime",
+      },
+    ] satisfies CelRule[],
+  },
+);
+
 const AnticipationSchema = Type.Object(
   {
     mode: StringEnum(ANTICIPATION_MODES, {
@@ -512,6 +622,7 @@ const AnticipationSchema = Type.Object(
     ),
     headroom: HeadroomSchema,
     seasonal: Type.Optional(SeasonalSchema),
+    leadingSignal: Type.Optional(LeadingSignalSchema),
   },
   {
     additionalProperties: false,
@@ -572,6 +683,12 @@ export const SPEC_CEL_RULES: readonly CelRule[] = [
     rule: "!has(self.fallback) || !has(self.fallback.action) || self.fallback.action != 'Fixed' || !has(self.fallback.units) || (self.fallback.units >= self.units.min && self.fallback.units <= self.units.max)",
     message: "fallback.units must be within units.min..units.max",
     fieldPath: ".fallback.units",
+  },
+  {
+    rule: "!has(self.anticipation) || !has(self.anticipation.leadingSignal) || (has(self.anticipation.leadingSignal.measures) && self.anticipation.leadingSignal.measures == 'Connections') || has(self.anticipation.leadingSignal.connectionLifetime) || (has(self.metrics) && has(self.metrics.connections))",
+    message:
+      "anticipation.leadingSignal measuring new connections needs connectionLifetime, or metrics.connections to measure it from",
+    fieldPath: ".anticipation.leadingSignal",
   },
   {
     rule: "!has(self.schedules) || self.schedules.all(s, s.minUnits <= self.units.max)",
@@ -798,8 +915,18 @@ const IngestionSchema = Type.Object(
 );
 
 /** Rules of anticipation, as status and reasons name them. */
-export const ANTICIPATION_RULES = ["Trend", "CensoredDemand", "Headroom", "Seasonal"] as const;
+export const ANTICIPATION_RULES = [
+  "Trend",
+  "CensoredDemand",
+  "Headroom",
+  "Seasonal",
+  "LeadingSignal",
+] as const;
 export type AnticipationRule = (typeof ANTICIPATION_RULES)[number];
+
+/** States of the leading signal, as `status.anticipation.leading.state` names them. */
+export const LEADING_STATES = ["Ok", "Calibrating", "Unavailable"] as const;
+export type LeadingState = (typeof LEADING_STATES)[number];
 
 const AnticipationStatusSchema = Type.Object(
   {
@@ -899,6 +1026,51 @@ const AnticipationStatusSchema = Type.Object(
           additionalProperties: false,
           description:
             "Bookkeeping for censored demand: the connection growth measured before the quota filled.",
+        },
+      ),
+    ),
+    leading: Type.Optional(
+      Type.Object(
+        {
+          state: StringEnum(LEADING_STATES, {
+            description:
+              "Ok: read and used; Calibrating: read, but the connection lifetime is not measured yet (no pairs with Azure Monitor's unsaturated connection count); Unavailable: the query failed or its answer is unusable (ignored, never a scale-in).",
+          }),
+          reason: Type.Optional(
+            Type.String({
+              description:
+                "Why it is unavailable: Unreachable, Timeout, Http, QueryError, BadResponse, NoData, ManySeries, NotFinite, Unsupported, Negative, Credential, NoPreviousReading.",
+              maxLength: 64,
+            }),
+          ),
+          value: Type.Optional(
+            Type.Number({ description: "The query's value at readAt, in spec.measures' unit." }),
+          ),
+          readAt: Type.Optional(DateTime("The evaluation time of that value (RFC 3339).")),
+          newConnectionsPerSecond: Type.Optional(
+            Type.Number({ description: "Clients starting a connection, per second.", minimum: 0 }),
+          ),
+          lifetimeSeconds: Type.Optional(
+            Type.Number({ description: "Mean connection lifetime used, seconds.", minimum: 0 }),
+          ),
+          lifetimeSource: Type.Optional(
+            StringEnum(["Spec", "Measured"] as const, {
+              description:
+                "Spec: spec.anticipation.leadingSignal.connectionLifetime; Measured: from the pairs.",
+            }),
+          ),
+          connections: Type.Optional(
+            Type.Number({
+              description:
+                "Concurrent client connections the signal expects at the target time (lead time minus the ingestion delay ahead), connections.",
+              minimum: 0,
+            }),
+          ),
+          message: Type.String({ description: "The leading signal, in words.", maxLength: 512 }),
+        },
+        {
+          additionalProperties: false,
+          description: "The leading signal (spec.anticipation.leadingSignal) on the last pass.",
         },
       ),
     ),
@@ -1020,6 +1192,8 @@ export type FallbackSpec = Static<typeof FallbackSchema>;
 export type AnticipationSpec = Static<typeof AnticipationSchema>;
 export type HeadroomSpec = Static<typeof HeadroomSchema>;
 export type SeasonalSpec = Static<typeof SeasonalSchema>;
+export type LeadingSignalSpec = Static<typeof LeadingSignalSchema>;
+export type PrometheusSourceSpec = Static<typeof PrometheusSourceSchema>;
 export type ObservedCapacity = Static<typeof ObservedCapacitySchema>;
 export type DesiredCapacity = Static<typeof DesiredCapacitySchema>;
 export type MetricSample = Static<typeof MetricSampleSchema>;

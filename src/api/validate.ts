@@ -229,6 +229,38 @@ function crossFieldErrors(policy: CapacityPolicy): string[] {
     if (parseDuration(anticipation.scaleDuration) > 7200) {
       errors.push(`spec.anticipation.scaleDuration: ${anticipation.scaleDuration} must be at most 2h`);
     }
+    const leading = anticipation.leadingSignal;
+    if (leading) {
+      const at = "spec.anticipation.leadingSignal";
+      const p = leading.prometheus;
+      const auth = [
+        p.bearerTokenFile !== undefined,
+        p.bearerTokenSecretRef !== undefined,
+        p.useAzureCredential === true,
+      ];
+      if (auth.filter(Boolean).length > 1) {
+        errors.push(
+          `${at}.prometheus: set at most one of bearerTokenFile, bearerTokenSecretRef and useAzureCredential`,
+        );
+      }
+      if (p.caFile !== undefined && p.caSecretRef !== undefined) {
+        errors.push(`${at}.prometheus: set at most one of caFile and caSecretRef`);
+      }
+      const timeout = parseDuration(p.timeout);
+      if (timeout < 1 || timeout > 30)
+        errors.push(`${at}.prometheus.timeout: ${p.timeout} must be between 1s and 30s`);
+      if (leading.measures !== "Connections" && leading.connectionLifetime === undefined && !m.connections) {
+        errors.push(
+          `${at}: measuring new connections needs connectionLifetime, or metrics.connections to measure it from`,
+        );
+      }
+      if (leading.connectionLifetime !== undefined) {
+        const lifetime = parseDuration(leading.connectionLifetime);
+        if (lifetime < 60 || lifetime > 86_400) {
+          errors.push(`${at}.connectionLifetime: ${leading.connectionLifetime} must be between 1m and 24h`);
+        }
+      }
+    }
   }
   // traffic object rule
   if (traffic) {

@@ -64,6 +64,7 @@ function base(extra: Partial<AnticipationInput> = {}): AnticipationInput {
     windowToMs: NEWEST + MIN,
     demand: [],
     scaleEvents: [],
+    connectionsPerUnit: 800,
     ...extra,
   };
 }

@@ -27,6 +27,9 @@
  *   decaying to nothing; a steady instance's peaks equal its need, so it keeps nothing extra.
  * - **Seasonal**: `forecast.ts` on the instance's history: the window's peak need × the growth
  *   the same span of past cycles saw (only when above 1).
+ * - **LeadingSignal**: `leading.ts` on the app servers' negotiate rate (or client connections)
+ *   read from Prometheus: the connections it brings by the target time, without Azure Monitor's
+ *   ingestion delay and without the cap of a full quota.
  */
 
 import { median } from "simple-statistics";
@@ -37,6 +40,7 @@ import { ceilSafe } from "./behavior.js";
 import type { DemandHistory } from "./demand-history.js";
 import { seasonalForecast } from "./forecast.js";
 import type { ScaleEvent } from "./history.js";
+import { type LeadingObservation, leadingSignal } from "./leading.js";
 import type { DemandSeries } from "./signals.js";
 import { fmt } from "./signals.js";
 import { parseTime } from "./time.js";
@@ -84,6 +88,10 @@ export interface AnticipationInput {
   /** What the last pass stored (`status.anticipation`). */
   previous?: AnticipationStatus | undefined;
   demandHistory?: DemandHistory | undefined;
+  /** The leading signal's readings (spec.anticipation.leadingSignal), as the caller read them. */
+  leading?: LeadingObservation | undefined;
+  /** Connections one unit carries at the policy's connections target (1,000 × target%). */
+  connectionsPerUnit: number;
 }
 
 /** One rule's ask. */
@@ -312,6 +320,21 @@ export function anticipate(input: AnticipationInput): Anticipation | undefined {
         message: `${f.message}: ${fmt(level)} → ${fmt(level * f.ratio)} units`,
       });
     }
+  }
+
+  // The leading signal (leading.ts).
+  if (spec.leadingSignal) {
+    const lead = leadingSignal({
+      spec: spec.leadingSignal,
+      observation: input.leading,
+      nowMs: input.nowMs,
+      targetMs,
+      connectionsPerUnit: input.connectionsPerUnit,
+      connections,
+      previous: previous?.leading,
+    });
+    status.leading = lead.status;
+    if (lead.ask && lead.ask.units > 0) asks.push(lead.ask);
   }
 
   // One ask per rule (the trend of each signal is one rule): the largest.

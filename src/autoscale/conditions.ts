@@ -175,8 +175,18 @@ export function decisionConditions(c: ConditionInput): DecisionCondition[] {
 
   const a = c.anticipation;
   const forecast = a?.forecast;
+  const leading = a?.leading;
   if (!a) {
     out.push(cond("Anticipating", "False", "Off", "spec.anticipation is unset or Off: reactive only"));
+  } else if (leading && leading.state !== "Ok") {
+    out.push(
+      cond(
+        "Anticipating",
+        "True",
+        leading.state === "Calibrating" ? "LeadingSignalCalibrating" : "LeadingSignalUnavailable",
+        `leading signal${leading.reason ? ` (${leading.reason})` : ""}: ${leading.message}; the other rules still apply (${a.mode})`,
+      ),
+    );
   } else if (forecast && forecast.state !== "Ok") {
     out.push(
       cond(

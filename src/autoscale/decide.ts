@@ -25,6 +25,7 @@ import { PAUSE_ANNOTATION, type PolicyMode } from "../api/constants.js";
 import { durationOr, formatDuration } from "../api/duration.js";
 import type { AnticipationStatus, CapacityPolicySpec, MetricSample as StatusSample } from "../api/index.js";
 import {
+  CONNECTIONS_PER_UNIT,
   DEFAULT_LADDERS,
   isScalableSku,
   type ScalableSku,
@@ -48,6 +49,7 @@ import {
 } from "./history.js";
 import { counterIdleZeroReason } from "./idle-counters.js";
 import { effectiveIngestionDelay, fillingBuckets, observeIngestion } from "./ingestion.js";
+import type { LeadingObservation } from "./leading.js";
 import { describeFindings } from "./plausibility.js";
 import { type LimitCode, type Reason, reason, type SignalName } from "./reasons.js";
 import { decideReplicas, type ReplicaDecision } from "./replicas.js";
@@ -111,6 +113,8 @@ export interface DecisionInput {
   conflict?: { reason: string; message: string };
   /** The instance's demand over past days, for the seasonal forecast (demand-history.ts). */
   demandHistory?: DemandHistory;
+  /** The leading signal's readings from Prometheus (leading.ts), when the policy has one. */
+  leading?: LeadingObservation;
 }
 
 /** An ARM update that was sent and whose completion has not been observed yet. */
@@ -315,6 +319,8 @@ export function decide(input: DecisionInput): Decision {
         scaleEvents: history.scaleEvents,
         previous: history.anticipation,
         demandHistory: input.demandHistory,
+        leading: input.leading,
+        connectionsPerUnit: CONNECTIONS_PER_UNIT * ((spec.metrics.connections?.targetPercent ?? 100) / 100),
       });
   let anticipationStatus: AnticipationStatus | undefined =
     anticipation?.status ??

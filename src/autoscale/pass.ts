@@ -17,6 +17,7 @@ import { type Decision, type DecisionPolicy, decide } from "./decide.js";
 import type { DemandHistory } from "./demand-history.js";
 import type { PassFailure } from "./fallback.js";
 import { historyFromStatus } from "./history.js";
+import type { LeadingObservation } from "./leading.js";
 import {
   type EventDraft,
   type InstanceView,
@@ -70,6 +71,8 @@ export interface PassInput {
    * the policy has no seasonal forecast or nothing has been read yet.
    */
   demandHistory?: DemandHistory;
+  /** The leading signal's readings from Prometheus (spec.anticipation.leadingSignal). */
+  leading?: LeadingObservation;
   /** The time of the pass, ms since the epoch. */
   now: number;
 }
@@ -177,6 +180,7 @@ export function planPass(input: PassInput): PassPlan {
     now: input.now,
     ...(input.conflict ? { conflict: input.conflict } : {}),
     ...(input.demandHistory ? { demandHistory: input.demandHistory } : {}),
+    ...(input.leading ? { leading: input.leading } : {}),
   });
   const plan: PassPlan = { input, nowIso, current: { sku, units }, decision, observation, waiting: false };
   const desired = decision.desired;

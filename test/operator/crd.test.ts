@@ -14,6 +14,11 @@ import { getPolicy, kubectlWithInput, policyManifest } from "./helpers.js";
 let kube: KubeClients;
 let ns: string;
 
+const PROM = {
+  serverAddress: "http://prometheus-operated.monitoring.svc:9090",
+  query: 'sum(rate(http_server_request_duration_seconds_count{http_route="/chat/negotiate"}[1m]))',
+};
+
 const webPubSubId = (name: string) =>
   `/subscriptions/${SUB}/resourceGroups/rg-chat/providers/Microsoft.SignalRService/WebPubSub/${name}`;
 
@@ -147,6 +152,47 @@ describe("the CapacityPolicy CRD", () => {
       spec: { anticipation: { scaleDuration: "3h" } },
       message: /spec\.anticipation\.scaleDuration: Invalid value: .*scaleDuration must be at most 2h/,
     },
+    {
+      name: "leading-two-tokens",
+      spec: {
+        anticipation: {
+          leadingSignal: {
+            prometheus: { ...PROM, bearerTokenFile: "/var/run/token", useAzureCredential: true },
+          },
+        },
+      },
+      message: /set at most one of bearerTokenFile, bearerTokenSecretRef and useAzureCredential/,
+    },
+    {
+      name: "leading-two-cas",
+      spec: {
+        anticipation: {
+          leadingSignal: {
+            prometheus: { ...PROM, caFile: "/etc/ca.pem", caSecretRef: { name: "prom-ca", key: "ca.crt" } },
+          },
+        },
+      },
+      message: /set at most one of caFile and caSecretRef/,
+    },
+    {
+      name: "leading-slow-timeout",
+      spec: { anticipation: { leadingSignal: { prometheus: { ...PROM, timeout: "2m" } } } },
+      message:
+        /spec\.anticipation\.leadingSignal\.prometheus\.timeout: Invalid value: .*timeout must be between 1s and 30s/,
+    },
+    {
+      name: "leading-short-lifetime",
+      spec: { anticipation: { leadingSignal: { prometheus: PROM, connectionLifetime: "10s" } } },
+      message: /connectionLifetime must be between 1m and 24h/,
+    },
+    {
+      name: "leading-no-lifetime-source",
+      spec: {
+        metrics: { serverLoad: { targetPercent: 70 } },
+        anticipation: { leadingSignal: { prometheus: PROM } },
+      },
+      message: /needs connectionLifetime, or metrics\.connections to measure it from/,
+    },
   ];
 
   it.each(cases)("refuses $name with the CEL message", async ({ name, spec, message }) => {
@@ -189,5 +235,39 @@ describe("the CapacityPolicy CRD", () => {
     );
     expect(keep.code).not.toBe(0);
     expect(keep.stderr).toMatch(/spec\.anticipation\.headroom\.peakPercent: Invalid value: 150/);
+
+    const userinfo = await apply(
+      policy("prom-userinfo", {
+        anticipation: {
+          leadingSignal: { prometheus: { ...PROM, serverAddress: "http://user:pw@prom:9090" } },
+        },
+      }),
+    );
+    expect(userinfo.code).not.toBe(0);
+    expect(userinfo.stderr).toMatch(
+      /spec\.anticipation\.leadingSignal\.prometheus\.serverAddress: Invalid value/,
+    );
+
+    const measures = await apply(
+      policy("odd-measure", { anticipation: { leadingSignal: { prometheus: PROM, measures: "Requests" } } }),
+    );
+    expect(measures.code).not.toBe(0);
+    expect(measures.stderr).toMatch(
+      /spec\.anticipation\.leadingSignal\.measures: Unsupported value: "Requests"/,
+    );
+  });
+
+  it("stores a leading signal with its defaults", async () => {
+    const ok = await apply(policy("leading-ok", { anticipation: { leadingSignal: { prometheus: PROM } } }));
+    expect(ok.stderr).toBe("");
+    expect(ok.code).toBe(0);
+    const stored = (await getPolicy(kube, ns, "leading-ok")) as {
+      spec: {
+        anticipation: { mode: string; leadingSignal: { measures: string; prometheus: { timeout: string } } };
+      };
+    };
+    expect(stored.spec.anticipation.mode).toBe("Enabled");
+    expect(stored.spec.anticipation.leadingSignal.measures).toBe("NewConnectionsPerSecond");
+    expect(stored.spec.anticipation.leadingSignal.prometheus.timeout).toBe("5s");
   });
 });

@@ -1,0 +1,204 @@
+import { describe, expect, it } from "vitest";
+import type { LeadingSignalSpec } from "../api/index.js";
+import { decide } from "./decide.js";
+import { arrivalRate, type LeadingInput, type LeadingReading, leadingSignal, MIN_PAIRS } from "./leading.js";
+import type { DemandSeries } from "./signals.js";
+import { input, NOW, samples, spec } from "./testing.js";
+
+const MIN = 60_000;
+const PROM = {
+  serverAddress: "http://prometheus:9090",
+  query: "sum(rate(negotiate_total[1m]))",
+  timeout: "5s",
+};
+const lead = (extra: Partial<LeadingSignalSpec> = {}): LeadingSignalSpec => ({
+  prometheus: PROM,
+  measures: "NewConnectionsPerSecond",
+  ...extra,
+});
+/** Connections one unit carries at 80 %. */
+const PER_UNIT = 800;
+/** Readings of `values`, one a minute, the newest 15 s before NOW. */
+const readings = (values: number[]): LeadingReading[] =>
+  values.map((value, i) => ({ timeMs: NOW - 15_000 - (values.length - 1 - i) * MIN, value }));
+/** Azure's connections need: `connections` per bucket, the newest starting 4 minutes before NOW. */
+function azure(connections: number[], saturatedFrom = Number.POSITIVE_INFINITY): DemandSeries {
+  const points = connections.map((c, i) => ({
+    start: NOW - 4 * MIN - (connections.length - 1 - i) * MIN,
+    units: c / PER_UNIT,
+    saturated: i >= saturatedFrom,
+  }));
+  return { signal: "connections", points, saturated: points.at(-1)?.saturated ?? false };
+}
+const base = (extra: Partial<LeadingInput>): LeadingInput => ({
+  spec: lead(),
+  observation: { readings: readings([10]) },
+  nowMs: NOW,
+  targetMs: NOW + 5 * MIN,
+  connectionsPerUnit: PER_UNIT,
+  ...extra,
+});
+
+describe("leading signal: mapping", () => {
+  it("new connections per second × the lifetime of the spec (Little's law) without an Azure count", () => {
+    const r = leadingSignal(base({ spec: lead({ connectionLifetime: "20m" }) }));
+    // 10 clients/s × 1,200 s = 12,000 connections = 15 units at 800 per unit.
+    expect(r.status).toMatchObject({
+      state: "Ok",
+      lifetimeSeconds: 1200,
+      lifetimeSource: "Spec",
+      connections: 12_000,
+    });
+    expect(r.ask?.rule).toBe("LeadingSignal");
+    expect(r.ask?.units).toBeCloseTo(15, 9);
+  });
+
+  it("from Azure's newest count toward the steady state, with the lifetime as time constant", () => {
+    // Newest bucket middle: NOW − 3.5 min; target NOW + 5 min: 8.5 min = 510 s later.
+    const r = leadingSignal(
+      base({ spec: lead({ connectionLifetime: "20m" }), connections: azure([4000, 4000, 4000]) }),
+    );
+    const expected = 12_000 + (4000 - 12_000) * Math.exp(-510 / 1200);
+    expect(r.status.connections).toBe(Math.round(expected));
+    expect(r.ask?.units).toBeCloseTo(expected / PER_UNIT, 9);
+  });
+
+  it("a counter: its increase per second between the two newest readings; a decrease is a reset", () => {
+    expect(arrivalRate("NewConnectionsTotal", readings([1000, 1600]))).toEqual({ perSecond: 10 });
+    // Restarted app servers: 1,600 → 300. The increase is the new value, as rate() reads it.
+    expect(arrivalRate("NewConnectionsTotal", readings([1600, 300]))).toEqual({ perSecond: 5 });
+    expect(arrivalRate("NewConnectionsTotal", readings([1600]))).toMatchObject({
+      reason: "NoPreviousReading",
+    });
+    const reset = leadingSignal(
+      base({
+        spec: lead({ measures: "NewConnectionsTotal", connectionLifetime: "20m" }),
+        observation: { readings: readings([1600, 300]) },
+      }),
+    );
+    expect(reset.status).toMatchObject({ state: "Ok", newConnectionsPerSecond: 5, connections: 6000 });
+  });
+
+  it("concurrent client connections are the demand itself", () => {
+    const r = leadingSignal(
+      base({ spec: lead({ measures: "Connections" }), observation: { readings: readings([24_000]) } }),
+    );
+    expect(r.ask?.units).toBe(30);
+    expect(r.status).toMatchObject({ state: "Ok", connections: 24_000 });
+  });
+});
+
+describe("leading signal: the lifetime measured from Azure's count", () => {
+  // λ = 10/s for 10 minutes; Azure saw 6,000 connections (W = 600 s) on its unsaturated buckets.
+  const steady = readings(Array.from({ length: 10 }, () => 10));
+
+  it(`is Calibrating (and asks nothing) with fewer than ${MIN_PAIRS} pairs`, () => {
+    const r = leadingSignal(base({ observation: { readings: steady }, connections: azure([6000, 6000]) }));
+    expect(r.status.state).toBe("Calibrating");
+    expect(r.ask).toBeUndefined();
+  });
+
+  it("is the median of connections ÷ rate over the pairs", () => {
+    const r = leadingSignal(
+      base({ observation: { readings: steady }, connections: azure([6000, 6000, 9000, 6000]) }),
+    );
+    expect(r.status).toMatchObject({ state: "Ok", lifetimeSource: "Measured", lifetimeSeconds: 600 });
+  });
+
+  it("leaves saturated buckets out, and keeps the measured lifetime through a full quota", () => {
+    const full = azure([6000, 6000, 10_000, 10_000], 2);
+    const calibrating = leadingSignal(base({ observation: { readings: steady }, connections: full }));
+    expect(calibrating.status.state).toBe("Calibrating");
+    // A crowd: 40 clients/s while the quota is full; the lifetime measured before still applies.
+    const crowd = readings([...Array.from({ length: 9 }, () => 10), 40]);
+    const r = leadingSignal(
+      base({
+        observation: { readings: crowd },
+        connections: azure([10_000, 10_000, 10_000, 10_000], 0),
+        previous: { state: "Ok", lifetimeSeconds: 600, lifetimeSource: "Measured", message: "" },
+      }),
+    );
+    // 40 × 600 = 24,000 at steady state; from the full quota (10,000) 510 s ago → 24,000 − 14,000·e^(−0.85).
+    const expected = 24_000 - 14_000 * Math.exp(-510 / 600);
+    expect(r.status).toMatchObject({ state: "Ok", lifetimeSeconds: 600, lifetimeSource: "Measured" });
+    expect(r.status.connections).toBe(Math.round(expected));
+    expect(r.ask?.units).toBeCloseTo(expected / PER_UNIT, 9);
+  });
+});
+
+describe("leading signal: unknown is ignored", () => {
+  it.each([
+    [
+      "a failed read",
+      { observation: { readings: readings([10]), error: { reason: "Timeout", message: "no answer in 5s" } } },
+      "Timeout",
+    ],
+    ["no reading", { observation: { readings: [] } }, "NoData"],
+    ["nothing read yet", { observation: undefined }, "NoData"],
+    ["a stale reading", { observation: { readings: [{ timeMs: NOW - 6 * MIN, value: 10 }] } }, "Stale"],
+    ["a negative value", { observation: { readings: readings([-3]) } }, "Negative"],
+    ["NaN", { observation: { readings: readings([Number.NaN]) } }, "NotFinite"],
+    ["+Inf", { observation: { readings: readings([Number.POSITIVE_INFINITY]) } }, "NotFinite"],
+  ] as [string, Partial<LeadingInput>, string][])(
+    "%s: Unavailable (%s), nothing asked",
+    (_, extra, reason) => {
+      const r = leadingSignal(base({ spec: lead({ connectionLifetime: "20m" }), ...extra }));
+      expect(r.status).toMatchObject({ state: "Unavailable", reason });
+      expect(r.ask).toBeUndefined();
+    },
+  );
+});
+
+describe("leading signal in the decision", () => {
+  const s = (extra: Partial<LeadingSignalSpec> = {}) => {
+    const out = spec({
+      metrics: { connections: { targetPercent: 80 } },
+      anticipation: {
+        mode: "Enabled",
+        scaleDuration: "4m",
+        headroom: { peakPercent: 0, horizon: "1h" },
+        leadingSignal: lead({ connectionLifetime: "10m", ...extra }),
+      },
+    });
+    delete out.metrics.serverLoad;
+    return out;
+  };
+  // Azure: 6,000 connections on 10 units (75 % of 8,000): inside the tolerance band.
+  const flat = samples({ connections: 6000 });
+
+  it("scales out on a rising negotiate rate while Azure Monitor still shows the old level", () => {
+    // 10/s × 600 s = 6,000 matches Azure; the crowd brings 40/s.
+    const d = decide(input({ spec: s(), samples: flat, leading: { readings: readings([10, 10, 40]) } }));
+    expect(d.recommendation?.units).toBeGreaterThan(10);
+    const why = d.reasons.find((r) => r.code === "Anticipated");
+    expect(why?.message).toMatch(/^LeadingSignal asks for \d+ units/);
+    expect(d.anticipation?.leading).toMatchObject({ state: "Ok", newConnectionsPerSecond: 40 });
+  });
+
+  it("never lowers capacity on its own: a falling rate, or none, decides as without the signal", () => {
+    const without = decide(input({ spec: s(), samples: flat }));
+    for (const value of [0, 1, 5]) {
+      const d = decide(input({ spec: s(), samples: flat, leading: { readings: readings([10, 10, value]) } }));
+      expect(d.recommendation).toEqual(without.recommendation);
+      expect(d.desired).toEqual(without.desired);
+    }
+  });
+
+  it("an unavailable signal is reported in the Anticipating condition and changes nothing", () => {
+    const without = decide(input({ spec: s(), samples: flat }));
+    const d = decide(
+      input({
+        spec: s(),
+        samples: flat,
+        leading: {
+          readings: [],
+          error: { reason: "Unreachable", message: "connect ECONNREFUSED 127.0.0.1:9" },
+        },
+      }),
+    );
+    expect(d.desired).toEqual(without.desired);
+    const cond = d.conditions.find((c) => c.type === "Anticipating");
+    expect(cond).toMatchObject({ status: "True", reason: "LeadingSignalUnavailable" });
+    expect(cond?.message).toMatch(/leading signal \(Unreachable\): ignored: connect ECONNREFUSED/);
+  });
+});
