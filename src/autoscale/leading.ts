@@ -69,6 +69,25 @@ export interface LeadingInput {
   previous?: LeadingStatus | undefined;
 }
 
+/** How long a caller keeps readings (pairs for the lifetime span Azure's window and delay), ms. */
+export const READINGS_KEPT_MS = 30 * 60_000;
+
+/**
+ * Appends `reading` (when newer than the newest kept) to `readings` and drops those older than
+ * {@link READINGS_KEPT_MS} before `nowMs`. Mutates and returns `readings`.
+ */
+export function keepReading(
+  readings: LeadingReading[],
+  reading: LeadingReading | undefined,
+  nowMs: number,
+): LeadingReading[] {
+  if (reading && (readings.at(-1)?.timeMs ?? Number.NEGATIVE_INFINITY) < reading.timeMs)
+    readings.push(reading);
+  while (readings.length > 0 && nowMs - (readings[0] as LeadingReading).timeMs > READINGS_KEPT_MS)
+    readings.shift();
+  return readings;
+}
+
 /** Readings older than this are stale: ignored, ms. */
 export const MAX_READING_AGE_MS = 5 * 60_000;
 /** A reading pairs with an Azure bucket when it is this close to the bucket's end, ms. */

@@ -35,6 +35,7 @@ import {
   trafficAt,
   type WorkloadMix,
 } from "../traffic/index.js";
+import { AppServerHistory, DEFAULT_SCRAPE_LAG_MS } from "./app-servers.js";
 
 export const MINUTE_MS = 60_000;
 
@@ -260,6 +261,8 @@ export interface PollContext {
   scaling: boolean;
   /** The instance's metrics; only buckets ingested by `nowMs` are visible through it. */
   metrics: MetricHistory;
+  /** The app servers' metrics as Prometheus serves them (when the setup has arrivals). */
+  appServers?: AppServerHistory;
 }
 
 /** A way of choosing capacity, run by the engine. */
@@ -291,6 +294,13 @@ export interface SimulationSetup {
   seed: string;
   /** Relative noise amplitude on server load (default 0.05). */
   noiseAmplitude?: number;
+  /**
+   * Negotiate arrivals per minute (`traffic/arrivals.ts`), for policies with a leading signal; the
+   * app servers' metrics are served only when set.
+   */
+  arrivals?: Float64Array;
+  /** How old the newest scraped app-server sample is at a poll, ms (default 15,000). */
+  scrapeLagMs?: number;
 }
 
 /** Demand per minute: the value at each minute's middle, rounded, never negative. */
@@ -317,6 +327,9 @@ export function* simulation(
   const minutes = setup.demand.length;
   const run = emptyRun(strategy.name, strategy.description, minutes);
   const metrics = new MetricHistory(setup.mix.service, setup.startMs, minutes, setup.metricDelayMs);
+  const appServers = setup.arrivals
+    ? new AppServerHistory(setup.startMs, setup.arrivals, setup.scrapeLagMs ?? DEFAULT_SCRAPE_LAG_MS)
+    : undefined;
   const poll = Math.max(1, Math.round(strategy.pollMinutes));
   const amplitude = setup.noiseAmplitude ?? 0.05;
   let current: SkuUnits = { ...strategy.initial };
@@ -328,7 +341,14 @@ export function* simulation(
       inFlight = undefined;
     }
     if (m % poll === 0) {
-      const want = strategy.poll({ nowMs, minute: m, current, scaling: inFlight !== undefined, metrics });
+      const want = strategy.poll({
+        nowMs,
+        minute: m,
+        current,
+        scaling: inFlight !== undefined,
+        metrics,
+        ...(appServers ? { appServers } : {}),
+      });
       if (want && !inFlight && !sameSize(want, current)) {
         const op: ScaleOperation = {
           startedMs: nowMs,
@@ -352,6 +372,7 @@ export function* simulation(
     });
     recordMinute(run, m, current, t);
     metrics.push(t, noise(setup.seed, m, 1));
+    appServers?.push(Math.max(0, (setup.demand[m] as number) - t.refusedConnections));
     if ((m + 1) % chunk === 0 && m + 1 < minutes) yield m + 1;
   }
   return run;

@@ -38,6 +38,7 @@ import { timelineChunks } from "../../simulate/timeline.js";
 import {
   defaultMix,
   type MixEntry,
+  negotiateArrivals,
   parseMix,
   parseTrace,
   type Trace,
@@ -64,6 +65,8 @@ interface SimulateFlags extends CommonOptions, AzureFlags {
   messageSize?: string;
   scaleDuration: string;
   ingestionDelay: string;
+  connectionLifetime: string;
+  scrapeInterval: string;
   start?: string;
   end?: string;
   days?: string;
@@ -399,6 +402,12 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
   const mix = mixOf(policy, flags);
   const scaleDurationMs = durationFlag("scale-duration", flags.scaleDuration);
   const metricDelayMs = durationFlag("ingestion-delay", flags.ingestionDelay);
+  const lifetimeMs = durationFlag("connection-lifetime", flags.connectionLifetime);
+  if (lifetimeMs < MINUTE_MS) throw new UsageError("--connection-lifetime must be at least 1m");
+  const scrapeLagMs = durationFlag("scrape-interval", flags.scrapeInterval);
+  if (scrapeLagMs > MINUTE_MS) throw new UsageError("--scrape-interval must be at most 1m");
+  const leading =
+    policy.spec.anticipation?.leadingSignal !== undefined && policy.spec.anticipation.mode !== "Off";
   const noiseAmplitude = numberFlag("noise", flags.noise, { min: 0, max: 1 }) as number;
   const loadTarget = numberFlag("load-target", flags.loadTarget, { exclusiveMin: 0, max: 100 });
   let prices: ReturnType<typeof parsePrices>;
@@ -435,6 +444,8 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
       mix,
       scaleDurationMs,
       metricDelayMs,
+      arrivals: negotiateArrivals(demand, { lifetimeSeconds: lifetimeMs / 1000 }),
+      scrapeLagMs,
       seed: flags.seed,
       noiseAmplitude,
       ...(loadTarget !== undefined ? { loadTargetPercent: loadTarget } : {}),
@@ -499,6 +510,9 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
         model: {
           scaleDurationSeconds: scaleDurationMs / 1000,
           metricDelaySeconds: metricDelayMs / 1000,
+          ...(leading
+            ? { connectionLifetimeSeconds: lifetimeMs / 1000, scrapeIntervalSeconds: scrapeLagMs / 1000 }
+            : {}),
           noiseAmplitude,
           seed: flags.seed,
         },
@@ -522,7 +536,7 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
   const header = [
     `simulate: policy ${policy.metadata.name} on ${source.name}, ${iso(startMs)} → ${iso(endMs)} (${formatNumber(minutes / 1440)} days, ${formatNumber(minutes)} minutes)`,
     `demand: ${source.describe}; ${mix.service} ${mixText}, ${formatNumber(mix.messageSizeBytes)} B messages`,
-    `model: scale takes ${scaleDurationMs / 1000}s, metrics delayed ${metricDelayMs / 1000}s, load target ${comparison.loadTargetPercent} %, noise ±${formatNumber(noiseAmplitude * 100)} %, seed "${flags.seed}"`,
+    `model: scale takes ${scaleDurationMs / 1000}s, metrics delayed ${metricDelayMs / 1000}s, load target ${comparison.loadTargetPercent} %, noise ±${formatNumber(noiseAmplitude * 100)} %, seed "${flags.seed}"${leading ? `; app servers: clients stay ${formatNumber(lifetimeMs / MINUTE_MS)} min, negotiate metrics scraped every ${scrapeLagMs / 1000}s` : ""}`,
     startLine(comparison),
     ...comparison.start.notes.map((n) => `note: ${n}`),
     ...(comparison.policyOverrides.length > 0 ? [`note: ${comparison.policyOverrides.join("; ")}`] : []),
@@ -588,6 +602,16 @@ export const simulateCommand: CliCommand = defineCommand<SimulateFlags>({
         .option("--message-size <bytes>", "average message size (default: the policy's, else 2048)")
         .option("--scale-duration <duration>", "time a scale operation takes", "5m")
         .option("--ingestion-delay <duration>", "time before a minute's metrics are fully ingested", "3m")
+        .option(
+          "--connection-lifetime <duration>",
+          "how long a client stays connected on average (the app servers' negotiate rate for a leading signal)",
+          "20m",
+        )
+        .option(
+          "--scrape-interval <duration>",
+          "how old the app servers' newest metrics are for a leading signal (Prometheus's scrape interval)",
+          "15s",
+        )
         .option("--start <time>", "start of the slice to simulate (default: the trace's start), UTC")
         .option("--end <time>", "end of the slice (default: the trace's end; with --resource-id, now)")
         .option(

@@ -20,6 +20,12 @@
  *   the last `historyDays`, only buckets complete by the poll, rebuilt hourly) and passed to the
  *   planner as the operator passes what it read from Azure Monitor. A run has no days before its
  *   start, so the forecast sees the days replayed so far.
+ * - Leading signal (`spec.anticipation.leadingSignal`, mode not Off): at each poll, the app
+ *   servers' value as Prometheus serves it then (`../app-servers.ts`: the negotiate rate or
+ *   counter of the last whole minute, one scrape interval old, refused clients included; or the
+ *   accepted connections), kept for 30 minutes and passed to the planner as the operator passes
+ *   what it read from Prometheus. A run without app-server metrics (no arrivals in the setup)
+ *   passes no reading: the signal reports itself unavailable.
  * - Polls: every `pollIntervalSeconds`, rounded to whole minutes (at least one a minute; metrics
  *   have a one-minute grain). The operator looks every 15 s while an update runs, so it observes a
  *   completion up to a minute earlier than the simulation does.
@@ -32,6 +38,7 @@ import { policyTimes } from "../../autoscale/decide.js";
 import type { DemandHistory } from "../../autoscale/demand-history.js";
 import { type DecisionHistory, historyFromStatus } from "../../autoscale/history.js";
 import { effectiveIngestionDelay } from "../../autoscale/ingestion.js";
+import { keepReading, type LeadingObservation, type LeadingReading } from "../../autoscale/leading.js";
 import {
   type AppServerResult,
   completePass,
@@ -64,6 +71,8 @@ export class PolicyStrategy implements Strategy {
   readonly #keepLog: boolean;
   readonly #demandHistory: ReplayedDemandHistory | undefined;
   #status: Partial<CapacityPolicyStatus> = {};
+  /** The leading signal's readings of the last 30 minutes (a policy with one). */
+  #leading: LeadingReading[] | undefined;
   /** A plan whose update the engine has not confirmed yet. */
   #pending: PassPlan | undefined;
 
@@ -94,6 +103,7 @@ export class PolicyStrategy implements Strategy {
       const { grain, historyDays } = anticipation.seasonal;
       this.#demandHistory = new ReplayedDemandHistory(grain, historyDays);
     }
+    if (anticipation?.leadingSignal && anticipation.mode !== "Off") this.#leading = [];
   }
 
   /** The demand history the last pass got (a policy with a seasonal forecast), for tests. */
@@ -127,6 +137,7 @@ export class PolicyStrategy implements Strategy {
       },
       samples: ctx.metrics.samples(cutoff - this.#windowMs, ctx.nowMs),
       ...(this.#demandHistory ? { demandHistory: this.#demandHistoryAt(this.#demandHistory, ctx) } : {}),
+      ...(this.#leading ? { leading: this.#leadingAt(this.#leading, ctx) } : {}),
       ...(replicas !== undefined ? { appServer: hpa ? { hpaMinReplicas: replicas } : { replicas } } : {}),
       now: ctx.nowMs,
     });
@@ -144,6 +155,15 @@ export class PolicyStrategy implements Strategy {
     const h = history.at(ctx.nowMs, ctx.metrics);
     this.lastDemandHistory = h;
     return h;
+  }
+
+  #leadingAt(readings: LeadingReading[], ctx: PollContext): LeadingObservation {
+    const measures = this.#policy.spec.anticipation?.leadingSignal?.measures ?? "NewConnectionsPerSecond";
+    keepReading(readings, ctx.appServers?.reading(measures, ctx.nowMs), ctx.nowMs);
+    if (!ctx.appServers) {
+      return { readings, error: { reason: "NoData", message: "the simulation has no app-server metrics" } };
+    }
+    return { readings };
   }
 
   scaleStarted(nowMs: number): void {
