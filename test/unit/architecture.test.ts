@@ -26,6 +26,7 @@ const ABOVE_THE_PURE_LAYERS = [
   "controller",
   "kube",
   "azure",
+  "prometheus",
   "cli",
   "demo",
   "simulate",
@@ -59,6 +60,11 @@ const LAYER_RULES: readonly LayerRule[] = [
     from: ["shared"],
     forbidden: [...ABOVE_THE_PURE_LAYERS, "autoscale", "capacity", "api", "traffic", "chart"],
     why: "shared/ is the bottom: the adapters and the loopback servers build on it, it on none of them",
+  },
+  {
+    from: ["prometheus"],
+    forbidden: ["controller", "kube", "azure", "api", "autoscale", "capacity", "emulator", "traffic"],
+    why: "the Prometheus adapter is thin: it builds on shared/ only, and the controller composes it",
   },
   { from: "*", forbidden: ["cli"], why: "the commands are the top layer" },
 ];
