@@ -334,7 +334,7 @@ export function anticipate(input: AnticipationInput): Anticipation | undefined {
       previous: previous?.leading,
     });
     status.leading = lead.status;
-    if (lead.ask && lead.ask.units > 0) asks.push(lead.ask);
+    if (lead.ask && lead.ask.units > 0) asks.push({ rule: "LeadingSignal", ...lead.ask });
   }
 
   // One ask per rule (the trend of each signal is one rule): the largest.

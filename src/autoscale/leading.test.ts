@@ -49,7 +49,6 @@ describe("leading signal: mapping", () => {
       lifetimeSource: "Spec",
       connections: 12_000,
     });
-    expect(r.ask?.rule).toBe("LeadingSignal");
     expect(r.ask?.units).toBeCloseTo(15, 9);
   });
 

@@ -31,7 +31,6 @@
 import { median } from "simple-statistics";
 import { durationOr } from "../api/duration.js";
 import type { AnticipationStatus, LeadingSignalSpec } from "../api/index.js";
-import type { RuleAsk } from "./anticipation.js";
 import type { DemandSeries } from "./signals.js";
 import { fmt } from "./signals.js";
 
@@ -49,6 +48,12 @@ export interface LeadingObservation {
   readings: readonly LeadingReading[];
   /** This pass's read failed: why (an error kind such as `Timeout`) and in words. */
   error?: { reason: string; message: string };
+}
+
+/** What the leading signal asks for: un-snapped units, and why. */
+export interface LeadingAsk {
+  units: number;
+  message: string;
 }
 
 /** The leading signal's part of `status.anticipation`. */
@@ -149,10 +154,10 @@ function lifetimePairs(
 }
 
 /**
- * The leading signal's ask (rule `LeadingSignal`, un-snapped units) and its status. Never throws;
+ * The leading signal's ask (anticipation's rule `LeadingSignal`, un-snapped units) and its status. Never throws;
  * an unknown or unusable signal asks for nothing and says why.
  */
-export function leadingSignal(input: LeadingInput): { ask?: RuleAsk; status: LeadingStatus } {
+export function leadingSignal(input: LeadingInput): { ask?: LeadingAsk; status: LeadingStatus } {
   const { spec, observation, nowMs, targetMs, connectionsPerUnit } = input;
   const unavailable = (reason: string, message: string): { status: LeadingStatus } => {
     const status: LeadingStatus = {
@@ -184,7 +189,6 @@ export function leadingSignal(input: LeadingInput): { ask?: RuleAsk; status: Lea
     const units = newest.value / connectionsPerUnit;
     return {
       ask: {
-        rule: "LeadingSignal",
         units,
         message: `${fmt(newest.value)} client connections at ${iso(newest.timeMs).slice(11, 19)} UTC (Prometheus): ${fmt(units)} units`,
       },
@@ -262,7 +266,6 @@ export function leadingSignal(input: LeadingInput): { ask?: RuleAsk; status: Lea
   };
   return {
     ask: {
-      rule: "LeadingSignal",
       units,
       message: `${fmt(lambda)} new connections/s (Prometheus, ${iso(newest.timeMs).slice(11, 19)} UTC) × lifetime ${fmt(lifetime)} s: ${fmt(expected)} connections by ${iso(targetMs).slice(11, 16)} UTC, ${how}: ${fmt(units)} units`,
     },

@@ -26,6 +26,7 @@ import {
 import type { CapacityPolicy } from "../api/index.js";
 import type { DemandHistory } from "../autoscale/demand-history.js";
 import type { FailureKind, PassFailure } from "../autoscale/fallback.js";
+import type { LeadingObservation } from "../autoscale/leading.js";
 import type { NativeAutoscaleSetting } from "../azure/autoscale-settings.js";
 import {
   type AzureAdapters,
@@ -68,6 +69,8 @@ export interface CycleReading {
   nativeSettings?: NativeAutoscaleSetting[];
   /** The instance's demand history as last read (policies with a seasonal forecast); undefined before the first read. */
   demandHistory?: DemandHistory;
+  /** The leading signal's readings from Prometheus (`leading.ts`; policies with one). */
+  leading?: LeadingObservation;
 }
 
 /** Settings of {@link CycleFetcher}. */

@@ -21,6 +21,7 @@ import { SAMPLE_FIELDS, type SampleField } from "../autoscale/samples.js";
 import type { HistoryRefreshReport } from "../azure/history.js";
 import type { QuotaObservation } from "../azure/quota.js";
 import { describeScope } from "../azure/scope.js";
+import type { PrometheusQueryObservation } from "../prometheus/index.js";
 
 const P = "signalr_autoscaler_";
 
@@ -76,6 +77,17 @@ export class OperatorMetrics {
     ["api"],
     [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
   );
+  readonly prometheusQueries = this.#counter(
+    "prometheus_queries_total",
+    "Leading-signal queries to Prometheus by server (base URL, no credentials) and outcome (ok or an error kind)",
+    ["server", "outcome"],
+  );
+  readonly prometheusLatency = this.#histogram(
+    "prometheus_query_duration_seconds",
+    "Leading-signal query latency (queueing for the per-server bound included), seconds",
+    ["server"],
+    [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  );
   readonly historyReads = this.#counter(
     "history_reads_total",
     "Demand-history reads of one instance (seasonal forecast) by kind (full, incremental) and result (success, failure)",
@@ -129,6 +141,12 @@ export class OperatorMetrics {
   observeAzureCall(api: string, status: number, seconds: number): void {
     this.azureRequests.inc({ api, status: String(status) });
     this.azureLatency.observe({ api }, seconds);
+  }
+
+  /** Records one leading-signal query (the Prometheus client's observer). */
+  observePrometheusQuery(o: PrometheusQueryObservation): void {
+    this.prometheusQueries.inc({ server: o.server, outcome: o.outcome });
+    this.prometheusLatency.observe({ server: o.server }, o.seconds);
   }
 
   /** Records one demand-history refresh; `cached` is how many histories the reader now holds. */

@@ -15,6 +15,7 @@
  *   from the policies' status (history, in-flight update, last scale time).
  */
 
+import type { TokenCredential } from "@azure/identity";
 import type { CapacityPolicy } from "../api/index.js";
 import { policyTimes } from "../autoscale/decide.js";
 import { effectiveIngestionDelay } from "../autoscale/ingestion.js";
@@ -24,6 +25,7 @@ import type { KubeClients } from "../kube/client.js";
 import { EventRecorder } from "../kube/events.js";
 import { LeaseClient } from "../kube/lease.js";
 import { PolicyClient } from "../kube/policies.js";
+import { readSecretKey } from "../kube/secrets.js";
 import {
   isWatchReady,
   objectKey,
@@ -32,9 +34,11 @@ import {
   watchPolicies,
 } from "../kube/watch.js";
 import { WorkloadClient } from "../kube/workloads.js";
+import { PrometheusClient } from "../prometheus/index.js";
 import type { OperatorClock } from "./clock.js";
 import { CycleFetcher, type CycleReading, type CycleTarget, seasonalHistory } from "./fetch.js";
 import { type LeaderElectionSettings, LeaderElector, type LeaseOps } from "./leader.js";
+import { LeadingReader } from "./leading.js";
 import { type Logger, scrubSecrets } from "./logging.js";
 import type { OperatorMetrics } from "./metrics.js";
 import { WorkQueue } from "./queue.js";
@@ -67,6 +71,13 @@ export interface OperatorDeps {
   clock: OperatorClock;
   /** The Lease operations of leader election (default: a LeaseClient on `kube`). */
   leaseOps?: LeaseOps;
+  /**
+   * The Prometheus client of leading signals (default: one whose calls `/metrics` counts). Closed
+   * by the caller.
+   */
+  prometheus?: PrometheusClient;
+  /** The operator's Azure credential, for leading signals with `useAzureCredential`. */
+  azureCredential?: TokenCredential;
 }
 
 /** What one finished pass reports (for tests and the demo's live view). */
@@ -99,6 +110,7 @@ export class Operator {
   readonly #settings: OperatorSettings;
   readonly #queue: WorkQueue;
   readonly #fetcher: CycleFetcher;
+  readonly #leadingReader: LeadingReader;
   readonly #policies: PolicyClient;
   readonly #passDeps: Omit<PassDeps, "canWrite" | "signal">;
   readonly #watches: ResilientWatch<CapacityPolicy>[] = [];
@@ -143,6 +155,13 @@ export class Operator {
           );
         }
       },
+    });
+    this.#leadingReader = new LeadingReader({
+      client:
+        deps.prometheus ?? new PrometheusClient({ observe: (o) => deps.metrics.observePrometheusQuery(o) }),
+      now: deps.clock.now,
+      readSecret: (namespace, name, key) => readSecretKey(deps.kube, namespace, name, key),
+      ...(deps.azureCredential ? { azureCredential: deps.azureCredential } : {}),
     });
     this.#policies = new PolicyClient(deps.kube);
     this.#passDeps = {
@@ -271,6 +290,7 @@ export class Operator {
       this.#nextPoll.delete(k);
       this.#readings.delete(k);
       this.#queue.remove(k);
+      this.#leadingReader.forget(k);
       if (target) this.#fetcher.forget(target);
       this.#deps.metrics.forgetPolicy(e.object.metadata.namespace, e.object.metadata.name);
       return;
@@ -350,6 +370,17 @@ export class Operator {
           ...(seasonal ? { seasonal } : {}),
         });
       }
+      // Leading signals: read from Prometheus while Azure is read (each within its own timeout).
+      const leadingTargets = due.flatMap((p) => {
+        const a = p.spec?.anticipation;
+        const k = objectKey(p);
+        if (!a?.leadingSignal?.prometheus || a.mode === "Off" || refused.has(k)) {
+          this.#leadingReader.forget(k);
+          return [];
+        }
+        return [{ key: k, namespace: p.metadata.namespace, spec: a.leadingSignal }];
+      });
+      const leading = this.#leadingReader.read(leadingTargets);
       let readings = new Map<string, CycleReading>();
       try {
         readings = await this.#fetcher.read(targets, this.#termSignal);
@@ -364,6 +395,11 @@ export class Operator {
         // A malformed resource ID is caught by validation in the pass; anything else is logged.
         this.#deps.log.warn({ err: String(err) }, "poll cycle failed");
         this.#lastAzureError = String(err);
+      }
+      const leadingRead = await leading;
+      for (const [k, observation] of leadingRead) {
+        const reading = readings.get(k);
+        if (reading) reading.leading = observation;
       }
       for (const p of due) {
         const k = objectKey(p);

@@ -135,6 +135,9 @@ async function runPass(
     ...(reading?.demandHistory && spec.anticipation?.seasonal && spec.anticipation.mode !== "Off"
       ? { demandHistory: reading.demandHistory }
       : {}),
+    ...(reading?.leading && spec.anticipation?.leadingSignal && spec.anticipation.mode !== "Off"
+      ? { leading: reading.leading }
+      : {}),
     ...(native.length > 0
       ? {
           conflict: {

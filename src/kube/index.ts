@@ -1,6 +1,6 @@
 /**
  * Kubernetes adapters: connection and typed clients, CapacityPolicy reads, status writes and
- * watch, app-server Deployments and HPAs, Events, Leases, and typed API errors.
+ * watch, app-server Deployments and HPAs, Events, Leases, Secret keys, and typed API errors.
  */
 export * from "./backoff.js";
 export * from "./client.js";
@@ -8,5 +8,6 @@ export * from "./errors.js";
 export * from "./events.js";
 export * from "./lease.js";
 export * from "./policies.js";
+export * from "./secrets.js";
 export * from "./watch.js";
 export * from "./workloads.js";
