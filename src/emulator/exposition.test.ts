@@ -214,34 +214,13 @@ describe("histogramSamples", () => {
     ]);
   });
 
-  it("refuses bounds that do not increase, decreasing counts and a count below the buckets", () => {
-    expect(() =>
-      histogramSamples(
-        "h",
-        {},
-        [
-          { le: 1, count: 1 },
-          { le: 1, count: 2 },
-        ],
-        0,
-        2,
-      ),
-    ).toThrow("increase");
-    expect(() =>
-      histogramSamples(
-        "h",
-        {},
-        [
-          { le: 1, count: 2 },
-          { le: 2, count: 1 },
-        ],
-        0,
-        2,
-      ),
-    ).toThrow("cumulative");
-    expect(() => histogramSamples("h", {}, [{ le: 1, count: 2 }], 0, 1)).toThrow("below");
-    expect(() => histogramSamples("h", {}, [{ le: Number.POSITIVE_INFINITY, count: 2 }], 0, 2)).toThrow(
-      "finite",
-    );
+  it.each([
+    ["bounds that do not increase", [1, 1], [1, 2], 2, "increase"],
+    ["decreasing counts", [1, 2], [2, 1], 2, "cumulative"],
+    ["a count below the buckets", [1], [2], 1, "below"],
+    ["an infinite bound", [Number.POSITIVE_INFINITY], [2], 2, "finite"],
+  ])("refuses %s", (_, bounds, counts, count, message) => {
+    const buckets = bounds.map((le, i) => ({ le, count: counts[i] as number }));
+    expect(() => histogramSamples("h", {}, buckets, 0, count)).toThrow(message);
   });
 });

@@ -1,6 +1,7 @@
 /**
- * The Azure emulator: HTTPS ARM + metrics:getBatch on loopback, driven by the traffic model
- * (`traffic/`) on a virtual clock, with fault injection.
+ * The Azure emulator: HTTPS ARM + metrics:getBatch on loopback, and the app servers' Prometheus
+ * `/metrics` (stamped with virtual time), driven by the traffic model (`traffic/`) on a virtual
+ * clock, with fault injection.
  */
 export * from "./appservers.js";
 export * from "./arm-id.js";
