@@ -78,6 +78,15 @@ function compactTime(ms: number): string {
     .replace(/\.\d+Z$/, "Z");
 }
 
+/** The URL's path, percent-decoded (as sent when it does not decode). */
+function decodedPath(url: URL): string {
+  try {
+    return decodeURIComponent(url.pathname);
+  } catch {
+    return url.pathname;
+  }
+}
+
 function subscriptionOf(path: string): string | undefined {
   const m = /\/subscriptions\/([^/]+)/i.exec(path);
   return m?.[1];
@@ -105,12 +114,7 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
     }
     const host = req.headers.host ?? "127.0.0.1";
     const url = new URL(req.url ?? "/", `https://${host}`);
-    let path: string;
-    try {
-      path = decodeURIComponent(url.pathname);
-    } catch {
-      path = url.pathname;
-    }
+    const path = decodedPath(url);
     const method = (req.method ?? "GET").toUpperCase();
     const ereq: EmulatorRequest = {
       method,
@@ -287,9 +291,10 @@ export function createAppServerHttpServer(state: EmulatorState): AppServerHttpSe
   const server = createHttpServer((req, res) => {
     const host = req.headers.host ?? "127.0.0.1";
     const url = new URL(req.url ?? "/", `http://${host}`);
+    const path = decodedPath(url);
     const ereq: EmulatorRequest = {
       method: (req.method ?? "GET").toUpperCase(),
-      path: url.pathname,
+      path,
       query: url.searchParams,
       headers: req.headers,
       body: undefined,
