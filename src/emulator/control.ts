@@ -17,6 +17,8 @@
  * | DELETE | `/_emulator/autoscalesettings`    |                                                          | removes them all |
  * | GET    | `/_emulator/requests`             |                                                          | the last requests served (method, path, status, fault) |
  * | DELETE | `/_emulator/requests`             |                                                          | clears that log and the counters |
+ * | GET    | `/_emulator/appservers/{name}`    |                                                          | the app servers of the SignalR instance `name`: negotiations since their start, connections |
+ * | POST   | `/_emulator/appservers/{name}/restart` |                                                     | restarts them: their `/metrics` counters start again from 0 now (a counter reset) |
  *
  * Instance body: `{ resourceId, location?, sku?, units?, provisioningState?, tags?, mix?
  * ("broadcast=0.2,echo=0.8"), messageSizeBytes?, <demand> }`, where `<demand>` is
@@ -45,6 +47,7 @@ import {
   queryParam,
 } from "./http.js";
 import {
+  type AppServersView,
   type AutoscaleSettingRecord,
   type AutoscaleSettingSpec,
   type InstanceSpec,
@@ -125,6 +128,10 @@ export interface EmulatorControl {
   requests(): RequestRecord[];
   calls(): CallCounters;
   resetRequests(): void;
+  /** The app servers of the SignalR instance named `instanceName`. @throws StateError 404, 409 */
+  appServers(instanceName: string): AppServersView;
+  /** Restarts them: their counters start again from 0 now. @throws StateError 404, 409 */
+  restartAppServers(instanceName: string): AppServersView;
   snapshot(): EmulatorSnapshot;
 }
 
@@ -321,12 +328,28 @@ export function handleControl(req: EmulatorRequest, control: EmulatorControl): E
       case "DELETE /_emulator/requests":
         control.resetRequests();
         return { status: 204 };
+      case "GET /_emulator/appservers":
+      case "POST /_emulator/appservers": {
+        const name = seg[2];
+        const action = seg.slice(3).join("/");
+        if (name !== undefined && req.method === "GET" && action === "")
+          return json(200, appServersJson(control.appServers(name)));
+        if (name !== undefined && req.method === "POST" && action === "restart")
+          return json(200, appServersJson(control.restartAppServers(name)));
+        return armError(404, "NotFound", `no control route ${req.method} ${req.path}`);
+      }
       default:
         return armError(404, "NotFound", `no control route ${route}`);
     }
   } catch (err) {
     return toResponse(err);
   }
+}
+
+/** An app servers' view as JSON: times as ISO 8601. */
+function appServersJson(view: AppServersView): Record<string, unknown> {
+  const { atMs, startedMs, ...rest } = view;
+  return { ...rest, at: new Date(atMs).toISOString(), startedAt: new Date(startedMs).toISOString() };
 }
 
 /** An instance view as JSON. */

@@ -7,6 +7,11 @@
  * day) and writes the CA to `caPath` (or a new temporary directory, removed at stop): point the
  * SDKs at `armEndpoint` and `metricsEndpoint(region)` with the pipeline option
  * `tlsOptions: { ca: caPem }`.
+ *
+ * It also serves each SignalR instance's app servers as Prometheus would scrape them
+ * (`appServerMetricsUrl(name)`, `appservers.ts`; with `appServerHttpPort`, on plain HTTP too). Their
+ * samples carry the **virtual** clock's time as explicit timestamps, so a Prometheus scraping them
+ * stores virtual times: query it at virtual times.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -21,7 +26,7 @@ import { viewJson } from "./control.js";
 import { FaultTable } from "./faults.js";
 import { RateLimiter } from "./ratelimit.js";
 import { RequestLog } from "./request-log.js";
-import { createEmulatorServer } from "./server.js";
+import { type AppServerHttpServer, createAppServerHttpServer, createEmulatorServer } from "./server.js";
 import { EmulatorState, type InstanceSpec, StateError } from "./state.js";
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
@@ -56,6 +61,16 @@ export interface EmulatorOptions {
   defaultDemand?: DemandSpec;
   /** Days of past metrics an instance added without `createdAt` has (default 28). */
   historyDays?: number;
+  /**
+   * Mean client connection lifetime, seconds, from which the app servers' negotiate rate follows
+   * (default 1,200: `traffic/arrivals.ts`).
+   */
+  connectionLifetimeSeconds?: number;
+  /**
+   * Also serve the app servers' `/metrics` on plain HTTP on this loopback port (0: any free port),
+   * for a Prometheus without the emulator's CA. Default: HTTPS only.
+   */
+  appServerHttpPort?: number;
   /** Instances to create at start. */
   instances?: InstanceSpec[];
   /** Called for each Azure request served (not control requests). */
@@ -73,6 +88,10 @@ export interface RunningEmulator {
   metricsEndpointTemplate: string;
   /** Control API base: `<url>/_emulator`. */
   controlEndpoint: string;
+  /** The app servers' metrics of a SignalR instance, by name: `<url>/appservers/<name>/metrics`. */
+  appServerMetricsUrl: (instanceName: string) => string;
+  /** `http://127.0.0.1:<port>`, the plain-HTTP app-server port, when `appServerHttpPort` was given. */
+  appServerHttpUrl?: string;
   /** Path of the CA certificate file. */
   caPath: string;
   /** The CA certificate, PEM. */
@@ -107,6 +126,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
     ...(options.defaultDemand ? { defaultDemand: options.defaultDemand } : {}),
     ...(options.historyDays !== undefined ? { historyDays: options.historyDays } : {}),
+    ...(options.connectionLifetimeSeconds !== undefined
+      ? { connectionLifetimeSeconds: options.connectionLifetimeSeconds }
+      : {}),
   });
   for (const spec of options.instances ?? []) state.addInstance(spec);
   const faults = new FaultTable();
@@ -141,9 +163,16 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     ...(options.onRequest ? { onRequest: options.onRequest } : {}),
   });
   let port: number;
+  let appServerHttp: AppServerHttpServer | undefined;
+  let appServerHttpPort: number | undefined;
   try {
     port = await server.listen(host, options.port ?? 0);
+    if (options.appServerHttpPort !== undefined) {
+      appServerHttp = createAppServerHttpServer(state);
+      appServerHttpPort = await appServerHttp.listen(host, options.appServerHttpPort);
+    }
   } catch (err) {
+    await server.close();
     if (tempDir) await rm(tempDir, { recursive: true, force: true });
     throw err;
   }
@@ -156,6 +185,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     metricsEndpoint: (region) => `${url}/metrics/${region.replace(/\s+/g, "").toLowerCase()}`,
     metricsEndpointTemplate: `${url}/metrics/{region}`,
     controlEndpoint: `${url}/_emulator`,
+    appServerMetricsUrl: (instanceName) => `${url}/appservers/${encodeURIComponent(instanceName)}/metrics`,
+    ...(appServerHttpPort !== undefined
+      ? { appServerHttpUrl: `http://${hostPart}:${appServerHttpPort}` }
+      : {}),
     caPath,
     caPem: tls.caPem,
     clock,
@@ -164,7 +197,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     async stop() {
       if (stopped) return;
       stopped = true;
-      await server.close();
+      await Promise.all([server.close(), appServerHttp?.close()]);
       if (tempDir) await rm(tempDir, { recursive: true, force: true });
     },
   };
@@ -221,6 +254,8 @@ function createControl(
     requests: () => log.records(),
     calls: () => log.counters(),
     resetRequests: () => log.clear(),
+    appServers: (instanceName) => state.appServers(instanceName),
+    restartAppServers: (instanceName) => state.restartAppServers(instanceName),
     snapshot: (): EmulatorSnapshot => ({
       now: state.clock.now().toISOString(),
       speed: state.clock.speed,

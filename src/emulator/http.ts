@@ -26,6 +26,8 @@ export interface EmulatorResponse {
   headers?: Record<string, string>;
   /** Serialized as JSON; no body when `undefined`. */
   body?: unknown;
+  /** A text body sent as is, instead of `body` (its `content-type` goes in `headers`). */
+  text?: string;
 }
 
 /** A query parameter by case-insensitive name. */

@@ -1,11 +1,14 @@
 /**
- * The Azure emulator: HTTPS ARM + metrics:getBatch on loopback, driven by the traffic model
- * (`traffic/`) on a virtual clock, with fault injection.
+ * The Azure emulator: HTTPS ARM + metrics:getBatch on loopback, and the app servers' Prometheus
+ * `/metrics` (stamped with virtual time), driven by the traffic model (`traffic/`) on a virtual
+ * clock, with fault injection.
  */
+export * from "./appservers.js";
 export * from "./arm-id.js";
 export * from "./clock.js";
 export * from "./control.js";
 export * from "./emulator.js";
+export * from "./exposition.js";
 export * from "./faults.js";
 export * from "./ratelimit.js";
 export * from "./state.js";

@@ -1,14 +1,24 @@
 /**
- * The emulator's HTTPS server: parses each request, serves the control API, checks the bearer
- * token, applies fault rules, ARM's rate limit, then routes to the ARM or metrics handler and
- * writes the answer with ARM's usual headers (`x-ms-request-id`, `x-ms-correlation-request-id`,
+ * The emulator's HTTPS server: parses each request, serves the control API and the app servers'
+ * `/metrics` (`appservers.ts`; no token, not logged, no faults), checks the bearer token, applies
+ * fault rules, ARM's rate limit, then routes to the ARM or metrics handler and writes the answer
+ * with ARM's usual headers (`x-ms-request-id`, `x-ms-correlation-request-id`,
  * `x-ms-routing-request-id`, `x-ms-ratelimit-remaining-subscription-reads|writes`).
+ *
+ * Optionally a second, plain-HTTP server on loopback serves the app servers' `/metrics` alone, for a
+ * Prometheus scraping without the emulator's CA.
  */
 import { randomUUID } from "node:crypto";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import {
+  createServer as createHttpServer,
+  type Server as HttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
 import { createServer, type Server } from "node:https";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { TlsMaterial } from "../shared/tls.js";
+import { handleAppServers } from "./appservers.js";
 import { type ArmFaultFlags, handleArm } from "./arm.js";
 import { type EmulatorControl, handleControl, type RequestRecord } from "./control.js";
 import type { FaultRule, FaultTable } from "./faults.js";
@@ -68,6 +78,15 @@ function compactTime(ms: number): string {
     .replace(/\.\d+Z$/, "Z");
 }
 
+/** The URL's path, percent-decoded (as sent when it does not decode). */
+function decodedPath(url: URL): string {
+  try {
+    return decodeURIComponent(url.pathname);
+  } catch {
+    return url.pathname;
+  }
+}
+
 function subscriptionOf(path: string): string | undefined {
   const m = /\/subscriptions\/([^/]+)/i.exec(path);
   return m?.[1];
@@ -83,16 +102,6 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
     });
   });
 
-  function write(res: ServerResponse, response: EmulatorResponse, extra: Record<string, string>): void {
-    if (res.destroyed) return;
-    const headers: Record<string, string> = { ...extra, ...response.headers };
-    const text = response.body === undefined ? "" : JSON.stringify(response.body);
-    if (text !== "") headers["content-type"] = "application/json; charset=utf-8";
-    headers["content-length"] = String(Buffer.byteLength(text));
-    res.writeHead(response.status, headers);
-    res.end(text);
-  }
-
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
     let body: unknown;
@@ -105,12 +114,7 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
     }
     const host = req.headers.host ?? "127.0.0.1";
     const url = new URL(req.url ?? "/", `https://${host}`);
-    let path: string;
-    try {
-      path = decodeURIComponent(url.pathname);
-    } catch {
-      path = url.pathname;
-    }
+    const path = decodedPath(url);
     const method = (req.method ?? "GET").toUpperCase();
     const ereq: EmulatorRequest = {
       method,
@@ -121,7 +125,7 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
       baseUrl: `https://${host}`,
     };
 
-    const control = handleControl(ereq, deps.control);
+    const control = handleControl(ereq, deps.control) ?? handleAppServers(ereq, deps.state);
     if (control) return write(res, control, {});
 
     const now = deps.state.clock.nowMs();
@@ -249,16 +253,7 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
 
   return {
     server,
-    listen(host, port) {
-      return new Promise((resolve, reject) => {
-        server.once("error", reject);
-        server.listen(port, host, () => {
-          server.off("error", reject);
-          const address = server.address();
-          resolve(typeof address === "object" && address ? address.port : port);
-        });
-      });
-    },
+    listen: (host, port) => listenOn(server, host, port),
     close() {
       stopping.abort();
       return new Promise((resolve) => {
@@ -267,6 +262,80 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
       });
     },
   };
+}
+
+function write(res: ServerResponse, response: EmulatorResponse, extra: Record<string, string>): void {
+  if (res.destroyed) return;
+  const headers: Record<string, string> = { ...extra, ...response.headers };
+  let text = response.text ?? "";
+  if (response.text === undefined && response.body !== undefined) {
+    text = JSON.stringify(response.body);
+    headers["content-type"] = "application/json; charset=utf-8";
+  }
+  headers["content-length"] = String(Buffer.byteLength(text));
+  res.writeHead(response.status, headers);
+  res.end(text);
+}
+
+/** A plain-HTTP server that serves the app servers' `/metrics` only (404 for anything else). */
+export interface AppServerHttpServer {
+  server: HttpServer;
+  /** Starts listening; resolves with the port. */
+  listen(host: string, port: number): Promise<number>;
+  /** Stops, closing every connection. */
+  close(): Promise<void>;
+}
+
+/** Builds the plain-HTTP app-server server; call `listen` to start it. */
+export function createAppServerHttpServer(state: EmulatorState): AppServerHttpServer {
+  const server = createHttpServer((req, res) => {
+    const host = req.headers.host ?? "127.0.0.1";
+    const url = new URL(req.url ?? "/", `http://${host}`);
+    const path = decodedPath(url);
+    const ereq: EmulatorRequest = {
+      method: (req.method ?? "GET").toUpperCase(),
+      path,
+      query: url.searchParams,
+      headers: req.headers,
+      body: undefined,
+      baseUrl: `http://${host}`,
+    };
+    try {
+      const response =
+        handleAppServers(ereq, state) ??
+        armError(
+          404,
+          "NotFound",
+          `this port serves /appservers/{instanceName}/metrics only, not ${url.pathname}`,
+        );
+      write(res, response, {});
+    } catch (err) {
+      write(res, armError(500, "InternalServerError", `emulator error: ${(err as Error).message}`), {});
+    }
+    req.resume();
+  });
+  return {
+    server,
+    listen: (host, port) => listenOn(server, host, port),
+    close() {
+      return new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+/** Starts `server` on `host:port`; resolves with the port it got. */
+function listenOn(server: Server | HttpServer, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      const address = server.address();
+      resolve(typeof address === "object" && address ? address.port : port);
+    });
+  });
 }
 
 function defaultCode(status: number): string {

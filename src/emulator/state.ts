@@ -5,16 +5,24 @@
  * model. History is kept as timelines, so past buckets do not change when demand or capacity
  * change later.
  *
+ * Each SignalR instance also has its app servers (the application behind it, in default mode): the
+ * clients calling their negotiate endpoint, counted since the app servers started (the instance's
+ * creation, or their last restart) with the traffic model's arrivals (`traffic/arrivals.ts`: every
+ * client of the offered demand, refused ones included), and the client connections they hold (the
+ * accepted ones). `appservers.ts` serves them as Prometheus metrics.
+ *
  * Time always comes from the virtual clock passed in; operations complete lazily, when state is
  * next read at or after their completion time.
  */
 import { DEFAULT_LADDERS, isSkuName, type ServiceKind, SKU_NAMES, type SkuName } from "../capacity/index.js";
 import {
+  DEFAULT_CONNECTION_LIFETIME_SECONDS,
   type DemandFunction,
   type DemandSpec,
   defaultMix,
   demandFunction,
   describeDemand,
+  NegotiateCounter,
   noise,
   type TrafficMinute,
   trafficAt,
@@ -28,6 +36,16 @@ const MINUTE = 60_000;
 const DAY = 1440 * MINUTE;
 /** Days of past metrics an instance has by default: the longest history a policy reads (28 days). */
 const DEFAULT_HISTORY_DAYS = 28;
+
+/**
+ * Offered client connections of the minute starting at `minuteMs`: the demand entry in force at
+ * its start (the last one added that starts by then), at the minute's middle, rounded, ≥ 0.
+ */
+function offeredAt(demand: readonly DemandEntry[], minuteMs: number): number {
+  let entry = demand[0] as DemandEntry;
+  for (const d of demand) if (d.fromMs <= minuteMs) entry = d;
+  return Math.max(0, Math.round(entry.fn(new Date(minuteMs + MINUTE / 2))));
+}
 
 /** Units allowed for a SKU (Free_F1: exactly 1). */
 export function allowedUnits(sku: SkuName): readonly number[] {
@@ -109,6 +127,10 @@ interface InstanceRecord {
   capacity: CapacityEntry[];
   demand: DemandEntry[];
   operationId?: string;
+  /** Negotiations since the first minute, from the offered demand. */
+  negotiations: NegotiateCounter;
+  /** When the app servers (re)started: their counters count from here. */
+  appServersStartMs: number;
 }
 
 /** An instance as ARM shows it. */
@@ -124,6 +146,25 @@ export interface InstanceView {
   mix: WorkloadMix;
   demand: string;
   operation?: OperationRecord;
+}
+
+/** An instance's app servers at the current virtual time. */
+export interface AppServersView {
+  resourceId: string;
+  /** The instance's name (last segment of its resource ID). */
+  name: string;
+  /** Virtual time, ms. */
+  atMs: number;
+  /** When the app servers (re)started, ms: their counters count from here. */
+  startedMs: number;
+  /** Negotiate requests since then (an expected count, fractional). */
+  negotiations: number;
+  /** Client connections wanted in the current minute. */
+  offeredConnections: number;
+  /** Client connections the service accepted in the current minute: what the app servers' hubs hold. */
+  activeConnections: number;
+  /** Client connections refused over the quota in the current minute (they negotiated all the same). */
+  refusedConnections: number;
 }
 
 /** A native autoscale setting. */
@@ -175,6 +216,11 @@ export interface EmulatorStateOptions {
   defaultDemand?: DemandSpec;
   /** Days of metrics an instance added without `createdAt` has before now (default 28). */
   historyDays?: number;
+  /**
+   * Mean client connection lifetime W, seconds, from which the app servers' negotiate rate follows
+   * (default 1,200: `traffic/arrivals.ts`).
+   */
+  connectionLifetimeSeconds?: number;
 }
 
 export class EmulatorState {
@@ -184,6 +230,7 @@ export class EmulatorState {
   readonly noiseAmplitude: number;
   readonly seed: string;
   readonly historyDays: number;
+  readonly connectionLifetimeSeconds: number;
   readonly #defaultDemand: DemandSpec;
   readonly #instances = new Map<string, InstanceRecord>();
   readonly #operations = new Map<string, OperationRecord>();
@@ -198,6 +245,10 @@ export class EmulatorState {
     this.seed = options.seed ?? "emulator";
     this.historyDays = options.historyDays ?? DEFAULT_HISTORY_DAYS;
     if (!(this.historyDays >= 0)) throw new RangeError(`historyDays must be ≥ 0, got ${this.historyDays}`);
+    this.connectionLifetimeSeconds = options.connectionLifetimeSeconds ?? DEFAULT_CONNECTION_LIFETIME_SECONDS;
+    if (!(this.connectionLifetimeSeconds > 0) || !Number.isFinite(this.connectionLifetimeSeconds)) {
+      throw new RangeError(`connectionLifetimeSeconds must be > 0, got ${this.connectionLifetimeSeconds}`);
+    }
     this.#defaultDemand = options.defaultDemand ?? {
       kind: "pattern",
       pattern: { kind: "daily" },
@@ -246,6 +297,7 @@ export class EmulatorState {
     }
     const now = this.clock.nowMs();
     const createdMs = spec.createdAt?.getTime() ?? now - this.historyDays * DAY;
+    const demand: DemandEntry[] = [this.#demandEntry(createdMs, spec)];
     const record: InstanceRecord = {
       ref,
       location: (spec.location ?? "westeurope").replace(/\s+/g, "").toLowerCase(),
@@ -254,9 +306,14 @@ export class EmulatorState {
       createdMs,
       mix,
       capacity: [{ fromMs: createdMs, sku, units }],
-      demand: [],
+      demand,
+      negotiations: new NegotiateCounter({
+        originMs: createdMs,
+        demandOfMinute: (minuteMs) => offeredAt(demand, minuteMs),
+        lifetimeSeconds: this.connectionLifetimeSeconds,
+      }),
+      appServersStartMs: createdMs,
     };
-    record.demand.push(this.#demandEntry(createdMs, spec));
     this.#instances.set(armKey(ref.id), record);
     return this.#view(record);
   }
@@ -290,7 +347,9 @@ export class EmulatorState {
   /** Changes an instance's demand from now on (history before now is kept). */
   setDemand(resourceId: string, spec: { demand?: DemandSpec; connections?: number }): InstanceView {
     const inst = this.#require(resourceId);
-    inst.demand.push(this.#demandEntry(this.clock.nowMs(), spec));
+    const entry = this.#demandEntry(this.clock.nowMs(), spec);
+    inst.demand.push(entry);
+    inst.negotiations.forgetFrom(entry.fromMs);
     return this.#view(inst);
   }
 
@@ -498,21 +557,82 @@ export class EmulatorState {
     const now = this.clock.nowMs();
     if (minuteMs + MINUTE <= inst.createdMs || minuteMs >= now) return undefined;
     const ingested = Math.min(1, Math.max(0, (now - this.ingestionDelayMs - minuteMs) / MINUTE));
-    const cap = this.#capacityAt(inst, minuteMs);
-    let demand = inst.demand[0] as DemandEntry;
-    for (const d of inst.demand) if (d.fromMs <= minuteMs) demand = d;
-    const mid = new Date(minuteMs + MINUTE / 2);
     const step = Math.floor(minuteMs / MINUTE);
     const key = `${this.seed}:${armKey(inst.ref.id)}`;
-    const traffic = trafficAt({
+    return { minuteMs, traffic: this.#minuteTraffic(inst, minuteMs), ingested, spread: noise(key, step, 1) };
+  }
+
+  /** The traffic of the minute starting at `minuteMs`: its demand at the capacity in force then. */
+  #minuteTraffic(inst: InstanceRecord, minuteMs: number): TrafficMinute {
+    const cap = this.#capacityAt(inst, minuteMs);
+    return trafficAt({
       mix: inst.mix,
-      offeredConnections: Math.max(0, Math.round(demand.fn(mid))),
+      offeredConnections: offeredAt(inst.demand, minuteMs),
       sku: cap.sku,
       units: cap.units,
-      noise: noise(key, step, 0),
+      noise: noise(`${this.seed}:${armKey(inst.ref.id)}`, Math.floor(minuteMs / MINUTE), 0),
       noiseAmplitude: this.noiseAmplitude,
     });
-    return { minuteMs, traffic, ingested, spread: noise(key, step, 1) };
+  }
+
+  /**
+   * The SignalR instance named `name` (case-insensitive).
+   * @throws StateError 404 when there is none (or it is a Web PubSub instance: no app servers in
+   *   front of it here), 409 when several instances have that name.
+   */
+  #appServersOf(name: string): InstanceRecord {
+    this.settle();
+    const wanted = name.toLowerCase();
+    const found = [...this.#instances.values()].filter((i) => i.ref.name.toLowerCase() === wanted);
+    const first = found[0];
+    if (!first) throw new StateError(404, "ResourceNotFound", `no instance named '${name}'`);
+    if (found.length > 1) {
+      throw new StateError(
+        409,
+        "Conflict",
+        `${found.length} instances are named '${name}': ${found.map((i) => i.ref.id).join(", ")}`,
+      );
+    }
+    if (first.ref.service !== "SignalR") {
+      throw new StateError(
+        404,
+        "ResourceNotFound",
+        `'${name}' is a ${first.ref.service} instance: it has no app servers`,
+      );
+    }
+    return first;
+  }
+
+  /**
+   * The app servers of the SignalR instance named `name`, now: negotiations since they started and
+   * the connections of the current minute. Before their start (a clock set back) they count 0.
+   * @throws StateError 404 (no such SignalR instance), 409 (the name is ambiguous).
+   */
+  appServers(name: string): AppServersView {
+    const inst = this.#appServersOf(name);
+    const now = this.clock.nowMs();
+    const minuteMs = Math.floor(now / MINUTE) * MINUTE;
+    const traffic = minuteMs + MINUTE > inst.createdMs ? this.#minuteTraffic(inst, minuteMs) : undefined;
+    return {
+      resourceId: inst.ref.id,
+      name: inst.ref.name,
+      atMs: now,
+      startedMs: inst.appServersStartMs,
+      negotiations: inst.negotiations.between(inst.appServersStartMs, now),
+      offeredConnections: traffic?.offeredConnections ?? 0,
+      activeConnections: traffic?.clientConnections ?? 0,
+      refusedConnections: traffic?.refusedConnections ?? 0,
+    };
+  }
+
+  /**
+   * Restarts the app servers of the SignalR instance named `name`: their counters start again from
+   * 0 now (a counter reset, as a process restart gives).
+   * @throws StateError 404 (no such SignalR instance), 409 (the name is ambiguous).
+   */
+  restartAppServers(name: string): AppServersView {
+    this.#appServersOf(name).appServersStartMs = this.clock.nowMs();
+    return this.appServers(name);
   }
 
   /** Adds a native autoscale setting targeting an instance. @throws ArmIdError */

@@ -83,6 +83,10 @@ describe("signalr-autoscaler emulator", { timeout: 30_000 }, () => {
         "3",
         "--speed",
         "60",
+        "--app-server-http-port",
+        "0",
+        "--connection-lifetime",
+        "10m",
         "-o",
         "json",
       ],
@@ -93,11 +97,15 @@ describe("signalr-autoscaler emulator", { timeout: 30_000 }, () => {
       armEndpoint: string;
       metricsEndpoint: string;
       controlEndpoint: string;
+      appServerMetrics: string;
+      appServerHttpMetrics: string;
       caPath: string;
       instances: { resourceId: string; demand: string }[];
     };
     expect(info.armEndpoint).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     expect(info.metricsEndpoint).toBe(`${info.armEndpoint}/metrics/{region}`);
+    expect(info.appServerMetrics).toBe(`${info.armEndpoint}/appservers/{name}/metrics`);
+    expect(info.appServerHttpMetrics).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/appservers\/\{name\}\/metrics$/);
     expect(info.instances).toHaveLength(3);
     expect(info.instances[0]?.demand).toBe("trace traces/nyc_taxi.csv, peak 120,000");
     const ca = readFileSync(info.caPath, "utf8");
@@ -106,6 +114,13 @@ describe("signalr-autoscaler emulator", { timeout: 30_000 }, () => {
     const state = await httpsJson(`${info.controlEndpoint}/state`, ca);
     expect(state.status).toBe(200);
     expect((state.json as { speed: number }).speed).toBe(60);
+
+    // The app servers of the first instance, on plain HTTP: a negotiate count and a gauge.
+    const scrape = await fetch(info.appServerHttpMetrics.replace("{name}", "signalr-001"));
+    expect(scrape.status).toBe(200);
+    expect(await scrape.text()).toMatch(
+      /^signalr_server_active_connections\{signalr_transport="web_sockets"\} \d+ \d+$/m,
+    );
 
     // Control API: a fault, then the SDK sees it through the adapters.
     const id = info.instances[0]?.resourceId as string;
@@ -170,6 +185,8 @@ describe("signalr-autoscaler emulator", { timeout: 30_000 }, () => {
     [["--mix", "echo=0.5,teleport=0.5"], /--mix: SignalR has no scenario "teleport"/],
     [["--peak-connections", "lots"], /--peak-connections must be a number/],
     [["--host", "0.0.0.0"], /--host must be a loopback address/],
+    [["--connection-lifetime", "0s"], /--connection-lifetime must be longer than 0/],
+    [["--app-server-http-port", "70000"], /--app-server-http-port must be a port/],
   ])("rejects %j with a usage error", async (args, message) => {
     const { io } = makeIo();
     let error: unknown;

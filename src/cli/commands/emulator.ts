@@ -54,6 +54,8 @@ interface EmulatorFlags extends CommonOptions {
   scaleDuration: string;
   ingestionDelay: string;
   port: string;
+  appServerHttpPort?: string;
+  connectionLifetime: string;
   host: string;
   caFile?: string;
   rateLimit: boolean;
@@ -204,6 +206,19 @@ async function emulatorPlan(
     (n) => Number.isInteger(n) && n >= 0 && n <= 65535,
     "a port 0–65535",
   );
+  const appServerHttpPort =
+    flags.appServerHttpPort === undefined
+      ? undefined
+      : number(
+          "app-server-http-port",
+          flags.appServerHttpPort,
+          (n) => Number.isInteger(n) && n >= 0 && n <= 65535,
+          "a port 0–65535",
+        );
+  const connectionLifetimeMs = durationFlag("connection-lifetime", flags.connectionLifetime);
+  if (!(connectionLifetimeMs > 0)) {
+    throw new UsageError(`--connection-lifetime must be longer than 0, got "${flags.connectionLifetime}"`);
+  }
   if (!["127.0.0.1", "::1", "localhost"].includes(flags.host)) {
     throw new UsageError(
       `--host must be a loopback address (127.0.0.1, ::1, localhost), got "${flags.host}"`,
@@ -222,6 +237,8 @@ async function emulatorPlan(
     options: {
       host: flags.host,
       port,
+      ...(appServerHttpPort !== undefined ? { appServerHttpPort } : {}),
+      connectionLifetimeSeconds: connectionLifetimeMs / 1000,
       speed,
       ...(start ? { start } : {}),
       scaleDurationMs,
@@ -241,6 +258,10 @@ function describe(emulator: RunningEmulator, flags: EmulatorFlags): string {
       armEndpoint: emulator.armEndpoint,
       metricsEndpoint: emulator.metricsEndpointTemplate,
       controlEndpoint: emulator.controlEndpoint,
+      appServerMetrics: `${emulator.url}/appservers/{name}/metrics`,
+      ...(emulator.appServerHttpUrl
+        ? { appServerHttpMetrics: `${emulator.appServerHttpUrl}/appservers/{name}/metrics` }
+        : {}),
       caPath: emulator.caPath,
       clock: { now: emulator.clock.now().toISOString(), speed: emulator.clock.speed },
       instances: views.map((v) => ({
@@ -258,6 +279,10 @@ function describe(emulator: RunningEmulator, flags: EmulatorFlags): string {
       ["ARM", emulator.armEndpoint],
       ["metrics", emulator.metricsEndpointTemplate],
       ["control", emulator.controlEndpoint],
+      ["app servers", `${emulator.url}/appservers/{name}/metrics`],
+      ...(emulator.appServerHttpUrl
+        ? [["app servers (HTTP)", `${emulator.appServerHttpUrl}/appservers/{name}/metrics`]]
+        : []),
       ["CA certificate", emulator.caPath],
     ],
   );
@@ -350,6 +375,15 @@ export const emulatorCommand: CliCommand = defineCommand<EmulatorFlags>({
         "3m",
       )
       .option("--port <port>", "port on loopback (0: any free port)", "0")
+      .option(
+        "--app-server-http-port <port>",
+        "also serve the app servers' Prometheus /metrics on plain HTTP on this loopback port (0: any free port)",
+      )
+      .option(
+        "--connection-lifetime <duration>",
+        "mean client connection lifetime, from which the app servers' negotiate rate follows",
+        "20m",
+      )
       .option("--host <host>", "loopback address to listen on", "127.0.0.1")
       .option("--ca-file <path>", "where to write the CA certificate (default: a temporary file)")
       .option("--no-rate-limit", "do not apply ARM's per-subscription read/write limits"),
