@@ -111,6 +111,8 @@ export class Operator {
   readonly #queue: WorkQueue;
   readonly #fetcher: CycleFetcher;
   readonly #leadingReader: LeadingReader;
+  /** The Prometheus client this operator made (closed by stop()); undefined when given one. */
+  readonly #ownPrometheus: PrometheusClient | undefined;
   readonly #policies: PolicyClient;
   readonly #passDeps: Omit<PassDeps, "canWrite" | "signal">;
   readonly #watches: ResilientWatch<CapacityPolicy>[] = [];
@@ -156,9 +158,11 @@ export class Operator {
         }
       },
     });
+    this.#ownPrometheus = deps.prometheus
+      ? undefined
+      : new PrometheusClient({ observe: (o) => deps.metrics.observePrometheusQuery(o) });
     this.#leadingReader = new LeadingReader({
-      client:
-        deps.prometheus ?? new PrometheusClient({ observe: (o) => deps.metrics.observePrometheusQuery(o) }),
+      client: deps.prometheus ?? (this.#ownPrometheus as PrometheusClient),
       now: deps.clock.now,
       readSecret: (namespace, name, key) => readSecretKey(deps.kube, namespace, name, key),
       ...(deps.azureCredential ? { azureCredential: deps.azureCredential } : {}),
@@ -243,6 +247,7 @@ export class Operator {
     await this.#fetcher.historySettled();
     await Promise.all(this.#watches.map((w) => w.stop()));
     await this.#elector?.stop();
+    await this.#ownPrometheus?.close().catch(() => {});
     this.#leading = false;
     this.#deps.metrics.leader.set(0);
     this.#unsubscribe?.();

@@ -34,6 +34,19 @@ function anticipationLine(a: DemoResult["anticipation"]): string {
   return `${a.mode}: ${a.scaleOuts.length} scale-out(s) ahead of the measured need (${rules}); first at ${hhmm(at)} (${first.from.sku} × ${first.from.units} → ${first.to.sku} × ${first.to.units}, ${first.rule})`;
 }
 
+/** The leading-signal line: its Prometheus and queries, and the scale-outs it drove. */
+function leadingLine(l: NonNullable<DemoResult["leading"]>, a: DemoResult["anticipation"]): string {
+  if (!l.prometheus) return l.removed ?? "left out";
+  const drove = a.scaleOuts.filter((x) => x.rule === "LeadingSignal");
+  const first = drove[0];
+  return (
+    `Prometheus ${l.prometheus.version}, ${n(l.queries.ok)} queries answered, ${n(l.queries.failed)} failed; ` +
+    (first
+      ? `drove ${drove.length} scale-out(s), first at ${hhmm(new Date(first.time).toISOString())} (${first.from.sku} × ${first.from.units} → ${first.to.sku} × ${first.to.units})`
+      : "drove no scale-out")
+  );
+}
+
 /** The summary as aligned text lines. */
 export function formatSummary(result: DemoResult): string {
   const s = result.summary;
@@ -64,6 +77,7 @@ export function formatSummary(result: DemoResult): string {
   ];
   if (s.replicas) rows.push(["app servers", `${s.replicas.min} – ${s.replicas.max} replicas`]);
   rows.push(["anticipation", anticipationLine(result.anticipation)]);
+  if (result.leading) rows.push(["leading signal", leadingLine(result.leading, result.anticipation)]);
   rows.push([
     "operator",
     `${n(result.operator.passes)} passes, one per ${n(result.operator.meanPassIntervalSeconds)} s virtual, ` +
@@ -96,6 +110,7 @@ export function summaryJson(result: DemoResult, extra: Record<string, unknown>):
       mode: result.anticipation.mode,
       scaleOuts: result.anticipation.scaleOuts.map((x) => ({ ...x, time: new Date(x.time).toISOString() })),
     },
+    ...(result.leading ? { leading: result.leading } : {}),
     cluster: result.cluster,
     replaySeconds: Math.round(result.replaySeconds * 10) / 10,
     wallSeconds: Math.round(result.wallSeconds * 10) / 10,

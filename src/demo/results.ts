@@ -63,6 +63,10 @@ export async function reportDemo(
   const sum = durations.find((v) => v.metricName?.endsWith("_sum"))?.value ?? 0;
   const count = durations.find((v) => v.metricName?.endsWith("_count"))?.value ?? 0;
 
+  const queries = (await operatorMetrics.prometheusQueries.get()).values;
+  const ok = queries.filter((v) => v.labels["outcome"] === "ok").reduce((a, v) => a + v.value, 0);
+  const all = queries.reduce((a, v) => a + v.value, 0);
+
   let files: DemoResult["files"];
   if (rows.length > 0) {
     await mkdir(settings.outDir, { recursive: true });
@@ -96,6 +100,7 @@ export async function reportDemo(
     },
     azureCalls: { armReads: calls.armReads, armWrites: calls.armWrites, getBatch: calls.getBatch },
     anticipation: { mode: policy.spec.anticipation?.mode ?? "Off", scaleOuts: replay.anticipated },
+    ...(stage.leading ? { leading: { ...stage.leading, queries: { ok, failed: all - ok } } } : {}),
     cluster: {
       local: cluster.local !== undefined,
       kubeconfig: cluster.kubeconfig,

@@ -53,6 +53,7 @@ async function stopAll(started: Started): Promise<void> {
   await started.operator?.stop(1000).catch(() => {});
   started.eventsStop.abort();
   await started.events?.stop().catch(() => {});
+  await started.prometheus?.stop().catch(() => {});
   await started.emulator?.stop().catch(() => {});
   await started.cluster?.stop().catch(() => {});
 }

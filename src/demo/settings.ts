@@ -26,6 +26,11 @@ export interface DemoSettings {
   context?: string | undefined;
   /** Operator warnings to `log`. */
   verbose?: boolean;
+  /**
+   * Run a real Prometheus for a policy's leading signal (default true); false leaves the signal
+   * out of the policy (`--no-prometheus`).
+   */
+  prometheus?: boolean;
   /** Minutes of virtual time between status lines when nothing changes (default 30). */
   statusEveryMinutes?: number;
 }
@@ -56,6 +61,15 @@ export interface DemoResult {
   operator: { passes: number; failedPasses: number; meanPassMs: number; meanPassIntervalSeconds: number };
   /** spec.anticipation's mode, and the scale-outs it drove. */
   anticipation: { mode: string; scaleOuts: AnticipatedScaleOut[] };
+  /**
+   * The policy's leading signal: the Prometheus the demo ran for it and the operator's queries to
+   * it, or why it was left out. Absent when the policy has none.
+   */
+  leading?: {
+    prometheus?: { url: string; version: string; scrapeIntervalMs: number };
+    removed?: string;
+    queries: { ok: number; failed: number };
+  };
   azureCalls: { armReads: number; armWrites: number; getBatch: number };
   /** Where it ran. */
   cluster: { local: boolean; kubeconfig: string; namespace: string };

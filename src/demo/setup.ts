@@ -18,6 +18,7 @@ import { Operator } from "../controller/operator.js";
 import { createVirtualClock, type VirtualClock } from "../emulator/clock.js";
 import { type RunningEmulator, startEmulator } from "../emulator/emulator.js";
 import type { KubeClients } from "../kube/client.js";
+import type { LocalPrometheus } from "../localcluster/index.js";
 import type { ResilientWatch } from "../kube/watch.js";
 import { type DemandSpec, defaultMix, demandFunction, type WorkloadMix } from "../traffic/index.js";
 import {
@@ -31,6 +32,7 @@ import {
 import { watchEvents } from "./events.js";
 import type { LiveView } from "./live.js";
 import type { DemoIo, DemoSettings } from "./settings.js";
+import { pointedAt, SCRAPE_VIRTUAL_SECONDS, startDemoPrometheus, withoutLeadingSignal } from "./prometheus.js";
 import { MINUTE_MS } from "./trace-window.js";
 import { CapacityTracker } from "./tracker.js";
 
@@ -93,6 +95,7 @@ function createdMs(settings: DemoSettings): number {
  */
 async function startDemoEmulator(settings: DemoSettings) {
   const { policy, window } = settings;
+  const leading = policy.spec.anticipation?.leadingSignal !== undefined && settings.prometheus !== false;
   const startMs = window.startMs;
   const demand: DemandSpec = {
     kind: "trace",
@@ -107,6 +110,8 @@ async function startDemoEmulator(settings: DemoSettings) {
     clock,
     scaleDurationMs: settings.scaleDurationMs,
     ingestionDelayMs: settings.ingestionDelayMs,
+    // The app servers' /metrics on plain HTTP, for the demo's Prometheus.
+    ...(leading ? { appServerHttpPort: 0 } : {}),
     instances: [
       {
         resourceId: policy.spec.target.resourceId,
@@ -166,6 +171,8 @@ export interface Started {
   /** Stops the Events watch. */
   readonly eventsStop: AbortController;
   operator?: Operator | undefined;
+  /** The demo's Prometheus (a policy with a leading signal, unless --no-prometheus). */
+  prometheus?: LocalPrometheus | undefined;
   /** The timer sampling the instance's capacity during the replay. */
   sampler?: NodeJS.Timeout | undefined;
 }
@@ -182,6 +189,8 @@ export interface DemoStage {
   tracker: CapacityTracker;
   /** App-server replicas over virtual time: the initial count, then each change the passes report. */
   replicaLog: { time: number; replicas: number }[];
+  /** The leading signal as the demo runs it: from its Prometheus, or left out. */
+  leading?: { prometheus?: { url: string; version: string; scrapeIntervalMs: number }; removed?: string };
 }
 
 /**
@@ -195,11 +204,13 @@ export async function setUpDemo(
   started: Started,
 ): Promise<DemoStage | undefined> {
   const say = (text: string) => live.note(text);
-  const { policy, window } = settings;
+  const { window } = settings;
+  let policy = settings.policy;
   const namespace = policy.metadata.namespace;
   const resourceId = policy.spec.target.resourceId;
   const startMs = window.startMs;
   const replicaLog: DemoStage["replicaLog"] = [];
+  let leading: DemoStage["leading"];
 
   const cluster = await prepareCluster({
     kubeconfig: settings.kubeconfig,
@@ -224,6 +235,29 @@ export async function setUpDemo(
       `starts at ${size.sku} × ${size.units}`,
   );
 
+  if (policy.spec.anticipation?.leadingSignal) {
+    if (settings.prometheus === false) {
+      policy = withoutLeadingSignal(policy);
+      leading = { removed: "--no-prometheus: the leading signal is left out" };
+      say("Leading signal left out (--no-prometheus): the policy reads Azure Monitor alone");
+    } else {
+      const { prometheus, scrapeIntervalMs } = await startDemoPrometheus({
+        policy,
+        emulator,
+        speed: settings.speed,
+        onProgress: (line) => say(`[prometheus] ${line}`),
+        signal: io.signal,
+      });
+      started.prometheus = prometheus;
+      policy = pointedAt(policy, prometheus.url);
+      leading = { prometheus: { url: prometheus.url, version: prometheus.version, scrapeIntervalMs } };
+      say(
+        `Prometheus ${prometheus.version} at ${prometheus.url} scrapes the app servers' negotiate calls every ${scrapeIntervalMs} ms (${SCRAPE_VIRTUAL_SECONDS} virtual seconds)`,
+      );
+    }
+    if (io.signal.aborted) return undefined;
+  }
+
   const app = policy.spec.appServer;
   if (app && replicas !== undefined) {
     await applyAppServers(kube, namespace, app.deploymentName, replicas);
@@ -245,5 +279,5 @@ export async function setUpDemo(
 
   const { operator, operatorMetrics } = createDemoOperator(settings, io, kube, emulator, clock);
   started.operator = operator;
-  return { cluster, emulator, clock, operator, operatorMetrics, tracker, replicaLog };
+  return { cluster, emulator, clock, operator, operatorMetrics, tracker, replicaLog, ...(leading ? { leading } : {}) };
 }

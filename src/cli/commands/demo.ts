@@ -39,6 +39,8 @@ interface DemoFlags extends CommonOptions {
   scaleDuration: string;
   ingestionDelay: string;
   out: string;
+  /** false with --no-prometheus. */
+  prometheus: boolean;
 }
 
 /** A file the user named (relative to the working directory) or a default (relative to the project). */
@@ -122,6 +124,7 @@ async function runDemoCommand(flags: DemoFlags, io: CliIo): Promise<void> {
         kubeconfig,
         context: flags.context,
         verbose: flags.verbose,
+        prometheus: flags.prometheus,
       },
       { live: { write: liveWrite, tty }, log: io.stderr, signal: io.signal, env: { ...io.env } },
     );
@@ -186,6 +189,10 @@ export const demoCommand: CliCommand = defineCommand<DemoFlags>({
       .option("--speed <factor>", "virtual seconds per real second (720: a day in 2 minutes)", "720")
       .option("--scale-duration <duration>", "virtual time an ARM scale operation takes", "3m")
       .option("--ingestion-delay <duration>", "virtual time before a minute's metrics are complete", "2m")
-      .option("--out <dir>", "where timeline.csv and chart.svg go", "demo-output"),
+      .option("--out <dir>", "where timeline.csv and chart.svg go", "demo-output")
+      .option(
+        "--no-prometheus",
+        "leave the policy's leading signal out instead of running a real Prometheus (built on first use) for it",
+      ),
   action: runDemoCommand,
 });
