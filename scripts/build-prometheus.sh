@@ -37,25 +37,21 @@ for arg in "$@"; do
 done
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=lib/cache-build.sh
+source "$repo_root/scripts/lib/cache-build.sh"
 module_dir="$repo_root/prometheus"
-versions_file="$module_dir/versions.env"
-[[ -f "$versions_file" ]] || die "missing $versions_file"
-
-PROMETHEUS_VERSION=""
-while IFS='=' read -r key value; do
-  case "$key" in
-    PROMETHEUS_VERSION) PROMETHEUS_VERSION="$value" ;;
-  esac
-done < <(grep -E '^[A-Z_]+=' "$versions_file")
+read_versions "$module_dir/versions.env" PROMETHEUS_VERSION
 # Prometheus 3.Y.Z is the Go module version v0.3YY.Z.
 [[ "$PROMETHEUS_VERSION" =~ ^v0\.([1-9])([0-9][0-9])\.([0-9]+)$ ]] \
-  || die "bad PROMETHEUS_VERSION in $versions_file: '$PROMETHEUS_VERSION' (expected v0.3YY.Z)"
+  || die "bad PROMETHEUS_VERSION in $module_dir/versions.env: '$PROMETHEUS_VERSION' (expected v0.3YY.Z)"
 release="${BASH_REMATCH[1]}.$((10#${BASH_REMATCH[2]})).${BASH_REMATCH[3]}"
 
 cache_root="${SIGNALR_AUTOSCALER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/signalr-autoscaler}"
 parent="$cache_root/prometheus"
-dest="$parent/$PROMETHEUS_VERSION"
+key="$PROMETHEUS_VERSION"
+dest="$parent/$key"
 binary="$dest/bin/prometheus"
+complete() { [[ -x "$binary" ]]; }
 
 if [[ $print_dir == 1 ]]; then
   printf '%s\n' "$dest/bin"
@@ -81,7 +77,7 @@ existing() {
     printf '%s\t%s\t%s\n' "$path" "$v" "SIGNALR_AUTOSCALER_PROMETHEUS"
     return
   fi
-  if [[ -x "$binary" ]]; then
+  if complete; then
     printf '%s\t%s\t%s\n' "$binary" "$release" "cache"
     return
   fi
@@ -110,39 +106,18 @@ if [[ $force == 0 ]]; then
   fi
 fi
 if [[ $print_binary == 1 ]]; then
-  [[ $force == 0 && -x "$binary" ]] && { printf '%s\n' "$binary"; exit 0; }
+  [[ $force == 0 ]] && complete && { printf '%s\n' "$binary"; exit 0; }
   exit 1
 fi
 
-# The official tarball's location, for shells whose PATH does not include it.
-if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
-  PATH="/usr/local/go/bin:$PATH"
-fi
-command -v go >/dev/null 2>&1 || die "the Go toolchain ('go') is not on PATH; install Go (see prometheus/go.mod for the minimum version) and re-run, or set SIGNALR_AUTOSCALER_PROMETHEUS to a prometheus binary (version 2 or later). Needed once to build Prometheus $release into $dest/bin"
+require_go "install Go (see prometheus/go.mod for the minimum version) and re-run, or set SIGNALR_AUTOSCALER_PROMETHEUS to a prometheus binary (version 2 or later). Needed once to build Prometheus $release into $dest/bin"
 
 # go.mod must pin what versions.env names, or the cache key would lie.
 grep -qE "^(require )?[[:space:]]*github\.com/prometheus/prometheus $PROMETHEUS_VERSION\$" "$module_dir/go.mod" \
   || die "prometheus/go.mod does not require github.com/prometheus/prometheus $PROMETHEUS_VERSION (versions.env and go.mod disagree)"
 
-mkdir -p "$parent"
-
-# One build at a time per cache; a second caller waits, then finds the result.
-if command -v flock >/dev/null 2>&1; then
-  exec 9>"$parent/.build.lock"
-  if ! flock -n 9; then
-    log "another build is running; waiting for it"
-    flock 9
-  fi
-  if [[ $force == 0 && -x "$binary" ]]; then
-    log "up to date: $binary (built by another process)"
-    exit 0
-  fi
-fi
-
-tmp="$(mktemp -d "$parent/.build-$PROMETHEUS_VERSION.XXXXXX")"
-cleanup() { rm -rf "$tmp"; }
-trap cleanup EXIT
-chmod 755 "$tmp"
+lock_or_done "$force"
+make_build_dir
 
 pkg=github.com/prometheus/prometheus/cmd/prometheus
 tags=remove_all_sd
@@ -174,14 +149,5 @@ BUILD_TAGS=$tags
 GO_VERSION=$(go env GOVERSION)
 EOF
 
-if [[ -e "$dest" ]]; then
-  # Incomplete or forced: move the old one aside, then swap in the new one.
-  old="$(mktemp -d "$parent/.old-$PROMETHEUS_VERSION.XXXXXX")"
-  mv "$dest" "$old/"
-  mv "$tmp" "$dest"
-  rm -rf "$old"
-else
-  mv "$tmp" "$dest"
-fi
-trap - EXIT
+swap_into_place
 log "done in $(( $(date +%s) - total_started ))s: $binary"
