@@ -29,24 +29,17 @@ for arg in "$@"; do
 done
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=lib/cache-build.sh
+source "$repo_root/scripts/lib/cache-build.sh"
 module_dir="$repo_root/controlplane"
-versions_file="$module_dir/versions.env"
-[[ -f "$versions_file" ]] || die "missing $versions_file"
-
-KUBERNETES_VERSION=""
-ETCD_VERSION=""
-while IFS='=' read -r key value; do
-  case "$key" in
-    KUBERNETES_VERSION) KUBERNETES_VERSION="$value" ;;
-    ETCD_VERSION) ETCD_VERSION="$value" ;;
-  esac
-done < <(grep -E '^[A-Z_]+=' "$versions_file")
-[[ "$KUBERNETES_VERSION" =~ ^v1\.[0-9]+\.[0-9]+$ ]] || die "bad KUBERNETES_VERSION in $versions_file: '$KUBERNETES_VERSION'"
-[[ "$ETCD_VERSION" =~ ^v3\.[0-9]+\.[0-9]+$ ]] || die "bad ETCD_VERSION in $versions_file: '$ETCD_VERSION'"
+read_versions "$module_dir/versions.env" KUBERNETES_VERSION ETCD_VERSION
+[[ "$KUBERNETES_VERSION" =~ ^v1\.[0-9]+\.[0-9]+$ ]] || die "bad KUBERNETES_VERSION in $module_dir/versions.env: '$KUBERNETES_VERSION'"
+[[ "$ETCD_VERSION" =~ ^v3\.[0-9]+\.[0-9]+$ ]] || die "bad ETCD_VERSION in $module_dir/versions.env: '$ETCD_VERSION'"
 
 cache_root="${SIGNALR_AUTOSCALER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/signalr-autoscaler}"
 parent="$cache_root/controlplane"
-dest="$parent/$KUBERNETES_VERSION-$ETCD_VERSION"
+key="$KUBERNETES_VERSION-$ETCD_VERSION"
+dest="$parent/$key"
 bins=(kube-apiserver etcd kubectl)
 
 if [[ $print_dir == 1 ]]; then
@@ -64,11 +57,7 @@ if [[ $force == 0 ]] && complete; then
   exit 0
 fi
 
-# The official tarball's location, for shells whose PATH does not include it.
-if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
-  PATH="/usr/local/go/bin:$PATH"
-fi
-command -v go >/dev/null 2>&1 || die "the Go toolchain ('go') is not on PATH; install Go (see controlplane/go.mod for the minimum version) and re-run. Needed once to build kube-apiserver, etcd and kubectl $KUBERNETES_VERSION/$ETCD_VERSION into $dest/bin"
+require_go "install Go (see controlplane/go.mod for the minimum version) and re-run. Needed once to build kube-apiserver, etcd and kubectl $KUBERNETES_VERSION/$ETCD_VERSION into $dest/bin"
 
 # go.mod must pin what versions.env names, or the cache key would lie.
 grep -qE "^[[:space:]]*k8s\.io/kubernetes $KUBERNETES_VERSION\$" "$module_dir/go.mod" \
@@ -76,25 +65,8 @@ grep -qE "^[[:space:]]*k8s\.io/kubernetes $KUBERNETES_VERSION\$" "$module_dir/go
 grep -qE "^[[:space:]]*go\.etcd\.io/etcd/server/v3 $ETCD_VERSION\$" "$module_dir/go.mod" \
   || die "controlplane/go.mod does not require go.etcd.io/etcd/server/v3 $ETCD_VERSION (versions.env and go.mod disagree)"
 
-mkdir -p "$parent"
-
-# One build at a time per cache; a second caller waits, then finds the result.
-if command -v flock >/dev/null 2>&1; then
-  exec 9>"$parent/.build.lock"
-  if ! flock -n 9; then
-    log "another build is running; waiting for it"
-    flock 9
-  fi
-  if [[ $force == 0 ]] && complete; then
-    log "up to date: $dest/bin (built by another process)"
-    exit 0
-  fi
-fi
-
-tmp="$(mktemp -d "$parent/.build-$KUBERNETES_VERSION-$ETCD_VERSION.XXXXXX")"
-cleanup() { rm -rf "$tmp"; }
-trap cleanup EXIT
-chmod 755 "$tmp"
+lock_or_done "$force"
+make_build_dir
 
 minor="${KUBERNETES_VERSION#v1.}"
 minor="${minor%%.*}"
@@ -133,14 +105,5 @@ ETCD_VERSION=$ETCD_VERSION
 GO_VERSION=$(go env GOVERSION)
 EOF
 
-if [[ -e "$dest" ]]; then
-  # Incomplete or forced: move the old one aside, then swap in the new one.
-  old="$(mktemp -d "$parent/.old-$KUBERNETES_VERSION-$ETCD_VERSION.XXXXXX")"
-  mv "$dest" "$old/"
-  mv "$tmp" "$dest"
-  rm -rf "$old"
-else
-  mv "$tmp" "$dest"
-fi
-trap - EXIT
+swap_into_place
 log "done in $(( $(date +%s) - total_started ))s: $dest/bin"

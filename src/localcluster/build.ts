@@ -1,6 +1,6 @@
 /**
  * Makes sure the control plane binaries exist, building them with
- * scripts/build-control-plane.sh when they do not.
+ * scripts/build-control-plane.sh when they do not; and runs such build scripts.
  */
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -23,15 +23,16 @@ export interface EnsureBinariesOptions {
 
 const TAIL_LINES = 40;
 
-export async function ensureControlPlaneBinaries(
+/**
+ * Runs `bash script` from the repository root, passing each line it prints to `onProgress`.
+ * Throws, with its last 40 lines, when it exits non-zero; `what` names the build in that message.
+ */
+export async function runBuildScript(
+  script: string,
+  what: string,
   options: EnsureBinariesOptions = {},
-): Promise<ControlPlaneBinaries> {
-  const env = options.env ?? process.env;
-  const binaries = controlPlaneBinaries({ env });
-  if (binariesPresent(binaries)) return binaries;
-
+): Promise<void> {
   const onProgress = options.onProgress ?? (() => {});
-  const script = buildScript();
   const tail: string[] = [];
   const record = (line: string): void => {
     tail.push(line);
@@ -42,7 +43,7 @@ export async function ensureControlPlaneBinaries(
   const code = await new Promise<number | string>((resolvePromise, reject) => {
     const child = spawn("bash", [script], {
       cwd: repoRoot(),
-      env,
+      env: options.env ?? process.env,
       stdio: ["ignore", "pipe", "pipe"],
       ...(options.signal !== undefined ? { signal: options.signal } : {}),
     });
@@ -53,8 +54,19 @@ export async function ensureControlPlaneBinaries(
   });
 
   if (code !== 0) {
-    throw new Error(`building the control plane failed (${script} exited with ${code}):\n${tail.join("\n")}`);
+    throw new Error(`building ${what} failed (${script} exited with ${code}):\n${tail.join("\n")}`);
   }
+}
+
+export async function ensureControlPlaneBinaries(
+  options: EnsureBinariesOptions = {},
+): Promise<ControlPlaneBinaries> {
+  const env = options.env ?? process.env;
+  const binaries = controlPlaneBinaries({ env });
+  if (binariesPresent(binaries)) return binaries;
+
+  const script = buildScript();
+  await runBuildScript(script, "the control plane", { ...options, env });
   if (!binariesPresent(binaries)) {
     throw new Error(`${script} succeeded but ${binaries.binDir} is incomplete`);
   }

@@ -5,19 +5,14 @@
  * served, but nothing acts on them (no Pods are created for a Deployment,
  * namespaces stay Terminating on delete).
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { generateKeyPairSync, randomBytes } from "node:crypto";
-import { closeSync, openSync, rmSync, writeFileSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import http from "node:http";
-import https from "node:https";
-import net from "node:net";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { KubeConfig } from "@kubernetes/client-node";
 import { generateServerCertificate } from "../shared/tls.js";
 import { binariesPresent, type ControlPlaneBinaries, controlPlaneBinaries } from "./paths.js";
+import { freePorts, get, ManagedProcess, type Tracked, trackForCleanup, waitFor } from "./process.js";
 
 /** The operator's identity, as it would be in-cluster. */
 const OPERATOR_NAMESPACE = "signalr-autoscaler-system";
@@ -68,227 +63,7 @@ export interface ControlPlane {
 }
 
 // ---------------------------------------------------------------------------
-// Processes
-
-interface Exit {
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
-}
-
-class ManagedProcess {
-  readonly child: ChildProcess;
-  readonly exited: Promise<Exit>;
-  private exit: Exit | undefined;
-
-  constructor(
-    readonly name: string,
-    bin: string,
-    args: readonly string[],
-    readonly logFile: string,
-  ) {
-    const fd = openSync(logFile, "a");
-    try {
-      // detached: its own process group, so stop() reaches anything it forks.
-      this.child = spawn(bin, args, { detached: true, stdio: ["ignore", fd, fd] });
-    } finally {
-      closeSync(fd);
-    }
-    this.exited = new Promise<Exit>((resolve) => {
-      this.child.once("exit", (code, signal) => {
-        this.exit = { code, signal };
-        resolve(this.exit);
-      });
-      this.child.once("error", (err) => {
-        writeFileSync(logFile, `spawn failed: ${err.message}\n`, { flag: "a" });
-        this.exit = { code: -1, signal: null };
-        resolve(this.exit);
-      });
-    });
-  }
-
-  get pid(): number | undefined {
-    return this.child.pid;
-  }
-
-  get hasExited(): Exit | undefined {
-    return this.exit;
-  }
-
-  killGroup(signal: NodeJS.Signals): void {
-    const pid = this.child.pid;
-    if (pid === undefined) return;
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      // already gone
-    }
-  }
-
-  async stop(graceMs = 10_000): Promise<void> {
-    if (this.child.pid === undefined) return;
-    if (this.exit === undefined) {
-      this.killGroup("SIGTERM");
-      const timer = sleep(graceMs, "timeout" as const, { ref: false });
-      if ((await Promise.race([this.exited, timer])) === "timeout") {
-        this.killGroup("SIGKILL");
-        await this.exited;
-      }
-    }
-    // Stragglers in the group, if any.
-    this.killGroup("SIGKILL");
-  }
-
-  async describeFailure(): Promise<string> {
-    const status = this.exit
-      ? `exited (code ${this.exit.code}, signal ${this.exit.signal})`
-      : "still running";
-    return `${this.name} ${status}; last lines of ${this.logFile}:\n${await tailOf(this.logFile, 30)}`;
-  }
-}
-
-async function tailOf(file: string, lines: number): Promise<string> {
-  try {
-    const text = await readFile(file, "utf8");
-    return text.trimEnd().split("\n").slice(-lines).join("\n");
-  } catch {
-    return "(no log)";
-  }
-}
-
-// ---------------------------------------------------------------------------
-// Cleanup on exit, however the process ends.
-
-interface Live {
-  dir: string;
-  keepDir: boolean;
-  processes: () => ManagedProcess[];
-}
-
-const live = new Set<Live>();
-let handlersInstalled = false;
-
-function cleanupAllSync(): void {
-  for (const entry of live) {
-    for (const p of entry.processes()) p.killGroup("SIGKILL");
-    if (!entry.keepDir) rmSync(entry.dir, { recursive: true, force: true });
-  }
-  live.clear();
-}
-
-function installExitHandlers(): void {
-  if (handlersInstalled) return;
-  handlersInstalled = true;
-  process.once("exit", cleanupAllSync);
-  for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    const handler = (): void => {
-      // When the program handles the signal itself, it stops the control plane in its own time
-      // (the exit handler is the backstop). Otherwise clean up, restore the default, re-raise.
-      if (process.listenerCount(sig) > 1) return;
-      cleanupAllSync();
-      process.removeListener(sig, handler);
-      process.kill(process.pid, sig);
-    };
-    process.on(sig, handler);
-  }
-}
-
-/**
- * A detached bash that outlives this process if it is killed outright
- * (SIGKILL, crash): it waits for our pid to vanish, then kills the process
- * groups listed in <dir>/pgids and removes <dir>.
- */
-function startWatchdog(dir: string, keepDir: boolean): ChildProcess {
-  const script = [
-    'parent="$1"; dir="$2"; keep="$3"',
-    'while kill -0 "$parent" 2>/dev/null; do sleep 1; done',
-    'if [ -f "$dir/pgids" ]; then for g in $(cat "$dir/pgids"); do kill -KILL -- "-$g" 2>/dev/null; done; fi',
-    '[ "$keep" = 1 ] || rm -rf "$dir"',
-  ].join("\n");
-  const child = spawn("bash", ["-c", script, "watchdog", String(process.pid), dir, keepDir ? "1" : "0"], {
-    detached: true,
-    stdio: "ignore",
-  });
-  child.unref();
-  return child;
-}
-
-// ---------------------------------------------------------------------------
 // Helpers
-
-async function freePort(): Promise<number> {
-  return await new Promise<number>((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function freePorts(count: number): Promise<number[]> {
-  const ports = new Set<number>();
-  while (ports.size < count) ports.add(await freePort());
-  return [...ports];
-}
-
-interface Probe {
-  status: number;
-  body: string;
-}
-
-function get(url: string, options: { ca?: string; token?: string } = {}): Promise<Probe> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = {};
-    if (options.token !== undefined) headers["Authorization"] = `Bearer ${options.token}`;
-    const isHttps = url.startsWith("https:");
-    const req = (isHttps ? https : http).get(
-      url,
-      isHttps && options.ca !== undefined
-        ? { ca: options.ca, headers, timeout: 5_000 }
-        : { headers, timeout: 5_000 },
-      (res) => {
-        let body = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => {
-          body += chunk;
-        });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-        res.on("error", reject);
-      },
-    );
-    req.on("timeout", () => req.destroy(new Error("timeout")));
-    req.on("error", reject);
-  });
-}
-
-/** Polls `probe` until it returns true, failing early if `proc` exits. */
-async function waitFor(
-  what: string,
-  proc: ManagedProcess,
-  deadline: number,
-  probe: () => Promise<boolean>,
-): Promise<void> {
-  let lastError = "";
-  for (;;) {
-    if (proc.hasExited) {
-      throw new Error(`${what}: ${await proc.describeFailure()}`);
-    }
-    try {
-      if (await probe()) return;
-    } catch (err) {
-      lastError = err instanceof Error ? err.message : String(err);
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `${what}: timed out (last error: ${lastError || "none"}); ${await proc.describeFailure()}`,
-      );
-    }
-    await sleep(100);
-  }
-}
 
 /** A kubeconfig with one cluster, one token user and the context joining them, as text. */
 function kubeconfig(server: string, caPem: string, user: string, token: string): string {
@@ -346,19 +121,10 @@ async function startOnce(options: StartControlPlaneOptions): Promise<ControlPlan
 
   let etcd: ManagedProcess | undefined;
   let apiserver: ManagedProcess | undefined;
-  let watchdog: ChildProcess | undefined;
-  const entry: Live = {
-    dir,
-    keepDir,
-    processes: () => [apiserver, etcd].filter((p): p is ManagedProcess => p !== undefined),
-  };
-  installExitHandlers();
-  live.add(entry);
-
-  const recordPgids = (): void => {
-    const pids = entry.processes().flatMap((p) => (p.pid === undefined ? [] : [String(p.pid)]));
-    writeFileSync(join(dir, "pgids"), `${pids.join("\n")}\n`);
-  };
+  const tracked: Tracked = trackForCleanup(dir, keepDir, () =>
+    [apiserver, etcd].filter((p): p is ManagedProcess => p !== undefined),
+  );
+  const recordPgids = tracked.recordPgids;
 
   let stopped = false;
   const stop = async (): Promise<void> => {
@@ -366,19 +132,11 @@ async function startOnce(options: StartControlPlaneOptions): Promise<ControlPlan
     stopped = true;
     await apiserver?.stop();
     await etcd?.stop();
-    live.delete(entry);
-    if (watchdog?.pid !== undefined) {
-      try {
-        process.kill(-watchdog.pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
+    tracked.release();
     if (!keepDir) await rm(dir, { recursive: true, force: true });
   };
 
   try {
-    watchdog = startWatchdog(dir, keepDir);
     const [etcdClientPort, etcdPeerPort, securePort] = (await freePorts(3)) as [number, number, number];
     const deadline = Date.now() + timeoutMs;
 

@@ -1,7 +1,16 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cacheRoot, controlPlaneBinaries, parseVersionsEnv, readVersions, repoRoot } from "./paths.js";
+import {
+  cachedPrometheusBinary,
+  cacheRoot,
+  controlPlaneBinaries,
+  parsePrometheusVersionsEnv,
+  parseVersionsEnv,
+  readPrometheusVersion,
+  readVersions,
+  repoRoot,
+} from "./paths.js";
 
 describe("cacheRoot", () => {
   const cases: Array<[string, Record<string, string | undefined>, string]> = [
@@ -58,5 +67,35 @@ describe("versions", () => {
     const replaced = [...goMod.matchAll(/^\s*(k8s\.io\/[\w-]+) => \1 (v[\d.]+)$/gm)];
     expect(replaced.length).toBeGreaterThan(20);
     for (const [, module, version] of replaced) expect(`${module} ${version}`).toBe(`${module} ${staging}`);
+  });
+});
+
+describe("Prometheus version and cache path", () => {
+  it.each([
+    ["v0.316.0", "3.16.0"],
+    ["v0.300.1", "3.0.1"],
+    ["v0.405.12", "4.5.12"],
+  ])("reads module version %s as release %s", (module, release) => {
+    expect(parsePrometheusVersionsEnv(`# c\nPROMETHEUS_VERSION=${module}\n`)).toEqual({ module, release });
+  });
+
+  it("rejects missing or malformed versions", () => {
+    expect(() => parsePrometheusVersionsEnv("")).toThrow(/PROMETHEUS_VERSION/);
+    expect(() => parsePrometheusVersionsEnv("PROMETHEUS_VERSION=v3.16.0\n")).toThrow(/v0\.3YY\.Z/);
+    expect(() => parsePrometheusVersionsEnv("PROMETHEUS_VERSION=v0.56.0\n")).toThrow(/PROMETHEUS_VERSION/);
+  });
+
+  it("keys the cached binary by the module version", () => {
+    expect(
+      cachedPrometheusBinary({ env: { HOME: "/h" }, version: { module: "v0.316.0", release: "3.16.0" } }),
+    ).toBe("/h/.cache/signalr-autoscaler/prometheus/v0.316.0/bin/prometheus");
+  });
+
+  it("matches what prometheus/go.mod pins", () => {
+    const { module } = readPrometheusVersion();
+    const goMod = readFileSync(join(repoRoot(), "prometheus", "go.mod"), "utf8");
+    expect(goMod).toMatch(
+      new RegExp(`^(require )?\\s*github\\.com/prometheus/prometheus ${module.replaceAll(".", "\\.")}$`, "m"),
+    );
   });
 });

@@ -1,11 +1,13 @@
 /**
- * Where the local control plane's binaries live.
+ * Where the local control plane's and Prometheus's binaries live.
  *
- * The rules match scripts/build-control-plane.sh:
+ * The rules match scripts/build-control-plane.sh and scripts/build-prometheus.sh:
  *   ${SIGNALR_AUTOSCALER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/signalr-autoscaler}/controlplane/<k8s>-<etcd>/bin/
- * and the versions come from controlplane/versions.env, the one place they are written.
+ *   ${SIGNALR_AUTOSCALER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/signalr-autoscaler}/prometheus/<version>/bin/prometheus
+ * and the versions come from controlplane/versions.env and prometheus/versions.env, the one place
+ * each is written.
  */
-import { accessSync, constants, readFileSync } from "node:fs";
+import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -42,14 +44,20 @@ export function buildScript(root: string = repoRoot()): string {
   return join(root, "scripts", "build-control-plane.sh");
 }
 
-/** Parses the KEY=VALUE lines of a versions.env file. */
-export function parseVersionsEnv(text: string): ControlPlaneVersions {
+/** The KEY=VALUE lines of a versions.env file. */
+function keyValues(text: string): Map<string, string> {
   const values = new Map<string, string>();
   for (const raw of text.split("\n")) {
     const line = raw.trim();
     const m = /^([A-Z_]+)=(.*)$/.exec(line);
     if (m?.[1] !== undefined && m[2] !== undefined) values.set(m[1], m[2].trim());
   }
+  return values;
+}
+
+/** Parses controlplane/versions.env. */
+export function parseVersionsEnv(text: string): ControlPlaneVersions {
+  const values = keyValues(text);
   const kubernetes = values.get("KUBERNETES_VERSION") ?? "";
   const etcd = values.get("ETCD_VERSION") ?? "";
   if (!/^v1\.\d+\.\d+$/.test(kubernetes)) {
@@ -94,10 +102,11 @@ export function controlPlaneBinaries(
   };
 }
 
-function isExecutable(path: string): boolean {
+/** True when `path` is a file this process may execute. */
+export function isExecutable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
-    return true;
+    return statSync(path).isFile();
   } catch {
     return false;
   }
@@ -106,4 +115,45 @@ function isExecutable(path: string): boolean {
 /** True when all three binaries are in place. */
 export function binariesPresent(binaries: ControlPlaneBinaries): boolean {
   return [binaries.kubeApiserver, binaries.etcd, binaries.kubectl].every(isExecutable);
+}
+
+// ---------------------------------------------------------------------------
+// Prometheus
+
+export interface PrometheusVersion {
+  /** The Go module version of github.com/prometheus/prometheus, e.g. "v0.316.0": the cache key. */
+  readonly module: string;
+  /** The Prometheus release it is, e.g. "3.16.0" (what `prometheus --version` reports). */
+  readonly release: string;
+}
+
+export function prometheusBuildScript(root: string = repoRoot()): string {
+  return join(root, "scripts", "build-prometheus.sh");
+}
+
+/**
+ * Parses prometheus/versions.env. Prometheus 3.Y.Z is tagged v0.3YY.Z in Go (v0.316.0 is
+ * 3.16.0); throws when PROMETHEUS_VERSION is missing or not of that form.
+ */
+export function parsePrometheusVersionsEnv(text: string): PrometheusVersion {
+  const module = keyValues(text).get("PROMETHEUS_VERSION") ?? "";
+  const m = /^v0\.([1-9])(\d\d)\.(\d+)$/.exec(module);
+  if (m?.[1] === undefined || m[2] === undefined || m[3] === undefined) {
+    throw new Error(
+      `prometheus/versions.env: bad or missing PROMETHEUS_VERSION '${module}' (expected v0.3YY.Z)`,
+    );
+  }
+  return { module, release: `${m[1]}.${Number(m[2])}.${m[3]}` };
+}
+
+export function readPrometheusVersion(root: string = repoRoot()): PrometheusVersion {
+  return parsePrometheusVersionsEnv(readFileSync(join(root, "prometheus", "versions.env"), "utf8"));
+}
+
+/** Where scripts/build-prometheus.sh puts the binary it builds (present or not). */
+export function cachedPrometheusBinary(
+  options: { env?: Env; version?: PrometheusVersion; root?: string } = {},
+): string {
+  const version = options.version ?? readPrometheusVersion(options.root);
+  return join(cacheRoot(options.env), "prometheus", version.module, "bin", "prometheus");
 }

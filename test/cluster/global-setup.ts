@@ -1,12 +1,15 @@
 /**
  * vitest globalSetup: builds the control plane binaries if needed, starts one
  * etcd + kube-apiserver for the whole run and hands the connection details to
- * the tests via `inject("controlPlane")`.
+ * the tests via `inject("controlPlane")`. Also makes sure a Prometheus binary
+ * exists (building it on first use) and hands its path to the tests via
+ * `inject("prometheusBinary")`; tests start their own Prometheus with it.
  */
 import type { TestProject } from "vitest/node";
 import {
   type ControlPlane,
   ensureControlPlaneBinaries,
+  ensurePrometheusBinary,
   startControlPlane,
 } from "../../src/localcluster/index.js";
 
@@ -25,6 +28,8 @@ export interface ProvidedControlPlane {
 declare module "vitest" {
   export interface ProvidedContext {
     controlPlane: ProvidedControlPlane;
+    /** Path of the prometheus binary (cached build, $SIGNALR_AUTOSCALER_PROMETHEUS or PATH). */
+    prometheusBinary: string;
   }
 }
 
@@ -35,6 +40,17 @@ export async function setup(project: TestProject): Promise<void> {
   const binaries = await ensureControlPlaneBinaries({
     onProgress: (line) => console.log(`[control plane] ${line}`),
   });
+  // Both builds before anything starts, so a failed build leaves nothing running.
+  const prometheusStarted = Date.now();
+  const prometheus = await ensurePrometheusBinary({
+    onProgress: (line) => console.log(`[prometheus] ${line}`),
+  });
+  console.log(
+    `[prometheus] ${prometheus.version} (${prometheus.source}) at ${prometheus.binary} in ` +
+      `${((Date.now() - prometheusStarted) / 1000).toFixed(1)}s`,
+  );
+  project.provide("prometheusBinary", prometheus.binary);
+
   controlPlane = await startControlPlane({ binaries });
   console.log(
     `[control plane] ${binaries.versions.kubernetes} / etcd ${binaries.versions.etcd} ready at ` +
