@@ -73,7 +73,9 @@ export async function startDemoPrometheus(options: {
   const name = options.policy.spec.target.resourceId.split("/").pop() ?? "";
   const interval = scrapeIntervalMs(options.speed);
   const prometheus = await startPrometheus({
-    targets: [{ job: appServerJob(options.policy), url: `${base}/appservers/${encodeURIComponent(name)}/metrics` }],
+    targets: [
+      { job: appServerJob(options.policy), url: `${base}/appservers/${encodeURIComponent(name)}/metrics` },
+    ],
     scrapeIntervalMs: interval,
     onProgress: options.onProgress,
     signal: options.signal,

@@ -18,8 +18,8 @@ import { Operator } from "../controller/operator.js";
 import { createVirtualClock, type VirtualClock } from "../emulator/clock.js";
 import { type RunningEmulator, startEmulator } from "../emulator/emulator.js";
 import type { KubeClients } from "../kube/client.js";
-import type { LocalPrometheus } from "../localcluster/index.js";
 import type { ResilientWatch } from "../kube/watch.js";
+import type { LocalPrometheus } from "../localcluster/index.js";
 import { type DemandSpec, defaultMix, demandFunction, type WorkloadMix } from "../traffic/index.js";
 import {
   applyAppServers,
@@ -31,8 +31,13 @@ import {
 } from "./cluster.js";
 import { watchEvents } from "./events.js";
 import type { LiveView } from "./live.js";
+import {
+  pointedAt,
+  SCRAPE_VIRTUAL_SECONDS,
+  startDemoPrometheus,
+  withoutLeadingSignal,
+} from "./prometheus.js";
 import type { DemoIo, DemoSettings } from "./settings.js";
-import { pointedAt, SCRAPE_VIRTUAL_SECONDS, startDemoPrometheus, withoutLeadingSignal } from "./prometheus.js";
 import { MINUTE_MS } from "./trace-window.js";
 import { CapacityTracker } from "./tracker.js";
 
@@ -279,5 +284,14 @@ export async function setUpDemo(
 
   const { operator, operatorMetrics } = createDemoOperator(settings, io, kube, emulator, clock);
   started.operator = operator;
-  return { cluster, emulator, clock, operator, operatorMetrics, tracker, replicaLog, ...(leading ? { leading } : {}) };
+  return {
+    cluster,
+    emulator,
+    clock,
+    operator,
+    operatorMetrics,
+    tracker,
+    replicaLog,
+    ...(leading ? { leading } : {}),
+  };
 }
