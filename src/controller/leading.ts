@@ -3,10 +3,11 @@
  * (`spec.anticipation.leadingSignal`, mode not Off), one instant query at the operator's now, all
  * at once (the client bounds the calls per Prometheus server), each within the policy's
  * `prometheus.timeout` — credentials and CA included — so a slow or hanging Prometheus never holds
- * the cycle longer than that. Successful readings are kept per policy for 30 minutes
- * (`autoscale/leading.ts` pairs them with Azure Monitor's buckets); a changed server, query or
- * measure starts the list afresh. A failure is handed to the pass as the reading's error (the
- * signal is then ignored and reported); nothing here throws.
+ * its policy's pass longer than that (the operator waits for each policy's own read only).
+ * Successful readings are kept per policy for 30 minutes (`autoscale/leading.ts` pairs them with
+ * Azure Monitor's buckets); a changed server, query or measure starts the list afresh. A failure
+ * is handed to the pass as the reading's error (the signal is then ignored and reported); nothing
+ * here throws.
  *
  * Credentials: `bearerTokenFile` is read at each query (projected tokens rotate);
  * `bearerTokenSecretRef` and `caSecretRef` are read from the policy's namespace and kept for
@@ -104,13 +105,17 @@ export class LeadingReader {
     const out = new Map<string, LeadingObservation>();
     await Promise.all(
       targets.map(async (t) => {
-        out.set(t.key, await this.#readOne(t));
+        out.set(t.key, await this.readOne(t));
       }),
     );
     return out;
   }
 
-  async #readOne(t: LeadingTarget): Promise<LeadingObservation> {
+  /**
+   * Reads one target's query at the operator's now, within its timeout, and returns its readings
+   * (this one included when it succeeded) and the failure, if any; never rejects.
+   */
+  async readOne(t: LeadingTarget): Promise<LeadingObservation> {
     const p = t.spec.prometheus;
     const identity = `${p.serverAddress}\n${p.query}\n${t.spec.measures}`;
     let kept = this.#readings.get(t.key);
