@@ -35,7 +35,7 @@ import {
 const T0 = Date.parse("2025-06-02T12:00:00.250Z");
 const MINUTE_MS = 60_000;
 /** Timer and scheduling latency allowed past a deadline on a busy 2-core machine, ms. */
-const MARGIN_MS = 250;
+const MARGIN_MS = 400;
 const QUERY = 'sum(rate(http_server_request_duration_seconds_count{http_route="/chat/negotiate"}[1m]))';
 
 const fakes: FakePrometheus[] = [];
@@ -192,7 +192,8 @@ describe("LeadingReader: readings", () => {
     const r = reader({ now: clock().now });
     const started = performance.now();
     const out = await r.read([1, 2, 3].map((i) => target(prom.url, {}, {}, `ns/p${i}`)));
-    expect(performance.now() - started).toBeLessThan(600);
+    // One after another would take 900 ms.
+    expect(performance.now() - started).toBeLessThan(800);
     expect([...out.keys()].sort()).toEqual(["ns/p1", "ns/p2", "ns/p3"]);
     expect([...out.values()].every((o) => o.readings.length === 1 && o.error === undefined)).toBe(true);
     expect(prom.maxInFlight).toBe(3);
