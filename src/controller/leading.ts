@@ -3,15 +3,18 @@
  * (`spec.anticipation.leadingSignal`, mode not Off), one instant query at the operator's now, all
  * at once (the client bounds the calls per Prometheus server), each within the policy's
  * `prometheus.timeout` — credentials and CA included — so a slow or hanging Prometheus never holds
- * the cycle longer than that. Successful readings are kept per policy for 30 minutes
- * (`autoscale/leading.ts` pairs them with Azure Monitor's buckets); a changed server, query or
- * measure starts the list afresh. A failure is handed to the pass as the reading's error (the
- * signal is then ignored and reported); nothing here throws.
+ * its policy's pass longer than that (the operator waits for each policy's own read only).
+ * Successful readings are kept per policy for 30 minutes (`autoscale/leading.ts` pairs them with
+ * Azure Monitor's buckets); a changed server, query or measure starts the list afresh. A failure
+ * is handed to the pass as the reading's error (the signal is then ignored and reported); nothing
+ * here throws.
  *
  * Credentials: `bearerTokenFile` is read at each query (projected tokens rotate);
  * `bearerTokenSecretRef` and `caSecretRef` are read from the policy's namespace and kept for
- * {@link SECRET_TTL_MS}; `useAzureCredential` asks the operator's Azure credential for a token of
- * {@link AZURE_PROMETHEUS_SCOPE} (the credential caches it until it nears expiry).
+ * {@link SECRET_TTL_MS} (a failed read is not kept, nor one still unanswered after the policy's
+ * timeout: the next cycle asks again); `useAzureCredential` asks the operator's Azure credential
+ * for a token of {@link AZURE_PROMETHEUS_SCOPE} (the credential caches it until it nears expiry).
+ * The token is never part of an error's message, even when a server's answer repeats it.
  */
 import { readFile } from "node:fs/promises";
 import type { TokenCredential } from "@azure/identity";
@@ -44,6 +47,11 @@ export interface LeadingReaderDeps {
   azureCredential?: TokenCredential;
   /** Reads a file of the operator's container (default: node:fs). */
   readFile?: (path: string) => Promise<string>;
+  /**
+   * Real elapsed time, ms (default `performance.now`): how long a Secret is kept and how much of
+   * a deadline is left. Not the operator's clock, which may run faster than real time (the demo).
+   */
+  elapsed?: () => number;
 }
 
 /** Rejects with a Timeout-kind error when `work` takes longer than `ms`. */
@@ -69,21 +77,27 @@ class CredentialError extends Error {
   }
 }
 
-/** The reason and message of a failed read (never the token). */
-function failureOf(err: unknown): { reason: string; message: string } {
-  if (isPrometheusError(err)) return { reason: err.kind, message: err.message.slice(0, 400) };
-  if (err instanceof CredentialError) return { reason: err.reason, message: err.message.slice(0, 400) };
+/**
+ * The reason and message of a failed read. `token` (the one sent, if any) is cut out of the
+ * message: a proxy's or a clone's error body may repeat the `Authorization` it was sent.
+ */
+function failureOf(err: unknown, token: string | undefined): { reason: string; message: string } {
+  const redact = (message: string) => (token ? message.replaceAll(token, "[token]") : message).slice(0, 400);
+  if (isPrometheusError(err)) return { reason: err.kind, message: redact(err.message) };
+  if (err instanceof CredentialError) return { reason: err.reason, message: redact(err.message) };
   const message = err instanceof Error ? err.message : String(err);
-  return { reason: "Credential", message: message.slice(0, 400) };
+  return { reason: "Credential", message: redact(message) };
 }
 
 export class LeadingReader {
   readonly #deps: LeadingReaderDeps;
   readonly #readings = new Map<string, { identity: string; readings: LeadingReading[] }>();
-  readonly #secrets = new Map<string, { at: number; value: Promise<string> }>();
+  readonly #secrets = new Map<string, { at: number; settled: boolean; value: Promise<string> }>();
+  readonly #elapsed: () => number;
 
   constructor(deps: LeadingReaderDeps) {
     this.#deps = deps;
+    this.#elapsed = deps.elapsed ?? (() => performance.now());
   }
 
   /** Reads every target's query at once; never rejects. */
@@ -91,13 +105,17 @@ export class LeadingReader {
     const out = new Map<string, LeadingObservation>();
     await Promise.all(
       targets.map(async (t) => {
-        out.set(t.key, await this.#readOne(t));
+        out.set(t.key, await this.readOne(t));
       }),
     );
     return out;
   }
 
-  async #readOne(t: LeadingTarget): Promise<LeadingObservation> {
+  /**
+   * Reads one target's query at the operator's now, within its timeout, and returns its readings
+   * (this one included when it succeeded) and the failure, if any; never rejects.
+   */
+  async readOne(t: LeadingTarget): Promise<LeadingObservation> {
     const p = t.spec.prometheus;
     const identity = `${p.serverAddress}\n${p.query}\n${t.spec.measures}`;
     let kept = this.#readings.get(t.key);
@@ -107,13 +125,15 @@ export class LeadingReader {
     }
     const nowMs = this.#deps.now();
     const timeoutMs = durationOr(p.timeout, 5) * 1000;
-    const started = Date.now();
+    const started = this.#elapsed();
+    let token: string | undefined;
     try {
-      const secrets = within(this.#credentials(t), timeoutMs, "reading the credentials");
+      const secrets = within(this.#credentials(t, timeoutMs), timeoutMs, "reading the credentials");
       const { bearerToken, caPem } = await secrets;
+      token = bearerToken?.trim();
       const server: PrometheusServer = {
         url: p.serverAddress,
-        timeoutMs: Math.max(1, timeoutMs - (Date.now() - started)),
+        timeoutMs: Math.max(1, timeoutMs - (this.#elapsed() - started)),
         ...(bearerToken !== undefined ? { bearerToken } : {}),
         ...(caPem !== undefined ? { caPem } : {}),
       };
@@ -122,11 +142,12 @@ export class LeadingReader {
       return { readings: [...kept.readings] };
     } catch (err) {
       keepReading(kept.readings, undefined, nowMs);
-      return { readings: [...kept.readings], error: failureOf(err) };
+      return { readings: [...kept.readings], error: failureOf(err, token) };
     }
   }
 
-  async #credentials(t: LeadingTarget): Promise<{ bearerToken?: string; caPem?: string }> {
+  /** The token and CA of `t`; a Secret read pending longer than `timeoutMs` is asked again. */
+  async #credentials(t: LeadingTarget, timeoutMs: number): Promise<{ bearerToken?: string; caPem?: string }> {
     const p = t.spec.prometheus;
     const out: { bearerToken?: string; caPem?: string } = {};
     const read = this.#deps.readFile ?? ((path: string) => readFile(path, "utf8"));
@@ -140,7 +161,7 @@ export class LeadingReader {
         })
       ).trim();
     } else if (p.bearerTokenSecretRef) {
-      out.bearerToken = (await this.#secret(t.namespace, p.bearerTokenSecretRef)).trim();
+      out.bearerToken = (await this.#secret(t.namespace, p.bearerTokenSecretRef, timeoutMs)).trim();
     } else if (p.useAzureCredential) {
       const credential = this.#deps.azureCredential;
       if (!credential)
@@ -160,13 +181,16 @@ export class LeadingReader {
         throw new CredentialError("Credential", `caFile ${p.caFile}: ${(err as Error).message}`);
       });
     } else if (p.caSecretRef) {
-      out.caPem = await this.#secret(t.namespace, p.caSecretRef);
+      out.caPem = await this.#secret(t.namespace, p.caSecretRef, timeoutMs);
     }
     return out;
   }
 
-  /** A Secret's key, kept for {@link SECRET_TTL_MS}; a failed read is not kept. */
-  #secret(namespace: string, ref: { name: string; key: string }): Promise<string> {
+  /**
+   * A Secret's key, kept for {@link SECRET_TTL_MS}; a failed read is not kept, and a read still
+   * pending after `timeoutMs` (its caller has given up on it) is not shared: a new one starts.
+   */
+  #secret(namespace: string, ref: { name: string; key: string }, timeoutMs: number): Promise<string> {
     const readSecret = this.#deps.readSecret;
     if (!readSecret) {
       return Promise.reject(
@@ -174,15 +198,22 @@ export class LeadingReader {
       );
     }
     const k = `${namespace}/${ref.name}/${ref.key}`;
-    const now = Date.now();
+    const now = this.#elapsed();
     const cached = this.#secrets.get(k);
-    if (cached && now - cached.at < SECRET_TTL_MS) return cached.value;
-    const value = readSecret(namespace, ref.name, ref.key).catch((err: unknown) => {
-      this.#secrets.delete(k);
-      throw new CredentialError("Credential", (err as Error).message);
-    });
-    this.#secrets.set(k, { at: now, value });
-    return value;
+    if (cached && now - cached.at < (cached.settled ? SECRET_TTL_MS : timeoutMs)) return cached.value;
+    const entry = { at: now, settled: false, value: Promise.resolve("") };
+    entry.value = readSecret(namespace, ref.name, ref.key).then(
+      (v) => {
+        entry.settled = true;
+        return v;
+      },
+      (err: unknown) => {
+        if (this.#secrets.get(k) === entry) this.#secrets.delete(k);
+        throw new CredentialError("Credential", (err as Error).message);
+      },
+    );
+    this.#secrets.set(k, entry);
+    return entry.value;
   }
 
   /** Forgets a policy's readings (deleted, or its signal removed). */

@@ -8,7 +8,9 @@
  *   for the old target of a retargeted one).
  * - Poll cycle: every tick, the policies whose poll time has come are read from Azure together
  *   (instances by subscription, metrics in getBatch groups of ≤ 50) and handed to the queue; those
- *   with a seasonal forecast get their demand history, refreshed hourly in the background.
+ *   with a seasonal forecast get their demand history, refreshed hourly in the background. Leading
+ *   signals are read from Prometheus beside Azure (`leading.ts`); a policy with one is handed to
+ *   the queue once its own read is done (within its timeout), the others as soon as Azure answers.
  * - Work queue: one entry per policy, never two passes of one policy at once; `workers` passes run
  *   concurrently. A failed pass is retried after a per-policy exponential backoff.
  * - Leader election (optional): only the leader polls and acts; a new leader rebuilds everything
@@ -19,6 +21,7 @@ import type { TokenCredential } from "@azure/identity";
 import type { CapacityPolicy } from "../api/index.js";
 import { policyTimes } from "../autoscale/decide.js";
 import { effectiveIngestionDelay } from "../autoscale/ingestion.js";
+import type { LeadingObservation } from "../autoscale/leading.js";
 import type { AzureAdapters } from "../azure/index.js";
 import type { ServiceKind } from "../capacity/skus.js";
 import type { KubeClients } from "../kube/client.js";
@@ -118,6 +121,8 @@ export class Operator {
   readonly #watches: ResilientWatch<CapacityPolicy>[] = [];
   readonly #nextPoll = new Map<string, number>();
   readonly #readings = new Map<string, CycleReading>();
+  /** Policies whose leading signal is still being read (their pass waits for it). */
+  readonly #leadingPending = new Set<string>();
   readonly #listeners = new Set<(report: PassReport) => void>();
   readonly #stop = new AbortController();
   readonly #elector: LeaderElector | undefined;
@@ -346,7 +351,12 @@ export class Operator {
     for (const p of this.policies()) {
       const k = objectKey(p);
       if (!this.#nextPoll.has(k)) this.#nextPoll.set(k, now);
-      if ((this.#nextPoll.get(k) ?? now) > now || this.#queue.isProcessing(k) || this.#readings.has(k))
+      if (
+        (this.#nextPoll.get(k) ?? now) > now ||
+        this.#queue.isProcessing(k) ||
+        this.#readings.has(k) ||
+        this.#leadingPending.has(k)
+      )
         continue;
       due.push(p);
     }
@@ -376,16 +386,21 @@ export class Operator {
         });
       }
       // Leading signals: read from Prometheus while Azure is read (each within its own timeout).
-      const leadingTargets = due.flatMap((p) => {
+      // A policy's pass waits for its own read only: a slow or hanging Prometheus holds neither
+      // the cycle nor any other policy's pass.
+      const leading = new Map<string, Promise<LeadingObservation>>();
+      for (const p of due) {
         const a = p.spec?.anticipation;
         const k = objectKey(p);
         if (!a?.leadingSignal?.prometheus || a.mode === "Off" || refused.has(k)) {
           this.#leadingReader.forget(k);
-          return [];
+          continue;
         }
-        return [{ key: k, namespace: p.metadata.namespace, spec: a.leadingSignal }];
-      });
-      const leading = this.#leadingReader.read(leadingTargets);
+        leading.set(
+          k,
+          this.#leadingReader.readOne({ key: k, namespace: p.metadata.namespace, spec: a.leadingSignal }),
+        );
+      }
       let readings = new Map<string, CycleReading>();
       try {
         readings = await this.#fetcher.read(targets, this.#termSignal);
@@ -401,21 +416,32 @@ export class Operator {
         this.#deps.log.warn({ err: String(err) }, "poll cycle failed");
         this.#lastAzureError = String(err);
       }
-      const leadingRead = await leading;
-      for (const [k, observation] of leadingRead) {
-        const reading = readings.get(k);
-        if (reading) reading.leading = observation;
-      }
       for (const p of due) {
         const k = objectKey(p);
         const reading = readings.get(k) ?? refused.get(k);
-        if (reading) this.#readings.set(k, reading);
         this.#nextPoll.set(k, now + (p.spec?.pollIntervalSeconds ?? 30) * 1000);
-        this.#queue.add(k);
+        const observation = leading.get(k);
+        if (!observation) {
+          this.#enqueue(k, reading);
+          continue;
+        }
+        this.#leadingPending.add(k);
+        void observation.then((o) => {
+          this.#leadingPending.delete(k);
+          if (!this.#leading || this.#stopping) return;
+          if (reading) reading.leading = o;
+          this.#enqueue(k, reading);
+        });
       }
     } finally {
       this.#cycleRunning = false;
     }
+  }
+
+  /** Hands a policy's reading of this cycle to its pass. */
+  #enqueue(k: string, reading: CycleReading | undefined): void {
+    if (reading) this.#readings.set(k, reading);
+    this.#queue.add(k);
   }
 
   async #work(): Promise<void> {

@@ -3,35 +3,22 @@
  * it sends, the answers it accepts, the typed errors, the deadline, the per-server bound and the
  * observations. Every server here answers within the test or is closed by it.
  */
-import { createServer as createHttpServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
-import { createServer as createHttpsServer } from "node:https";
-import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { generateServerCertificate, type TlsMaterial } from "../shared/tls.js";
 import { PrometheusClient } from "./client.js";
 import { isPrometheusError, type PrometheusError } from "./errors.js";
+import {
+  type FakeHandler,
+  type FakePrometheus,
+  hangingAnswer as hang,
+  jsonAnswer as json,
+  startFakePrometheus,
+  vectorBody,
+} from "./fake-server.js";
 import type { PrometheusQueryObservation } from "./observe.js";
 import type { PrometheusServer } from "./server.js";
 
-/** What the fake server saw of one request. */
-interface Seen {
-  method: string;
-  path: string;
-  params: URLSearchParams;
-  headers: IncomingHttpHeaders;
-}
-
-type Handler = (req: Seen, res: ServerResponse) => void;
-
-interface Fake {
-  url: string;
-  seen: Seen[];
-  /** Most requests open at once. */
-  maxInFlight: number;
-  close(): Promise<void>;
-}
-
-const fakes: Fake[] = [];
+const fakes: FakePrometheus[] = [];
 const clients: PrometheusClient[] = [];
 
 afterEach(async () => {
@@ -39,55 +26,15 @@ afterEach(async () => {
   await Promise.all(fakes.splice(0).map((f) => f.close()));
 });
 
-/** A fake Prometheus on 127.0.0.1; `handler` answers (or never does). HTTPS when `tls` is given. */
-async function startFake(handler: Handler, tls?: TlsMaterial): Promise<Fake> {
-  let inFlight = 0;
-  const fake: Fake = { url: "", seen: [], maxInFlight: 0, close: async () => {} };
-  const listener = (req: import("node:http").IncomingMessage, res: ServerResponse) => {
-    inFlight++;
-    fake.maxInFlight = Math.max(fake.maxInFlight, inFlight);
-    res.on("close", () => inFlight--);
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const url = new URL(req.url ?? "/", "http://fake");
-      const params =
-        req.method === "POST"
-          ? new URLSearchParams(Buffer.concat(chunks).toString("utf8"))
-          : url.searchParams;
-      const seen = { method: req.method ?? "", path: url.pathname, params, headers: req.headers };
-      fake.seen.push(seen);
-      handler(seen, res);
-    });
-  };
-  const server = tls
-    ? createHttpsServer({ cert: tls.certPem, key: tls.keyPem }, listener)
-    : createHttpServer(listener);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  fake.url = `${tls ? "https" : "http"}://127.0.0.1:${port}`;
-  fake.close = () =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
+/** A fake Prometheus on 127.0.0.1, closed after the test; HTTPS when `tls` is given. */
+async function startFake(handler: FakeHandler, tls?: TlsMaterial): Promise<FakePrometheus> {
+  const fake = await startFakePrometheus(handler, tls);
   fakes.push(fake);
   return fake;
 }
 
-function json(status: number, body: unknown, headers: Record<string, string> = {}): Handler {
-  return (_req, res) => {
-    res.writeHead(status, { "content-type": "application/json", ...headers });
-    res.end(JSON.stringify(body));
-  };
-}
-
 const T = 1_700_000_000.123;
-const vector = (...samples: [Record<string, string>, string][]) => ({
-  status: "success",
-  data: { resultType: "vector", result: samples.map(([metric, v]) => ({ metric, value: [T, v] })) },
-});
-const hang: Handler = () => {};
+const vector = (...samples: [Record<string, string>, string][]) => vectorBody(T, ...samples);
 /** Timer and scheduling latency allowed past a deadline on a busy 2-core machine, ms. */
 const MARGIN_MS = 200;
 
@@ -160,6 +107,17 @@ describe("PrometheusClient: requests and answers", () => {
       `Basic ${Buffer.from("reader:p@ss").toString("base64")}`,
     );
     expect(fake.seen[0]?.path).toBe("/prom/api/v1/query");
+  });
+
+  it("takes a deadline of a fraction of a ms (what is left of a caller's own), rounded up", async () => {
+    const fake = await startFake(json(200, vector([{}, "2"])));
+    const sample = await client().query({ url: fake.url, timeoutMs: 1999.84 }, "up");
+    expect(sample.value).toBe(2);
+    expect(Number.parseInt(fake.seen[0]?.params.get("timeout") ?? "", 10)).toBeLessThanOrEqual(2000);
+    const hanging = await startFake(hang);
+    const err = await failure(client().query({ url: hanging.url, timeoutMs: 100.5 }, "up"));
+    expect(err.kind).toBe("Timeout");
+    expect(err.message).toContain("no answer within 101 ms");
   });
 
   it("passes Prometheus's warnings on", async () => {

@@ -114,8 +114,11 @@ export class PrometheusClient {
     const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
     let outcome: PrometheusOutcome = "ok";
     let queuedMs: number | undefined;
+    let waited = false;
     try {
       const limit = this.#limitFor(target.name);
+      // Waiting for a slot: every slot taken (the scheduling of a free one is not waiting).
+      waited = limit.activeCount + limit.pendingCount >= limit.concurrency;
       const task = limit(() => {
         queuedMs = performance.now() - callStart;
         signal.throwIfAborted();
@@ -133,7 +136,7 @@ export class PrometheusClient {
         throw options.signal.reason;
       }
       const typed = deadline.aborted
-        ? timeoutError(target, queuedMs ?? performance.now() - callStart)
+        ? timeoutError(target, waited ? (queuedMs ?? performance.now() - callStart) : 0)
         : transportError(err, target.name);
       outcome = typed.kind;
       throw typed;

@@ -20,7 +20,10 @@ export interface PrometheusServer {
    * server, as Prometheus's own `tls_config.ca_file` does. Omitted: the system roots.
    */
   caPem?: string;
-  /** Deadline of one call, ms (queue time behind the concurrency bound included); > 0. */
+  /**
+   * Deadline of one call, ms (queue time behind the concurrency bound included); > 0, rounded up
+   * to a whole ms (what `AbortSignal.timeout` takes).
+   */
   timeoutMs: number;
   /** HTTP method of `/api/v1/query` (default `POST`: a form body, so long PromQL fits). */
   method?: "GET" | "POST";
@@ -88,7 +91,7 @@ export function resolveServer(server: PrometheusServer): ResolvedServer {
     queryUrl: `${name}/api/v1/query`,
     authorization,
     caPem: server.caPem,
-    timeoutMs: server.timeoutMs,
+    timeoutMs: Math.ceil(server.timeoutMs),
     method: server.method ?? "POST",
   };
 }

@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -107,6 +107,47 @@ describe("signalr-autoscaler recommend", () => {
     expect(body.notes.join("\n")).toContain("OutboundTraffic returned errorCode Throttled");
     const metrics = body.conditions.find((c: { type: string }) => c.type === "MetricsAvailable");
     expect(metrics).toMatchObject({ status: "True", reason: "SomeMetricsMissing" });
+  });
+
+  it("says that it does not read a leading signal, and decides on Azure Monitor alone", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "recommend-"));
+    const chat = await readFile(join(FIXTURES, "chat-policy.yaml"), "utf8");
+    /** The chat policy with anticipation in `mode`, with or without a leading signal. */
+    const withAnticipation = async (name: string, mode: string, leading: boolean) => {
+      const file = join(dir, `${name}.yaml`);
+      const signal = [
+        "    leadingSignal:",
+        "      prometheus:",
+        "        serverAddress: https://prom.example/prometheus/",
+        "        query: sum(rate(negotiate_total[1m]))",
+        "      connectionLifetime: 20m",
+      ];
+      await writeFile(
+        file,
+        [chat.trimEnd(), "  anticipation:", `    mode: ${mode}`, ...(leading ? signal : [])].join("\n"),
+      );
+      return [...files(file, "getbatch-signalr-rising.json"), "--current", "Premium_P1/10/3"];
+    };
+    const NOTE =
+      "the leading signal (Prometheus https://prom.example/prometheus) is not read by recommend: the decision is what Azure Monitor alone gives (the operator, reading it, may scale out further)";
+
+    const leading = await withAnticipation("leading", "Enabled", true);
+    const body = await json(...leading);
+    expect(body.notes).toContain(NOTE);
+    const text = await run(...leading);
+    expect(text.code).toBe(0);
+    expect(text.out.split("\n").filter((l) => l.includes("leading signal (Prometheus"))).toEqual([
+      `note: ${NOTE}`,
+    ]);
+    // The same decision as the same anticipation without a leading signal.
+    const without = await json(...(await withAnticipation("without", "Enabled", false)));
+    expect(without.notes.join("\n")).not.toContain("leading signal");
+    expect(body.desired).toEqual(without.desired);
+    expect(body.desired).toEqual({ sku: "Premium_P1", units: 20, replicas: 4 });
+    expect(body.anticipation.rules ?? []).toEqual(without.anticipation.rules ?? []);
+    // With anticipation Off the signal is not used at all: nothing to say.
+    const off = await json(...(await withAnticipation("off", "Off", true)));
+    expect(off.notes.join("\n")).not.toContain("leading signal");
   });
 
   describe("reads Azure Monitor answers truthfully", () => {

@@ -10,6 +10,9 @@
  * ../metrics-file.ts), the current capacity (`--current SKU/units[/replicas]`, or the status's
  * `current`), an optional status file with the history (`--status`), and the time of the decision
  * (`--now`; default: the end of the response's time span).
+ *
+ * A policy's leading signal (`spec.anticipation.leadingSignal`) is not read: `recommend` asks no
+ * Prometheus, so its decision is what Azure Monitor alone gives, and a note says so.
  */
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
@@ -30,6 +33,7 @@ import {
   type SignalReport,
 } from "../../autoscale/index.js";
 import type { SkuName } from "../../capacity/skus.js";
+import { describePrometheusServer } from "../../prometheus/index.js";
 import { type CliCommand, type CommonOptions, defineCommand } from "../command.js";
 import { UsageError } from "../errors.js";
 import type { CliIo } from "../io.js";
@@ -200,6 +204,12 @@ async function recommend(flags: RecommendFlags, io: CliIo): Promise<RecommendRep
     ...(status?.operation ? { operation: status.operation } : {}),
     now: nowMs,
   });
+  const leading = spec.anticipation?.leadingSignal;
+  if (leading && spec.anticipation?.mode !== "Off") {
+    notes.push(
+      `the leading signal (Prometheus ${describePrometheusServer(leading.prometheus.serverAddress)}) is not read by recommend: the decision is what Azure Monitor alone gives (the operator, reading it, may scale out further)`,
+    );
+  }
   if (status?.operation) {
     const op = status.operation;
     notes.push(
