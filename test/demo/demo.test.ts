@@ -101,6 +101,10 @@ describe("demo", () => {
       files: { timeline: string; chart: string };
       operator: { passes: number; failedPasses: number };
       anticipation: { mode: string; scaleOuts: { time: string; rule: string; to: { units: number } }[] };
+      leading?: {
+        prometheus?: { url: string; version: string; scrapeIntervalMs: number };
+        queries: { ok: number; failed: number };
+      };
     };
     const s = result.summary;
     expect(result.interrupted).toBe(false);
@@ -118,7 +122,13 @@ describe("demo", () => {
     // examples/demo.yaml runs with anticipation: the crowd's rise is met ahead of the measured need.
     expect(result.anticipation.mode).toBe("Enabled");
     expect(result.anticipation.scaleOuts.length).toBeGreaterThanOrEqual(1);
-    expect(["Trend", "CensoredDemand"]).toContain(result.anticipation.scaleOuts[0]?.rule);
+    expect(["Trend", "CensoredDemand", "LeadingSignal"]).toContain(result.anticipation.scaleOuts[0]?.rule);
+    // …and with its leading signal, read from the demo's own Prometheus scraping the app servers.
+    expect(result.leading?.prometheus?.version).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(result.leading?.prometheus?.scrapeIntervalMs).toBe(21);
+    expect(result.leading?.queries.ok).toBeGreaterThan(100);
+    expect(result.leading?.queries.failed).toBeLessThan(result.leading?.queries.ok ?? 0);
+    expect(result.anticipation.scaleOuts.map((x) => x.rule)).toContain("LeadingSignal");
 
     // The live view went to stderr: status lines and the API server's Events.
     expect(run.err).toMatch(/^\d\d:\d\d {2}load +\d+ % {2}conns/m);
@@ -143,7 +153,18 @@ describe("demo", () => {
     const out = join(dir, "interrupted");
     const stop = new AbortController();
     const running = cli(
-      ["demo", "--kubeconfig", kubeconfig(), "--namespace", namespace(), "--speed", "720", "--out", out],
+      [
+        "demo",
+        "--kubeconfig",
+        kubeconfig(),
+        "--namespace",
+        namespace(),
+        "--speed",
+        "720",
+        "--out",
+        out,
+        "--no-prometheus",
+      ],
       { signal: stop.signal },
     );
     // About 8 s of replay (the set-up takes a second or two), then Ctrl-C.
@@ -155,6 +176,8 @@ describe("demo", () => {
     expect(run.out).toMatch(/^Partial summary: 2015-04-14 12:00 – 2015-04-14 \d\d:\d\d UTC/m);
     expect(run.out).toContain(`timeline  ${join(out, "timeline.csv")}`);
     expect(run.out).toContain("stays in the cluster");
+    // --no-prometheus: the policy's leading signal was left out, and said so.
+    expect(run.out).toMatch(/leading signal +--no-prometheus: the leading signal is left out/);
     const csv = (await readFile(join(out, "timeline.csv"), "utf8")).trimEnd().split("\n");
     expect(csv.length).toBeGreaterThan(10);
     expect(csv.length).toBeLessThan(1441);
