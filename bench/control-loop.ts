@@ -533,6 +533,8 @@ interface IntervalResult {
 interface PrometheusFigures {
   /** Policies that carry a leading signal. */
   policiesWithSignal: number;
+  /** `status.anticipation.leading.state` of the policies at the end of the run ("none": absent). */
+  leadingStates: Record<string, number>;
   servers: number;
   latencyMs: number;
   cold: {
@@ -860,6 +862,8 @@ async function runMode(setup: SizeSetup, leading: boolean, parts: BenchParts): P
       managedFieldsBytes: JSON.stringify(stored.metadata?.managedFields ?? []).length,
     };
 
+    const leadingStates = leading ? await leadingStatesOf(kube, namespaces) : {};
+
     const byApiPerInterval: Record<string, number> = {};
     for (const api of API_ORDER) {
       const total = intervals.reduce((s, i) => s + (i.byApi[api] ?? 0), 0);
@@ -944,6 +948,7 @@ async function runMode(setup: SizeSetup, leading: boolean, parts: BenchParts): P
       },
       prometheus: {
         policiesWithSignal: leading ? size : 0,
+        leadingStates,
         servers: leading ? new Set(targets.map(prometheusServerOf)).size : 0,
         latencyMs: PROMETHEUS_LATENCY_MS,
         cold: {
@@ -994,6 +999,28 @@ async function runMode(setup: SizeSetup, leading: boolean, parts: BenchParts): P
   }
   await waitForNoPolicies(kube, namespaces);
   return result;
+}
+
+/** How many policies of the namespaces show each leading-signal state in their status. */
+async function leadingStatesOf(
+  kube: KubeClients,
+  namespaces: readonly string[],
+): Promise<Record<string, number>> {
+  const states: Record<string, number> = {};
+  for (const ns of namespaces) {
+    const list = (await kube.customObjects.listNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns,
+      plural: PLURAL,
+    })) as { items?: { status?: { anticipation?: { leading?: { state?: string; reason?: string } } } }[] };
+    for (const p of list.items ?? []) {
+      const l = p.status?.anticipation?.leading;
+      const state = l?.state ? `${l.state}${l.reason ? ` (${l.reason})` : ""}` : "none";
+      states[state] = (states[state] ?? 0) + 1;
+    }
+  }
+  return states;
 }
 
 /** Waits until the namespaces hold no policy (the next run creates the same names). */
@@ -1152,13 +1179,15 @@ function printSize(r: SizeResult): string {
       `Prometheus queries per cycle: ${fmt(p.steady.standInQueriesPerCycle, 2)} received by the stand-ins, ` +
         `${fmt(p.steady.operatorQueriesPerCycle, 2)} in the operator's /metrics (${outcomes || "none"}), ` +
         `${fmt(p.steady.cycleRecordQueriesPerCycle, 2)} sent by its client; cold cycle ${p.cold.standInQueries} / ${p.cold.operatorQueries}; ` +
-        `at most ${p.steady.maxInFlight} open at once on one server`,
+        `at most ${p.steady.maxInFlight} open at once on one server; the signal in the policies' status: ` +
+        Object.entries(p.leadingStates)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(", "),
     );
     out.push(
       `Prometheus reads of a cycle (first query to last answer, alongside Azure's): steady p50 ${fmt(p.steady.readSecondsP50, 2)} s, ` +
         `max ${fmt(p.steady.readSecondsMax, 2)} s, cold ${fmt(p.cold.readSeconds, 2)} s; query duration mean ${fmt(p.steady.meanQueryMs)} ms ` +
-        `steady, ${fmt(p.cold.meanQueryMs)} ms cold (/metrics, queue behind the per-server bound included); ` +
-        `bench process (the stand-ins) ${fmt(p.steady.driverCpuMsPerInterval, 0)} ms CPU per interval`,
+        `steady, ${fmt(p.cold.meanQueryMs)} ms cold (/metrics, queue behind the per-server bound included)`,
     );
   } else {
     out.push(
@@ -1182,7 +1211,8 @@ function printSize(r: SizeResult): string {
   };
   out.push(
     `CPU: operator ${fmt(s.cpuMsPerPolicyPerCycle, 2)} ms per policy per cycle (steady), ${fmt(r.cold.cpuMsPerPolicy, 2)} ms in the cold cycle (incl. start); ` +
-      `per interval: emulator ${cpuOthers("emulatorCpuMs")} ms, kube-apiserver ${cpuOthers("apiServerCpuMs")} ms, etcd ${cpuOthers("etcdCpuMs")} ms`,
+      `per interval: emulator ${cpuOthers("emulatorCpuMs")} ms, kube-apiserver ${cpuOthers("apiServerCpuMs")} ms, etcd ${cpuOthers("etcdCpuMs")} ms, ` +
+      `bench process ${fmt(p.steady.driverCpuMsPerInterval, 0)} ms (the Prometheus stand-ins and its own control calls)`,
   );
   out.push(
     `memory: operator RSS ${fmt(r.memory.rssMB)} MB (heap used ${fmt(r.memory.heapUsedMB)} MB of ${fmt(r.memory.heapTotalMB)} MB, ` +
@@ -1223,12 +1253,16 @@ interface LeadingComparison {
   /** APIs whose steady calls per interval or cold-cycle calls differ between the runs. */
   azureDifferences: string[];
   cycleSecondsCold: { without: number; with: number };
+  /** From the first Prometheus query of a cycle to its last answer, steady p50, seconds. */
+  prometheusReadSecondsP50: { without: number; with: number };
   cycleSecondsSteadyP50: { without: number; with: number };
   cycleSecondsSteadyMax: { without: number; with: number };
   passP50Ms: { without: number; with: number };
   passP99Ms: { without: number; with: number };
   cpuMsPerPolicyPerCycle: { without: number; with: number };
   rssMB: { without: number; with: number };
+  /** CPU of the bench process (the stand-ins and its control calls) per interval, ms. */
+  benchProcessCpuMs: { without: number; with: number };
   policyKB: { without: number; with: number };
 }
 
@@ -1254,21 +1288,25 @@ function compareLeading(without: SizeResult, withSignal: SizeResult): LeadingCom
     azureCallsColdCycle: pair((r) => sum(Object.values(r.cold.byApi))),
     azureDifferences: differences,
     cycleSecondsCold: pair((r) => r.cold.cycleSeconds),
+    prometheusReadSecondsP50: pair((r) => r.prometheus.steady.readSecondsP50),
     cycleSecondsSteadyP50: pair((r) => r.steady.cycleSecondsP50),
     cycleSecondsSteadyMax: pair((r) => r.steady.cycleSecondsMax),
     passP50Ms: pair((r) => r.steady.passP50Ms),
     passP99Ms: pair((r) => r.steady.passP99Ms),
     cpuMsPerPolicyPerCycle: pair((r) => r.steady.cpuMsPerPolicyPerCycle),
     rssMB: pair((r) => r.memory.rssMB),
+    benchProcessCpuMs: pair((r) => r.prometheus.steady.driverCpuMsPerInterval),
     policyKB: pair((r) => r.policyObject.bytes / 1024),
   };
 }
 
 function printComparison(c: LeadingComparison): string {
+  const cell = (n: number, digits: number, unit: string) =>
+    Number.isFinite(n) ? `${fmt(n, digits)}${unit}` : "–";
   const row = (label: string, p: { without: number; with: number }, digits: number, unit = "") => [
     label,
-    `${fmt(p.without, digits)}${unit}`,
-    `${fmt(p.with, digits)}${unit}`,
+    cell(p.without, digits, unit),
+    cell(p.with, digits, unit),
   ];
   const rows: string[][] = [
     ["", "no leading signal", "leading signal on each"],
@@ -1279,6 +1317,7 @@ function printComparison(c: LeadingComparison): string {
     ],
     row("Azure calls per cycle, steady", c.azureCallsPerCycle, 2),
     row("Azure calls, cold cycle", c.azureCallsColdCycle, 0),
+    row("Prometheus reads of a cycle, steady p50", c.prometheusReadSecondsP50, 2, " s"),
     row("full cycle, cold", c.cycleSecondsCold, 2, " s"),
     row("full cycle, steady p50", c.cycleSecondsSteadyP50, 2, " s"),
     row("full cycle, steady max", c.cycleSecondsSteadyMax, 2, " s"),
@@ -1286,6 +1325,7 @@ function printComparison(c: LeadingComparison): string {
     row("pass p99, steady", c.passP99Ms, 1, " ms"),
     row("operator CPU per policy per cycle", c.cpuMsPerPolicyPerCycle, 2, " ms"),
     row("operator RSS", c.rssMB, 0, " MB"),
+    row("bench process CPU per interval (it holds the stand-ins)", c.benchProcessCpuMs, 0, " ms"),
     row("a stored policy", c.policyKB, 1, " KB"),
   ];
   return (
