@@ -1001,43 +1001,48 @@ async function runMode(setup: SizeSetup, leading: boolean, parts: BenchParts): P
   return result;
 }
 
+/** A stored policy, as far as the bench reads it. */
+interface StoredPolicy {
+  status?: { anticipation?: { leading?: { state?: string; reason?: string } } };
+}
+
+/** The policies of the namespaces (at most `limit` of each). */
+async function policiesIn(
+  kube: KubeClients,
+  namespaces: readonly string[],
+  limit?: number,
+): Promise<StoredPolicy[]> {
+  const out: StoredPolicy[] = [];
+  for (const namespace of namespaces) {
+    const list = (await kube.customObjects.listNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace,
+      plural: PLURAL,
+      ...(limit !== undefined ? { limit } : {}),
+    })) as { items?: StoredPolicy[] };
+    out.push(...(list.items ?? []));
+  }
+  return out;
+}
+
 /** How many policies of the namespaces show each leading-signal state in their status. */
 async function leadingStatesOf(
   kube: KubeClients,
   namespaces: readonly string[],
 ): Promise<Record<string, number>> {
   const states: Record<string, number> = {};
-  for (const ns of namespaces) {
-    const list = (await kube.customObjects.listNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: ns,
-      plural: PLURAL,
-    })) as { items?: { status?: { anticipation?: { leading?: { state?: string; reason?: string } } } }[] };
-    for (const p of list.items ?? []) {
-      const l = p.status?.anticipation?.leading;
-      const state = l?.state ? `${l.state}${l.reason ? ` (${l.reason})` : ""}` : "none";
-      states[state] = (states[state] ?? 0) + 1;
-    }
+  for (const p of await policiesIn(kube, namespaces)) {
+    const l = p.status?.anticipation?.leading;
+    const state = l?.state ? `${l.state}${l.reason ? ` (${l.reason})` : ""}` : "none";
+    states[state] = (states[state] ?? 0) + 1;
   }
   return states;
 }
 
 /** Waits until the namespaces hold no policy (the next run creates the same names). */
 async function waitForNoPolicies(kube: KubeClients, namespaces: readonly string[]): Promise<void> {
-  for (let i = 0; ; i++) {
-    let left = 0;
-    for (const ns of namespaces) {
-      const list = (await kube.customObjects.listNamespacedCustomObject({
-        group: GROUP,
-        version: VERSION,
-        namespace: ns,
-        plural: PLURAL,
-        limit: 1,
-      })) as { items?: unknown[] };
-      left += list.items?.length ?? 0;
-    }
-    if (left === 0) return;
+  for (let i = 0; (await policiesIn(kube, namespaces, 1)).length > 0; i++) {
     if (i > 300) throw new Error(`policies still present in ${namespaces.join(", ")} after 60 s`);
     await sleep(200);
   }
