@@ -8,23 +8,23 @@
  *    PubSub), each Premium_P1 × 2 units with a constant 1,000 connections, so that nothing changes
  *    (50 % connection quota and server load against targets of 80 % and 70 %: the policy holds 2
  *    units);
- * 2. N CapacityPolicies in ⌈N/100⌉ namespaces (at most 10), polled every 30 s;
- * 3. the real Operator, alone in a child process (bench/operator-process.ts, bundled with esbuild
- *    and run by plain node, as `node dist/…` would run it), watching all namespaces; its first poll
- *    cycle has every policy due at once (the "cold" full cycle); then three poll intervals are
- *    measured in steady state, each window opening just before a cycle;
- * 4. the per-resource approach on the same instances, from this process: one ARM GET and one
- *    metrics call per policy, against one batched read (the operator's CycleFetcher) of the same
- *    policies.
+ * 2. N CapacityPolicies in ⌈N/100⌉ namespaces (at most 10), polled every 30 s — once without a
+ *    leading signal, then once more with one on every policy (`spec.anticipation.leadingSignal`:
+ *    the negotiate rate from a Prometheus stand-in, bench/prometheus-standin.ts, one server per
+ *    namespace by default, answering 1,000 connections ÷ 10 min = 1.67 clients/s after 10 ms);
+ * 3. for each of the two, the real Operator, alone in a child process (bench/operator-process.ts,
+ *    bundled with esbuild and run by plain node, as `node dist/…` would run it), watching all
+ *    namespaces; its first poll cycle has every policy due at once (the "cold" full cycle); then
+ *    three poll intervals are measured in steady state, each window opening just before a cycle.
+ *    Prometheus queries are counted twice: by the stand-ins and by the operator's own `/metrics`
+ *    (`signalr_autoscaler_prometheus_queries_total`), scraped between windows;
+ * 4. the per-resource approach on the same instances, from this process (once per size): one ARM
+ *    GET and one metrics call per policy, against one batched read (the operator's CycleFetcher)
+ *    of the same policies.
  *
- * Prints a table per size and a summary against the targets, and writes everything as JSON to
- * bench/results/latest.json (`--out` to change).
- *
- * Flags: --sizes 1,100,1000  --intervals 3  --poll 30  --workers 16  --concurrency 16  --out FILE
- * and, for experiments: --heap-snapshot (writes operator-<N>.heapsnapshot next to --out),
- * --per-request-connections (client-node's own transport: a new connection per Kubernetes call,
- * instead of the operator's shared pool),
- * --operator-node-options "<node flags>" (e.g. V8 heap limits for the operator process).
+ * Prints a table per size and run, a comparison of the runs with and without leading signals,
+ * and a summary against the targets, and writes everything as JSON to
+ * bench/results/latest.json (`--out` to change). `--help` lists the flags.
  */
 import { type ChildProcess, execFile, fork, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -52,6 +52,11 @@ import {
   ensureControlPlaneBinaries,
   startControlPlane,
 } from "../src/localcluster/index.js";
+import {
+  counterDelta,
+  type PrometheusQueryCounters,
+  scrapePrometheusQueryCounters,
+} from "./operator-metrics.js";
 import type {
   CycleRecord,
   OperatorProcessConfig,
@@ -60,6 +65,7 @@ import type {
   ProcessSample,
   WorkerMessage,
 } from "./operator-process.js";
+import { type PrometheusStandIns, startPrometheusStandIns } from "./prometheus-standin.js";
 
 const execFileAsync = promisify(execFile);
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -67,9 +73,34 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 // ---------------------------------------------------------------------------------------------
 // Settings
 
+const USAGE = `npm run bench -- [flags]
+
+  --sizes 1,100,1000           policy counts, one run each (two with the default leading mode)
+  --leading                    only the runs with a leading signal on every policy
+  --no-leading                 only the runs without leading signals
+                               (default: both, one after the other, for each size)
+  --prometheus-servers N       Prometheus stand-ins the leading signals point at, policy i on
+                               server i mod N (default: one per namespace, up to 10)
+  --prometheus-latency-ms 10   time each stand-in takes to answer a query, ms
+  --intervals 3                steady-state poll intervals measured per run
+  --poll 30                    pollIntervalSeconds of every policy
+  --workers 16                 the operator's concurrent passes
+  --concurrency 16             concurrent calls of the per-resource comparison
+  --out bench/results/latest.json
+  --heap-snapshot              writes operator-<N>[-leading].heapsnapshot next to --out
+  --per-request-connections    client-node's own transport: a new connection per Kubernetes call
+  --operator-node-options "…"  node flags for the operator process (e.g. V8 heap limits)
+  --help, -h                   this text
+`;
+
 const { values: flags } = parseArgs({
+  allowNegative: true,
   options: {
+    help: { type: "boolean", short: "h", default: false },
     sizes: { type: "string", default: "1,100,1000" },
+    leading: { type: "boolean" },
+    "prometheus-servers": { type: "string", default: "per-namespace" },
+    "prometheus-latency-ms": { type: "string", default: "10" },
     intervals: { type: "string", default: "3" },
     poll: { type: "string", default: "30" },
     workers: { type: "string", default: "16" },
@@ -80,7 +111,17 @@ const { values: flags } = parseArgs({
     "operator-node-options": { type: "string", default: "" },
   },
 });
+if (flags.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 const SIZES = flags.sizes.split(",").map((s) => Number(s.trim()));
+/** The runs of each size: without leading signals (false), with one on every policy (true). */
+const MODES: readonly boolean[] = flags.leading === undefined ? [false, true] : [flags.leading];
+/** Stand-ins: one per namespace (undefined), or this many. */
+const PROMETHEUS_SERVERS =
+  flags["prometheus-servers"] === "per-namespace" ? undefined : Number(flags["prometheus-servers"]);
+const PROMETHEUS_LATENCY_MS = Number(flags["prometheus-latency-ms"]);
 const INTERVALS = Number(flags.intervals);
 const POLL_SECONDS = Number(flags.poll);
 const WORKERS = Number(flags.workers);
@@ -91,9 +132,12 @@ for (const [name, v] of [
   ["poll", POLL_SECONDS],
   ["workers", WORKERS],
   ["concurrency", CONCURRENCY],
+  ["prometheus-servers", PROMETHEUS_SERVERS ?? 1],
 ] as const) {
   if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} must be whole numbers ≥ 1`);
 }
+if (!(Number.isFinite(PROMETHEUS_LATENCY_MS) && PROMETHEUS_LATENCY_MS >= 0))
+  throw new Error("--prometheus-latency-ms must be a number ≥ 0");
 
 const SUBSCRIPTIONS = 4;
 const REGIONS = ["westeurope", "eastus", "southeastasia"] as const;
@@ -103,6 +147,13 @@ const UNITS = 2;
 const POLICIES_PER_NAMESPACE = 100;
 const MAX_NAMESPACES = 10;
 const COLD_TIMEOUT_MS = 300_000;
+/**
+ * The leading signal's connection lifetime, and the negotiate rate the stand-ins answer: with
+ * clients staying 10 minutes, 1,000 connections arrive at 1,000 / 600 s (Little's law), so the
+ * signal agrees with Azure Monitor and nothing changes in this run either.
+ */
+const LIFETIME_SECONDS = 600;
+const NEGOTIATE_RATE = CONNECTIONS / LIFETIME_SECONDS;
 
 // ---------------------------------------------------------------------------------------------
 // Small helpers
@@ -129,6 +180,7 @@ function quantile(values: readonly number[], q: number): number {
 }
 
 const mb = (bytes: number) => bytes / 1024 / 1024;
+const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
 const fmt = (n: number, digits = 1) =>
   Number.isFinite(n) ? n.toLocaleString("en-US", { maximumFractionDigits: digits }) : "–";
 
@@ -271,6 +323,8 @@ interface Target {
   region: string;
   service: ServiceKind;
   namespace: string;
+  /** Index of its namespace in the size's list. */
+  namespaceIndex: number;
   name: string;
 }
 
@@ -295,6 +349,7 @@ function layout(size: number, sizeIndex: number): { targets: Target[]; namespace
       region,
       service,
       namespace: namespaces[i % nsCount] as string,
+      namespaceIndex: i % nsCount,
       name: `p-${String(i).padStart(4, "0")}`,
     };
   });
@@ -313,7 +368,34 @@ function minimumGetBatch(targets: readonly Target[]): { groups: number; calls: n
   return { groups: groups.size, calls };
 }
 
-function policyBody(t: Target) {
+/** The stand-in (index into its URLs) a target's leading signal points at. */
+function prometheusServerOf(t: Target): number {
+  return PROMETHEUS_SERVERS === undefined ? t.namespaceIndex : t.index % PROMETHEUS_SERVERS;
+}
+
+/** Stand-ins the sizes need: one per namespace of the largest size, or `--prometheus-servers`. */
+function prometheusServersNeeded(): number {
+  if (PROMETHEUS_SERVERS !== undefined) return PROMETHEUS_SERVERS;
+  return Math.min(MAX_NAMESPACES, Math.max(1, Math.ceil(Math.max(...SIZES) / POLICIES_PER_NAMESPACE)));
+}
+
+/** A policy's leading signal: the rate of its hub's `POST /chat/negotiate` (ASP.NET Core's request histogram). */
+function leadingSignal(t: Target, serverAddress: string) {
+  return {
+    prometheus: {
+      serverAddress,
+      query:
+        `sum(rate(http_server_request_duration_seconds_count{namespace="${t.namespace}", service="${t.name}", ` +
+        `http_route="/chat/negotiate", http_request_method="POST"}[1m]))`,
+      timeout: "5s",
+    },
+    measures: "NewConnectionsPerSecond",
+    connectionLifetime: `${LIFETIME_SECONDS / 60}m`,
+  };
+}
+
+/** The policy of a target; with `leadingServer`, its leading signal reads that Prometheus. */
+function policyBody(t: Target, leadingServer?: string) {
   return {
     apiVersion: API_VERSION,
     kind: KIND,
@@ -331,7 +413,11 @@ function policyBody(t: Target) {
       // Anticipation's per-pass work (trend, censored demand, headroom) in every pass; the
       // seasonal history reads are counted apart (src/azure/history.test.ts: 20 getBatch calls an
       // hour for 1,000 policies).
-      anticipation: { mode: "Enabled", headroom: { peakPercent: 50, horizon: "2h" } },
+      anticipation: {
+        mode: "Enabled",
+        headroom: { peakPercent: 50, horizon: "2h" },
+        ...(leadingServer !== undefined ? { leadingSignal: leadingSignal(t, leadingServer) } : {}),
+      },
       pollIntervalSeconds: POLL_SECONDS,
     },
   };
@@ -422,14 +508,61 @@ interface IntervalResult {
   counters: CallCounters;
   passes: number;
   cycles: number;
+  /** Policies read by the cycles that finished in the window. */
+  policiesRead: number;
   cpuMs: number;
   emulatorCpuMs?: number;
   apiServerCpuMs?: number;
   etcdCpuMs?: number;
+  prometheus: {
+    /** Queries the stand-ins received, in all and on the busiest server. */
+    standInQueries: number;
+    standInMaxPerServer: number;
+    /** Most queries open at once on one stand-in. */
+    maxInFlight: number;
+    /** Queries of the cycles that finished in the window, as the operator's client sent them. */
+    cycleQueries: number;
+    /** What the operator's /metrics counted in the window. */
+    operator: PrometheusQueryCounters;
+    /** CPU of this process (the stand-ins, and the bench's few control calls), ms. */
+    driverCpuMs: number;
+  };
+}
+
+/** Prometheus queries of a run, as the stand-ins and the operator's /metrics counted them. */
+interface PrometheusFigures {
+  /** Policies that carry a leading signal. */
+  policiesWithSignal: number;
+  /** `status.anticipation.leading.state` of the policies at the end of the run ("none": absent). */
+  leadingStates: Record<string, number>;
+  servers: number;
+  latencyMs: number;
+  cold: {
+    standInQueries: number;
+    operatorQueries: number;
+    byOutcome: Record<string, number>;
+    /** From the first query sent to the last answer, seconds (0 without queries). */
+    readSeconds: number;
+    meanQueryMs: number;
+  };
+  steady: {
+    standInQueriesPerCycle: number;
+    operatorQueriesPerCycle: number;
+    /** Queries per cycle the operator itself sent (its client, per cycle record). */
+    cycleRecordQueriesPerCycle: number;
+    byOutcomePerCycle: Record<string, number>;
+    maxInFlight: number;
+    meanQueryMs: number;
+    readSecondsP50: number;
+    readSecondsMax: number;
+    driverCpuMsPerInterval: number;
+  };
 }
 
 interface SizeResult {
   policies: number;
+  /** Whether every policy of this run has a leading signal. */
+  leadingSignal: boolean;
   namespaces: number;
   groups: number;
   subscriptions: number;
@@ -440,6 +573,9 @@ interface SizeResult {
     fetchSeconds: number;
     listSeconds: number;
     metricsSeconds: number;
+    /** From the first leading-signal query to its last answer (0 without). */
+    leadingSeconds: number;
+    /** From the end of the reads (Azure and Prometheus) to the last pass's end. */
     passesSeconds: number;
     byApi: Record<string, number>;
     passP50Ms: number;
@@ -449,6 +585,8 @@ interface SizeResult {
   steady: {
     intervals: IntervalResult[];
     byApiPerInterval: Record<string, number>;
+    /** Azure calls per poll cycle (all APIs): the calls of the windows over the cycles in them. */
+    azureCallsPerCycle: number;
     maxArmReadsPerSubscription: number;
     cyclesPerInterval: number;
     policiesPerCycle: number;
@@ -462,6 +600,7 @@ interface SizeResult {
     /** Kubernetes calls of the passes: count per interval, p50 and p99 ms. */
     kubeCalls: Record<string, { perInterval: number; p50Ms: number; p99Ms: number }>;
   };
+  prometheus: PrometheusFigures;
   /** One policy as stored after the run: JSON sizes, bytes. */
   policyObject: { bytes: number; statusBytes: number; managedFieldsBytes: number };
   memory: {
@@ -477,42 +616,58 @@ interface SizeResult {
   };
   warnings: number;
   warningSamples: string[];
-  perResource: {
-    concurrency: number;
-    batched: { seconds: number; calls: number; byApi: Record<string, number> };
-    perResource: {
-      seconds: number;
-      calls: number;
-      byApi: Record<string, number>;
-      rateLimited: number;
-      failures: number;
-    };
-    callsRatio: number;
-    timeRatio: number;
-    metricsCallsRatio: number;
-  };
+  /** The per-resource comparison: in the first run of a size only (it reads Azure alone). */
+  perResource?: PerResourceComparison;
 }
 
-async function runSize(
-  size: number,
-  sizeIndex: number,
-  cp: ControlPlane,
-  kube: KubeClients,
-  emu: EmulatorProcess,
-  driverAzure: AzureAdapters,
-  operatorScript: string,
-  controlPlanePids: { apiServer: number | undefined; etcd: number | undefined },
-): Promise<SizeResult> {
+interface PerResourceComparison {
+  concurrency: number;
+  batched: { seconds: number; calls: number; byApi: Record<string, number> };
+  perResource: {
+    seconds: number;
+    calls: number;
+    byApi: Record<string, number>;
+    rateLimited: number;
+    failures: number;
+  };
+  callsRatio: number;
+  timeRatio: number;
+  metricsCallsRatio: number;
+}
+
+/** What a size shares between its runs. */
+interface SizeSetup {
+  size: number;
+  sizeIndex: number;
+  targets: Target[];
+  namespaces: string[];
+  minimum: { groups: number; calls: number };
+  instancesSeconds: number;
+}
+
+/** Everything a run needs from the bench. */
+interface BenchParts {
+  cp: ControlPlane;
+  kube: KubeClients;
+  emu: EmulatorProcess;
+  driverAzure: AzureAdapters;
+  operatorScript: string;
+  controlPlanePids: { apiServer: number | undefined; etcd: number | undefined };
+  standIns: PrometheusStandIns;
+}
+
+/** Every run of one size: the instances and namespaces once, then one run per mode. */
+async function runSize(size: number, sizeIndex: number, parts: BenchParts): Promise<SizeResult[]> {
   const { targets, namespaces } = layout(size, sizeIndex);
   const minimum = minimumGetBatch(targets);
   log(
     `${size} policies: ${minimum.groups} subscription/region/type groups, ${namespaces.length} namespace(s)`,
   );
 
-  // 1. Instances.
-  let t0 = performance.now();
+  // 1. Instances and namespaces, shared by the runs.
+  const t0 = performance.now();
   await limited(targets, 16, async (t) => {
-    await control(emu, "POST", "/instances", {
+    await control(parts.emu, "POST", "/instances", {
       resourceId: t.resourceId,
       location: t.region,
       sku: "Premium_P1",
@@ -521,27 +676,45 @@ async function runSize(
     });
   });
   const instancesSeconds = (performance.now() - t0) / 1000;
+  for (const ns of namespaces) await parts.kube.core.createNamespace({ body: { metadata: { name: ns } } });
+
+  const setup: SizeSetup = { size, sizeIndex, targets, namespaces, minimum, instancesSeconds };
+  const results: SizeResult[] = [];
+  for (const leading of MODES) {
+    const r = await runMode(setup, leading, parts);
+    // 5. Per-resource approach vs one batched read, same instances, from this process; the
+    //    operator has stopped, so that it does not poll meanwhile.
+    if (results.length === 0) r.perResource = await comparePerResource(parts.emu, parts.driverAzure, targets);
+    results.push(r);
+    process.stdout.write(`${printSize(r)}\n`);
+  }
+  return results;
+}
+
+/** One run: the policies (with or without leading signals), the operator, cold and steady. */
+async function runMode(setup: SizeSetup, leading: boolean, parts: BenchParts): Promise<SizeResult> {
+  const { size, targets, namespaces, minimum } = setup;
+  const { cp, kube, emu, standIns } = parts;
+  const label = leading ? "with leading signals" : "without leading signals";
 
   // 2. Policies.
-  t0 = performance.now();
-  for (const ns of namespaces) await kube.core.createNamespace({ body: { metadata: { name: ns } } });
+  let t0 = performance.now();
   await limited(targets, 16, async (t) => {
     await kube.customObjects.createNamespacedCustomObject({
       group: GROUP,
       version: VERSION,
       namespace: t.namespace,
       plural: PLURAL,
-      body: policyBody(t),
+      body: policyBody(t, leading ? standIns.urls[prometheusServerOf(t)] : undefined),
     });
   });
   const policiesSeconds = (performance.now() - t0) / 1000;
-  log(
-    `created ${size} instances in ${fmt(instancesSeconds)} s and ${size} policies in ${fmt(policiesSeconds)} s`,
-  );
+  log(`${size} policies ${label}: created in ${fmt(policiesSeconds)} s`);
 
   // 3. The operator.
   await control(emu, "DELETE", "/requests");
-  const operator = new OperatorProcess(operatorScript, {
+  standIns.reset();
+  const operator = new OperatorProcess(parts.operatorScript, {
     kubeconfig: cp.kubeconfigAdmin,
     armEndpoint: emu.armEndpoint,
     metricsEndpointTemplate: emu.metricsEndpointTemplate,
@@ -562,6 +735,9 @@ async function runSize(
     await Promise.race([operator.coldDone, coldTimer]);
     const coldSample = await operator.sample();
     const coldCalls = await emulatorCalls(emu);
+    const coldStandIns = standIns.counts();
+    let scraped = await scrapePrometheusQueryCounters(started.metricsUrl);
+    const coldQueries = scraped;
     const coldCycle = coldSample.cycles.reduce<CycleRecord | undefined>(
       (big, c) => (big === undefined || c.policies > big.policies ? c : big),
       undefined,
@@ -573,7 +749,8 @@ async function runSize(
     const coldDurations = coldSample.passes.map((p) => p.durationMs);
     const coldCpuMs = (coldSample.cpu.user + coldSample.cpu.system) / 1000;
     log(
-      `cold cycle: ${coldCycle ? fmt((coldCycle.endMs - coldCycle.startMs) / 1000, 2) : "?"} s for ${coldCycle?.policies ?? 0} policies`,
+      `cold cycle: ${coldCycle ? fmt((coldCycle.endMs - coldCycle.startMs) / 1000, 2) : "?"} s for ${coldCycle?.policies ?? 0} policies` +
+        (leading ? `, ${sum(coldStandIns.queries)} Prometheus queries` : ""),
     );
 
     // 4. Steady state: INTERVALS poll intervals. The operator puts polls on a grid of the interval
@@ -594,26 +771,35 @@ async function runSize(
     };
     let warnings = coldSample.warnings;
     let warningSamples = coldSample.warningSamples;
-    let lastSample = coldSample;
     let lastMemory = coldSample.memory;
     let lastOpenFds = coldSample.openFds;
     for (let w = 0; w < INTERVALS; w++, windowStart += pollMs) {
       await sleepUntil(windowStart);
       await control(emu, "DELETE", "/requests");
+      standIns.reset();
+      // The scrape that closed the previous window opens this one (between windows, so that its
+      // CPU is not the window's): nothing queries Prometheus between the two.
+      if (w === 0) scraped = await scrapePrometheusQueryCounters(started.metricsUrl);
       const before = await operator.sample();
       steadyPasses.push(...before.passes);
       steadyCycles.push(...before.cycles);
       const emuBefore = procStats(emu.child.pid);
-      const apiBefore = procStats(controlPlanePids.apiServer);
-      const etcdBefore = procStats(controlPlanePids.etcd);
-      const started = performance.now();
+      const apiBefore = procStats(parts.controlPlanePids.apiServer);
+      const etcdBefore = procStats(parts.controlPlanePids.etcd);
+      const driverBefore = process.cpuUsage();
+      const windowBegun = performance.now();
       await sleepUntil(windowStart + pollMs);
       const calls = await emulatorCalls(emu);
+      const prometheusCounts = standIns.counts();
+      const driverCpu = process.cpuUsage(driverBefore);
       const after = await operator.sample();
-      const seconds = (performance.now() - started) / 1000;
+      const seconds = (performance.now() - windowBegun) / 1000;
       const emuAfter = procStats(emu.child.pid);
-      const apiAfter = procStats(controlPlanePids.apiServer);
-      const etcdAfter = procStats(controlPlanePids.etcd);
+      const apiAfter = procStats(parts.controlPlanePids.apiServer);
+      const etcdAfter = procStats(parts.controlPlanePids.etcd);
+      const scrapedAfter = await scrapePrometheusQueryCounters(started.metricsUrl);
+      const operatorQueries = counterDelta(scraped, scrapedAfter);
+      scraped = scrapedAfter;
       steadyPasses.push(...after.passes);
       steadyCycles.push(...after.cycles);
       addKube(after.kubeCalls);
@@ -632,22 +818,30 @@ async function runSize(
         counters: calls.calls,
         passes: after.passes.length,
         cycles: after.cycles.length,
+        policiesRead: sum(after.cycles.map((c) => c.policies)),
         cpuMs: (after.cpu.user + after.cpu.system - (before.cpu.user + before.cpu.system)) / 1000,
         ...(emuBefore && emuAfter ? { emulatorCpuMs: emuAfter.cpuMs - emuBefore.cpuMs } : {}),
         ...(apiBefore && apiAfter ? { apiServerCpuMs: apiAfter.cpuMs - apiBefore.cpuMs } : {}),
         ...(etcdBefore && etcdAfter ? { etcdCpuMs: etcdAfter.cpuMs - etcdBefore.cpuMs } : {}),
+        prometheus: {
+          standInQueries: sum(prometheusCounts.queries),
+          standInMaxPerServer: Math.max(0, ...prometheusCounts.queries),
+          maxInFlight: prometheusCounts.maxInFlight,
+          cycleQueries: sum(after.cycles.map((c) => c.leadingQueries)),
+          operator: operatorQueries,
+          driverCpuMs: (driverCpu.user + driverCpu.system) / 1000,
+        },
       });
       warnings = after.warnings;
       warningSamples = after.warningSamples;
-      lastSample = after;
       lastMemory = after.memory;
       lastOpenFds = after.openFds;
       log(
         `interval ${w + 1}/${INTERVALS}: ${after.passes.length} passes in ${after.cycles.length} cycle(s), ` +
-          `${calls.calls.total} Azure calls, CPU ${fmt(intervals.at(-1)?.cpuMs ?? 0, 0)} ms`,
+          `${calls.calls.total} Azure calls, ${sum(prometheusCounts.queries)} Prometheus queries, ` +
+          `CPU ${fmt(intervals.at(-1)?.cpuMs ?? 0, 0)} ms`,
       );
     }
-    void lastSample;
     const emulatorRss = procStats(emu.child.pid)?.rss;
     const afterGc = await operator.sample(true);
     const kubeCalls: SizeResult["steady"]["kubeCalls"] = {};
@@ -668,6 +862,8 @@ async function runSize(
       managedFieldsBytes: JSON.stringify(stored.metadata?.managedFields ?? []).length,
     };
 
+    const leadingStates = leading ? await leadingStatesOf(kube, namespaces) : {};
+
     const byApiPerInterval: Record<string, number> = {};
     for (const api of API_ORDER) {
       const total = intervals.reduce((s, i) => s + (i.byApi[api] ?? 0), 0);
@@ -683,23 +879,40 @@ async function runSize(
     const cycleSeconds = steadyCycles.map((c) => (c.endMs - c.startMs) / 1000);
     const outcomes: Record<string, number> = {};
     for (const p of steadyPasses) outcomes[p.outcome] = (outcomes[p.outcome] ?? 0) + 1;
+    const windowCycles = sum(intervals.map((i) => i.cycles));
+    const perCycle = (n: number) => (windowCycles > 0 ? n / windowCycles : Number.NaN);
+    const steadyOperatorQueries = intervals.map((i) => i.prometheus.operator);
+    const byOutcomePerCycle: Record<string, number> = {};
+    for (const q of steadyOperatorQueries)
+      for (const [k, v] of Object.entries(q.byOutcome))
+        byOutcomePerCycle[k] = (byOutcomePerCycle[k] ?? 0) + v;
+    for (const k of Object.keys(byOutcomePerCycle))
+      byOutcomePerCycle[k] = perCycle(byOutcomePerCycle[k] as number);
+    const readSeconds = steadyCycles
+      .filter((c) => c.leadingQueries > 0)
+      .map((c) => (c.leadingEndMs - c.leadingStartMs) / 1000);
+    const meanMs = (q: readonly PrometheusQueryCounters[]) => {
+      const count = sum(q.map((x) => x.durationCount));
+      return count > 0 ? (sum(q.map((x) => x.durationSumSeconds)) / count) * 1000 : Number.NaN;
+    };
 
     // Stop the operator before the comparison so that it does not poll meanwhile.
     await operator.stop(
-      flags["heap-snapshot"] ? join(dirname(flags.out), `operator-${size}.heapsnapshot`) : undefined,
+      flags["heap-snapshot"]
+        ? join(dirname(flags.out), `operator-${size}${leading ? "-leading" : ""}.heapsnapshot`)
+        : undefined,
     );
 
-    // 5. Per-resource approach vs one batched read, same instances, from this process.
-    const comparison = await comparePerResource(emu, driverAzure, targets);
-
+    const readsEndMs = coldCycle ? Math.max(coldCycle.fetchEndMs, coldCycle.leadingEndMs) : Number.NaN;
     result = {
       policies: size,
+      leadingSignal: leading,
       namespaces: namespaces.length,
       groups: minimum.groups,
       subscriptions: new Set(targets.map((t) => t.subscriptionId)).size,
       minimumGetBatchPerCycle: minimum.calls,
       setupSeconds: {
-        instances: instancesSeconds,
+        instances: setup.instancesSeconds,
         policies: policiesSeconds,
         operatorStart: operatorStartSeconds,
       },
@@ -708,7 +921,8 @@ async function runSize(
         fetchSeconds: coldCycle ? (coldCycle.fetchEndMs - coldCycle.startMs) / 1000 : Number.NaN,
         listSeconds: coldCycle ? (coldCycle.metricsStartMs - coldCycle.startMs) / 1000 : Number.NaN,
         metricsSeconds: coldCycle ? (coldCycle.metricsEndMs - coldCycle.metricsStartMs) / 1000 : Number.NaN,
-        passesSeconds: coldCycle ? (coldCycle.endMs - coldCycle.fetchEndMs) / 1000 : Number.NaN,
+        leadingSeconds: coldCycle ? (coldCycle.leadingEndMs - coldCycle.leadingStartMs) / 1000 : Number.NaN,
+        passesSeconds: coldCycle ? (coldCycle.endMs - readsEndMs) / 1000 : Number.NaN,
         byApi: countByApi(coldCalls.requests),
         passP50Ms: quantile(coldDurations, 0.5),
         passP99Ms: quantile(coldDurations, 0.99),
@@ -717,8 +931,9 @@ async function runSize(
       steady: {
         intervals,
         byApiPerInterval,
+        azureCallsPerCycle: perCycle(sum(intervals.map((i) => i.counters.total))),
         maxArmReadsPerSubscription,
-        cyclesPerInterval: intervals.reduce((s, i) => s + i.cycles, 0) / intervals.length,
+        cyclesPerInterval: windowCycles / intervals.length,
         policiesPerCycle: steadyCycles.length
           ? steadyCycles.reduce((s, c) => s + c.policies, 0) / steadyCycles.length
           : Number.NaN,
@@ -730,6 +945,30 @@ async function runSize(
         cpuMsPerPolicyPerCycle: steadyPassCount ? steadyCpuMs / steadyPassCount : Number.NaN,
         outcomes,
         kubeCalls,
+      },
+      prometheus: {
+        policiesWithSignal: leading ? size : 0,
+        leadingStates,
+        servers: leading ? new Set(targets.map(prometheusServerOf)).size : 0,
+        latencyMs: PROMETHEUS_LATENCY_MS,
+        cold: {
+          standInQueries: sum(coldStandIns.queries),
+          operatorQueries: coldQueries.total,
+          byOutcome: coldQueries.byOutcome,
+          readSeconds: coldCycle ? (coldCycle.leadingEndMs - coldCycle.leadingStartMs) / 1000 : Number.NaN,
+          meanQueryMs: meanMs([coldQueries]),
+        },
+        steady: {
+          standInQueriesPerCycle: perCycle(sum(intervals.map((i) => i.prometheus.standInQueries))),
+          operatorQueriesPerCycle: perCycle(sum(steadyOperatorQueries.map((q) => q.total))),
+          cycleRecordQueriesPerCycle: perCycle(sum(intervals.map((i) => i.prometheus.cycleQueries))),
+          byOutcomePerCycle,
+          maxInFlight: Math.max(0, ...intervals.map((i) => i.prometheus.maxInFlight)),
+          meanQueryMs: meanMs(steadyOperatorQueries),
+          readSecondsP50: quantile(readSeconds, 0.5),
+          readSecondsMax: readSeconds.length ? Math.max(...readSeconds) : 0,
+          driverCpuMsPerInterval: sum(intervals.map((i) => i.prometheus.driverCpuMs)) / intervals.length,
+        },
       },
       policyObject,
       memory: {
@@ -744,13 +983,12 @@ async function runSize(
       },
       warnings,
       warningSamples,
-      perResource: comparison,
     };
   } finally {
     await operator.stop();
   }
 
-  // 6. Clean up: this size's policies go (the next operator watches all namespaces).
+  // 6. Clean up: this run's policies go (the next operator watches all namespaces).
   for (const ns of namespaces) {
     await kube.customObjects.deleteCollectionNamespacedCustomObject({
       group: GROUP,
@@ -759,7 +997,55 @@ async function runSize(
       plural: PLURAL,
     });
   }
+  await waitForNoPolicies(kube, namespaces);
   return result;
+}
+
+/** A stored policy, as far as the bench reads it. */
+interface StoredPolicy {
+  status?: { anticipation?: { leading?: { state?: string; reason?: string } } };
+}
+
+/** The policies of the namespaces (at most `limit` of each). */
+async function policiesIn(
+  kube: KubeClients,
+  namespaces: readonly string[],
+  limit?: number,
+): Promise<StoredPolicy[]> {
+  const out: StoredPolicy[] = [];
+  for (const namespace of namespaces) {
+    const list = (await kube.customObjects.listNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace,
+      plural: PLURAL,
+      ...(limit !== undefined ? { limit } : {}),
+    })) as { items?: StoredPolicy[] };
+    out.push(...(list.items ?? []));
+  }
+  return out;
+}
+
+/** How many policies of the namespaces show each leading-signal state in their status. */
+async function leadingStatesOf(
+  kube: KubeClients,
+  namespaces: readonly string[],
+): Promise<Record<string, number>> {
+  const states: Record<string, number> = {};
+  for (const p of await policiesIn(kube, namespaces)) {
+    const l = p.status?.anticipation?.leading;
+    const state = l?.state ? `${l.state}${l.reason ? ` (${l.reason})` : ""}` : "none";
+    states[state] = (states[state] ?? 0) + 1;
+  }
+  return states;
+}
+
+/** Waits until the namespaces hold no policy (the next run creates the same names). */
+async function waitForNoPolicies(kube: KubeClients, namespaces: readonly string[]): Promise<void> {
+  for (let i = 0; (await policiesIn(kube, namespaces, 1)).length > 0; i++) {
+    if (i > 300) throw new Error(`policies still present in ${namespaces.join(", ")} after 60 s`);
+    await sleep(200);
+  }
 }
 
 function countByApi(requests: readonly RequestRecord[]): Record<string, number> {
@@ -777,7 +1063,7 @@ async function comparePerResource(
   emu: EmulatorProcess,
   azure: AzureAdapters,
   targets: readonly Target[],
-): Promise<SizeResult["perResource"]> {
+): Promise<PerResourceComparison> {
   const cycleTargets: CycleTarget[] = targets.map((t) => ({
     key: `${t.namespace}/${t.name}`,
     resourceId: t.resourceId,
@@ -849,52 +1135,89 @@ function table(rows: readonly (readonly string[])[]): string {
     .join("\n");
 }
 
+/** "1 policy", "1,000 policies". */
+const policiesText = (n: number) => `${fmt(n, 0)} ${n === 1 ? "policy" : "policies"}`;
+
+function modeText(r: SizeResult): string {
+  return r.leadingSignal
+    ? `a leading signal on each (${r.prometheus.servers} Prometheus stand-in(s), ${fmt(r.prometheus.latencyMs, 0)} ms)`
+    : "no leading signal";
+}
+
 function printSize(r: SizeResult): string {
   const s = r.steady;
+  const pr = r.perResource;
   const out: string[] = [];
   out.push(
-    `\n=== ${r.policies} ${r.policies === 1 ? "policy" : "policies"} — ${r.subscriptions} subscription(s), ` +
+    `\n=== ${policiesText(r.policies)}, ${modeText(r)} — ${r.subscriptions} subscription(s), ` +
       `${r.groups} subscription/region/type group(s), ${r.namespaces} namespace(s), poll every ${POLL_SECONDS} s ===`,
   );
-  const rows: string[][] = [["Azure calls per poll interval", "steady (mean)", "cold cycle", "per-resource"]];
+  const rows: string[][] = [
+    ["Azure calls per poll interval", "steady (mean)", "cold cycle", ...(pr ? ["per-resource"] : [])],
+  ];
   const apis = API_ORDER.filter(
-    (a) =>
-      s.byApiPerInterval[a] !== undefined ||
-      r.cold.byApi[a] !== undefined ||
-      r.perResource.perResource.byApi[a],
+    (a) => s.byApiPerInterval[a] !== undefined || r.cold.byApi[a] !== undefined || pr?.perResource.byApi[a],
   );
   for (const api of apis) {
     rows.push([
       api,
       fmt(s.byApiPerInterval[api] ?? 0, 2),
       String(r.cold.byApi[api] ?? 0),
-      String(r.perResource.perResource.byApi[api] ?? 0),
+      ...(pr ? [String(pr.perResource.byApi[api] ?? 0)] : []),
     ]);
   }
-  const steadyTotal = Object.values(s.byApiPerInterval).reduce((a, b) => a + b, 0);
-  const coldTotal = Object.values(r.cold.byApi).reduce((a, b) => a + b, 0);
-  rows.push(["total", fmt(steadyTotal, 2), String(coldTotal), String(r.perResource.perResource.calls)]);
+  const steadyTotal = sum(Object.values(s.byApiPerInterval));
+  const coldTotal = sum(Object.values(r.cold.byApi));
+  rows.push(["total", fmt(steadyTotal, 2), String(coldTotal), ...(pr ? [String(pr.perResource.calls)] : [])]);
   out.push(table(rows));
   out.push(
-    `poll cycles per interval: ${fmt(s.cyclesPerInterval, 2)} (${fmt(s.policiesPerCycle, 1)} policies per cycle); ` +
+    `poll cycles per interval: ${fmt(s.cyclesPerInterval, 2)} (${fmt(s.policiesPerCycle, 1)} policies per cycle, ` +
+      `${fmt(s.azureCallsPerCycle, 2)} Azure calls per cycle); ` +
       `fewest possible getBatch calls: ${r.minimumGetBatchPerCycle}; ARM reads per subscription per interval: max ${s.maxArmReadsPerSubscription}`,
   );
+  const p = r.prometheus;
+  if (r.leadingSignal) {
+    const outcomes = Object.entries(p.steady.byOutcomePerCycle)
+      .map(([k, v]) => `${k} ${fmt(v, 2)}`)
+      .join(", ");
+    out.push(
+      `Prometheus queries per cycle: ${fmt(p.steady.standInQueriesPerCycle, 2)} received by the stand-ins, ` +
+        `${fmt(p.steady.operatorQueriesPerCycle, 2)} in the operator's /metrics (${outcomes || "none"}), ` +
+        `${fmt(p.steady.cycleRecordQueriesPerCycle, 2)} sent by its client; cold cycle ${p.cold.standInQueries} / ${p.cold.operatorQueries}; ` +
+        `at most ${p.steady.maxInFlight} open at once on one server; the signal in the policies' status: ` +
+        Object.entries(p.leadingStates)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(", "),
+    );
+    out.push(
+      `Prometheus reads of a cycle (first query to last answer, alongside Azure's): steady p50 ${fmt(p.steady.readSecondsP50, 2)} s, ` +
+        `max ${fmt(p.steady.readSecondsMax, 2)} s, cold ${fmt(p.cold.readSeconds, 2)} s; query duration mean ${fmt(p.steady.meanQueryMs)} ms ` +
+        `steady, ${fmt(p.cold.meanQueryMs)} ms cold (/metrics, queue behind the per-server bound included)`,
+    );
+  } else {
+    out.push(
+      `Prometheus queries: ${fmt(p.steady.standInQueriesPerCycle, 2)} per cycle at the stand-ins, ` +
+        `${fmt(p.steady.operatorQueriesPerCycle, 2)} in the operator's /metrics (no policy has a leading signal)`,
+    );
+  }
   out.push(
     `pass duration: steady p50 ${fmt(s.passP50Ms)} ms, p99 ${fmt(s.passP99Ms)} ms (${s.passes} passes); ` +
       `cold p50 ${fmt(r.cold.passP50Ms)} ms, p99 ${fmt(r.cold.passP99Ms)} ms`,
   );
   out.push(
     `full cycle, every policy due at once: ${fmt(r.cold.cycleSeconds, 2)} s ` +
-      `(ARM lists ${fmt(r.cold.listSeconds, 2)} s, metrics ${fmt(r.cold.metricsSeconds, 2)} s, passes ${fmt(r.cold.passesSeconds, 2)} s); ` +
+      `(ARM lists ${fmt(r.cold.listSeconds, 2)} s, metrics ${fmt(r.cold.metricsSeconds, 2)} s` +
+      `${r.leadingSignal ? `, Prometheus ${fmt(r.cold.leadingSeconds, 2)} s alongside` : ""}, passes ${fmt(r.cold.passesSeconds, 2)} s); ` +
       `steady cycles p50 ${fmt(s.cycleSecondsP50, 2)} s, max ${fmt(s.cycleSecondsMax, 2)} s`,
   );
   const cpuOthers = (k: "emulatorCpuMs" | "apiServerCpuMs" | "etcdCpuMs") => {
     const v = s.intervals.map((i) => i[k]).filter((x): x is number => x !== undefined);
-    return v.length ? fmt(v.reduce((a, b) => a + b, 0) / v.length, 0) : "–";
+    return v.length ? fmt(sum(v) / v.length, 0) : "–";
   };
   out.push(
     `CPU: operator ${fmt(s.cpuMsPerPolicyPerCycle, 2)} ms per policy per cycle (steady), ${fmt(r.cold.cpuMsPerPolicy, 2)} ms in the cold cycle (incl. start); ` +
-      `per interval: emulator ${cpuOthers("emulatorCpuMs")} ms, kube-apiserver ${cpuOthers("apiServerCpuMs")} ms, etcd ${cpuOthers("etcdCpuMs")} ms`,
+      `per interval: emulator ${cpuOthers("emulatorCpuMs")} ms, kube-apiserver ${cpuOthers("apiServerCpuMs")} ms, etcd ${cpuOthers("etcdCpuMs")} ms, ` +
+      `bench process ${fmt(p.steady.driverCpuMsPerInterval, 0)} ms (the Prometheus stand-ins and its own control calls)`,
   );
   out.push(
     `memory: operator RSS ${fmt(r.memory.rssMB)} MB (heap used ${fmt(r.memory.heapUsedMB)} MB of ${fmt(r.memory.heapTotalMB)} MB, ` +
@@ -909,13 +1232,14 @@ function printSize(r: SizeResult): string {
     `a stored policy: ${fmt(r.policyObject.bytes / 1024)} KB JSON (status ${fmt(r.policyObject.statusBytes / 1024)} KB, ` +
       `managedFields ${fmt(r.policyObject.managedFieldsBytes / 1024)} KB)`,
   );
-  const pr = r.perResource;
-  out.push(
-    `per-resource approach (GET + metrics call per policy, ${pr.concurrency} at a time): ${pr.perResource.calls} calls in ` +
-      `${fmt(pr.perResource.seconds, 2)} s${pr.perResource.rateLimited ? `, ${pr.perResource.rateLimited} throttled (429)` : ""}; ` +
-      `batched: ${pr.batched.calls} calls in ${fmt(pr.batched.seconds, 2)} s → ${fmt(pr.callsRatio)}× the calls ` +
-      `(${fmt(pr.metricsCallsRatio)}× the metrics calls), ${fmt(pr.timeRatio)}× the time`,
-  );
+  if (pr) {
+    out.push(
+      `per-resource approach (GET + metrics call per policy, ${pr.concurrency} at a time): ${pr.perResource.calls} calls in ` +
+        `${fmt(pr.perResource.seconds, 2)} s${pr.perResource.rateLimited ? `, ${pr.perResource.rateLimited} throttled (429)` : ""}; ` +
+        `batched: ${pr.batched.calls} calls in ${fmt(pr.batched.seconds, 2)} s → ${fmt(pr.callsRatio)}× the calls ` +
+        `(${fmt(pr.metricsCallsRatio)}× the metrics calls), ${fmt(pr.timeRatio)}× the time`,
+    );
+  }
   const outcomes = Object.entries(s.outcomes)
     .map(([k, v]) => `${k} ${v}`)
     .join(", ");
@@ -924,29 +1248,147 @@ function printSize(r: SizeResult): string {
   return out.join("\n");
 }
 
-function verdicts(results: readonly SizeResult[]): string[] {
+/** The runs of one size without and with leading signals, side by side. */
+interface LeadingComparison {
+  policies: number;
+  /** Prometheus queries per steady cycle: stand-ins / operator's /metrics, without and with. */
+  queriesPerCycle: { without: [number, number]; with: [number, number] };
+  azureCallsPerCycle: { without: number; with: number };
+  azureCallsColdCycle: { without: number; with: number };
+  /** APIs whose steady calls per interval or cold-cycle calls differ between the runs. */
+  azureDifferences: string[];
+  cycleSecondsCold: { without: number; with: number };
+  /** From the first Prometheus query of a cycle to its last answer, steady p50, seconds. */
+  prometheusReadSecondsP50: { without: number; with: number };
+  cycleSecondsSteadyP50: { without: number; with: number };
+  cycleSecondsSteadyMax: { without: number; with: number };
+  passP50Ms: { without: number; with: number };
+  passP99Ms: { without: number; with: number };
+  cpuMsPerPolicyPerCycle: { without: number; with: number };
+  rssMB: { without: number; with: number };
+  /** CPU of the bench process (the stand-ins and its control calls) per interval, ms. */
+  benchProcessCpuMs: { without: number; with: number };
+  policyKB: { without: number; with: number };
+}
+
+function compareLeading(without: SizeResult, withSignal: SizeResult): LeadingComparison {
+  const pair = (f: (r: SizeResult) => number) => ({ without: f(without), with: f(withSignal) });
+  const differences: string[] = [];
+  for (const api of API_ORDER) {
+    const a = without.steady.byApiPerInterval[api] ?? 0;
+    const b = withSignal.steady.byApiPerInterval[api] ?? 0;
+    if (a !== b) differences.push(`${api} steady ${fmt(a, 2)} → ${fmt(b, 2)} per interval`);
+    const c = without.cold.byApi[api] ?? 0;
+    const d = withSignal.cold.byApi[api] ?? 0;
+    if (c !== d) differences.push(`${api} cold ${c} → ${d}`);
+  }
+  const queries = (r: SizeResult): [number, number] => [
+    r.prometheus.steady.standInQueriesPerCycle,
+    r.prometheus.steady.operatorQueriesPerCycle,
+  ];
+  return {
+    policies: without.policies,
+    queriesPerCycle: { without: queries(without), with: queries(withSignal) },
+    azureCallsPerCycle: pair((r) => r.steady.azureCallsPerCycle),
+    azureCallsColdCycle: pair((r) => sum(Object.values(r.cold.byApi))),
+    azureDifferences: differences,
+    cycleSecondsCold: pair((r) => r.cold.cycleSeconds),
+    prometheusReadSecondsP50: pair((r) => r.prometheus.steady.readSecondsP50),
+    cycleSecondsSteadyP50: pair((r) => r.steady.cycleSecondsP50),
+    cycleSecondsSteadyMax: pair((r) => r.steady.cycleSecondsMax),
+    passP50Ms: pair((r) => r.steady.passP50Ms),
+    passP99Ms: pair((r) => r.steady.passP99Ms),
+    cpuMsPerPolicyPerCycle: pair((r) => r.steady.cpuMsPerPolicyPerCycle),
+    rssMB: pair((r) => r.memory.rssMB),
+    benchProcessCpuMs: pair((r) => r.prometheus.steady.driverCpuMsPerInterval),
+    policyKB: pair((r) => r.policyObject.bytes / 1024),
+  };
+}
+
+function printComparison(c: LeadingComparison): string {
+  const cell = (n: number, digits: number, unit: string) =>
+    Number.isFinite(n) ? `${fmt(n, digits)}${unit}` : "–";
+  const row = (label: string, p: { without: number; with: number }, digits: number, unit = "") => [
+    label,
+    cell(p.without, digits, unit),
+    cell(p.with, digits, unit),
+  ];
+  const rows: string[][] = [
+    ["", "no leading signal", "leading signal on each"],
+    [
+      "Prometheus queries per cycle (stand-ins / /metrics)",
+      c.queriesPerCycle.without.map((n) => fmt(n, 2)).join(" / "),
+      c.queriesPerCycle.with.map((n) => fmt(n, 2)).join(" / "),
+    ],
+    row("Azure calls per cycle, steady", c.azureCallsPerCycle, 2),
+    row("Azure calls, cold cycle", c.azureCallsColdCycle, 0),
+    row("Prometheus reads of a cycle, steady p50", c.prometheusReadSecondsP50, 2, " s"),
+    row("full cycle, cold", c.cycleSecondsCold, 2, " s"),
+    row("full cycle, steady p50", c.cycleSecondsSteadyP50, 2, " s"),
+    row("full cycle, steady max", c.cycleSecondsSteadyMax, 2, " s"),
+    row("pass p50, steady", c.passP50Ms, 1, " ms"),
+    row("pass p99, steady", c.passP99Ms, 1, " ms"),
+    row("operator CPU per policy per cycle", c.cpuMsPerPolicyPerCycle, 2, " ms"),
+    row("operator RSS", c.rssMB, 0, " MB"),
+    row("bench process CPU per interval (it holds the stand-ins)", c.benchProcessCpuMs, 0, " ms"),
+    row("a stored policy", c.policyKB, 1, " KB"),
+  ];
+  return (
+    `\n--- ${policiesText(c.policies)}: without and with a leading signal on every policy ---\n${table(rows)}` +
+    (c.azureDifferences.length ? `\nAzure calls that differ: ${c.azureDifferences.join("; ")}` : "")
+  );
+}
+
+function verdicts(results: readonly SizeResult[], comparisons: readonly LeadingComparison[]): string[] {
   const lines: string[] = [];
   for (const r of results) {
+    const at = `${r.policies}${r.leadingSignal ? " (leading)" : ""}`;
     const getBatch = r.steady.byApiPerInterval["metrics:getBatch"] ?? 0;
     const okBatch = getBatch <= r.minimumGetBatchPerCycle;
     lines.push(
-      `${r.policies}: metrics calls per cycle ${fmt(getBatch, 2)} vs ≤ ${r.minimumGetBatchPerCycle} (one per 50 of a subscription/region/type) — ${okBatch ? "met" : "MISSED"}`,
+      `${at}: metrics calls per cycle ${fmt(getBatch, 2)} vs ≤ ${r.minimumGetBatchPerCycle} (one per 50 of a subscription/region/type) — ${okBatch ? "met" : "MISSED"}`,
     );
     const okArm = r.steady.maxArmReadsPerSubscription <= 1;
     lines.push(
-      `${r.policies}: ARM reads per subscription per cycle, nothing changing: max ${r.steady.maxArmReadsPerSubscription} vs ≤ 1 — ${okArm ? "met" : "MISSED"}` +
+      `${at}: ARM reads per subscription per cycle, nothing changing: max ${r.steady.maxArmReadsPerSubscription} vs ≤ 1 — ${okArm ? "met" : "MISSED"}` +
         " (one list per subscription and service, and per page of 100 instances)",
     );
+    const p = r.prometheus;
+    const expected = p.policiesWithSignal;
+    const okQueries =
+      p.steady.standInQueriesPerCycle === expected &&
+      p.steady.operatorQueriesPerCycle === expected &&
+      p.cold.standInQueries === expected &&
+      p.cold.operatorQueries === expected;
+    lines.push(
+      `${at}: Prometheus queries per cycle ${fmt(p.steady.standInQueriesPerCycle, 2)} at the stand-ins, ` +
+        `${fmt(p.steady.operatorQueriesPerCycle, 2)} in /metrics (cold ${p.cold.standInQueries} / ${p.cold.operatorQueries}) ` +
+        `vs = ${expected} policies with a signal — ${okQueries ? "met" : "MISSED"}`,
+    );
   }
-  const big = results.find((r) => r.policies === 1000) ?? results.at(-1);
-  if (big) {
+  for (const c of comparisons) {
+    const ok = c.azureDifferences.length === 0;
+    lines.push(
+      `${c.policies}: Azure calls unchanged by leading signals: ${fmt(c.azureCallsPerCycle.without, 2)} → ${fmt(c.azureCallsPerCycle.with, 2)} per cycle, ` +
+        `cold ${c.azureCallsColdCycle.without} → ${c.azureCallsColdCycle.with} — ${ok ? "met" : `MISSED (${c.azureDifferences.join("; ")})`}`,
+    );
+  }
+  if (comparisons.length === 0 && MODES.length === 1)
+    lines.push(
+      "Azure calls unchanged by leading signals: not compared (one mode only; the default runs both)",
+    );
+  for (const leading of MODES) {
+    const runs = results.filter((r) => r.leadingSignal === leading);
+    const big = runs.find((r) => r.policies === 1000) ?? runs.at(-1);
+    if (!big) continue;
+    const at = `${big.policies}${leading ? " (leading)" : ""}`;
     const worst = Math.max(big.cold.cycleSeconds, big.steady.cycleSecondsMax);
     lines.push(
-      `${big.policies}: full cycle ${fmt(big.steady.cycleSecondsP50, 2)} s steady (max ${fmt(big.steady.cycleSecondsMax, 2)} s), ` +
+      `${at}: full cycle ${fmt(big.steady.cycleSecondsP50, 2)} s steady (max ${fmt(big.steady.cycleSecondsMax, 2)} s), ` +
         `${fmt(big.cold.cycleSeconds, 2)} s cold vs ≤ 10 s — ${worst <= 10 ? "met" : "MISSED"}`,
     );
     lines.push(
-      `${big.policies}: operator RSS ${fmt(big.memory.rssMB)} MB vs < 150 MB — ${big.memory.rssMB < 150 ? "met" : "MISSED"}`,
+      `${at}: operator RSS ${fmt(big.memory.rssMB)} MB vs < 150 MB — ${big.memory.rssMB < 150 ? "met" : "MISSED"}`,
     );
   }
   return lines;
@@ -966,7 +1408,9 @@ async function main(): Promise<void> {
   const cp = await startControlPlane({ binaries });
   log(`control plane ${binaries.versions.kubernetes} ready at ${cp.server}`);
   let emu: EmulatorProcess | undefined;
+  let standIns: PrometheusStandIns | undefined;
   const results: SizeResult[] = [];
+  const comparisons: LeadingComparison[] = [];
   try {
     const kubectl = (args: string[]) =>
       execFileAsync(binaries.kubectl, [`--kubeconfig=${cp.kubeconfigAdmin}`, ...args], { timeout: 120_000 });
@@ -999,13 +1443,34 @@ async function main(): Promise<void> {
         (emu as EmulatorProcess).metricsEndpointTemplate.replaceAll("{region}", region),
       ca: emu.caPem,
     });
+    standIns = await startPrometheusStandIns({
+      servers: prometheusServersNeeded(),
+      latencyMs: PROMETHEUS_LATENCY_MS,
+      value: NEGOTIATE_RATE,
+    });
+    log(`${standIns.urls.length} Prometheus stand-in(s) from ${standIns.urls[0]}`);
 
     for (const [i, size] of SIZES.entries()) {
-      const r = await runSize(size, i, cp, kube, emu, driverAzure, operatorScript, controlPlanePids);
-      results.push(r);
-      process.stdout.write(`${printSize(r)}\n`);
+      const runs = await runSize(size, i, {
+        cp,
+        kube,
+        emu,
+        driverAzure,
+        operatorScript,
+        controlPlanePids,
+        standIns,
+      });
+      results.push(...runs);
+      const without = runs.find((r) => !r.leadingSignal);
+      const withSignal = runs.find((r) => r.leadingSignal);
+      if (without && withSignal) {
+        const c = compareLeading(without, withSignal);
+        comparisons.push(c);
+        process.stdout.write(`${printComparison(c)}\n`);
+      }
     }
   } finally {
+    await standIns?.close();
     if (emu?.child.exitCode === null) {
       emu.child.kill("SIGTERM");
       await new Promise((r) => emu?.child.once("exit", r));
@@ -1015,7 +1480,7 @@ async function main(): Promise<void> {
   }
 
   const totalSeconds = (performance.now() - begun) / 1000;
-  const lines = verdicts(results);
+  const lines = verdicts(results, comparisons);
   process.stdout.write(`\n=== targets ===\n${lines.join("\n")}\n`);
   process.stdout.write(
     `\nbench wall time ${fmt(totalSeconds / 60, 1)} min on ${availableParallelism()} CPU(s); ` +
@@ -1039,6 +1504,13 @@ async function main(): Promise<void> {
         },
         settings: {
           sizes: SIZES,
+          leadingModes: MODES.map((m) => (m ? "leading signal on every policy" : "no leading signal")),
+          prometheus: {
+            servers: PROMETHEUS_SERVERS ?? "one per namespace",
+            latencyMs: PROMETHEUS_LATENCY_MS,
+            negotiateRate: NEGOTIATE_RATE,
+            connectionLifetimeSeconds: LIFETIME_SECONDS,
+          },
           intervals: INTERVALS,
           pollSeconds: POLL_SECONDS,
           workers: WORKERS,
@@ -1053,6 +1525,7 @@ async function main(): Promise<void> {
         totalSeconds,
         targets: lines,
         results,
+        comparisons,
       },
       null,
       2,

@@ -3,7 +3,8 @@
  * local control plane and the emulator, started from `BENCH_OPERATOR_CONFIG` (JSON, see
  * {@link OperatorProcessConfig}). It reports to the parent over IPC:
  *
- * - `started`: memory after the imports and after the watch listed the policies;
+ * - `started`: memory after the imports and after the watch listed the policies, and the URL of
+ *   the operator's own `/metrics` (the probe server `run` serves, here on a loopback port);
  * - `coldDone`: every expected policy had its first pass;
  * - `sample` (on request): CPU and memory, and the passes and poll cycles finished since the
  *   previous sample.
@@ -11,7 +12,9 @@
  * What it measures without touching the operator's code: pass durations from the operator's own
  * `passDuration` histogram (observed right after each pass is reported), and poll cycles from the
  * Azure adapters it hands in (a cycle starts with its first `listBySubscription` and reads metrics
- * once; it is finished when every policy it read has had its pass).
+ * once; it is finished when every policy it read has had its pass), and the leading-signal reads
+ * of a cycle from the Prometheus client it hands in (the operator's own client, as `run` builds
+ * it; the queries of one cycle all start within a second of each other).
  */
 import { readdirSync } from "node:fs";
 import { writeHeapSnapshot } from "node:v8";
@@ -19,9 +22,11 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { pino } from "pino";
 import { createAzureAdapters, resourceKey } from "../src/azure/index.js";
 import { realClock } from "../src/controller/clock.js";
+import { startProbeServer } from "../src/controller/http.js";
 import { OperatorMetrics } from "../src/controller/metrics.js";
 import { Operator, type PassReport } from "../src/controller/operator.js";
 import { createKubeClients, loadKubeConfig } from "../src/kube/client.js";
+import { PrometheusClient } from "../src/prometheus/index.js";
 
 export interface OperatorProcessConfig {
   kubeconfig: string;
@@ -63,6 +68,20 @@ export interface CycleRecord {
   fetchEndMs: number;
   /** When the last of its policies finished its pass. */
   endMs: number;
+  /** Leading-signal queries the cycle sent (0 without leading signals), and those that failed. */
+  leadingQueries: number;
+  leadingFailures: number;
+  /** When its first query was sent and its last one ended (0 without queries). */
+  leadingStartMs: number;
+  leadingEndMs: number;
+}
+
+/** The leading-signal queries of one poll cycle: every query sent within a second of the first. */
+interface QueryBurst {
+  startMs: number;
+  endMs: number;
+  queries: number;
+  failures: number;
 }
 
 export interface ProcessSample {
@@ -81,7 +100,14 @@ export interface ProcessSample {
 }
 
 export type WorkerMessage =
-  | { type: "started"; afterImports: NodeJS.MemoryUsage; afterStart: NodeJS.MemoryUsage; startMs: number }
+  | {
+      type: "started";
+      afterImports: NodeJS.MemoryUsage;
+      afterStart: NodeJS.MemoryUsage;
+      startMs: number;
+      /** The operator's `/metrics`, e.g. `http://127.0.0.1:40123/metrics`. */
+      metricsUrl: string;
+    }
   | { type: "coldDone"; atMs: number }
   | ({ type: "sample"; id: number } & ProcessSample)
   | { type: "stopped" }
@@ -154,8 +180,18 @@ async function main(): Promise<void> {
   let fetching = false;
   const byResource = new Map<string, CycleRecord & { waiting: number }>();
   let cycles: CycleRecord[] = [];
+  let bursts: QueryBurst[] = [];
   const finish = (c: CycleRecord & { waiting: number }) => {
     const { waiting: _, ...record } = c;
+    const burst = bursts.find((b) => Math.abs(b.startMs - c.startMs) < 1000);
+    if (burst) {
+      record.leadingQueries = burst.queries;
+      record.leadingFailures = burst.failures;
+      record.leadingStartMs = burst.startMs;
+      record.leadingEndMs = burst.endMs;
+      // The operator sends the queries just before it lists instances: the cycle starts with both.
+      record.startMs = Math.min(record.startMs, burst.startMs);
+    }
     cycles.push(record);
   };
 
@@ -173,6 +209,10 @@ async function main(): Promise<void> {
         settingsLookups: 0,
         fetchEndMs: 0,
         endMs: 0,
+        leadingQueries: 0,
+        leadingFailures: 0,
+        leadingStartMs: 0,
+        leadingEndMs: 0,
         waiting: 0,
       };
     }
@@ -209,10 +249,36 @@ async function main(): Promise<void> {
   };
 
   const metrics = new OperatorMetrics();
+  // The client the operator builds by default, handed in to see when each cycle's queries run.
+  const prometheus = new PrometheusClient({ observe: (o) => metrics.observePrometheusQuery(o) });
+  const query = prometheus.query.bind(prometheus);
+  prometheus.query = async (...args) => {
+    const startMs = performance.now();
+    let burst = bursts.at(-1);
+    if (!burst || startMs - burst.startMs >= 1000) {
+      burst = { startMs, endMs: startMs, queries: 0, failures: 0 };
+      bursts = [...bursts.filter((b) => startMs - b.startMs < 600_000), burst];
+    }
+    const b = burst;
+    b.queries++;
+    try {
+      return await query(...args);
+    } catch (err) {
+      b.failures++;
+      throw err;
+    } finally {
+      b.endMs = Math.max(b.endMs, performance.now());
+    }
+  };
   const operator = new Operator(
-    { kube, azure, log, metrics, clock: realClock },
+    { kube, azure, log, metrics, clock: realClock, prometheus },
     { workers: config.workers, identity: "bench" },
   );
+  const probes = await startProbeServer({
+    address: "127.0.0.1:0",
+    metrics: () => metrics.expose(),
+    readiness: operator.readiness(),
+  });
 
   // Passes: the report comes first, the histogram observation right after it (same turn).
   let passes: PassRecord[] = [];
@@ -282,6 +348,7 @@ async function main(): Promise<void> {
       if (m.heapSnapshot) writeHeapSnapshot(m.heapSnapshot);
       void operator
         .stop(5_000)
+        .then(() => Promise.all([probes.close(), prometheus.close()]))
         .then(() => send({ type: "stopped" }))
         .finally(() => process.exit(0));
     }
@@ -290,7 +357,13 @@ async function main(): Promise<void> {
 
   const startMs = performance.now();
   await operator.start();
-  send({ type: "started", afterImports, afterStart: process.memoryUsage(), startMs });
+  send({
+    type: "started",
+    afterImports,
+    afterStart: process.memoryUsage(),
+    startMs,
+    metricsUrl: `${probes.url}/metrics`,
+  });
 }
 
 main().catch((err: unknown) => {
