@@ -183,7 +183,11 @@ export function leadingSignal(input: LeadingInput): { ask?: LeadingAsk; status: 
   if (!Number.isFinite(newest.value)) return unavailable("NotFinite", `the query returned ${newest.value}`);
   if (newest.value < 0)
     return unavailable("Negative", `the query returned ${newest.value}, not a count or rate`);
-  const base = { value: newest.value, readAt: iso(newest.timeMs) };
+  // The value itself only where it is not the rate shown beside it (status stays small).
+  const base =
+    spec.measures === "NewConnectionsPerSecond"
+      ? { readAt: iso(newest.timeMs) }
+      : { value: newest.value, readAt: iso(newest.timeMs) };
 
   if (spec.measures === "Connections") {
     const units = newest.value / connectionsPerUnit;
@@ -259,7 +263,7 @@ export function leadingSignal(input: LeadingInput): { ask?: LeadingAsk; status: 
     lifetimeSource: source,
     connections: Math.round(expected),
     message:
-      `${fmt(lambda)} new connections/s × ${fmt(lifetime)} s lifetime (${source.toLowerCase()}): ${fmt(expected)} connections by ${iso(targetMs).slice(11, 16)} UTC (${how})`.slice(
+      `${fmt(lambda)} new connections/s × ${fmt(lifetime)} s lifetime (${source.toLowerCase()}): ${fmt(expected)} connections by ${iso(targetMs).slice(11, 16)} UTC`.slice(
         0,
         512,
       ),

@@ -8,7 +8,7 @@
  * plain objects instead of errors.
  *
  * Every call:
- * - waits behind at most `maxConcurrentPerServer` (default 4) calls to the same server (key: the
+ * - waits behind at most `maxConcurrentPerServer` (default 16) calls to the same server (key: the
  *   redacted origin and path prefix);
  * - has a deadline, `server.timeoutMs` from the call (queue time counts), combined with the
  *   caller's `signal` (`AbortSignal.timeout` + `AbortSignal.any`); the call returns or throws by
@@ -53,7 +53,11 @@ export interface QueryOptions {
   signal?: AbortSignal;
 }
 
-const DEFAULT_CONCURRENCY = 4;
+/**
+ * Calls to one server at a time by default: below Prometheus's own `--query.max-concurrency`
+ * (default 20), which queues the rest, so that other users of the server keep some room.
+ */
+const DEFAULT_CONCURRENCY = 16;
 const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 
 /** `work`, or a rejection with `signal.reason` as soon as `signal` aborts, whichever is first. */
