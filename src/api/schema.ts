@@ -1039,12 +1039,15 @@ const AnticipationStatusSchema = Type.Object(
           reason: Type.Optional(
             Type.String({
               description:
-                "Why it is unavailable: Unreachable, Timeout, Http, QueryError, BadResponse, NoData, ManySeries, NotFinite, Unsupported, Negative, Credential, NoPreviousReading.",
+                "Why it is unavailable (absent otherwise): Unreachable, Timeout, Tls, Http, QueryError, BadResponse, NoData, ManySeries, NotFinite, Unsupported, Negative, Stale, Credential, NoPreviousReading, NotRead.",
               maxLength: 64,
             }),
           ),
           value: Type.Optional(
-            Type.Number({ description: "The query's value at readAt, in spec.measures' unit." }),
+            Type.Number({
+              description:
+                "The query's value at readAt, in spec.measures' unit (for NewConnectionsPerSecond it is newConnectionsPerSecond, not repeated).",
+            }),
           ),
           readAt: Type.Optional(DateTime("The evaluation time of that value (RFC 3339).")),
           newConnectionsPerSecond: Type.Optional(

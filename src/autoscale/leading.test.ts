@@ -133,7 +133,7 @@ describe("leading signal: unknown is ignored", () => {
       "Timeout",
     ],
     ["no reading", { observation: { readings: [] } }, "NoData"],
-    ["nothing read yet", { observation: undefined }, "NoData"],
+    ["nothing read on this pass", { observation: undefined }, "NotRead"],
     ["a stale reading", { observation: { readings: [{ timeMs: NOW - 6 * MIN, value: 10 }] } }, "Stale"],
     ["a negative value", { observation: { readings: readings([-3]) } }, "Negative"],
     ["NaN", { observation: { readings: readings([Number.NaN]) } }, "NotFinite"],

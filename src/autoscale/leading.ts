@@ -172,7 +172,7 @@ export function leadingSignal(input: LeadingInput): { ask?: LeadingAsk; status: 
     }
     return { status };
   };
-  if (!observation) return unavailable("NoData", "not read yet");
+  if (!observation) return unavailable("NotRead", "not read on this pass");
   if (observation.error) return unavailable(observation.error.reason, observation.error.message);
   const readings = observation.readings;
   const newest = readings.at(-1);
@@ -246,13 +246,13 @@ export function leadingSignal(input: LeadingInput): { ask?: LeadingAsk; status: 
   const steady = lambda * lifetime;
   const newestAzure = input.connections?.points.at(-1);
   let expected = steady;
-  let how = `steady state ${fmt(steady)}`;
+  let how = `steady state ${fmt(Math.round(steady))}`;
   if (newestAzure) {
     const t0 = newestAzure.start + MINUTE_MS / 2;
     const d0 = newestAzure.units * connectionsPerUnit;
     const decay = Math.exp(-Math.max(0, targetMs - t0) / 1000 / lifetime);
     expected = steady + (d0 - steady) * decay;
-    how = `from ${fmt(d0)}${newestAzure.saturated ? " (quota full)" : ""} at ${iso(t0).slice(11, 16)} UTC toward ${fmt(steady)}`;
+    how = `from ${fmt(Math.round(d0))}${newestAzure.saturated ? " (quota full)" : ""} at ${iso(t0).slice(11, 16)} UTC toward ${fmt(Math.round(steady))}`;
   }
   expected = Math.max(0, expected);
   const units = expected / connectionsPerUnit;
@@ -263,7 +263,7 @@ export function leadingSignal(input: LeadingInput): { ask?: LeadingAsk; status: 
     lifetimeSource: source,
     connections: Math.round(expected),
     message:
-      `${fmt(lambda)} new connections/s × ${fmt(lifetime)} s lifetime (${source.toLowerCase()}): ${fmt(expected)} connections by ${iso(targetMs).slice(11, 16)} UTC`.slice(
+      `${fmt(lambda)} new connections/s × ${fmt(Math.round(lifetime))} s lifetime (${source.toLowerCase()}): ${fmt(Math.round(expected))} connections by ${iso(targetMs).slice(11, 16)} UTC`.slice(
         0,
         512,
       ),
@@ -271,7 +271,7 @@ export function leadingSignal(input: LeadingInput): { ask?: LeadingAsk; status: 
   return {
     ask: {
       units,
-      message: `${fmt(lambda)} new connections/s (Prometheus, ${iso(newest.timeMs).slice(11, 19)} UTC) × lifetime ${fmt(lifetime)} s: ${fmt(expected)} connections by ${iso(targetMs).slice(11, 16)} UTC, ${how}: ${fmt(units)} units`,
+      message: `${fmt(lambda)} new connections/s (Prometheus, ${iso(newest.timeMs).slice(11, 19)} UTC) × lifetime ${fmt(Math.round(lifetime))} s: ${fmt(Math.round(expected))} connections by ${iso(targetMs).slice(11, 16)} UTC, ${how}: ${fmt(units)} units`,
     },
     status,
   };

@@ -319,6 +319,7 @@ export function completePass(plan: PassPlan, results: PassResults): PassWrite {
   }
   if (inFlight && outcome !== "scaled") outcome = "inProgress";
 
+  const knownReplicas = replicas ?? (spec.appServer ? input.status.current?.replicas : undefined);
   const fields = statusFields(decision);
   if (fields.lastSample) fields.lastSample = roundedSample(fields.lastSample);
   if (fields.desired && decision.desired?.hpaMinReplicas !== undefined) {
@@ -326,7 +327,9 @@ export function completePass(plan: PassPlan, results: PassResults): PassWrite {
   }
   const patch: StatusPatch = {
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
-    current: { ...current, ...(replicas !== undefined ? { replicas } : {}) },
+    // The status replaces `current` whole: replicas not read this pass keep their last value
+    // while the policy still names app servers.
+    current: { ...current, ...(knownReplicas !== undefined ? { replicas: knownReplicas } : {}) },
     ...fields,
     lastScaleTime: decision.history.lastScaleTime ?? null,
     anticipation: fields.anticipation ?? null,

@@ -4,13 +4,13 @@
  * call is repeated. Events (the pass's own and those of condition changes) follow a successful
  * write, while the leader's fence holds.
  */
-import type { CapacityPolicy, PolicyCondition } from "../api/index.js";
+import type { CapacityPolicy, PolicyCondition, StatusPatch } from "../api/index.js";
 import type { PassWrite } from "../autoscale/index.js";
 import { ConflictError as KubeConflictError } from "../kube/errors.js";
 import { type EventRecorder, policySubject } from "../kube/events.js";
 import type { PolicyClient } from "../kube/policies.js";
 import { type Logger, scrubSecrets } from "./logging.js";
-import { changedConditions, stampConditions, withReady } from "./status.js";
+import { changedConditions, replacingPatch, stampConditions, withReady } from "./status.js";
 
 const MAX_STATUS_ATTEMPTS = 4;
 
@@ -49,12 +49,12 @@ export async function writeStatus(
       policy.metadata.generation,
     );
     try {
-      await deps.policies.patchStatus(
-        namespace,
-        name,
-        { ...write.patch, conditions: written },
-        base.metadata.resourceVersion,
-      );
+      // Objects replace the stored ones whole: a key the pass no longer sets is removed.
+      const patch = replacingPatch(base.status as Record<string, unknown> | undefined, {
+        ...write.patch,
+        conditions: written,
+      }) as StatusPatch;
+      await deps.policies.patchStatus(namespace, name, patch, base.metadata.resourceVersion);
       break;
     } catch (err) {
       if (!(err instanceof KubeConflictError) || attempt >= MAX_STATUS_ATTEMPTS || !deps.canWrite())

@@ -115,3 +115,37 @@ export function changedConditions(
     })
     .filter((c) => c.before !== c.condition.status);
 }
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** `next` as a merge patch over `stored`: every key `stored` has and `next` lacks becomes `null`. */
+function replacing(stored: Record<string, unknown>, next: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(next)) {
+    if (v === undefined) continue;
+    const before = stored[k];
+    out[k] = isPlainObject(v) && isPlainObject(before) ? replacing(before, v) : v;
+  }
+  for (const k of Object.keys(stored)) if (!(k in out) && stored[k] !== undefined) out[k] = null;
+  return out;
+}
+
+/**
+ * The status patch that makes each object it sets replace the stored one whole. A JSON merge
+ * patch (RFC 7396) merges objects key by key, so a key the new value no longer has (a reason that
+ * no longer applies, a rule that no longer asks) would stay; here it is set to `null`, at every
+ * depth. Top-level keys the patch leaves out are left alone; arrays replace whole anyway. Pure.
+ */
+export function replacingPatch(
+  stored: Record<string, unknown> | undefined,
+  patch: Record<string, unknown>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === undefined) continue;
+    const before = stored?.[k];
+    out[k] = isPlainObject(v) && isPlainObject(before) ? replacing(before, v) : v;
+  }
+  return out;
+}

@@ -20,7 +20,13 @@ import { type RunningEmulator, startEmulator } from "../emulator/emulator.js";
 import type { KubeClients } from "../kube/client.js";
 import type { ResilientWatch } from "../kube/watch.js";
 import type { LocalPrometheus } from "../localcluster/index.js";
-import { type DemandSpec, defaultMix, demandFunction, type WorkloadMix } from "../traffic/index.js";
+import {
+  DEFAULT_CONNECTION_LIFETIME_SECONDS,
+  type DemandSpec,
+  defaultMix,
+  demandFunction,
+  type WorkloadMix,
+} from "../traffic/index.js";
 import {
   applyAppServers,
   createPolicy,
@@ -257,7 +263,8 @@ export async function setUpDemo(
       policy = pointedAt(policy, prometheus.url);
       leading = { prometheus: { url: prometheus.url, version: prometheus.version, scrapeIntervalMs } };
       say(
-        `Prometheus ${prometheus.version} at ${prometheus.url} scrapes the app servers' negotiate calls every ${scrapeIntervalMs} ms (${SCRAPE_VIRTUAL_SECONDS} virtual seconds)`,
+        `Prometheus ${prometheus.version} at ${prometheus.url} scrapes the emulated app servers' negotiate calls ` +
+          `(their clients stay ${DEFAULT_CONNECTION_LIFETIME_SECONDS / 60} minutes on average) every ${scrapeIntervalMs} ms (${SCRAPE_VIRTUAL_SECONDS} virtual seconds)`,
       );
     }
     if (io.signal.aborted) return undefined;

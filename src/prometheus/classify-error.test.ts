@@ -14,6 +14,13 @@ function coded(code: string, message = code): Error {
 }
 
 describe("transportError", () => {
+  it("names plain http as the likely cause when the server answers without TLS", () => {
+    const err = new TypeError("fetch failed", { cause: { code: "ERR_SSL_WRONG_VERSION_NUMBER" } });
+    const typed = transportError(err, "https://prom:9090");
+    expect(typed.kind).toBe("Tls");
+    expect(typed.message).toMatch(/answered without TLS — is it plain http\?/);
+  });
+
   it.each([
     [fetchFailed(coded("ECONNREFUSED")), "Unreachable", "ECONNREFUSED"],
     [fetchFailed(coded("ENOTFOUND")), "Unreachable", "ENOTFOUND"],

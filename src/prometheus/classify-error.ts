@@ -55,9 +55,12 @@ export function transportError(err: unknown, server: string): PrometheusError {
   const codes = codesOf(err);
   const tls = codes.find(isTlsCode);
   if (tls !== undefined) {
+    const plain = /WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG/i.test(tls);
     return new PrometheusError(
       "Tls",
-      `TLS failed (${tls}): the server's certificate is not trusted for this name (set the CA that signs it) or the handshake failed`,
+      plain
+        ? `TLS failed (${tls}): the server answered without TLS — is it plain http? (use http:// in serverAddress)`
+        : `TLS failed (${tls}): the server's certificate is not trusted for this name (set the CA that signs it) or the handshake failed`,
       { server, code: tls },
     );
   }

@@ -178,14 +178,12 @@ export function sampleOf(envelope: ApiEnvelope, server: string): InstantSample {
         );
       }
       if (result.length > 1) {
-        const shown = result
-          .slice(0, 3)
-          .map((s) =>
-            isRecord(s) && isRecord(s["metric"]) ? labelText(labelsOf(s["metric"], server)) : "?",
-          );
+        const first = result[0];
+        const shown =
+          isRecord(first) && isRecord(first["metric"]) ? labelText(labelsOf(first["metric"], server)) : "?";
         throw new PrometheusError(
           "ManySeries",
-          `query returned ${result.length} series (${shown.join(", ")}${result.length > 3 ? ", ..." : ""}); a signal needs one: wrap the query in sum(...) or another aggregation`,
+          `query returned ${result.length} series, a signal needs one: wrap the query in sum(...) or another aggregation (first: ${shown})`,
           { server, seriesCount: result.length },
         );
       }

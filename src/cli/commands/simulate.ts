@@ -604,12 +604,12 @@ export const simulateCommand: CliCommand = defineCommand<SimulateFlags>({
         .option("--ingestion-delay <duration>", "time before a minute's metrics are fully ingested", "3m")
         .option(
           "--connection-lifetime <duration>",
-          "how long a client stays connected on average (the app servers' negotiate rate for a leading signal)",
+          "how long a client stays connected on average, at least 1m (the app servers' negotiate rate for a leading signal)",
           "20m",
         )
         .option(
           "--scrape-interval <duration>",
-          "how old the app servers' newest metrics are for a leading signal (Prometheus's scrape interval)",
+          "how old the app servers' newest metrics are for a leading signal (Prometheus's scrape interval), at most 1m",
           "15s",
         )
         .option("--start <time>", "start of the slice to simulate (default: the trace's start), UTC")
