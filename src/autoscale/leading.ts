@@ -110,13 +110,23 @@ export function arrivalRate(
 ): { perSecond: number } | { reason: string; message: string } {
   const newest = readings.at(-1);
   if (!newest) return { reason: "NoData", message: "no reading yet" };
-  if (measures !== "NewConnectionsTotal") return { perSecond: newest.value };
-  const before = readings.at(-2);
-  if (!before || newest.timeMs <= before.timeMs) {
+  const perSecond = rateAt(measures, newest, readings.at(-2));
+  if (perSecond === undefined) {
     return { reason: "NoPreviousReading", message: "a counter needs two readings for a rate" };
   }
-  const increase = newest.value >= before.value ? newest.value - before.value : newest.value;
-  return { perSecond: (increase * 1000) / (newest.timeMs - before.timeMs) };
+  return { perSecond };
+}
+
+/** The arrival rate at `reading` (after `before`), or undefined for a counter without an earlier reading. */
+function rateAt(
+  measures: LeadingSignalSpec["measures"],
+  reading: LeadingReading,
+  before: LeadingReading | undefined,
+): number | undefined {
+  if (measures !== "NewConnectionsTotal") return reading.value;
+  if (!before || reading.timeMs <= before.timeMs) return undefined;
+  const increase = reading.value >= before.value ? reading.value - before.value : reading.value;
+  return (increase * 1000) / (reading.timeMs - before.timeMs);
 }
 
 /** The arrival rate at each reading (for pairing), as `[timeMs, perSecond]`. */
@@ -125,11 +135,10 @@ function ratesOf(
   readings: readonly LeadingReading[],
 ): [number, number][] {
   const out: [number, number][] = [];
-  for (let i = 0; i < readings.length; i++) {
-    const r = arrivalRate(measures, readings.slice(0, i + 1));
-    const at = readings[i] as LeadingReading;
-    if ("perSecond" in r) out.push([at.timeMs, r.perSecond]);
-  }
+  readings.forEach((r, i) => {
+    const perSecond = rateAt(measures, r, readings[i - 1]);
+    if (perSecond !== undefined) out.push([r.timeMs, perSecond]);
+  });
   return out;
 }
 

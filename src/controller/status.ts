@@ -119,15 +119,24 @@ export function changedConditions(
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** `next` as a merge patch over `stored`: every key `stored` has and `next` lacks becomes `null`. */
-function replacing(stored: Record<string, unknown>, next: Record<string, unknown>): Record<string, unknown> {
+/**
+ * `next` as a merge patch over `stored`, objects replacing objects; with `whole`, every key
+ * `stored` has and `next` lacks becomes `null` too.
+ */
+function replacing(
+  stored: Record<string, unknown> | undefined,
+  next: Record<string, unknown>,
+  whole: boolean,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(next)) {
     if (v === undefined) continue;
-    const before = stored[k];
-    out[k] = isPlainObject(v) && isPlainObject(before) ? replacing(before, v) : v;
+    const before = stored?.[k];
+    out[k] = isPlainObject(v) && isPlainObject(before) ? replacing(before, v, true) : v;
   }
-  for (const k of Object.keys(stored)) if (!(k in out) && stored[k] !== undefined) out[k] = null;
+  if (whole && stored) {
+    for (const k of Object.keys(stored)) if (!(k in out) && stored[k] !== undefined) out[k] = null;
+  }
   return out;
 }
 
@@ -141,11 +150,5 @@ export function replacingPatch(
   stored: Record<string, unknown> | undefined,
   patch: Record<string, unknown>,
 ): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === undefined) continue;
-    const before = stored?.[k];
-    out[k] = isPlainObject(v) && isPlainObject(before) ? replacing(before, v) : v;
-  }
-  return out;
+  return replacing(stored, patch, false);
 }

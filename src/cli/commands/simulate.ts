@@ -444,8 +444,10 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
       mix,
       scaleDurationMs,
       metricDelayMs,
-      arrivals: negotiateArrivals(demand, { lifetimeSeconds: lifetimeMs / 1000 }),
-      scrapeLagMs,
+      // The app servers' metrics, for a policy that reads them.
+      ...(leading
+        ? { arrivals: negotiateArrivals(demand, { lifetimeSeconds: lifetimeMs / 1000 }), scrapeLagMs }
+        : {}),
       seed: flags.seed,
       noiseAmplitude,
       ...(loadTarget !== undefined ? { loadTargetPercent: loadTarget } : {}),
