@@ -132,7 +132,8 @@ describe("demo", () => {
 
     // The live view went to stderr: status lines and the API server's Events.
     expect(run.err).toMatch(/^\d\d:\d\d {2}load +\d+ % {2}conns/m);
-    expect(run.err).toMatch(/event {2}Normal {2}ScalingOut {2}Premium_P1 × \d+ → Premium_P2 × 200/);
+    // The step into Premium_P2: to 200, or straight to 300 when the crowd asks for it (Units 100 a minute).
+    expect(run.err).toMatch(/event {2}Normal {2}ScalingOut {2}Premium_P1 × \d+ → Premium_P2 × [23]00 /);
     expect(run.err).toMatch(/event {2}Normal {2}ScalingIn /);
     expect(run.err).toMatch(/event {2}Normal {2}AppServersScaled /);
     expect(run.err).toMatch(
