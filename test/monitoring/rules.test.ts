@@ -65,7 +65,9 @@ describe("PrometheusRule", () => {
     const groups = prometheusRule().spec.groups.map((g) => ({
       ...g,
       rules: g.rules.map((rule) =>
-        rule.alert === "SignalRAutoscalerAzureThrottled" ? { ...rule, expr: rule.expr.replace("> 0.1", "> 0.5") } : rule,
+        rule.alert === "SignalRAutoscalerAzureThrottled"
+          ? { ...rule, expr: rule.expr.replace("> 0.1", "> 0.5") }
+          : rule,
       ),
     }));
     const broken = await mkdtemp(join(tmpdir(), "monitoring-rules-broken-"));
@@ -111,7 +113,9 @@ describe("Grafana dashboard", () => {
   it("takes its data source, namespace and policy from template variables", () => {
     const vars = new Map(dashboard().templating.list.map((v) => [v.name, v]));
     expect(vars.get("datasource")).toMatchObject({ type: "datasource", query: "prometheus" });
-    expect(vars.get("namespace")?.definition).toBe("label_values(signalr_autoscaler_current_units, namespace)");
+    expect(vars.get("namespace")?.definition).toBe(
+      "label_values(signalr_autoscaler_current_units, namespace)",
+    );
     expect(vars.get("policy")?.definition).toBe(
       'label_values(signalr_autoscaler_current_units{namespace=~"$namespace"}, policy)',
     );
