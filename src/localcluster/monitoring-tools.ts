@@ -33,7 +33,7 @@ export function monitoringTools(
 }
 
 /**
- * The cached tools, building them first when one is missing (about 2 minutes on 2 cores once the
+ * The cached tools, building them first when one is missing (about 3 minutes on 2 cores once the
  * Prometheus server is built; 1 s warm). Throws when the build fails (with its last lines).
  */
 export async function ensureMonitoringTools(options: EnsureBinariesOptions = {}): Promise<MonitoringTools> {
