@@ -7,4 +7,5 @@ package prometheus
 
 import (
 	_ "github.com/prometheus/prometheus/cmd/prometheus"
+	_ "github.com/prometheus/prometheus/cmd/promtool"
 )

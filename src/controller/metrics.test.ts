@@ -77,4 +77,44 @@ describe("OperatorMetrics", () => {
     expect(body).toContain("signalr_autoscaler_history_requests_total 4");
     expect(body).toContain("signalr_autoscaler_history_cached_instances 2");
   });
+
+  it("exports a policy's conditions, SKUs, spec bounds and last pass, and forgets them with it", async () => {
+    const m = new OperatorMetrics({ processMetrics: false, now: () => 1_700_000_000_000 });
+    const view = {
+      minUnits: 2,
+      maxUnits: 100,
+      pollIntervalSeconds: 30,
+      targetPercent: { serverLoadPercent: 70, connectionQuotaUtilizationPercent: undefined },
+      currentSku: "Premium_P1",
+      desiredSku: "Premium_P1",
+      conditions: [
+        { type: "Ready" as const, status: "False" as const },
+        { type: "Fallback" as const, status: "True" as const },
+      ],
+    };
+    m.observePolicy("a", "p", view);
+    m.observePolicy("a", "p", { desiredSku: "Premium_P2", maxUnits: Number.NaN });
+    m.observePolicy("b", "q", { ...view, conditions: [{ type: "Ready", status: "True" }] });
+    let body = (await m.expose()).body;
+    const at = (name: string, labels: string) =>
+      `signalr_autoscaler_${name}{namespace="a",policy="p"${labels}}`;
+    expect(body).toContain(`${at("status_condition", ',type="Ready",status="False"')} 1`);
+    expect(body).toContain(`${at("status_condition", ',type="Ready",status="True"')} 0`);
+    expect(body).toContain(`${at("status_condition", ',type="Fallback",status="True"')} 1`);
+    expect(body).toContain(`${at("current_sku_info", ',sku="Premium_P1"')} 1`);
+    expect(body).toContain(`${at("desired_sku_info", ',sku="Premium_P2"')} 1`);
+    expect(body).not.toContain(at("desired_sku_info", ',sku="Premium_P1"'));
+    expect(body).toContain(`${at("spec_min_units", "")} 2`);
+    expect(body).toContain(`${at("spec_max_units", "")} 100`);
+    expect(body).toContain(`${at("spec_poll_interval_seconds", "")} 30`);
+    expect(body).toContain(`${at("spec_target_percent", ',metric="serverLoadPercent"')} 70`);
+    expect(body).not.toContain(at("spec_target_percent", ',metric="connectionQuotaUtilizationPercent"'));
+    expect(body).toContain(`${at("last_reconcile_timestamp_seconds", "")} 1700000000`);
+    m.forgetPolicy("a", "p");
+    body = (await m.expose()).body;
+    expect(body).not.toContain('policy="p"');
+    expect(body).toContain(
+      'signalr_autoscaler_status_condition{namespace="b",policy="q",type="Ready",status="True"} 1',
+    );
+  });
 });

@@ -5,6 +5,12 @@
  * Families (all prefixed `signalr_autoscaler_`):
  * - `current_units`, `desired_units`, `current_replicas`, `desired_replicas` {namespace, policy}
  * - `last_sample` {namespace, policy, metric} and `last_sample_age_seconds` {namespace, policy}
+ * - `status_condition` {namespace, policy, type, status} (1 for the status each condition type has
+ *   now, 0 for the other two of True/False/Unknown, as kube-state-metrics exports conditions),
+ *   `current_sku_info` and `desired_sku_info` {namespace, policy, sku} (1),
+ *   `spec_min_units`, `spec_max_units`, `spec_poll_interval_seconds` {namespace, policy},
+ *   `spec_target_percent` {namespace, policy, metric} (metric named as in `last_sample`) and
+ *   `last_reconcile_timestamp_seconds` {namespace, policy} (Unix seconds, the operator's clock)
  * - `decisions_total` {namespace, policy, reason}
  * - `scale_operations_total` {namespace, policy, target="instance"|"replicas", result}
  * - `azure_requests_total` {api, status} and `azure_request_duration_seconds` {api}
@@ -17,6 +23,12 @@
  * - Node.js process metrics (`signalr_autoscaler_process_*`, `signalr_autoscaler_nodejs_*`)
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import {
+  CONDITION_STATUSES,
+  CONDITION_TYPES,
+  type ConditionStatus,
+  type ConditionType,
+} from "../api/constants.js";
 import { SAMPLE_FIELDS, type SampleField } from "../autoscale/samples.js";
 import type { HistoryRefreshReport } from "../azure/history.js";
 import type { QuotaObservation } from "../azure/quota.js";
@@ -31,10 +43,31 @@ const POLICY = ["namespace", "policy"] as const;
 /** One observed sample, as the decision used it. Units: %, connections, messages/s, bytes/s. */
 type SampleValues = Partial<Record<SampleField, number | null>>;
 
+/** The signals whose target is a percentage, named as `last_sample`'s `metric` label names them. */
+type TargetMetric = "serverLoadPercent" | "connectionQuotaUtilizationPercent";
+
+/** What one reconcile pass of a policy shows beside its units (see {@link OperatorMetrics.observePolicy}). */
+export interface PolicyView {
+  /** spec.units bounds, units. */
+  minUnits?: number | undefined;
+  maxUnits?: number | undefined;
+  /** spec.pollIntervalSeconds, seconds. */
+  pollIntervalSeconds?: number | undefined;
+  /** spec.metrics targets, %. */
+  targetPercent?: Partial<Record<TargetMetric, number | undefined>>;
+  /** The instance's SKU now and the SKU the decision asked for (e.g. "Premium_P1"). */
+  currentSku?: string | undefined;
+  desiredSku?: string | undefined;
+  /** The conditions as written to status (absent: the pass wrote none). */
+  conditions?: readonly { type: ConditionType; status: ConditionStatus }[] | undefined;
+}
+
 export class OperatorMetrics {
   readonly registry = new Registry();
   readonly #now: () => number;
   readonly #sampleTimes = new Map<string, number>();
+  /** The SKU series each policy has, by `namespace/policy`, so that a changed SKU replaces its series. */
+  readonly #skus = new Map<string, { currentSku?: string; desiredSku?: string }>();
   #quotaSource: (() => readonly QuotaObservation[]) | undefined;
 
   readonly currentUnits = this.#gauge("current_units", "Units the Azure instance has now", POLICY);
@@ -59,6 +92,36 @@ export class OperatorMetrics {
     "Age of the newest metric sample used, seconds",
     POLICY,
     () => this.#collectAges(),
+  );
+  readonly statusCondition = this.#gauge(
+    "status_condition",
+    "Status conditions of the policy: 1 for the status each type has now, 0 for the other statuses",
+    [...POLICY, "type", "status"],
+  );
+  readonly currentSku = this.#gauge("current_sku_info", "SKU the Azure instance has now (always 1)", [
+    ...POLICY,
+    "sku",
+  ]);
+  readonly desiredSku = this.#gauge("desired_sku_info", "SKU the last decision asked for (always 1)", [
+    ...POLICY,
+    "sku",
+  ]);
+  readonly specMinUnits = this.#gauge("spec_min_units", "spec.units.min of the policy, units", POLICY);
+  readonly specMaxUnits = this.#gauge("spec_max_units", "spec.units.max of the policy, units", POLICY);
+  readonly specTarget = this.#gauge(
+    "spec_target_percent",
+    "Target of a signal in spec.metrics by metric (serverLoadPercent, connectionQuotaUtilizationPercent), %",
+    [...POLICY, "metric"],
+  );
+  readonly specPollInterval = this.#gauge(
+    "spec_poll_interval_seconds",
+    "spec.pollIntervalSeconds of the policy, seconds",
+    POLICY,
+  );
+  readonly lastReconcile = this.#gauge(
+    "last_reconcile_timestamp_seconds",
+    "When the last reconcile pass of the policy finished, Unix seconds",
+    POLICY,
   );
   readonly decisions = this.#counter("decisions_total", "Decisions by reason code", [...POLICY, "reason"]);
   readonly scaleOperations = this.#counter(
@@ -137,6 +200,45 @@ export class OperatorMetrics {
     if (time) this.#sampleTimes.set(`${namespace}/${policy}`, Date.parse(time));
   }
 
+  /**
+   * Records what a finished pass of a policy shows: its spec bounds, targets and poll interval, the
+   * SKUs, the conditions written and the time (the operator's clock). Fields left out keep their
+   * series as they were; a changed SKU replaces the old series.
+   */
+  observePolicy(namespace: string, policy: string, view: PolicyView): void {
+    const labels = { namespace, policy };
+    // An invalid spec (reported as InvalidSpec) may hold anything: only finite numbers are exported.
+    const ok = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
+    const set = (g: Gauge<"namespace" | "policy">, v: number | undefined) => {
+      if (ok(v)) g.set(labels, v);
+    };
+    set(this.specMinUnits, view.minUnits);
+    set(this.specMaxUnits, view.maxUnits);
+    set(this.specPollInterval, view.pollIntervalSeconds);
+    for (const [metric, v] of Object.entries(view.targetPercent ?? {})) {
+      if (ok(v)) this.specTarget.set({ ...labels, metric }, v);
+    }
+    const skus = this.#skus.get(`${namespace}/${policy}`) ?? {};
+    for (const [which, gauge] of [
+      ["currentSku", this.currentSku],
+      ["desiredSku", this.desiredSku],
+    ] as const) {
+      const sku = view[which];
+      if (typeof sku !== "string" || sku === skus[which]) continue;
+      const before = skus[which];
+      if (before !== undefined) gauge.remove({ ...labels, sku: before });
+      gauge.set({ ...labels, sku }, 1);
+      skus[which] = sku;
+    }
+    this.#skus.set(`${namespace}/${policy}`, skus);
+    for (const c of view.conditions ?? []) {
+      for (const status of CONDITION_STATUSES) {
+        this.statusCondition.set({ ...labels, type: c.type, status }, c.status === status ? 1 : 0);
+      }
+    }
+    this.lastReconcile.set(labels, this.#now() / 1000);
+  }
+
   /** Records one Azure call. `status` 0 means no HTTP response (timeout, reset). */
   observeAzureCall(api: string, status: number, seconds: number): void {
     this.azureRequests.inc({ api, status: String(status) });
@@ -166,10 +268,30 @@ export class OperatorMetrics {
 
   /** Forgets every series of a deleted policy. */
   forgetPolicy(namespace: string, policy: string): void {
-    for (const g of [this.currentUnits, this.desiredUnits, this.currentReplicas, this.desiredReplicas]) {
+    for (const g of [
+      this.currentUnits,
+      this.desiredUnits,
+      this.currentReplicas,
+      this.desiredReplicas,
+      this.specMinUnits,
+      this.specMaxUnits,
+      this.specPollInterval,
+      this.lastReconcile,
+    ]) {
       g.remove({ namespace, policy });
     }
     for (const metric of SAMPLE_FIELDS) this.lastSample.remove({ namespace, policy, metric });
+    for (const metric of ["serverLoadPercent", "connectionQuotaUtilizationPercent"]) {
+      this.specTarget.remove({ namespace, policy, metric });
+    }
+    const skus = this.#skus.get(`${namespace}/${policy}`);
+    if (skus?.currentSku) this.currentSku.remove({ namespace, policy, sku: skus.currentSku });
+    if (skus?.desiredSku) this.desiredSku.remove({ namespace, policy, sku: skus.desiredSku });
+    this.#skus.delete(`${namespace}/${policy}`);
+    for (const type of CONDITION_TYPES) {
+      for (const status of CONDITION_STATUSES)
+        this.statusCondition.remove({ namespace, policy, type, status });
+    }
     this.lastSampleAge.remove({ namespace, policy });
     this.#sampleTimes.delete(`${namespace}/${policy}`);
   }

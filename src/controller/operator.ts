@@ -328,6 +328,8 @@ export class Operator {
     this.#leading = false;
     this.#deps.metrics.leader.set(0);
     this.#readings.clear();
+    // The new leader exports the policies' gauges now: a stale copy here would contradict it.
+    for (const p of this.policies()) this.#deps.metrics.forgetPolicy(p.metadata.namespace, p.metadata.name);
   }
 
   #canWrite(): boolean {

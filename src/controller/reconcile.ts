@@ -20,7 +20,7 @@
  * - another owner of the capacity (a native Azure autoscale setting, an HPA that owns the
  *   Deployment, someone else changing its replicas) is reported as `Conflict`, not fought.
  */
-import { type CapacityPolicy, validatePolicy } from "../api/index.js";
+import { type CapacityPolicy, type PolicyCondition, validatePolicy } from "../api/index.js";
 import {
   completePass,
   type Decision,
@@ -79,8 +79,8 @@ export async function reconcile(
   deps: PassDeps,
 ): Promise<PassResult> {
   const write = await runPass(policy, reading, deps);
-  await writeStatus(policy, deps, write);
-  observe(policy, write, deps);
+  const conditions = await writeStatus(policy, deps, write);
+  observe(policy, write, conditions, deps);
   return {
     requeueAfterMs: write.requeueAfterMs,
     outcome: write.outcome,
@@ -182,11 +182,29 @@ async function sendUpdate(resourceId: string, update: PlannedUpdate, deps: PassD
   }
 }
 
-/** The pass in `/metrics` and the debug log. */
-function observe(policy: CapacityPolicy, write: PassWrite, deps: PassDeps): void {
+/** The pass in `/metrics` and the debug log; `conditions` are those written to status. */
+function observe(
+  policy: CapacityPolicy,
+  write: PassWrite,
+  conditions: readonly PolicyCondition[],
+  deps: PassDeps,
+): void {
   const { namespace, name } = policy.metadata;
   const labels = { namespace, policy: name };
   for (const c of write.counts) deps.metrics.scaleOperations.inc({ ...labels, ...c });
+  const spec = policy.spec as Partial<CapacityPolicy["spec"]> | undefined;
+  deps.metrics.observePolicy(namespace, name, {
+    minUnits: spec?.units?.min,
+    maxUnits: spec?.units?.max,
+    pollIntervalSeconds: spec?.pollIntervalSeconds,
+    targetPercent: {
+      serverLoadPercent: spec?.metrics?.serverLoad?.targetPercent,
+      connectionQuotaUtilizationPercent: spec?.metrics?.connections?.targetPercent,
+    },
+    currentSku: write.patch.current?.sku,
+    desiredSku: write.decision?.desired?.sku,
+    ...(conditions.length > 0 ? { conditions } : {}),
+  });
   const decision = write.decision;
   if (!decision) return;
   for (const r of decision.reasons) deps.metrics.decisions.inc({ ...labels, reason: r.code });

@@ -28,13 +28,14 @@ export interface StatusWriteDeps {
  * Writes status once: conditions stamped against the policy's current status, Ready derived.
  * On 409 it reads the policy again and rebuilds only the stamps — no Azure call is repeated.
  * Events (the pass's own and those of condition changes) follow a successful write.
+ * Returns the conditions written (none when this replica may not write).
  */
 export async function writeStatus(
   policy: CapacityPolicy,
   deps: StatusWriteDeps,
   write: PassWrite,
-): Promise<void> {
-  if (!deps.canWrite() || write.outcome === "notLeader") return;
+): Promise<PolicyCondition[]> {
+  if (!deps.canWrite() || write.outcome === "notLeader") return [];
   const { namespace, name } = policy.metadata;
   const nowIso = new Date(deps.now()).toISOString();
   let base = policy;
@@ -87,4 +88,5 @@ export async function writeStatus(
       deps.log.warn({ namespace, policy: name, err: String(err) }, "could not record an Event");
     }
   }
+  return written;
 }

@@ -5,6 +5,7 @@ export {
   type StartControlPlaneOptions,
   startControlPlane,
 } from "./controlplane.js";
+export { ensureMonitoringTools, type MonitoringTools, monitoringTools } from "./monitoring-tools.js";
 export {
   binariesPresent,
   buildScript,

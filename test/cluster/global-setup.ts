@@ -3,12 +3,14 @@
  * etcd + kube-apiserver for the whole run and hands the connection details to
  * the tests via `inject("controlPlane")`. Also makes sure a Prometheus binary
  * exists (building it on first use) and hands its path to the tests via
- * `inject("prometheusBinary")`; tests start their own Prometheus with it.
+ * `inject("prometheusBinary")`; tests start their own Prometheus with it. Likewise `promtool` and
+ * `gitops-health` (scripts/build-monitoring-tools.sh) via `inject("monitoringTools")`.
  */
 import type { TestProject } from "vitest/node";
 import {
   type ControlPlane,
   ensureControlPlaneBinaries,
+  ensureMonitoringTools,
   ensurePrometheusBinary,
   startControlPlane,
 } from "../../src/localcluster/index.js";
@@ -30,6 +32,8 @@ declare module "vitest" {
     controlPlane: ProvidedControlPlane;
     /** Path of the prometheus binary (cached build, $SIGNALR_AUTOSCALER_PROMETHEUS or PATH). */
     prometheusBinary: string;
+    /** Paths of promtool and gitops-health (cached builds). */
+    monitoringTools: { promtool: string; gitopsHealth: string };
   }
 }
 
@@ -50,6 +54,15 @@ export async function setup(project: TestProject): Promise<void> {
       `${((Date.now() - prometheusStarted) / 1000).toFixed(1)}s`,
   );
   project.provide("prometheusBinary", prometheus.binary);
+  const toolsStarted = Date.now();
+  const tools = await ensureMonitoringTools({
+    onProgress: (line) => console.log(`[monitoring tools] ${line}`),
+  });
+  console.log(
+    `[monitoring tools] promtool and gitops-health at ${tools.binDir} in ` +
+      `${((Date.now() - toolsStarted) / 1000).toFixed(1)}s`,
+  );
+  project.provide("monitoringTools", { promtool: tools.promtool, gitopsHealth: tools.gitopsHealth });
 
   controlPlane = await startControlPlane({ binaries });
   console.log(
