@@ -239,7 +239,7 @@ describe("reliability matrix: Kubernetes objects changing under the operator", (
     });
   });
 
-  it("the managed Deployment deleted: reported, Azure still sized; the replicas again once it is back", async () => {
+  it("the managed Deployment deleted: reported, and the instance still sized", async () => {
     const { kube, ns, id, requests, harness } = await ops.start("f-deploy");
     await createPolicy(
       kube,
