@@ -21,10 +21,11 @@ import { writeHeapSnapshot } from "node:v8";
 import { KubeConfig } from "@kubernetes/client-node";
 import { pino } from "pino";
 import { createAzureAdapters, resourceKey } from "../src/azure/index.js";
-import { realClock } from "../src/controller/clock.js";
+import { realClock, scaledClock } from "../src/controller/clock.js";
 import { startProbeServer } from "../src/controller/http.js";
 import { OperatorMetrics } from "../src/controller/metrics.js";
 import { Operator, type PassReport } from "../src/controller/operator.js";
+import { createVirtualClock } from "../src/emulator/clock.js";
 import { createKubeClients, loadKubeConfig } from "../src/kube/client.js";
 import { PrometheusClient } from "../src/prometheus/index.js";
 
@@ -41,6 +42,14 @@ export interface OperatorProcessConfig {
    * instead of the operator's shared pool (src/kube/client.ts PooledKubeConfig).
    */
   perRequestConnections: boolean;
+  /**
+   * The emulator's virtual clock, when it runs faster than real time (the soak): the operator's
+   * clock follows it — virtual `virtualMs` at real `realMs` (both ms since the epoch), `speed`
+   * virtual ms per real ms. Absent: the real clock.
+   */
+  clock?: { virtualMs: number; realMs: number; speed: number };
+  /** Pass this operator setting through (tests of shorter intervals); absent: the default. */
+  tickMs?: number;
 }
 
 /** One finished pass. */
@@ -168,11 +177,21 @@ async function main(): Promise<void> {
   ]);
   timed(kube.core, "core", ["createNamespacedEvent", "patchNamespacedEvent"]);
   timed(kube.apps, "apps", ["readNamespacedDeploymentScale", "patchNamespacedDeploymentScale"]);
+  const c = config.clock;
+  const clock = c
+    ? scaledClock(
+        createVirtualClock({
+          start: new Date(c.virtualMs + (Date.now() - c.realMs) * c.speed),
+          speed: c.speed,
+        }),
+      )
+    : realClock;
   const azure = createAzureAdapters({
     credential: { getToken: async () => ({ token: "bench", expiresOnTimestamp: Date.now() + 3_600_000 }) },
     armEndpoint: config.armEndpoint,
     metricsEndpoint: (region) => config.metricsEndpointTemplate.replaceAll("{region}", region),
     ca: config.caPem,
+    ...(c ? { now: () => new Date(clock.now()) } : {}),
   });
 
   // Poll cycles, seen through the adapters.
@@ -271,8 +290,12 @@ async function main(): Promise<void> {
     }
   };
   const operator = new Operator(
-    { kube, azure, log, metrics, clock: realClock, prometheus },
-    { workers: config.workers, identity: "bench" },
+    { kube, azure, log, metrics, clock, prometheus },
+    {
+      workers: config.workers,
+      identity: "bench",
+      ...(config.tickMs !== undefined ? { tickMs: config.tickMs } : {}),
+    },
   );
   const probes = await startProbeServer({
     address: "127.0.0.1:0",

@@ -53,6 +53,8 @@ export interface ArmContext {
 export interface ArmFaultFlags {
   /** The update reports success but does not apply. */
   notApplied?: boolean;
+  /** The update runs, then ends Failed without applying. */
+  failUpdate?: boolean;
 }
 
 /** The JSON ARM returns for an instance. */
@@ -310,7 +312,7 @@ export function handleArm(
       const change = readChange(req.body);
       if ("status" in change) return change;
       try {
-        const op = state.beginUpdate(resourceId, change, !flags.notApplied);
+        const op = state.beginUpdate(resourceId, change, !flags.notApplied, flags.failUpdate === true);
         return accepted(req, state, op, apiVersion);
       } catch (err) {
         return stateError(err);
@@ -324,7 +326,7 @@ export function handleArm(
           return accepted(
             req,
             state,
-            state.beginUpdate(resourceId, change, !flags.notApplied),
+            state.beginUpdate(resourceId, change, !flags.notApplied, flags.failUpdate === true),
             apiVersion,
             201,
           );

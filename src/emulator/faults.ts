@@ -15,7 +15,9 @@
  * - `reset`: destroy the connection without an answer;
  * - `nullSeries`: getBatch data points keep their timestamps but have no values;
  * - `emptyTimeseries`: getBatch metrics come with `timeseries: []`;
- * - `notApplied`: an update (PATCH/PUT) runs and reports Succeeded but does not change the SKU or units.
+ * - `notApplied`: an update (PATCH/PUT) runs and reports Succeeded but does not change the SKU or units;
+ * - `failUpdate`: an update (PATCH/PUT) is accepted, runs its usual time, then ends `Failed`
+ *   (provisioning state `Failed`, SKU and units unchanged).
  */
 
 export type FaultAction =
@@ -32,7 +34,8 @@ export type FaultAction =
   | { kind: "reset" }
   | { kind: "nullSeries" }
   | { kind: "emptyTimeseries" }
-  | { kind: "notApplied" };
+  | { kind: "notApplied" }
+  | { kind: "failUpdate" };
 
 /** A rule as given to {@link FaultTable.add}. */
 export interface FaultSpec {
@@ -82,7 +85,16 @@ export function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${out}$`, "i");
 }
 
-const KINDS = new Set(["status", "delay", "hang", "reset", "nullSeries", "emptyTimeseries", "notApplied"]);
+const KINDS = new Set([
+  "status",
+  "delay",
+  "hang",
+  "reset",
+  "nullSeries",
+  "emptyTimeseries",
+  "notApplied",
+  "failUpdate",
+]);
 
 /** Checks a spec from the control API. @throws FaultSpecError */
 function validateFaultSpec(spec: unknown): FaultSpec {

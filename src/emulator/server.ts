@@ -221,6 +221,10 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
           armFlags.notApplied = true;
           record.fault = rule.id;
           break;
+        case "failUpdate":
+          armFlags.failUpdate = true;
+          record.fault = rule.id;
+          break;
       }
     }
 

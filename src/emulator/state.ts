@@ -234,6 +234,8 @@ export class EmulatorState {
   readonly #defaultDemand: DemandSpec;
   readonly #instances = new Map<string, InstanceRecord>();
   readonly #operations = new Map<string, OperationRecord>();
+  /** Operations that end Failed (the `failUpdate` fault). */
+  readonly #failing = new Set<string>();
   readonly #autoscale = new Map<string, AutoscaleSettingRecord>();
   #nextOp = 1;
 
@@ -261,11 +263,12 @@ export class EmulatorState {
     const now = this.clock.nowMs();
     for (const op of this.#operations.values()) {
       if (op.status !== "InProgress" || op.completesMs > now) continue;
-      op.status = "Succeeded";
+      const failed = this.#failing.delete(op.id);
+      op.status = failed ? "Failed" : "Succeeded";
       op.endMs = op.completesMs;
       const inst = this.#instances.get(armKey(op.resourceId));
       if (!inst || inst.operationId !== op.id) continue;
-      inst.provisioningState = "Succeeded";
+      inst.provisioningState = op.status;
       delete inst.operationId;
       if (op.apply)
         inst.capacity.push({ fromMs: op.completesMs, sku: op.target.sku, units: op.target.units });
@@ -435,12 +438,14 @@ export class EmulatorState {
   /**
    * Starts an update of SKU and/or units (ARM PATCH or PUT on an existing instance). Takes
    * `scaleDurationMs` when the capacity changes, no time otherwise.
+   * `apply: false`: reports Succeeded without changing SKU or units; `fail: true`: ends Failed, unchanged.
    * @throws StateError 404 (unknown), 409 (an operation is running), 400 (invalid SKU or units).
    */
   beginUpdate(
     resourceId: string,
     change: { sku?: string; units?: number; tags?: Record<string, string> },
     apply = true,
+    fail = false,
   ): OperationRecord {
     const inst = this.#require(resourceId);
     if (inst.operationId) {
@@ -470,8 +475,9 @@ export class EmulatorState {
       "update",
       { sku, units },
       changes ? this.scaleDurationMs : 0,
-      apply,
+      apply && !fail,
     );
+    if (fail) this.#failing.add(op.id);
     inst.provisioningState = "Updating";
     this.settle();
     return { ...op };
