@@ -16,6 +16,7 @@ import {
   watchPolicies,
 } from "../../src/kube/index.js";
 import { type ControlPlane, OPERATOR_USER, startControlPlane } from "../../src/localcluster/index.js";
+import { recordFault } from "../reliability/record.js";
 import {
   adminClients,
   clientsFor,
@@ -178,6 +179,14 @@ describe("policy watch against the shared control plane", { timeout: 60_000 }, (
     await createPolicy(clients, ns, "after-expiry");
     await eventually(() => expect(seen.names("added")).toContain("after-expiry"));
     await watch.stop();
+    recordFault({
+      id: "watch-410-gone",
+      endpoint: "kube-apiserver",
+      fault: "410 Gone (Expired) to the watch's resourceVersion",
+      outcome: "one relist, then live again; later objects seen",
+      test: "test/kube/watch.test.ts › relists when the API server answers 410 Gone",
+      figures: { lists: watch.health().lists, errors: errors.length },
+    });
   });
 
   it("has the server end each request after serverTimeoutSeconds and resumes without errors", async () => {
@@ -235,6 +244,14 @@ describe("policy watch against the shared control plane", { timeout: 60_000 }, (
     await createPolicy(clients, ns, "after-silence");
     await eventually(() => expect(seen.names("added")).toContain("after-silence"));
     await watch.stop();
+    recordFault({
+      id: "watch-silence",
+      endpoint: "kube-apiserver",
+      fault: "a watch that stays silent (no event, no bookmark) past the silence timeout (1 s here)",
+      outcome: "the watch is restarted without a relist; later objects seen",
+      test: "test/kube/watch.test.ts › restarts a watch that stays silent",
+      figures: { silentRestarts: watch.health().silentRestarts, lists: watch.health().lists },
+    });
   });
 
   it("retries with backoff while the collection is forbidden, and works once access is granted", async () => {

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { eventually } from "../kube/support.js";
+import { recordFault } from "../reliability/record.js";
 import { operatorSuite, signalrId } from "./harness.js";
 import {
   armWritesFor,
@@ -93,6 +94,15 @@ describe("metrics failures", () => {
     }
     expect(passes.map((d) => d.fallback.consecutiveFailures).slice(0, 3)).toEqual([1, 2, 3]);
     expect(armWritesFor(requests.all, id)).toEqual([]);
+    recordFault({
+      id: "metrics-null-series",
+      endpoint: "Azure Monitor",
+      fault: "getBatch answers series whose data points have no values",
+      outcome:
+        "MetricsAvailable=False NoMetrics; units held; Fallback Hold from the 3rd failed poll; scale-in only once data returns",
+      test: "test/operator/fallback.test.ts › holds the units while metrics are missing",
+      figures: { passesWithoutData: passes.length, scaleInsOnUnknownData: 0, fallbackAtFailure: 3 },
+    });
     const warnings = await eventsFor(kube, ns, "chat");
     expect(warnings.some((e) => e.type === "Warning" && e.reason === "FallbackHold")).toBe(true);
 

@@ -27,6 +27,7 @@ import {
   startFakePrometheus,
 } from "../../src/prometheus/fake-server.js";
 import { eventually } from "../kube/support.js";
+import { recordFault } from "../reliability/record.js";
 import { operatorSuite, signalrId } from "./harness.js";
 import {
   armWritesFor,
@@ -149,6 +150,15 @@ describe("a failing leading signal", () => {
     }
     // Nothing to change: no ARM update.
     for (const c of cases) expect(armWritesFor(requests.all, c.id)).toHaveLength(0);
+    recordFault({
+      id: "prometheus-down",
+      endpoint: "Prometheus",
+      fault: "the leading signal's Prometheus: closed port, 503, a query it refuses (400)",
+      outcome:
+        "Ready=True on Azure Monitor; leading.state Unavailable with Unreachable / Http / QueryError; no update",
+      test: "test/operator/leading-faults.test.ts › is reported Unavailable",
+      figures: { policies: cases.length, armWrites: 0 },
+    });
   });
 
   it("does not stall the poll cycle: passes keep coming at the poll interval plus the timeout", async () => {
@@ -197,6 +207,20 @@ describe("a failing leading signal", () => {
     for (const c of cases.filter((x) => x.name !== "hanging"))
       expect(Math.max(...(gaps.get(c.name) ?? [])), c.name).toBeLessThan(MAX_GAP_MS);
     expect(elapsed).toBeLessThan(7 * MAX_HANGING_GAP_MS);
+    const others = cases.filter((x) => x.name !== "hanging").flatMap((c) => gaps.get(c.name) ?? []);
+    recordFault({
+      id: "prometheus-hang",
+      endpoint: "Prometheus",
+      fault: "the leading signal's Prometheus accepts the query and never answers",
+      outcome:
+        "leading.state Unavailable (Timeout); that policy's passes at poll + query timeout; no other policy held",
+      test: "test/operator/leading-faults.test.ts › does not stall the poll cycle",
+      figures: {
+        hangingPassGapMaxMs: Math.round(Math.max(...hanging)),
+        otherPassGapMaxMs: Math.round(Math.max(...others)),
+        failingPasses: failed.length,
+      },
+    });
   });
 
   it("still scales out on a load rise measured by Azure Monitor", async () => {

@@ -18,6 +18,7 @@ import { PolicyClient, type StatusPatch } from "../../src/kube/policies.js";
 import { WorkloadClient } from "../../src/kube/workloads.js";
 import { startTestEmulator, staticCredential } from "../azure/helpers.js";
 import { adminClients, createNamespace, ensureCrd } from "../kube/support.js";
+import { recordFault } from "../reliability/record.js";
 import { signalrId } from "./harness.js";
 import { armWritesFor, condition, createPolicy, eventsFor, getPolicy, policyManifest } from "./helpers.js";
 
@@ -163,6 +164,14 @@ describe("a 409 on the status write", () => {
     // The scale's Event was recorded once, after the successful write.
     const events = await eventsFor(kube, ns, "chat");
     expect(events.filter((e) => e.reason === "ScalingOut")).toHaveLength(1);
+    recordFault({
+      id: "status-409-once",
+      endpoint: "kube-apiserver",
+      fault: "409 Conflict on the status write after an accepted update (another writer)",
+      outcome: "the status written on a fresh read; one ARM update; one Event",
+      test: "test/operator/status-conflict.test.ts › is retried on a fresh read",
+      figures: { armWrites: 1, statusWrites: policies.writes.length, scalingOutEvents: 1 },
+    });
   });
 
   it("gives up after a bounded number of 409s, still without a second ARM update", async () => {
@@ -189,5 +198,13 @@ describe("a 409 on the status write", () => {
     expect(policies.writes).toBeGreaterThan(1);
     expect(policies.writes).toBeLessThanOrEqual(5);
     expect(armWritesFor(emulator.control.requests(), id)).toHaveLength(1);
+    recordFault({
+      id: "status-409-repeated",
+      endpoint: "kube-apiserver",
+      fault: "409 Conflict on every status write",
+      outcome: "the pass gives up after a bounded number of tries, without a second ARM update",
+      test: "test/operator/status-conflict.test.ts › gives up after a bounded number of 409s",
+      figures: { statusWriteTries: policies.writes, armWrites: 1 },
+    });
   });
 });
