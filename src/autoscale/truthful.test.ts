@@ -7,7 +7,6 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { recordFault } from "../../test/reliability/record.js";
 import type { CapacityPolicyStatus } from "../api/index.js";
 import { DEFAULT_LADDERS, type ScalableSku } from "../capacity/skus.js";
 import { decide } from "./decide.js";
@@ -210,19 +209,6 @@ describe("one sample's value moves the recommendation at most as far as saturati
     expect(why?.message).toContain("ServerLoad 4,000 % at 11:55 UTC");
     // Unknown for its bucket: no scale-in on it.
     expect(d.scaleIn.blockedBy).toContain("MetricsIncomplete");
-    recordFault({
-      id: "metrics-impossible-values",
-      endpoint: "Azure Monitor",
-      fault:
-        "impossible values in a bucket: ServerLoad 4,000 %, NaN, ±Infinity, negative, 10¹² (300 random cases per field)",
-      outcome:
-        "the value is unknown for its bucket (SampleInvalid), never demand; no scale-in on it; never a runaway scale-out",
-      test: "src/autoscale/truthful.test.ts › impossible values",
-      figures: {
-        recommendedUnits: d.recommendation?.units ?? 0,
-        scaleInBlockedBy: d.scaleIn.blockedBy.join(","),
-      },
-    });
   });
 
   it("a percentage just above 100 is read as saturation; connections above the quota likewise", () => {

@@ -6,6 +6,8 @@
  * asserts the safe outcome and records its figures (docs/reliability.md).
  */
 import { describe, expect, it } from "vitest";
+import { decide } from "../../src/autoscale/decide.js";
+import { NOW, policy, samples, spec } from "../../src/autoscale/testing.js";
 import type { RequestRecord } from "../../src/emulator/index.js";
 import { CHAT_HUB, eventually } from "../kube/support.js";
 import { operatorPerTest } from "../operator/harness.js";
@@ -345,6 +347,42 @@ describe("reliability matrix: Kubernetes objects changing under the operator", (
       outcome: "Conflict=True HpaOwnsReplicas; replicas left to the HPA; the instance still sized",
       test: `${FILE} › an HPA added later`,
       figures: { secondsToConflict: detectSeconds, replicasChangedAfterConflict: 0 },
+    });
+  });
+});
+
+describe("reliability matrix: impossible values (the decision, pure)", () => {
+  it("ServerLoad 4,000 %, NaN, ±Infinity and negatives are unknown for their bucket: no scale-in, no runaway", () => {
+    const current = { sku: "Premium_P1" as const, units: 20 };
+    const base = samples({ serverLoadPercent: 30, connections: 6000, connectionQuotaUtilizationPercent: 30 });
+    const reference = decide({ policy: policy(spec()), samples: base, current, now: NOW });
+    const outcomes = [4000, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -1, 1e12].map(
+      (v) => {
+        const bad = base.map((x, i) => (i === 10 ? { ...x, serverLoadPercent: v, connections: v } : x));
+        const d = decide({ policy: policy(spec()), samples: bad, current, now: NOW });
+        expect(
+          d.reasons.some((r) => r.code === "SampleInvalid"),
+          String(v),
+        ).toBe(true);
+        expect(d.scaleIn.blockedBy, String(v)).toContain("MetricsIncomplete");
+        expect(d.recommendation?.units ?? 0, String(v)).toBeLessThanOrEqual(
+          reference.recommendation?.units ?? 0,
+        );
+        return d;
+      },
+    );
+    recordFault({
+      id: "metrics-impossible-values",
+      endpoint: "Azure Monitor",
+      fault: "impossible values in one bucket: ServerLoad and connections 4,000 %, NaN, ±Infinity, −1, 10¹²",
+      outcome: "unknown for its bucket (SampleInvalid), never demand: scale-in blocked, no runaway scale-out",
+      test: `${FILE} › impossible values`,
+      figures: {
+        cases: outcomes.length,
+        scaleInsOnUnknownData: 0,
+        maxRecommendedUnits: Math.max(...outcomes.map((d) => d.recommendation?.units ?? 0)),
+        unitsWithoutTheBadBucket: reference.recommendation?.units ?? 0,
+      },
     });
   });
 });
