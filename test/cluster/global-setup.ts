@@ -3,12 +3,14 @@
  * etcd + kube-apiserver for the whole run and hands the connection details to
  * the tests via `inject("controlPlane")`. Also makes sure a Prometheus binary
  * exists (building it on first use) and hands its path to the tests via
- * `inject("prometheusBinary")`; tests start their own Prometheus with it.
+ * `inject("prometheusBinary")`; tests start their own Prometheus with it. Likewise the Helm CLI
+ * the chart's tests run, via `inject("helmBinary")`.
  */
 import type { TestProject } from "vitest/node";
 import {
   type ControlPlane,
   ensureControlPlaneBinaries,
+  ensureHelmBinary,
   ensurePrometheusBinary,
   startControlPlane,
 } from "../../src/localcluster/index.js";
@@ -30,6 +32,8 @@ declare module "vitest" {
     controlPlane: ProvidedControlPlane;
     /** Path of the prometheus binary (cached build, $SIGNALR_AUTOSCALER_PROMETHEUS or PATH). */
     prometheusBinary: string;
+    /** Path of the helm binary (cached build, $SIGNALR_AUTOSCALER_HELM or PATH). */
+    helmBinary: string;
   }
 }
 
@@ -50,6 +54,13 @@ export async function setup(project: TestProject): Promise<void> {
       `${((Date.now() - prometheusStarted) / 1000).toFixed(1)}s`,
   );
   project.provide("prometheusBinary", prometheus.binary);
+  const helmStarted = Date.now();
+  const helm = await ensureHelmBinary({ onProgress: (line) => console.log(`[helm] ${line}`) });
+  console.log(
+    `[helm] ${helm.version} (${helm.source}) at ${helm.binary} in ` +
+      `${((Date.now() - helmStarted) / 1000).toFixed(1)}s`,
+  );
+  project.provide("helmBinary", helm.binary);
 
   controlPlane = await startControlPlane({ binaries });
   console.log(
