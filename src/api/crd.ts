@@ -208,7 +208,10 @@ export function capacityPolicyCrd(): JsonObject {
   };
 }
 
-/** The CRD as the YAML text committed in crds/. */
+/**
+ * The CRD as the YAML text committed in crds/. Written as YAML 1.1, which kubectl and Helm read:
+ * strings that YAML 1.1 would take for booleans or numbers (the enum value Off) are quoted.
+ */
 export function capacityPolicyCrdYaml(): string {
-  return CRD_HEADER + stringify(capacityPolicyCrd(), { lineWidth: 0, minContentWidth: 0 });
+  return CRD_HEADER + stringify(capacityPolicyCrd(), { lineWidth: 0, minContentWidth: 0, version: "1.1" });
 }
