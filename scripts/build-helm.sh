@@ -45,6 +45,7 @@ read_versions "$module_dir/versions.env" HELM_VERSION
 cache_root="${SIGNALR_AUTOSCALER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/signalr-autoscaler}"
 parent="$cache_root/helm"
 key="$HELM_VERSION"
+release="$HELM_VERSION"
 dest="$parent/$key"
 binary="$dest/bin/helm"
 complete() { [[ -x "$binary" ]]; }
@@ -62,49 +63,7 @@ version_of() {
 }
 major_ok() { [[ "$1" =~ ^v([0-9]+)\. ]] && [[ "${BASH_REMATCH[1]}" -ge 3 ]]; }
 
-# The binary to use without building, as "path<TAB>version<TAB>where", or nothing.
-existing() {
-  local v path
-  if [[ -n "${SIGNALR_AUTOSCALER_HELM:-}" ]]; then
-    path="$SIGNALR_AUTOSCALER_HELM"
-    [[ -x "$path" ]] || die "SIGNALR_AUTOSCALER_HELM=$path is not an executable file"
-    v="$(version_of "$path")"
-    major_ok "$v" || die "SIGNALR_AUTOSCALER_HELM=$path does not report a Helm version 3 or later ('$("$path" version --short 2>&1 | head -n 1)')"
-    printf '%s\t%s\t%s\n' "$path" "$v" "SIGNALR_AUTOSCALER_HELM"
-    return
-  fi
-  if complete; then
-    printf '%s\t%s\t%s\n' "$binary" "$HELM_VERSION" "cache"
-    return
-  fi
-  if path="$(command -v helm 2>/dev/null)" && [[ -n "$path" ]]; then
-    v="$(version_of "$path")"
-    if major_ok "$v"; then
-      printf '%s\t%s\t%s\n' "$path" "$v" "PATH"
-      return
-    fi
-  fi
-}
-
-if [[ $force == 0 ]]; then
-  found="$(existing)"
-  if [[ -n "$found" ]]; then
-    IFS=$'\t' read -r path v where <<<"$found"
-    if [[ $print_binary == 1 ]]; then
-      printf '%s\n' "$path"
-      exit 0
-    fi
-    case "$where" in
-      cache) log "up to date: $path (helm $v)" ;;
-      *) log "using $path (helm $v) from $where; not building" ;;
-    esac
-    exit 0
-  fi
-fi
-if [[ $print_binary == 1 ]]; then
-  [[ $force == 0 ]] && complete && { printf '%s\n' "$binary"; exit 0; }
-  exit 1
-fi
+use_existing SIGNALR_AUTOSCALER_HELM helm "a Helm version 3 or later" version --short
 
 require_go "install Go (see helm/go.mod for the minimum version) and re-run, or set SIGNALR_AUTOSCALER_HELM to a helm binary (version 3 or later). Needed once to build Helm $HELM_VERSION into $dest/bin"
 
