@@ -66,49 +66,7 @@ version_of() {
 }
 major_ok() { [[ -n "$1" && "${1%%.*}" -ge 2 ]]; }
 
-# The binary to use without building, as "path<TAB>version<TAB>where", or nothing.
-existing() {
-  local v path
-  if [[ -n "${SIGNALR_AUTOSCALER_PROMETHEUS:-}" ]]; then
-    path="$SIGNALR_AUTOSCALER_PROMETHEUS"
-    [[ -x "$path" ]] || die "SIGNALR_AUTOSCALER_PROMETHEUS=$path is not an executable file"
-    v="$(version_of "$path")"
-    major_ok "$v" || die "SIGNALR_AUTOSCALER_PROMETHEUS=$path does not report a Prometheus version 2 or later ('$("$path" --version 2>&1 | head -n 1)')"
-    printf '%s\t%s\t%s\n' "$path" "$v" "SIGNALR_AUTOSCALER_PROMETHEUS"
-    return
-  fi
-  if complete; then
-    printf '%s\t%s\t%s\n' "$binary" "$release" "cache"
-    return
-  fi
-  if path="$(command -v prometheus 2>/dev/null)" && [[ -n "$path" ]]; then
-    v="$(version_of "$path")"
-    if major_ok "$v"; then
-      printf '%s\t%s\t%s\n' "$path" "$v" "PATH"
-      return
-    fi
-  fi
-}
-
-if [[ $force == 0 ]]; then
-  found="$(existing)"
-  if [[ -n "$found" ]]; then
-    IFS=$'\t' read -r path v where <<<"$found"
-    if [[ $print_binary == 1 ]]; then
-      printf '%s\n' "$path"
-      exit 0
-    fi
-    case "$where" in
-      cache) log "up to date: $path (prometheus $v)" ;;
-      *) log "using $path (prometheus $v) from $where; not building" ;;
-    esac
-    exit 0
-  fi
-fi
-if [[ $print_binary == 1 ]]; then
-  [[ $force == 0 ]] && complete && { printf '%s\n' "$binary"; exit 0; }
-  exit 1
-fi
+use_existing SIGNALR_AUTOSCALER_PROMETHEUS prometheus "a Prometheus version 2 or later" --version
 
 require_go "install Go (see prometheus/go.mod for the minimum version) and re-run, or set SIGNALR_AUTOSCALER_PROMETHEUS to a prometheus binary (version 2 or later). Needed once to build Prometheus $release into $dest/bin"
 

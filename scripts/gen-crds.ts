@@ -1,17 +1,18 @@
 /**
- * Writes crds/capacitypolicies.autoscaling.signalr.dev.yaml and docs/capacitypolicy.md from the
- * schema in src/api. With --check, writes nothing and exits 1 when either file is out of date.
+ * Writes crds/capacitypolicies.autoscaling.signalr.dev.yaml (and the Helm chart's copy of it) and
+ * docs/capacitypolicy.md from the schema in src/api. With --check, writes nothing and exits 1 when either file is out of date.
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { CRD_FILE, capacityPolicyCrdYaml } from "../src/api/crd.js";
+import { CHART_CRD_FILE, CRD_FILE, capacityPolicyCrdYaml } from "../src/api/crd.js";
 import { capacityPolicyReferenceMarkdown, DOCS_FILE } from "../src/api/docs.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const check = process.argv.includes("--check");
 const outputs: [string, string][] = [
   [CRD_FILE, capacityPolicyCrdYaml()],
+  [CHART_CRD_FILE, capacityPolicyCrdYaml()],
   [DOCS_FILE, capacityPolicyReferenceMarkdown()],
 ];
 

@@ -1,5 +1,5 @@
 # Shared steps of the scripts that build Go binaries into the project's cache
-# (build-control-plane.sh, build-prometheus.sh). Sourced, not run. The caller
+# (build-control-plane.sh, build-prometheus.sh, build-helm.sh). Sourced, not run. The caller
 # defines log and die (messages with its own prefix) and complete (true when
 # the cached result is all there), and sets parent (the cache folder of this
 # kind of build), dest (the version-keyed folder in it) and key (the version
@@ -64,4 +64,48 @@ swap_into_place() {
     mv "$tmp" "$dest"
   fi
   trap - EXIT
+}
+
+# Exits without building when a binary is there to use, in this order: the one
+# the environment variable $1 names (dies when it is not an executable or
+# major_ok refuses its version), the cached $binary (of version $release), the
+# first $2 on PATH when major_ok accepts its version. It prints that binary's
+# path with --print-binary ($print_binary = 1), else says which it uses. With
+# --force ($force = 1) only the cache counts, for --print-binary. With
+# --print-binary and nothing found, exits 1. $3 names the versions accepted in
+# messages ("a Prometheus version 2 or later"); $4… is the command line that
+# prints the version. The caller defines version_of (the version a binary
+# reports, or nothing) and major_ok.
+use_existing() {
+  local var="$1" command="$2" accepted="$3" path v where=""
+  shift 3
+  if [[ $force == 0 ]]; then
+    if [[ -n "${!var:-}" ]]; then
+      path="${!var}"
+      [[ -x "$path" ]] || die "$var=$path is not an executable file"
+      v="$(version_of "$path")" || v=""
+      major_ok "$v" || die "$var=$path does not report $accepted ('$("$path" "$@" 2>&1 | head -n 1)')"
+      where="$var"
+    elif complete; then
+      path="$binary" v="$release" where="cache"
+    elif path="$(command -v "$command" 2>/dev/null)" && [[ -n "$path" ]]; then
+      v="$(version_of "$path")" || v=""
+      major_ok "$v" && where="PATH"
+    fi
+  fi
+  if [[ -n "$where" ]]; then
+    if [[ $print_binary == 1 ]]; then
+      printf '%s\n' "$path"
+      exit 0
+    fi
+    case "$where" in
+      cache) log "up to date: $path ($command $v)" ;;
+      *) log "using $path ($command $v) from $where; not building" ;;
+    esac
+    exit 0
+  fi
+  if [[ $print_binary == 1 ]]; then
+    [[ $force == 0 ]] && complete && { printf '%s\n' "$binary"; exit 0; }
+    exit 1
+  fi
 }

@@ -157,3 +157,32 @@ export function cachedPrometheusBinary(
   const version = options.version ?? readPrometheusVersion(options.root);
   return join(cacheRoot(options.env), "prometheus", version.module, "bin", "prometheus");
 }
+
+// ---------------------------------------------------------------------------
+// Helm
+
+export function helmBuildScript(root: string = repoRoot()): string {
+  return join(root, "scripts", "build-helm.sh");
+}
+
+/**
+ * Parses helm/versions.env: HELM_VERSION, the Go module version of helm.sh/helm/v3, which is the
+ * Helm release (e.g. "v3.22.0"). Throws when it is missing or not v3.Y.Z.
+ */
+export function parseHelmVersionsEnv(text: string): string {
+  const version = keyValues(text).get("HELM_VERSION") ?? "";
+  if (!/^v3\.\d+\.\d+$/.test(version)) {
+    throw new Error(`helm/versions.env: bad or missing HELM_VERSION '${version}' (expected v3.Y.Z)`);
+  }
+  return version;
+}
+
+export function readHelmVersion(root: string = repoRoot()): string {
+  return parseHelmVersionsEnv(readFileSync(join(root, "helm", "versions.env"), "utf8"));
+}
+
+/** Where scripts/build-helm.sh puts the binary it builds (present or not). */
+export function cachedHelmBinary(options: { env?: Env; version?: string; root?: string } = {}): string {
+  const version = options.version ?? readHelmVersion(options.root);
+  return join(cacheRoot(options.env), "helm", version, "bin", "helm");
+}

@@ -5,12 +5,15 @@
  * exists (building it on first use) and hands its path to the tests via
  * `inject("prometheusBinary")`; tests start their own Prometheus with it. Likewise `promtool` and
  * `gitops-health` (scripts/build-monitoring-tools.sh) via `inject("monitoringTools")`.
+ * `inject("prometheusBinary")`; tests start their own Prometheus with it. Likewise the Helm CLI
+ * the chart's tests run, via `inject("helmBinary")`.
  */
 import type { TestProject } from "vitest/node";
 import {
   type ControlPlane,
   ensureControlPlaneBinaries,
   ensureMonitoringTools,
+  ensureHelmBinary,
   ensurePrometheusBinary,
   startControlPlane,
 } from "../../src/localcluster/index.js";
@@ -34,6 +37,8 @@ declare module "vitest" {
     prometheusBinary: string;
     /** Paths of promtool and gitops-health (cached builds). */
     monitoringTools: { promtool: string; gitopsHealth: string };
+    /** Path of the helm binary (cached build, $SIGNALR_AUTOSCALER_HELM or PATH). */
+    helmBinary: string;
   }
 }
 
@@ -63,6 +68,13 @@ export async function setup(project: TestProject): Promise<void> {
       `${((Date.now() - toolsStarted) / 1000).toFixed(1)}s`,
   );
   project.provide("monitoringTools", { promtool: tools.promtool, gitopsHealth: tools.gitopsHealth });
+  const helmStarted = Date.now();
+  const helm = await ensureHelmBinary({ onProgress: (line) => console.log(`[helm] ${line}`) });
+  console.log(
+    `[helm] ${helm.version} (${helm.source}) at ${helm.binary} in ` +
+      `${((Date.now() - helmStarted) / 1000).toFixed(1)}s`,
+  );
+  project.provide("helmBinary", helm.binary);
 
   controlPlane = await startControlPlane({ binaries });
   console.log(
