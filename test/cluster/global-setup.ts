@@ -12,8 +12,8 @@ import type { TestProject } from "vitest/node";
 import {
   type ControlPlane,
   ensureControlPlaneBinaries,
-  ensureMonitoringTools,
   ensureHelmBinary,
+  ensureMonitoringTools,
   ensurePrometheusBinary,
   startControlPlane,
 } from "../../src/localcluster/index.js";
