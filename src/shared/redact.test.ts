@@ -40,6 +40,14 @@ describe("scrubSecrets", () => {
     }
   });
 
+  it("keeps the scheme of an Authorization header", () => {
+    expect(scrubSecrets("Authorization: Bearer abc.def; next")).toBe(
+      "Authorization: Bearer [redacted]; next",
+    );
+    expect(scrubSecrets("authorization=Basic dXNlcjpwYXNz")).toBe("authorization=Basic [redacted]");
+    expect(scrubSecrets("Authorization: opaque-credential")).toBe("Authorization: [redacted]");
+  });
+
   it("keeps a pino-redacted member as it is", () => {
     const line = '{"token":"[redacted]","headers":{"authorization":"[redacted]"},"msg":"x"}';
     expect(scrubSecrets(line)).toBe(line);

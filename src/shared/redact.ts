@@ -5,9 +5,8 @@
  * connection strings; this removes the credentials and keeps the rest readable. Pure.
  *
  * Spellings removed (case-insensitive):
- * - an `Authorization` header's value, whatever its scheme (`Authorization: Bearer …`,
- *   `authorization=Basic …`: scheme and credential), and a `Bearer …` / `bearer …` credential
- *   anywhere;
+ * - an `Authorization` header's credential, whatever its scheme (`Authorization: Bearer …`,
+ *   `authorization=Basic …`; the scheme stays), and a `Bearer …` / `bearer …` credential anywhere;
  * - a JWT (`eyJ…` header and payload, with or without the signature);
  * - `name=value` pairs whose name says credential: `access_token=`, `refresh_token=`,
  *   `client_secret=`, `password=`, `sig=` (SAS), `AccessKey=` / `AccountKey=` /
@@ -28,10 +27,10 @@ const SECRET_NAME =
   "(?:[a-z_-]*(?:token|secret|password|passwd|pwd|credential)|[a-z_-]*(?:access|account|shared|api|primary|secondary|client|subscription)[_-]?key|sig|signature|client_assertion)";
 
 const RULES: readonly [RegExp, string][] = [
-  // Authorization header values, any scheme: the scheme and the credential after it.
+  // Authorization header values, any scheme: the credential after the scheme (the scheme stays).
   [
-    /(\bauthorization\\?"?\s*[:=]\s*\\?"?)(?!\[redacted\])(?:[A-Za-z-]+[ \t]+)?[^\s"\\;,]+/gi,
-    `$1${REDACTED}`,
+    /(\bauthorization\\*"?\s*[:=]\s*\\*"?)(?!(?:[A-Za-z-]+[ \t]+)?\[redacted\])((?:[A-Za-z-]+[ \t]+)?)[^\s"\\;,]+/gi,
+    `$1$2${REDACTED}`,
   ],
   // A bearer credential anywhere.
   [/(\bbearer\s+)(?!\[redacted\])[A-Za-z0-9\-._~+/]+=*/gi, `$1${REDACTED}`],

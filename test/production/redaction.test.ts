@@ -113,8 +113,8 @@ describe("a 401 that echoes a token", { timeout: 120_000 }, () => {
       logs: op.logs.text,
     };
     // The failure reached each surface that reports it, the token none.
-    expect(failed.ready.body).toContain("Authorization: [redacted]");
-    expect(status).toContain("Authorization: [redacted]");
+    expect(failed.ready.body).toContain("Authorization: Bearer [redacted]");
+    expect(status).toContain("Authorization: Bearer [redacted]");
     expect(JSON.stringify(warnings)).toContain("[redacted]");
     expect(op.logs.text).toContain("InvalidAuthenticationToken");
     expect(metrics.body).toContain('status="401"');
