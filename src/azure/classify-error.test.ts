@@ -1,5 +1,6 @@
 import { createHttpHeaders, createPipelineRequest, RestError } from "@azure/core-rest-pipeline";
 import { describe, expect, it } from "vitest";
+import { AZURE_RETRY_AFTER_CAP_MS } from "../shared/retry-after.js";
 import { classifyAzureError } from "./classify-error.js";
 import {
   AuthenticationError,
@@ -46,6 +47,20 @@ describe("classifyAzureError", () => {
       httpError(429, undefined, { "retry-after": "Sat, 01 Mar 2025 12:01:00 GMT" }),
     ) as ThrottledError;
     expect(e.retryAfterMs).toBe(60_000);
+  });
+
+  it("honours a long wait whole, in seconds or as a date, up to an hour; names its end", () => {
+    const seconds = classify(httpError(429, undefined, { "retry-after": "1200" })) as ThrottledError;
+    expect(seconds.retryAfterMs).toBe(1_200_000);
+    expect(seconds.notBefore.toISOString()).toBe("2025-03-01T12:20:00.000Z");
+    expect(seconds.message).toContain("at 2025-03-01T12:20:00.000Z");
+    const date = classify(
+      httpError(429, undefined, { "retry-after": "Sat, 01 Mar 2025 12:50:00 GMT" }),
+    ) as ThrottledError;
+    expect(date.retryAfterMs).toBe(3_000_000);
+    const day = classify(httpError(429, undefined, { "retry-after": "86400" })) as ThrottledError;
+    expect(day.retryAfterMs).toBe(AZURE_RETRY_AFTER_CAP_MS);
+    expect(AZURE_RETRY_AFTER_CAP_MS).toBe(3_600_000);
   });
 
   it("529 from Monitor → throttled", () => {

@@ -11,14 +11,19 @@
  * 4. HTTP responses (`RestError` with a status):
  *    - 429 whose error code says an operation is running (`…InProgress…`, `Conflict`,
  *      `AnotherOperation…`) → operation in progress; other 429 and 529 → throttled with the
- *      `Retry-After` wait (capped);
+ *      `Retry-After` wait (seconds or HTTP date), honoured up to `AZURE_RETRY_AFTER_CAP_MS`
+ *      (1 hour) unless `retryAfter` says otherwise; the message names the absolute end;
  *    - 409 → operation in progress; 401, 403 → authentication; 404 → not found;
  *    - 408, 5xx → transient; other 4xx → invalid request;
  * 5. `RestError` without a status (connection refused, reset, DNS, TLS, unreadable body) → transient;
  * 6. anything else → `undefined`: not an Azure failure, the caller rethrows it unchanged.
  */
 import { isRestError } from "@azure/core-rest-pipeline";
-import { type RetryAfterOptions, retryAfterFromHeaders } from "../shared/retry-after.js";
+import {
+  AZURE_RETRY_AFTER_CAP_MS,
+  type RetryAfterOptions,
+  retryAfterFromHeaders,
+} from "../shared/retry-after.js";
 import {
   AuthenticationError,
   AzureApiError,
@@ -124,10 +129,14 @@ export function classifyAzureError(err: unknown, ctx: ClassifyContext): AzureApi
         details,
       );
     }
-    const retryAfterMs = retryAfterFromHeaders((h) => headerOf(response, h), ctx.now, ctx.retryAfter);
+    const retryAfterMs = retryAfterFromHeaders((h) => headerOf(response, h), ctx.now, {
+      capMs: AZURE_RETRY_AFTER_CAP_MS,
+      ...ctx.retryAfter,
+    });
+    const notBefore = new Date(ctx.now.getTime() + retryAfterMs);
     return new ThrottledError(
-      `${where(ctx)}: throttled (${said}); retry after ${Math.ceil(retryAfterMs / 1000)}s`,
-      { ...details, retryAfterMs, notBefore: new Date(ctx.now.getTime() + retryAfterMs) },
+      `${where(ctx)}: throttled (${said}); retry after ${Math.ceil(retryAfterMs / 1000)}s, at ${notBefore.toISOString()}`,
+      { ...details, retryAfterMs, notBefore },
     );
   }
   if (status === 409) {

@@ -1,6 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { commands } from "./commands/index.js";
-import { ExitCode, UsageError } from "./errors.js";
+import { ExitCode, formatCliError, UsageError } from "./errors.js";
 import type { CliIo } from "./io.js";
 
 /** Builds the commander program with every subcommand registered. */
@@ -24,7 +24,7 @@ const VERSION = "0.1.0";
 /**
  * Runs the CLI with `argv` (without the node and script entries) and returns the exit code:
  * 0 on success, 2 on bad usage ({@link UsageError} or a flag error), 1 on any other failure.
- * Errors are printed as one line; the stack trace only with `--verbose`.
+ * Errors are printed as one line, credentials redacted; the stack trace only with `--verbose`.
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const program = buildProgram(io);
@@ -39,10 +39,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       // commander has already printed its message.
       return err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
     }
-    const usage = err instanceof UsageError;
-    const message = err instanceof Error ? err.message : String(err);
-    io.stderr(`error: ${message.split("\n")[0]}\n`);
-    if (verbose && err instanceof Error && err.stack) io.stderr(`${err.stack}\n`);
-    return usage ? ExitCode.usage : ExitCode.failure;
+    io.stderr(formatCliError(err, verbose));
+    return err instanceof UsageError ? ExitCode.usage : ExitCode.failure;
   }
 }

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { SECRET_SAMPLES } from "../shared/redact-samples.js";
 import { type ProbeServer, parseListenAddress, startProbeServer } from "./http.js";
 import { OperatorMetrics } from "./metrics.js";
 
@@ -39,6 +40,35 @@ describe("probe server", () => {
     expect(body).not.toMatch(/metric="connections"/);
     expect((await fetch(`${server.url}/nope`)).status).toBe(404);
   });
+
+  it.each(SECRET_SAMPLES)(
+    "never serves $name on /readyz, /healthz or /metrics",
+    async ({ text, secret, kept }) => {
+      const metrics = new OperatorMetrics({ processMetrics: false });
+      // A label value that carries the text, as a reason or a server could.
+      metrics.prometheusQueries.inc({ server: text, outcome: "Http" });
+      let failMetrics = false;
+      server = await startProbeServer({
+        address: "127.0.0.1:0",
+        metrics: () => (failMetrics ? Promise.reject(new Error(text)) : metrics.expose()),
+        readiness: { azure: () => ({ ok: false, reason: `last Azure poll failed: ${text}` }) },
+      });
+      const ready = await fetch(`${server.url}/readyz`);
+      const readyBody = await ready.text();
+      expect(ready.status).toBe(503);
+      expect(readyBody).toContain(kept);
+      expect(readyBody).not.toContain(secret);
+      const health = await (await fetch(`${server.url}/healthz`)).text();
+      expect(health).toBe("ok\n");
+      const exposition = await (await fetch(`${server.url}/metrics`)).text();
+      expect(exposition).toContain("signalr_autoscaler_prometheus_queries_total{server=");
+      expect(exposition).not.toContain(secret);
+      failMetrics = true;
+      const failed = await fetch(`${server.url}/metrics`);
+      expect(failed.status).toBe(500);
+      expect(await failed.text()).not.toContain(secret);
+    },
+  );
 
   it("parses listen addresses", () => {
     expect(parseListenAddress(":8080")).toEqual({ host: undefined, port: 8080 });

@@ -1,10 +1,12 @@
 /**
  * The operator's HTTP endpoint: `/metrics` (Prometheus text format), `/healthz` (the process is
  * alive) and `/readyz` (the readiness checks handed in: watch healthy and, when leader, Azure
- * reachable). Anything else is 404.
+ * reachable). Anything else is 404. Every body, reasons and label values included, goes through
+ * `scrubSecrets`: a failure's message may echo a token.
  */
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { scrubSecrets } from "../shared/redact.js";
 
 /** One readiness check: `ok`, or the reason it is not. */
 export type ReadinessCheck = () => { ok: boolean; reason?: string };
@@ -32,6 +34,11 @@ export function parseListenAddress(address: string): { host: string | undefined;
   return { host: host === "" ? undefined : host, port };
 }
 
+/** Answers with `body` after the one redaction of every output (`scrubSecrets`). */
+function reply(res: ServerResponse, status: number, contentType: string, body: string): void {
+  res.writeHead(status, { "content-type": contentType }).end(scrubSecrets(body));
+}
+
 /** Starts the probe and metrics server. */
 export async function startProbeServer(options: ProbeServerOptions): Promise<ProbeServer> {
   const { host, port } = parseListenAddress(options.address);
@@ -42,7 +49,7 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<Pro
       return;
     }
     if (path === "/healthz") {
-      res.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
+      reply(res, 200, "text/plain", "ok\n");
       return;
     }
     if (path === "/readyz") {
@@ -53,13 +60,13 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<Pro
         failing.length === 0
           ? "ok\n"
           : failing.map((c) => `${c.name}: ${c.reason ?? "not ready"}\n`).join("");
-      res.writeHead(failing.length === 0 ? 200 : 503, { "content-type": "text/plain" }).end(body);
+      reply(res, failing.length === 0 ? 200 : 503, "text/plain", body);
       return;
     }
     if (path === "/metrics") {
       options.metrics().then(
-        ({ contentType, body }) => res.writeHead(200, { "content-type": contentType }).end(body),
-        (err: unknown) => res.writeHead(500, { "content-type": "text/plain" }).end(`${String(err)}\n`),
+        ({ contentType, body }) => reply(res, 200, contentType, body),
+        (err: unknown) => reply(res, 500, "text/plain", `${String(err)}\n`),
       );
       return;
     }

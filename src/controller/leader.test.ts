@@ -1,30 +1,54 @@
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { AcquireResult } from "../kube/lease.js";
+import { type AcquireResult, isLeaseHeld, type Lease, observeLease } from "../kube/lease.js";
 import { LeaderElector, type LeaseOps } from "./leader.js";
 
-/** An in-memory Lease with the API server's semantics for one object. */
+/** An in-memory Lease with the API server's semantics for one object, judged as LeaseClient judges it. */
 class MemoryLease {
-  holder: string | undefined;
-  renewMs = 0;
-  durationS = 0;
+  lease: Lease = {
+    namespace: "ns",
+    name: "l",
+    resourceVersion: "0",
+    record: {
+      holderIdentity: undefined,
+      leaseDurationSeconds: undefined,
+      acquireTime: undefined,
+      renewTime: undefined,
+      leaseTransitions: 0,
+    },
+  };
+  #write(record: Lease["record"]): Lease {
+    this.lease = { ...this.lease, resourceVersion: String(Number(this.lease.resourceVersion) + 1), record };
+    return this.lease;
+  }
   ops(broken: { down: boolean }): LeaseOps {
     return {
-      tryAcquireOrRenew: async (_n, _ns, id, duration, now): Promise<AcquireResult> => {
+      tryAcquireOrRenew: async (_n, _ns, id, duration, times, observed): Promise<AcquireResult> => {
         if (broken.down) throw new Error("connection refused");
-        const expired = this.holder === undefined || this.renewMs + this.durationS * 1000 < now.getTime();
-        if (this.holder === id || expired) {
-          const outcome = this.holder === id ? "renewed" : "acquired";
-          this.holder = id;
-          this.renewMs = now.getTime();
-          this.durationS = duration;
-          return { acquired: true, outcome, lease: undefined };
+        const seen = observeLease(observed, this.lease, times.monotonicMs);
+        const ours = this.lease.record.holderIdentity === id;
+        if (!ours && isLeaseHeld(seen, times.monotonicMs, duration)) {
+          return { acquired: false, outcome: "heldByOther", lease: this.lease, observed: seen };
         }
-        return { acquired: false, outcome: "heldByOther", lease: undefined };
+        const old = this.lease.record;
+        const lease = this.#write({
+          holderIdentity: id,
+          leaseDurationSeconds: duration,
+          acquireTime: ours ? old.acquireTime : times.wall,
+          renewTime: times.wall,
+          leaseTransitions: old.leaseTransitions + (ours ? 0 : 1),
+        });
+        const outcome = ours ? "renewed" : "acquired";
+        return {
+          acquired: true,
+          outcome,
+          lease,
+          observed: observeLease(undefined, lease, times.monotonicMs),
+        };
       },
-      release: async (_n, _ns, id) => {
-        if (this.holder !== id) return false;
-        this.holder = undefined;
+      release: async (_n, _ns, id, now) => {
+        if (this.lease.record.holderIdentity !== id) return false;
+        this.#write({ ...this.lease.record, holderIdentity: "", leaseDurationSeconds: 1, renewTime: now });
         return true;
       },
     };
@@ -37,7 +61,13 @@ describe("LeaderElector", () => {
   beforeEach(() => vi.useFakeTimers({ now: Date.parse("2026-01-01T00:00:00Z") }));
   afterEach(() => vi.useRealTimers());
 
-  function elector(lease: MemoryLease, id: string, broken: { down: boolean }, events: string[]) {
+  function elector(
+    lease: MemoryLease,
+    id: string,
+    broken: { down: boolean },
+    events: string[],
+    wallSkewMs = 0,
+  ) {
     return new LeaderElector({
       ops: lease.ops(broken),
       settings: { leaseName: "l", leaseNamespace: "ns", identity: id },
@@ -46,6 +76,9 @@ describe("LeaderElector", () => {
         onStoppedLeading: (r) => events.push(`${Date.now()} ${id} stop ${r}`),
       },
       log,
+      // Both share the (fake) monotonic time; each wall clock may be skewed.
+      now: () => Date.now() + wallSkewMs,
+      monotonic: () => Date.now(),
       random: () => 0,
     });
   }
@@ -94,6 +127,46 @@ describe("LeaderElector", () => {
     expect(signal.aborted).toBe(true);
     await vi.advanceTimersByTimeAsync(3_000);
     expect(b.isLeader).toBe(true);
+    await b.stop();
+  });
+
+  it("judges expiry on its own monotonic clock: a candidate 20 s ahead does not take a live lease", async () => {
+    const lease = new MemoryLease();
+    const events: string[] = [];
+    const a = elector(lease, "a", { down: false }, events);
+    const b = elector(lease, "b", { down: false }, events, 20_000);
+    a.start();
+    await vi.advanceTimersByTimeAsync(100);
+    const transitions = lease.lease.record.leaseTransitions;
+    b.start();
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(a.isLeader).toBe(true);
+    expect(b.isLeader).toBe(false);
+    expect(events.filter((e) => e.includes("b start"))).toEqual([]);
+    expect(lease.lease.record).toMatchObject({ holderIdentity: "a", leaseTransitions: transitions });
+    await a.stop();
+    await b.stop();
+  });
+
+  it("replaces a dead leader whose clock ran 120 s ahead within one lease duration", async () => {
+    const lease = new MemoryLease();
+    const events: string[] = [];
+    const aDown = { down: false };
+    const a = elector(lease, "a", aDown, events, 120_000);
+    const b = elector(lease, "b", { down: false }, events);
+    a.start();
+    await vi.advanceTimersByTimeAsync(100);
+    b.start();
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(a.isLeader).toBe(true);
+    const diedAt = Date.now();
+    aDown.down = true;
+    await vi.advanceTimersByTimeAsync(30_000);
+    const startB = Number((events.find((e) => e.includes("b start")) as string).split(" ")[0]);
+    // 15 s lease + one 2 s retry after the last renewal that b saw.
+    expect(startB - diedAt).toBeLessThanOrEqual(15_000 + 2_000);
+    expect(lease.lease.record.holderIdentity).toBe("b");
+    await a.stop();
     await b.stop();
   });
 

@@ -8,11 +8,17 @@
  *   (renewDeadline < leaseDuration is required);
  * - `retryPeriodSeconds` (default 2): the time between attempts, with up to 20 % jitter.
  *
+ * Expiry is judged as client-go judges it: a candidate takes the lease over only when
+ * `leaseDurationSeconds` has passed on its own monotonic clock since it last saw the Lease record
+ * change; the holder's `renewTime` is never compared with this replica's clock, so a replica whose
+ * wall clock runs ahead cannot take a live lease, and a dead leader whose clock ran ahead is
+ * replaced after one lease duration. The renew deadline is measured on the monotonic clock too.
+ *
  * While leading, {@link LeaderElector.signal} is an AbortSignal of this term of leadership: it
  * aborts when leadership is lost, so in-flight Azure and Kubernetes calls stop, and
  * {@link LeaderElector.canWrite} turns false at the renew deadline even if a renewal call hangs.
  */
-import type { AcquireResult } from "../kube/lease.js";
+import type { AcquireResult, LeaseObservation, LeaseTimes } from "../kube/lease.js";
 import type { Logger } from "./logging.js";
 import { realScheduler, type Scheduler } from "./queue.js";
 
@@ -23,7 +29,8 @@ export interface LeaseOps {
     namespace: string,
     identity: string,
     leaseDurationSeconds: number,
-    now: Date,
+    times: LeaseTimes,
+    observed: LeaseObservation | undefined,
   ): Promise<AcquireResult>;
   release(name: string, namespace: string, identity: string, now: Date): Promise<boolean>;
 }
@@ -51,10 +58,13 @@ export class LeaderElector {
   readonly #callbacks: LeaderCallbacks;
   readonly #log: Logger;
   readonly #now: () => number;
+  readonly #monotonic: () => number;
   readonly #scheduler: Scheduler;
   readonly #random: () => number;
   #term: AbortController | undefined;
+  /** Monotonic ms when the last successful renewal was sent. */
   #lastRenewMs = 0;
+  #observed: LeaseObservation | undefined;
   #timer: unknown;
   #deadlineTimer: unknown;
   #stopped = false;
@@ -65,7 +75,10 @@ export class LeaderElector {
     settings: LeaderElectionSettings;
     callbacks: LeaderCallbacks;
     log: Logger;
+    /** Wall clock, ms since the epoch: only written into the Lease (default `Date.now`). */
     now?: () => number;
+    /** Monotonic clock, ms: lease expiry and the renew deadline (default `performance.now`). */
+    monotonic?: () => number;
     scheduler?: Scheduler;
     random?: () => number;
   }) {
@@ -83,6 +96,7 @@ export class LeaderElector {
     this.#callbacks = options.callbacks;
     this.#log = options.log;
     this.#now = options.now ?? Date.now;
+    this.#monotonic = options.monotonic ?? (() => performance.now());
     this.#scheduler = options.scheduler ?? realScheduler;
     this.#random = options.random ?? Math.random;
   }
@@ -100,7 +114,8 @@ export class LeaderElector {
   /** True while leading and the last renewal is within the renew deadline. */
   canWrite(): boolean {
     return (
-      this.#term !== undefined && this.#now() - this.#lastRenewMs < this.#settings.renewDeadlineSeconds * 1000
+      this.#term !== undefined &&
+      this.#monotonic() - this.#lastRenewMs < this.#settings.renewDeadlineSeconds * 1000
     );
   }
 
@@ -140,15 +155,17 @@ export class LeaderElector {
 
   async #attempt(): Promise<void> {
     const s = this.#settings;
-    const started = this.#now();
+    const started = this.#monotonic();
     try {
       const result = await this.#ops.tryAcquireOrRenew(
         s.leaseName,
         s.leaseNamespace,
         s.identity,
         s.leaseDurationSeconds,
-        new Date(started),
+        { wall: new Date(this.#now()), monotonicMs: started },
+        this.#observed,
       );
+      this.#observed = result.observed;
       if (result.acquired) {
         // A renewal only counts from when it was sent: the lease was valid from then on.
         this.#lastRenewMs = started;
@@ -172,7 +189,7 @@ export class LeaderElector {
   /** Ends the term at the renew deadline unless a renewal moves it. */
   #armDeadline(): void {
     this.#scheduler.clearTimeout(this.#deadlineTimer);
-    const remaining = this.#lastRenewMs + this.#settings.renewDeadlineSeconds * 1000 - this.#now();
+    const remaining = this.#lastRenewMs + this.#settings.renewDeadlineSeconds * 1000 - this.#monotonic();
     this.#deadlineTimer = this.#scheduler.setTimeout(
       () => {
         if (this.#term && !this.canWrite()) this.#endTerm("renew deadline passed");

@@ -1,5 +1,6 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
+import { SECRET_SAMPLES } from "../shared/redact-samples.js";
 import { createLogger, scrubSecrets } from "./logging.js";
 
 function capture() {
@@ -45,4 +46,18 @@ describe("logging", () => {
     expect(out).not.toContain(jwt);
     expect(out).toContain("Endpoint=https://x");
   });
+
+  it.each(SECRET_SAMPLES)(
+    "never writes $name: in the message, a field or an error",
+    ({ text, secret, kept }) => {
+      const { lines, destination } = capture();
+      const log = createLogger({ level: "info", destination });
+      log.warn({ err: new Error(text), reason: text }, text);
+      log.error(new Error(text));
+      expect(lines).toHaveLength(2);
+      const written = JSON.stringify(lines);
+      expect(written).not.toContain(secret);
+      expect(String(lines[0]?.["msg"])).toContain(kept);
+    },
+  );
 });

@@ -1,11 +1,14 @@
 /**
  * The operator's logger: one pino root logger built at start and handed down; passes take a child
  * logger with the policy's namespace and name. Tokens, secrets, keys and connection strings are
- * redacted wherever they appear in a logged object.
+ * redacted wherever they appear in a logged object: by field name, and in every line's text (error
+ * messages and stacks included) through `scrubSecrets`, the redaction of every output surface.
  */
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from "pino";
+import { scrubSecrets } from "../shared/redact.js";
 
 export type { Logger } from "pino";
+export { scrubSecrets } from "../shared/redact.js";
 
 /** Log levels the `--log-level` flag accepts. */
 export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
@@ -56,22 +59,12 @@ export function createLogger(settings: LoggerSettings): Logger {
     level: settings.level,
     base: { component: "signalr-autoscaler" },
     redact: { paths: [...REDACT_PATHS], censor: "[redacted]" },
+    // The whole line, messages and error stacks included, goes through the one redaction.
+    hooks: { streamWrite: scrubSecrets },
     timestamp: pino.stdTimeFunctions.isoTime,
   };
   if (settings.format === "pretty") {
     return pino({ ...options, transport: { target: "pino-pretty", options: { colorize: false } } });
   }
   return settings.destination ? pino(options, settings.destination) : pino(options);
-}
-
-/**
- * Scrubs bearer tokens and key material from free text (error messages from SDKs can echo request
- * headers or connection strings) before it goes into logs, Events or status.
- */
-export function scrubSecrets(text: string): string {
-  return text
-    .replace(/(Bearer\s+)[A-Za-z0-9\-._~+/]+=*/g, "$1[redacted]")
-    .replace(/(AccessKey=)[^;\s]+/gi, "$1[redacted]")
-    .replace(/((?:client_secret|password|token|sig|key)=)[^&\s;]+/gi, "$1[redacted]")
-    .replace(/eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]+/g, "[redacted-jwt]");
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { QuotaRecorder } from "../azure/quota.js";
+import { ThrottleGate } from "../azure/throttle.js";
 import { OperatorMetrics } from "./metrics.js";
 
 describe("OperatorMetrics", () => {
@@ -38,6 +39,30 @@ describe("OperatorMetrics", () => {
     expect(body).toContain('kind="subscription-reads"} 120');
     expect(body).toContain('kind="subscription-writes"} 199');
     expect(body).toContain('kind="resource:Microsoft.X/y"} 7');
+  });
+
+  it("exports the end of each throttled scope, in Unix seconds, while it lasts", async () => {
+    const m = new OperatorMetrics({ processMetrics: false });
+    let now = new Date("2025-03-01T12:00:00Z");
+    const arm = new ThrottleGate(() => now);
+    const metrics = new ThrottleGate(() => now);
+    m.trackThrottles(() => [
+      ...arm.snapshot().map((g) => ({ ...g, endpoint: "arm" as const })),
+      ...metrics.snapshot().map((g) => ({ ...g, endpoint: "metrics" as const })),
+    ]);
+    arm.block({ subscriptionId: "sub-1", region: "westeurope" }, new Date("2025-03-01T12:20:00Z"));
+    metrics.block({ subscriptionId: "sub-1", region: "eastus" }, new Date("2025-03-01T12:05:00Z"));
+    const body = (await m.expose()).body;
+    expect(body).toContain(
+      'signalr_autoscaler_azure_throttle_end_timestamp_seconds{endpoint="arm",scope="sub-1/westeurope"} 1740831600',
+    );
+    expect(body).toContain(
+      'signalr_autoscaler_azure_throttle_end_timestamp_seconds{endpoint="metrics",scope="sub-1/eastus"} 1740830700',
+    );
+    now = new Date("2025-03-01T12:10:00Z");
+    const later = (await m.expose()).body;
+    expect(later).toContain('endpoint="arm",scope="sub-1/westeurope"}');
+    expect(later).not.toContain('endpoint="metrics"');
   });
 
   it("forgets only the deleted policy's series", async () => {

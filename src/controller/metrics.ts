@@ -19,6 +19,9 @@
  *   `history_cached_instances` (demand histories held for seasonal forecasts)
  * - `arm_remaining_requests` {scope, kind} (ARM's x-ms-ratelimit-remaining-* headers: kind
  *   `subscription-reads`, `subscription-writes`, …, and `resource:<bucket>` for provider buckets)
+ * - `azure_throttle_end_timestamp_seconds` {endpoint="arm"|"metrics", scope}: when Azure's
+ *   throttling of a scope (subscription/region) ends, Unix seconds, as its Retry-After asked; a
+ *   series exists only while the scope is throttled
  * - `queue_depth`, `reconcile_duration_seconds`, `reconcile_errors_total`, `leader`
  * - Node.js process metrics (`signalr_autoscaler_process_*`, `signalr_autoscaler_nodejs_*`)
  */
@@ -33,12 +36,18 @@ import { SAMPLE_FIELDS, type SampleField } from "../autoscale/samples.js";
 import type { HistoryRefreshReport } from "../azure/history.js";
 import type { QuotaObservation } from "../azure/quota.js";
 import { describeScope } from "../azure/scope.js";
+import type { GatedScope } from "../azure/throttle.js";
 import type { PrometheusQueryObservation } from "../prometheus/index.js";
 
 const P = "signalr_autoscaler_";
 
 /** The labels of a policy's series. */
 const POLICY = ["namespace", "policy"] as const;
+
+/** A scope Azure throttles now, and through which endpoint's gate. */
+export interface ThrottledScope extends GatedScope {
+  endpoint: "arm" | "metrics";
+}
 
 /** One observed sample, as the decision used it. Units: %, connections, messages/s, bytes/s. */
 type SampleValues = Partial<Record<SampleField, number | null>>;
@@ -69,6 +78,7 @@ export class OperatorMetrics {
   /** The SKU series each policy has, by `namespace/policy`, so that a changed SKU replaces its series. */
   readonly #skus = new Map<string, { currentSku?: string; desiredSku?: string }>();
   #quotaSource: (() => readonly QuotaObservation[]) | undefined;
+  #throttleSource: (() => readonly ThrottledScope[]) | undefined;
 
   readonly currentUnits = this.#gauge("current_units", "Units the Azure instance has now", POLICY);
   readonly desiredUnits = this.#gauge("desired_units", "Units the last decision asked for", POLICY);
@@ -171,6 +181,12 @@ export class OperatorMetrics {
     ["scope", "kind"],
     () => this.#collectQuota(),
   );
+  readonly throttleEnd = this.#gauge(
+    "azure_throttle_end_timestamp_seconds",
+    "When Azure's throttling of a scope ends (its Retry-After), Unix seconds, by endpoint (arm, metrics) and scope (subscription/region); present only while throttled",
+    ["endpoint", "scope"],
+    () => this.#collectThrottles(),
+  );
   readonly queueDepth = this.#gauge("queue_depth", "Policies waiting for a reconcile pass");
   readonly passDuration = this.#histogram(
     "reconcile_duration_seconds",
@@ -266,6 +282,14 @@ export class OperatorMetrics {
     this.#quotaSource = source;
   }
 
+  /**
+   * Exports the end of every throttled scope from `source` (the adapters' throttle gates) on every
+   * scrape; `undefined` stops it.
+   */
+  trackThrottles(source: (() => readonly ThrottledScope[]) | undefined): void {
+    this.#throttleSource = source;
+  }
+
   /** Forgets every series of a deleted policy. */
   forgetPolicy(namespace: string, policy: string): void {
     for (const g of [
@@ -330,6 +354,16 @@ export class OperatorMetrics {
       for (const [kind, value] of Object.entries(o.remaining)) this.armRemaining.set({ scope, kind }, value);
       for (const [bucket, value] of Object.entries(o.resource))
         this.armRemaining.set({ scope, kind: `resource:${bucket}` }, value);
+    }
+  }
+
+  #collectThrottles(): void {
+    this.throttleEnd.reset();
+    for (const t of this.#throttleSource?.() ?? []) {
+      this.throttleEnd.set(
+        { endpoint: t.endpoint, scope: describeScope(t.scope) },
+        t.notBefore.getTime() / 1000,
+      );
     }
   }
 

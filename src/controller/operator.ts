@@ -231,6 +231,10 @@ export class Operator {
       this.#deps.metrics.observeAzureCall(call.api, call.status, call.seconds),
     );
     this.#deps.metrics.trackArmQuota(() => this.#deps.azure.quota.snapshot());
+    this.#deps.metrics.trackThrottles(() => [
+      ...this.#deps.azure.armGate.snapshot().map((g) => ({ ...g, endpoint: "arm" as const })),
+      ...this.#deps.azure.metricsGate.snapshot().map((g) => ({ ...g, endpoint: "metrics" as const })),
+    ]);
     this.#deps.metrics.leader.set(this.#leading ? 1 : 0);
     this.#elector?.start();
     this.#scheduleTick(0);

@@ -2,6 +2,11 @@
  * coordination.k8s.io/v1 Lease primitives for leader election, with resourceVersion-based
  * optimistic concurrency (a lost race is a ConflictError), and one election step,
  * `tryAcquireOrRenew`, with client-go's leaderelection semantics.
+ *
+ * Expiry follows client-go (`tools/leaderelection/leaderelection.go`, `observedRecord` and
+ * `observedTime`): a candidate judges a lease only on its own monotonic clock, from the moment it
+ * last saw the record change. `renewTime` and `acquireTime` are written for people and tools to
+ * read, never compared with this replica's clock: the holder's clock may run ahead or behind.
  */
 import { type V1Lease, V1MicroTime } from "@kubernetes/client-node";
 import type { KubeClients } from "./client.js";
@@ -40,6 +45,29 @@ export interface AcquireResult {
   readonly outcome: LeaseOutcome;
   /** The Lease as written by us, or as last seen. */
   readonly lease: Lease | undefined;
+  /** What this candidate has now seen of the Lease: hand it to the next step. */
+  readonly observed: LeaseObservation | undefined;
+}
+
+/**
+ * What a candidate last saw of a Lease and when, on its own monotonic clock (client-go's
+ * `observedRecord`, `observedRawRecord` and `observedTime`).
+ */
+export interface LeaseObservation {
+  /** The record as seen. */
+  readonly record: LeaseRecord;
+  /** resourceVersion and every record field: a change of any of them is a change of the record. */
+  readonly key: string;
+  /** This candidate's monotonic clock when it first saw this record, ms (`performance.now()`). */
+  readonly seenAtMs: number;
+}
+
+/** The times of one election step. */
+export interface LeaseTimes {
+  /** Wall-clock time written into `renewTime` and `acquireTime` (for readers; never compared). */
+  readonly wall: Date;
+  /** This replica's monotonic clock, ms (`performance.now()`): the only clock expiry is judged on. */
+  readonly monotonicMs: number;
 }
 
 /** Reads a MicroTime/Time value (client-node returns MicroTime as the wire string). */
@@ -85,16 +113,49 @@ function leaseObject(metadata: NonNullable<V1Lease["metadata"]>, record: LeaseRe
   return { apiVersion: "coordination.k8s.io/v1", kind: "Lease", metadata, spec: toSpec(record) };
 }
 
+/** The identity of a Lease's state: its resourceVersion and every field of its record. */
+function observationKey(lease: Lease): string {
+  const r = lease.record;
+  return JSON.stringify([
+    lease.resourceVersion,
+    r.holderIdentity ?? "",
+    r.leaseDurationSeconds ?? null,
+    r.acquireTime?.toISOString() ?? null,
+    r.renewTime?.toISOString() ?? null,
+    r.leaseTransitions,
+  ]);
+}
+
 /**
- * True when the record's holder may still act as leader at `now`: it has a holder and
- * `renewTime + leaseDurationSeconds >= now`. A record without renewTime or duration is expired.
- * (client-go measures expiry from when *it* observed the record change, which tolerates clock
- * skew between replicas; this stateless form uses the recorded renewTime.)
+ * What a candidate knows after reading `lease` at monotonic time `monotonicMs`: the previous
+ * observation when the Lease has not changed since (so its age keeps growing), a new one seen
+ * now otherwise. Pure.
  */
-export function isLeaseHeld(record: LeaseRecord, now: Date): boolean {
-  if (record.holderIdentity === undefined || record.holderIdentity === "") return false;
-  if (record.renewTime === undefined || record.leaseDurationSeconds === undefined) return false;
-  return record.renewTime.getTime() + record.leaseDurationSeconds * 1000 >= now.getTime();
+export function observeLease(
+  previous: LeaseObservation | undefined,
+  lease: Lease,
+  monotonicMs: number,
+): LeaseObservation {
+  const key = observationKey(lease);
+  if (previous !== undefined && previous.key === key) return previous;
+  return { record: lease.record, key, seenAtMs: monotonicMs };
+}
+
+/**
+ * True when the observed holder may still act as leader at monotonic time `monotonicMs`: the
+ * record has a holder and less than its `leaseDurationSeconds` (`fallbackDurationSeconds` when it
+ * has none) has passed on this candidate's clock since the record last changed. Pure; no
+ * timestamp of the record is read, so the holder's clock skew cannot shorten or stretch a lease.
+ */
+export function isLeaseHeld(
+  observed: LeaseObservation,
+  monotonicMs: number,
+  fallbackDurationSeconds: number,
+): boolean {
+  const { holderIdentity, leaseDurationSeconds } = observed.record;
+  if (holderIdentity === undefined || holderIdentity === "") return false;
+  const duration = leaseDurationSeconds ?? fallbackDurationSeconds;
+  return observed.seenAtMs + duration * 1000 > monotonicMs;
 }
 
 export class LeaseClient {
@@ -141,18 +202,29 @@ export class LeaseClient {
 
   /**
    * One election step, as client-go's `tryAcquireOrRenew`: create the Lease if missing; renew it
-   * if we hold it; take it over if it is free or expired (`renewTime + leaseDuration < now`),
-   * counting a transition; otherwise report who holds it. A 409 on create or update means another
-   * candidate won the race: `{acquired: false, outcome: "lostRace"}`. Other errors are thrown.
+   * if we hold it; take it over if it is free or expired — expired meaning its record has not
+   * changed for `leaseDurationSeconds` on this candidate's monotonic clock since `observed` (see
+   * {@link isLeaseHeld}; a record never seen before is fresh) — counting a transition; otherwise
+   * report who holds it. Pass the result's `observed` to the next step. A 409 on create or update
+   * means another candidate won the race: `{acquired: false, outcome: "lostRace"}`.
+   * @throws RangeError for an empty identity; the Kubernetes error of any other failed call.
    */
   async tryAcquireOrRenew(
     name: string,
     namespace: string,
     identity: string,
     leaseDurationSeconds: number,
-    now: Date,
+    times: LeaseTimes,
+    observed: LeaseObservation | undefined,
   ): Promise<AcquireResult> {
     if (identity === "") throw new RangeError("identity must not be empty");
+    const now = times.wall;
+    const wrote = (outcome: LeaseOutcome, lease: Lease): AcquireResult => ({
+      acquired: true,
+      outcome,
+      lease,
+      observed: observeLease(undefined, lease, times.monotonicMs),
+    });
     const existing = await this.get(namespace, name);
     if (existing === undefined) {
       try {
@@ -163,16 +235,18 @@ export class LeaseClient {
           renewTime: now,
           leaseTransitions: 0,
         });
-        return { acquired: true, outcome: "created", lease };
+        return wrote("created", lease);
       } catch (err) {
-        if (err instanceof ConflictError) return { acquired: false, outcome: "lostRace", lease: undefined };
+        if (err instanceof ConflictError)
+          return { acquired: false, outcome: "lostRace", lease: undefined, observed };
         throw err;
       }
     }
+    const seen = observeLease(observed, existing, times.monotonicMs);
     const old = existing.record;
     const ours = old.holderIdentity === identity;
-    if (!ours && isLeaseHeld(old, now)) {
-      return { acquired: false, outcome: "heldByOther", lease: existing };
+    if (!ours && isLeaseHeld(seen, times.monotonicMs, leaseDurationSeconds)) {
+      return { acquired: false, outcome: "heldByOther", lease: existing, observed: seen };
     }
     const record: LeaseRecord = ours
       ? {
@@ -190,10 +264,10 @@ export class LeaseClient {
           leaseTransitions: old.leaseTransitions + 1,
         };
     try {
-      const lease = await this.update(existing, record);
-      return { acquired: true, outcome: ours ? "renewed" : "acquired", lease };
+      return wrote(ours ? "renewed" : "acquired", await this.update(existing, record));
     } catch (err) {
-      if (err instanceof ConflictError) return { acquired: false, outcome: "lostRace", lease: existing };
+      if (err instanceof ConflictError)
+        return { acquired: false, outcome: "lostRace", lease: existing, observed: seen };
       throw err;
     }
   }

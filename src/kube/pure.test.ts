@@ -12,7 +12,7 @@ import {
   UnavailableError,
   UnknownKubeError,
 } from "./errors.js";
-import { isLeaseHeld, type LeaseRecord, parseKubeTime } from "./lease.js";
+import { isLeaseHeld, type Lease, type LeaseRecord, observeLease, parseKubeTime } from "./lease.js";
 import { fieldManagers, fieldsV1Has, targetsDeployment } from "./workloads.js";
 
 const status = (code: number, reason: string, message = `${reason}!`): string =>
@@ -144,11 +144,41 @@ describe("lease expiry", () => {
     ...over,
   });
 
-  it("is held until renewTime + leaseDuration, free without holder or times", () => {
-    expect(isLeaseHeld(record({}), new Date("2025-01-01T00:00:15Z"))).toBe(true);
-    expect(isLeaseHeld(record({}), new Date("2025-01-01T00:00:15.001Z"))).toBe(false);
-    expect(isLeaseHeld(record({ holderIdentity: "" }), new Date("2025-01-01T00:00:01Z"))).toBe(false);
-    expect(isLeaseHeld(record({ renewTime: undefined }), new Date("2025-01-01T00:00:01Z"))).toBe(false);
+  const lease = (rv: string, over: Partial<LeaseRecord> = {}): Lease => ({
+    namespace: "ns",
+    name: "l",
+    resourceVersion: rv,
+    record: record(over),
+  });
+
+  it("is held for leaseDuration on the candidate's clock from when the record last changed", () => {
+    const seen = observeLease(undefined, lease("1"), 1_000);
+    expect(seen.seenAtMs).toBe(1_000);
+    expect(isLeaseHeld(seen, 15_999, 10)).toBe(true);
+    expect(isLeaseHeld(seen, 16_000, 10)).toBe(false);
+    // The same record read again keeps its age; any change starts it again.
+    expect(observeLease(seen, lease("1"), 9_000)).toBe(seen);
+    expect(observeLease(seen, lease("2"), 9_000).seenAtMs).toBe(9_000);
+    expect(observeLease(seen, lease("1", { holderIdentity: "b" }), 9_000).seenAtMs).toBe(9_000);
+    expect(observeLease(seen, lease("1", { leaseTransitions: 1 }), 9_000).seenAtMs).toBe(9_000);
+    expect(
+      observeLease(seen, lease("1", { renewTime: new Date("2025-01-01T00:00:02Z") }), 9_000).seenAtMs,
+    ).toBe(9_000);
+  });
+
+  it("never reads the record's timestamps: a renewTime far in the past or future changes nothing", () => {
+    for (const renewTime of [new Date("2000-01-01T00:00:00Z"), new Date("2100-01-01T00:00:00Z")]) {
+      const seen = observeLease(undefined, lease("1", { renewTime }), 0);
+      expect(isLeaseHeld(seen, 14_999, 10)).toBe(true);
+      expect(isLeaseHeld(seen, 15_000, 10)).toBe(false);
+    }
+  });
+
+  it("is free without a holder; without a recorded duration the candidate's own applies", () => {
+    expect(isLeaseHeld(observeLease(undefined, lease("1", { holderIdentity: "" }), 0), 1, 10)).toBe(false);
+    const noDuration = observeLease(undefined, lease("1", { leaseDurationSeconds: undefined }), 0);
+    expect(isLeaseHeld(noDuration, 9_999, 10)).toBe(true);
+    expect(isLeaseHeld(noDuration, 10_000, 10)).toBe(false);
   });
 
   it("reads MicroTime strings", () => {

@@ -7,12 +7,21 @@
  * - `Retry-After` (RFC 9110 §10.2.3): either delay-seconds (`"17"`) or an HTTP-date
  *   (`"Wed, 21 Oct 2015 07:28:00 GMT"`, also the obsolete RFC 850 and asctime forms).
  *
- * The result is clamped to `[0, capMs]` so that a wrong or hostile header cannot park a scope for
- * hours; a date in the past means "now" (0).
+ * The result is clamped to `[0, capMs]` so that a wrong or hostile header (a date from a clock far
+ * off, a proxy's mistake) cannot park a scope for days; a date in the past means "now" (0).
  */
 
-/** Longest wait honoured by default: 5 minutes. */
+/** Longest wait honoured by default (Prometheus and other servers of our own): 5 minutes. */
 export const DEFAULT_RETRY_AFTER_CAP_MS = 5 * 60_000;
+
+/**
+ * Longest wait honoured when Azure (ARM, Azure Monitor metrics) throttles: 1 hour. Azure's waits
+ * are honoured whole up to it: the longest quota window either service has documented is an hour
+ * (ARM counted its per-subscription limits per hour — 12,000 reads, 1,200 writes — before its
+ * token buckets), so a wait longer than that is taken for a wrong header rather than a quota; past
+ * the hour, one call finds out, and a real throttle answers it with a new Retry-After.
+ */
+export const AZURE_RETRY_AFTER_CAP_MS = 60 * 60_000;
 /** Wait assumed when a throttling response carries no usable header: 30 seconds. */
 const DEFAULT_RETRY_AFTER_MS = 30_000;
 

@@ -15,6 +15,7 @@ import {
   TransientError,
 } from "../../src/azure/index.js";
 import type { FaultAction, RunningEmulator } from "../../src/emulator/index.js";
+import { recordFault } from "../reliability/record.js";
 import {
   adaptersFor,
   caught,
@@ -111,7 +112,95 @@ describe("faults become typed errors", { timeout: 30_000 }, () => {
     await expect(instances.get(WEST)).resolves.toMatchObject({ units: 2 });
   });
 
-  it("caps a long Retry-After", async () => {
+  it.each(["seconds", "date"] as const)(
+    "ARM asks for 1,200 s (Retry-After as %s): no call before that time, the next one after it",
+    async (format) => {
+      const { instances, armGate } = await warmAdapters();
+      emu.control.addFault({
+        path: "**/SignalR/west-1",
+        times: 1,
+        action: { kind: "status", status: 429, retryAfterSeconds: 1_200, retryAfterFormat: format },
+      });
+      const err = (await caught(() => instances.get(WEST))) as ThrottledError;
+      expect(err).toBeInstanceOf(ThrottledError);
+      expect(err.retryAfterMs).toBe(1_200_000);
+      const end = err.notBefore.getTime();
+      expect(end).toBe(emu.clock.now().getTime() + 1_200_000);
+      expect(err.message).toContain(err.notBefore.toISOString());
+      // Past the old 5-minute cap and up to a millisecond before the end: refused without a request.
+      for (const advance of [300_000, 300_000, 599_999]) {
+        emu.control.advance(advance);
+        const gated = (await caught(() => instances.get(WEST))) as ThrottledError;
+        expect(gated.fromGate).toBe(true);
+        expect(gated.message).toContain(err.notBefore.toISOString());
+      }
+      expect(armGate.notBefore(err.scope as NonNullable<typeof err.scope>)?.getTime()).toBe(end);
+      const before = emu.control.requests().filter((r) => r.path.endsWith("/west-1"));
+      expect(before).toHaveLength(1);
+      emu.control.advance(1);
+      await expect(instances.get(WEST)).resolves.toMatchObject({ units: 2 });
+      const calls = emu.control.requests().filter((r) => r.path.endsWith("/west-1"));
+      expect(calls).toHaveLength(2);
+      expect(Date.parse(calls[1]?.at ?? "")).toBeGreaterThanOrEqual(end);
+      recordFault({
+        id: `arm-429-retry-after-${format}-1200s`,
+        endpoint: "ARM",
+        fault: `429 with Retry-After 1,200 s (${format === "date" ? "an HTTP date" : "seconds"})`,
+        outcome: "no ARM call to the scope before the asked time; the next one right after it",
+        test: `test/azure/faults.test.ts › ARM asks for 1,200 s (Retry-After as ${format})`,
+        figures: {
+          retryAfterSeconds: 1_200,
+          honouredSeconds: err.retryAfterMs / 1000,
+          armCallsBeforeEnd: before.length - 1,
+          armCallsRefusedByGate: 3,
+        },
+      });
+    },
+  );
+
+  it.each(["seconds", "date"] as const)(
+    "Azure Monitor asks for 1,200 s (Retry-After as %s): no getBatch call before that time",
+    async (format) => {
+      const { metrics, metricsGate } = adaptersFor(emu);
+      emu.control.addFault({
+        path: "/metrics/westeurope/**",
+        times: 1,
+        action: { kind: "status", status: 429, retryAfterSeconds: 1_200, retryAfterFormat: format },
+      });
+      const targets = [{ resourceId: WEST, region: "westeurope" }];
+      const first = await metrics.read(targets, { start: START, end: END });
+      const err = first.failures[0]?.error as ThrottledError;
+      expect(err).toBeInstanceOf(ThrottledError);
+      expect(err.retryAfterMs).toBe(1_200_000);
+      const end = err.notBefore.getTime();
+      emu.control.advance(1_199_999);
+      const second = await metrics.read(targets, { start: START, end: END });
+      expect((second.failures[0]?.error as ThrottledError | undefined)?.fromGate).toBe(true);
+      expect(metricsGate.snapshot()[0]?.notBefore.getTime()).toBe(end);
+      const before = emu.control.requests().filter((r) => r.region === "westeurope");
+      expect(before).toHaveLength(1);
+      emu.control.advance(1);
+      const third = await metrics.read(targets, { start: START, end: END });
+      expect(third.failures).toEqual([]);
+      const calls = emu.control.requests().filter((r) => r.region === "westeurope");
+      expect(calls).toHaveLength(2);
+      expect(Date.parse(calls[1]?.at ?? "")).toBeGreaterThanOrEqual(end);
+      recordFault({
+        id: `metrics-429-retry-after-${format}-1200s`,
+        endpoint: "Azure Monitor",
+        fault: `getBatch 429 with Retry-After 1,200 s (${format === "date" ? "an HTTP date" : "seconds"})`,
+        outcome: "no getBatch call for the region before the asked time; the next one right after it",
+        test: `test/azure/faults.test.ts › Azure Monitor asks for 1,200 s (Retry-After as ${format})`,
+        figures: {
+          retryAfterSeconds: 1_200,
+          honouredSeconds: err.retryAfterMs / 1000,
+          getBatchCallsBeforeEnd: before.length - 1,
+        },
+      });
+    },
+  );
+
+  it("bounds a Retry-After longer than an hour to an hour", async () => {
     const { instances } = await warmAdapters();
     emu.control.addFault({
       path: "**/SignalR/west-1",
@@ -119,7 +208,7 @@ describe("faults become typed errors", { timeout: 30_000 }, () => {
       action: { kind: "status", status: 429, retryAfterSeconds: 86_400 },
     });
     const err = (await caught(() => instances.get(WEST))) as ThrottledError;
-    expect(err.retryAfterMs).toBe(5 * 60_000);
+    expect(err.retryAfterMs).toBe(60 * 60_000);
   });
 
   it("a throttled metrics scope is left alone while another region is served", async () => {

@@ -86,11 +86,14 @@ describe("EventRecorder", { timeout: 60_000 }, () => {
 });
 
 describe("LeaseClient", { timeout: 60_000 }, () => {
-  it("creates, renews, refuses while held, takes over after expiry, and loses races", async () => {
+  /** The times of a step `seconds` after t0, on a wall clock `skew` seconds off and the shared monotonic clock. */
+  const times = (seconds: number, skew = 0) => ({ wall: at(seconds + skew), monotonicMs: seconds * 1000 });
+
+  it("creates, renews, refuses while held, takes over after expiry on its own clock, and loses races", async () => {
     const leases = new LeaseClient(clients);
     const name = "signalr-autoscaler-leader";
 
-    const a1 = await leases.tryAcquireOrRenew(name, ns, "a", 15, at(0));
+    const a1 = await leases.tryAcquireOrRenew(name, ns, "a", 15, times(0), undefined);
     expect(a1).toMatchObject({ acquired: true, outcome: "created" });
     expect(a1.lease?.record).toMatchObject({
       holderIdentity: "a",
@@ -99,27 +102,32 @@ describe("LeaseClient", { timeout: 60_000 }, () => {
     });
     expect(a1.lease?.record.renewTime?.toISOString()).toBe(at(0).toISOString());
 
-    const a2 = await leases.tryAcquireOrRenew(name, ns, "a", 15, at(5));
+    const a2 = await leases.tryAcquireOrRenew(name, ns, "a", 15, times(5), a1.observed);
     expect(a2).toMatchObject({ acquired: true, outcome: "renewed" });
     expect(a2.lease?.record.renewTime?.toISOString()).toBe(at(5).toISOString());
     expect(a2.lease?.record.acquireTime?.toISOString()).toBe(at(0).toISOString());
 
-    // b cannot take it while a's lease runs (renewTime 5 s + 15 s = 20 s).
-    const b1 = await leases.tryAcquireOrRenew(name, ns, "b", 15, at(20));
+    // b first sees the lease at 20 s, its wall clock 20 s ahead: the recorded renewTime (5 s) is
+    // not compared with it, so the lease is held for 15 s from b's sighting.
+    const b1 = await leases.tryAcquireOrRenew(name, ns, "b", 15, times(20, 20), undefined);
     expect(b1).toMatchObject({ acquired: false, outcome: "heldByOther" });
     expect(b1.lease?.record.holderIdentity).toBe("a");
+    expect(b1.observed?.seenAtMs).toBe(20_000);
+    const b2 = await leases.tryAcquireOrRenew(name, ns, "b", 15, times(34.9, 20), b1.observed);
+    expect(b2).toMatchObject({ acquired: false, outcome: "heldByOther" });
+    expect(b2.observed?.seenAtMs).toBe(20_000);
 
-    // After expiry, b takes over and the transition is counted.
-    const b2 = await leases.tryAcquireOrRenew(name, ns, "b", 10, at(21));
-    expect(b2).toMatchObject({ acquired: true, outcome: "acquired" });
-    expect(b2.lease?.record).toMatchObject({
+    // Unchanged for 15 s on b's clock: b takes over and the transition is counted.
+    const b3 = await leases.tryAcquireOrRenew(name, ns, "b", 10, times(35, 20), b2.observed);
+    expect(b3).toMatchObject({ acquired: true, outcome: "acquired" });
+    expect(b3.lease?.record).toMatchObject({
       holderIdentity: "b",
       leaseDurationSeconds: 10,
       leaseTransitions: 1,
     });
 
-    // a, waking up late, sees b holding it.
-    expect(await leases.tryAcquireOrRenew(name, ns, "a", 15, at(25))).toMatchObject({
+    // a, waking up late, sees a changed record held by b.
+    expect(await leases.tryAcquireOrRenew(name, ns, "a", 15, times(40), a2.observed)).toMatchObject({
       acquired: false,
       outcome: "heldByOther",
     });
@@ -132,8 +140,8 @@ describe("LeaseClient", { timeout: 60_000 }, () => {
     // A stale resourceVersion is a ConflictError at the primitive level...
     const seen = await leases.get(ns, name);
     if (seen === undefined) throw new Error("lease vanished");
-    await leases.tryAcquireOrRenew(name, ns, "b", 10, at(26));
-    const stale = await leases.update(seen, { ...seen.record, renewTime: at(27) }).catch((e: unknown) => e);
+    await leases.tryAcquireOrRenew(name, ns, "b", 10, times(41), b3.observed);
+    const stale = await leases.update(seen, { ...seen.record, renewTime: at(42) }).catch((e: unknown) => e);
     expect(stale).toBeInstanceOf(ConflictError);
     // ...and creating an existing Lease is one too (AlreadyExists).
     const exists = await leases.create(ns, name, seen.record).catch((e: unknown) => e);
@@ -143,10 +151,15 @@ describe("LeaseClient", { timeout: 60_000 }, () => {
   it("lets exactly one of two candidates win an expired lease at the same moment", async () => {
     const leases = new LeaseClient(clients);
     const name = "race";
-    await leases.tryAcquireOrRenew(name, ns, "old", 10, at(0));
+    await leases.tryAcquireOrRenew(name, ns, "old", 10, times(0), undefined);
+    const [c0, d0] = await Promise.all([
+      leases.tryAcquireOrRenew(name, ns, "c", 10, times(1), undefined),
+      leases.tryAcquireOrRenew(name, ns, "d", 10, times(1), undefined),
+    ]);
+    expect([c0.outcome, d0.outcome]).toEqual(["heldByOther", "heldByOther"]);
     const [c, d] = await Promise.all([
-      leases.tryAcquireOrRenew(name, ns, "c", 10, at(60)),
-      leases.tryAcquireOrRenew(name, ns, "d", 10, at(60)),
+      leases.tryAcquireOrRenew(name, ns, "c", 10, times(60), c0.observed),
+      leases.tryAcquireOrRenew(name, ns, "d", 10, times(60), d0.observed),
     ]);
     expect([c.acquired, d.acquired].filter(Boolean)).toHaveLength(1);
     const loser = c.acquired ? d : c;
@@ -157,8 +170,8 @@ describe("LeaseClient", { timeout: 60_000 }, () => {
 
     // Two candidates creating a missing lease at once: one creates, the other loses.
     const [e, f] = await Promise.all([
-      leases.tryAcquireOrRenew("fresh", ns, "e", 10, at(0)),
-      leases.tryAcquireOrRenew("fresh", ns, "f", 10, at(0)),
+      leases.tryAcquireOrRenew("fresh", ns, "e", 10, times(0), undefined),
+      leases.tryAcquireOrRenew("fresh", ns, "f", 10, times(0), undefined),
     ]);
     // (The loser either lost the create race or already read the winner's fresh lease.)
     const outcomes = [e.outcome, f.outcome].sort();
@@ -168,10 +181,13 @@ describe("LeaseClient", { timeout: 60_000 }, () => {
 
   it("releases a held lease so another candidate takes over at once", async () => {
     const leases = new LeaseClient(clients);
-    await leases.tryAcquireOrRenew("handover", ns, "g", 30, at(0));
+    const g = await leases.tryAcquireOrRenew("handover", ns, "g", 30, times(0), undefined);
+    const h0 = await leases.tryAcquireOrRenew("handover", ns, "h", 30, times(0.5), undefined);
+    expect(h0.outcome).toBe("heldByOther");
     expect(await leases.release("handover", ns, "h", at(1))).toBe(false);
     expect(await leases.release("handover", ns, "g", at(1))).toBe(true);
-    const h = await leases.tryAcquireOrRenew("handover", ns, "h", 30, at(1));
+    expect(g.acquired).toBe(true);
+    const h = await leases.tryAcquireOrRenew("handover", ns, "h", 30, times(1), h0.observed);
     expect(h).toMatchObject({ acquired: true, outcome: "acquired" });
     expect(h.lease?.record.leaseTransitions).toBe(1);
   });

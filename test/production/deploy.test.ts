@@ -283,7 +283,8 @@ describe("deploy/", () => {
           OPERATOR_NAMESPACE,
           "operator",
           15,
-          new Date(Date.now() + 3_600_000),
+          { wall: new Date(), monotonicMs: performance.now() },
+          undefined,
         ),
       bindClusterAdmin: () =>
         operator.kubeConfig.makeApiClient(RbacAuthorizationV1Api).createClusterRoleBinding({
