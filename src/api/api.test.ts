@@ -258,12 +258,12 @@ describe("validatePolicy: invalid policies", () => {
     [
       "WebPubSub ID on a SignalR policy",
       { target: { service: "SignalR", resourceId: WEBPUBSUB_ID } },
-      /^spec\.target\.resourceId: .*SignalR.*\(it names a WebPubSub instance\)$/,
+      /^spec\.target\.resourceId: names a WebPubSub instance, but target\.service is SignalR$/,
     ],
     [
       "not an ARM ID",
       { target: { service: "SignalR", resourceId: "chat-signalr" } },
-      /^spec\.target\.resourceId: must be \/subscriptions/,
+      /^spec\.target\.resourceId: malformed resource ID "chat-signalr": it must start with \/subscriptions\//,
     ],
     [
       "bad duration",

@@ -47,6 +47,7 @@ import {
   TIME_GRAINS,
 } from "./constants.js";
 import { DURATION_PATTERN } from "./duration.js";
+import { resourceIdCelRule } from "./resource-id.js";
 
 // ---------------------------------------------------------------------------------------------
 // Patterns (valid for both ECMAScript and RE2, the engine of the Kubernetes API server)
@@ -61,15 +62,6 @@ export const CRON_PATTERN = "^[^\\s]+(\\s+[^\\s]+){4}$";
 export const TIME_ZONE_PATTERN = "^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$";
 /** metav1.Condition reason. */
 export const REASON_PATTERN = "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$";
-
-/**
- * Regular expression (without flags) an ARM resource ID of `service` must match, case-insensitively
- * (ARM IDs are case-insensitive). `[.]` instead of `\.` keeps it free of escapes inside CEL strings.
- */
-export function resourceIdRegex(service: "SignalR" | "WebPubSub"): string {
-  const type = service === "SignalR" ? "SignalR" : "WebPubSub";
-  return `^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft[.]SignalRService/${type}/[^/]+$`;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -115,7 +107,7 @@ const TargetSchema = Type.Object(
     }),
     resourceId: Type.String({
       description:
-        "ARM resource ID of the instance: /subscriptions/<subscription>/resourceGroups/<group>/providers/Microsoft.SignalRService/SignalR/<name> (or .../WebPubSub/<name>, matching service). Compared case-insensitively.",
+        "ARM resource ID of the instance: /subscriptions/<subscription>/resourceGroups/<group>/providers/Microsoft.SignalRService/SignalR/<name> (or .../WebPubSub/<name>, matching service), by Azure's naming rules: the subscription a GUID; the group 1–90 letters, digits, '_', '-', '.', '(' or ')', not ending with '.'; the name 3–63 letters, digits and single hyphens, starting with a letter and ending with a letter or digit. Compared case-insensitively.",
       minLength: 1,
       maxLength: 512,
     }),
@@ -638,9 +630,6 @@ const AnticipationSchema = Type.Object(
   },
 );
 
-const resourceIdRule = (service: "SignalR" | "WebPubSub") =>
-  `self.target.resourceId.matches('(?i)${resourceIdRegex(service)}')`;
-
 /** CEL rules of `spec` (validate.ts implements each of them again, plus what CEL cannot check). */
 export const SPEC_CEL_RULES: readonly CelRule[] = [
   {
@@ -669,9 +658,9 @@ export const SPEC_CEL_RULES: readonly CelRule[] = [
     fieldPath: ".units.min",
   },
   {
-    rule: `self.target.service == 'SignalR' ? ${resourceIdRule("SignalR")} : ${resourceIdRule("WebPubSub")}`,
+    rule: resourceIdCelRule(),
     message:
-      "target.resourceId must be an ARM ID /subscriptions/<sub>/resourceGroups/<rg>/providers/Microsoft.SignalRService/<SignalR|WebPubSub>/<name> of the type named by target.service",
+      "target.resourceId must be an ARM ID /subscriptions/<subscription GUID>/resourceGroups/<group: 1-90 letters, digits, _-.() not ending in .>/providers/Microsoft.SignalRService/<SignalR|WebPubSub, as target.service>/<name: 3-63 letters, digits, single hyphens, starting with a letter, ending with a letter or digit>",
     fieldPath: ".target.resourceId",
   },
   {

@@ -11,6 +11,7 @@ import { parse as parseYaml, YAMLParseError } from "yaml";
 import { SIGNALR_SCENARIOS, WEBPUBSUB_SCENARIOS } from "../capacity/tier-tables.js";
 import { API_VERSION, KIND, P1_MAX_UNITS, P2_MIN_UNITS, SHARE_SUM_TOLERANCE } from "./constants.js";
 import { DURATION_PATTERN, parseDuration } from "./duration.js";
+import { parseResourceId, ResourceIdError } from "./resource-id.js";
 import {
   type CapacityPolicy,
   CapacityPolicySchema,
@@ -18,7 +19,6 @@ import {
   DNS_LABEL_PATTERN,
   DNS_SUBDOMAIN_PATTERN,
   REASON_PATTERN,
-  resourceIdRegex,
   TIME_ZONE_PATTERN,
 } from "./schema.js";
 
@@ -175,14 +175,16 @@ function crossFieldErrors(policy: CapacityPolicy): string[] {
     );
   }
   const { service, resourceId } = spec.target;
-  if (!new RegExp(resourceIdRegex(service), "i").test(resourceId)) {
-    const other = service === "SignalR" ? "WebPubSub" : "SignalR";
-    const hint = new RegExp(resourceIdRegex(other), "i").test(resourceId)
-      ? ` (it names a ${other} instance)`
-      : "";
-    errors.push(
-      `spec.target.resourceId: must be /subscriptions/<sub>/resourceGroups/<rg>/providers/Microsoft.SignalRService/${service}/<name> for service ${service}${hint}`,
-    );
+  try {
+    const ref = parseResourceId(resourceId);
+    if (ref.service !== service) {
+      errors.push(
+        `spec.target.resourceId: names a ${ref.service} instance, but target.service is ${service}`,
+      );
+    }
+  } catch (err) {
+    if (!(err instanceof ResourceIdError)) throw err;
+    errors.push(`spec.target.resourceId: ${err.message}`);
   }
   const traffic = spec.metrics.traffic;
   if (traffic) {

@@ -5,8 +5,10 @@
 
 import { beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { CRD_NAME } from "../../src/api/index.js";
+import { CRD_NAME, GROUP, PLURAL, VERSION } from "../../src/api/index.js";
+import { parseResourceId } from "../../src/api/resource-id.js";
 import type { KubeClients } from "../../src/kube/client.js";
+import { RESOURCE_ID_CASES } from "../fixtures/resource-ids.js";
 import { adminClients, controlPlane, createNamespace, ensureCrd, kubectl } from "../kube/support.js";
 import { SUB, signalrId } from "./harness.js";
 import { getPolicy, kubectlWithInput, policyManifest } from "./helpers.js";
@@ -269,5 +271,38 @@ describe("the CapacityPolicy CRD", () => {
     expect(stored.spec.anticipation.mode).toBe("Enabled");
     expect(stored.spec.anticipation.leadingSignal.measures).toBe("NewConnectionsPerSecond");
     expect(stored.spec.anticipation.leadingSignal.prometheus.timeout).toBe("5s");
+  });
+
+  it("admits exactly the resource IDs the operator's parser parses (Azure's naming rules)", async () => {
+    const rows: { what: string; admitted: boolean; parsed: boolean; valid: boolean }[] = [];
+    for (const [i, c] of RESOURCE_ID_CASES.entries()) {
+      let admitted = true;
+      try {
+        // Server-side dry run: the API server validates (schema and CEL) without storing.
+        await kube.customObjects.createNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace: ns,
+          plural: PLURAL,
+          body: policyManifest(ns, `id-${i}`, c.resourceId),
+          dryRun: "All",
+        });
+      } catch (err) {
+        const code = (err as { code?: number }).code;
+        expect(code, c.what).toBe(422);
+        expect(String((err as { body?: unknown }).body), c.what).toMatch(/spec\.target\.resourceId/);
+        admitted = false;
+      }
+      let parsed: boolean;
+      try {
+        parsed = parseResourceId(c.resourceId).service === "SignalR";
+      } catch {
+        parsed = false;
+      }
+      rows.push({ what: c.what, admitted, parsed, valid: c.valid });
+    }
+    expect(rows.filter((r) => r.admitted !== r.parsed || r.parsed !== r.valid)).toEqual([]);
+    expect(rows.filter((r) => r.admitted).length).toBeGreaterThan(5);
+    expect(rows.filter((r) => !r.admitted).length).toBeGreaterThan(15);
   });
 });
