@@ -13,13 +13,21 @@
  *   nullable.
  */
 import { type Static, Type } from "typebox";
-import { SCALABLE_SKUS, type ScalableSku, SERVICE_KINDS, SKU_NAMES, type SkuName } from "../capacity/skus.js";
+import {
+  DEFAULT_LADDERS,
+  SCALABLE_SKUS,
+  type ScalableSku,
+  SERVICE_KINDS,
+  SKU_NAMES,
+  type SkuName,
+} from "../capacity/skus.js";
 import {
   RECOMMENDED_MAX_SERVER_LOAD_PERCENT,
   type ScenarioName,
   SIGNALR_SCENARIOS,
   WEBPUBSUB_SCENARIOS,
 } from "../capacity/tier-tables.js";
+import { celSomeUnitCount, describeLadder } from "../capacity/unit-bounds.js";
 import {
   ANTICIPATION_MODES,
   API_VERSION,
@@ -656,6 +664,23 @@ export const SPEC_CEL_RULES: readonly CelRule[] = [
     rule: `!self.skus.all(s, s == 'Premium_P2') || self.units.min >= ${P2_MIN_UNITS}`,
     message: `units.min must be >= ${P2_MIN_UNITS} when Premium_P2 is the only SKU`,
     fieldPath: ".units.min",
+  },
+  {
+    rule: celSomeUnitCount("self.skus", "u >= self.units.min && u <= self.units.max"),
+    message: `units.min..units.max must hold a unit count an allowed SKU offers (Standard_S1, Premium_P1: ${describeLadder(DEFAULT_LADDERS.Premium_P1)}; Premium_P2: ${describeLadder(DEFAULT_LADDERS.Premium_P2)})`,
+    fieldPath: ".units",
+  },
+  {
+    rule: `!has(self.schedules) || self.schedules.all(s, ${celSomeUnitCount("self.skus", "u >= s.minUnits && u >= self.units.min && u <= self.units.max")})`,
+    message:
+      "schedules[].minUnits: a unit count an allowed SKU offers must lie between minUnits (and units.min) and units.max",
+    fieldPath: ".schedules",
+  },
+  {
+    rule: `!has(self.fallback) || !has(self.fallback.action) || self.fallback.action != 'Fixed' || !has(self.fallback.units) || ${celSomeUnitCount("self.skus", "u >= self.fallback.units && u <= self.units.max")}`,
+    message:
+      "fallback.units: a unit count an allowed SKU offers must lie between fallback.units (the fixed size is rounded up to one) and units.max",
+    fieldPath: ".fallback.units",
   },
   {
     rule: resourceIdCelRule(),

@@ -8,7 +8,9 @@ import { Ajv, type ErrorObject } from "ajv";
 import addFormatsModule from "ajv-formats";
 import { Cron } from "croner";
 import { parse as parseYaml, YAMLParseError } from "yaml";
+import { isScalableSku } from "../capacity/skus.js";
 import { SIGNALR_SCENARIOS, WEBPUBSUB_SCENARIOS } from "../capacity/tier-tables.js";
+import { noUnitCountIn } from "../capacity/unit-bounds.js";
 import { API_VERSION, KIND, P1_MAX_UNITS, P2_MIN_UNITS, SHARE_SUM_TOLERANCE } from "./constants.js";
 import { DURATION_PATTERN, parseDuration } from "./duration.js";
 import { parseResourceId, ResourceIdError } from "./resource-id.js";
@@ -173,6 +175,25 @@ function crossFieldErrors(policy: CapacityPolicy): string[] {
     errors.push(
       `spec.units.min: must be >= ${P2_MIN_UNITS} when Premium_P2 is the only SKU (is ${units.min})`,
     );
+  }
+  // Every bound on the unit count holds a unit count an allowed SKU offers.
+  const allowed = skus.filter(isScalableSku);
+  if (units.min <= units.max) {
+    const range = noUnitCountIn("spec.units", units.min, units.max, allowed);
+    if (range) errors.push(range);
+    else {
+      spec.schedules?.forEach((s, i) => {
+        if (s.minUnits > units.max) return;
+        const floor = Math.max(s.minUnits, units.min);
+        const none = noUnitCountIn(`spec.schedules[${i}].minUnits`, floor, units.max, allowed);
+        if (none) errors.push(`${none} (minUnits ${s.minUnits} is rounded up; units.max is ${units.max})`);
+      });
+      const f = spec.fallback;
+      if (f.action === "Fixed" && f.units !== undefined && f.units >= units.min && f.units <= units.max) {
+        const none = noUnitCountIn("spec.fallback.units", f.units, units.max, allowed);
+        if (none) errors.push(`${none} (the fixed size is rounded up; units.max is ${units.max})`);
+      }
+    }
   }
   const { service, resourceId } = spec.target;
   try {

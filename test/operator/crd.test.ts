@@ -305,4 +305,60 @@ describe("the CapacityPolicy CRD", () => {
     expect(rows.filter((r) => r.admitted).length).toBeGreaterThan(5);
     expect(rows.filter((r) => !r.admitted).length).toBeGreaterThan(15);
   });
+
+  it("refuses every unit bound without a unit count of an allowed SKU, and admits the nearest valid ones", async () => {
+    const admit = async (name: string, spec: Record<string, unknown>): Promise<string | undefined> => {
+      try {
+        await kube.customObjects.createNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace: ns,
+          plural: PLURAL,
+          body: policy(name, spec),
+          dryRun: "All",
+        });
+        return undefined;
+      } catch (err) {
+        expect((err as { code?: number }).code).toBe(422);
+        return String((err as { body?: unknown }).body);
+      }
+    };
+    const P1 = { skus: ["Premium_P1"] };
+    expect(await admit("range-15", { ...P1, units: { min: 15, max: 15 } })).toMatch(
+      /spec\.units: Invalid value: units\.min\.\.units\.max must hold a unit count an allowed SKU offers/,
+    );
+    expect(await admit("range-p2", { skus: ["Premium_P2"], units: { min: 150, max: 180 } })).toMatch(
+      /units\.min\.\.units\.max must hold a unit count/,
+    );
+    expect(
+      await admit("sched-12", {
+        ...P1,
+        units: { min: 1, max: 15 },
+        schedules: [{ name: "peak", cron: "0 8 * * *", durationMinutes: 60, minUnits: 12 }],
+      }),
+    ).toMatch(
+      /spec\.schedules: Invalid value: schedules\[\]\.minUnits: a unit count an allowed SKU offers/,
+    );
+    expect(
+      await admit("fallback-11", {
+        ...P1,
+        units: { min: 1, max: 15 },
+        fallback: { action: "Fixed", units: 11 },
+      }),
+    ).toMatch(/spec\.fallback\.units: Invalid value: fallback\.units: a unit count an allowed SKU offers/);
+    // The nearest valid bounds are admitted.
+    expect(await admit("range-10", { ...P1, units: { min: 10, max: 10 } })).toBeUndefined();
+    expect(await admit("range-20", { ...P1, units: { min: 15, max: 20 } })).toBeUndefined();
+    expect(
+      await admit("range-p1p2", { skus: ["Premium_P1", "Premium_P2"], units: { min: 150, max: 200 } }),
+    ).toBeUndefined();
+    expect(
+      await admit("sched-10", {
+        ...P1,
+        units: { min: 1, max: 15 },
+        schedules: [{ name: "peak", cron: "0 8 * * *", durationMinutes: 60, minUnits: 10 }],
+        fallback: { action: "Fixed", units: 10 },
+      }),
+    ).toBeUndefined();
+  });
 });
