@@ -336,9 +336,7 @@ describe("the CapacityPolicy CRD", () => {
         units: { min: 1, max: 15 },
         schedules: [{ name: "peak", cron: "0 8 * * *", durationMinutes: 60, minUnits: 12 }],
       }),
-    ).toMatch(
-      /spec\.schedules: Invalid value: schedules\[\]\.minUnits: a unit count an allowed SKU offers/,
-    );
+    ).toMatch(/spec\.schedules: Invalid value: schedules\[\]\.minUnits: a unit count an allowed SKU offers/);
     expect(
       await admit("fallback-11", {
         ...P1,
