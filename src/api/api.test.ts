@@ -218,6 +218,16 @@ describe("validatePolicy: invalid policies", () => {
   it.each<[string, Spec, RegExp]>([
     ["min > max", { units: { min: 5, max: 3 } }, /^spec\.units: min \(5\) must be <= max \(3\)$/],
     [
+      "a max sample age above 24h",
+      { metrics: { serverLoad: { targetPercent: 70 }, maxSampleAge: "200h" } },
+      /^spec\.metrics\.maxSampleAge: 200h must be at most 24h$/,
+    ],
+    [
+      "an ingestion delay above 1h",
+      { metrics: { serverLoad: { targetPercent: 70 }, ingestionDelay: "2h", maxSampleAge: "3h" } },
+      /^spec\.metrics\.ingestionDelay: 2h must be at most 1h$/,
+    ],
+    [
       "a unit range without a unit count of the SKU",
       { units: { min: 15, max: 15 }, skus: ["Premium_P1"] },
       /^spec\.units: 15 holds no unit count Premium_P1 offers \(1–10, 20, 30 … 100\); the nearest are 10 and 20$/,

@@ -40,8 +40,10 @@ import {
   KIND,
   LEADING_MEASURES,
   MAX_HISTORY_DAYS,
+  MAX_INGESTION_DELAY_SECONDS,
   MAX_REASONS,
   MAX_RECOMMENDATIONS,
+  MAX_SAMPLE_AGE_SECONDS,
   MAX_SCALE_EVENTS,
   MAX_UNITS,
   MIN_HISTORY_DAYS,
@@ -227,14 +229,14 @@ const MetricsSchema = Type.Object(
     }),
     ingestionDelay: Type.String({
       description:
-        'Newest span of metrics to ignore because its buckets are still filling, a duration ("30s", "3m", "1h30m").',
+        'Newest span of metrics to ignore because its buckets are still filling, a duration ("30s", "3m"; at most 1h).',
       pattern: DURATION_PATTERN,
       maxLength: 32,
       default: "3m",
     }),
     maxSampleAge: Type.String({
       description:
-        "A sample older than this counts as missing (MetricsAvailable=False), a duration; must be longer than ingestionDelay.",
+        "A sample older than this counts as missing (MetricsAvailable=False), a duration; longer than ingestionDelay and at most 24h (each pass reads this far back, or window + ingestionDelay when longer).",
       pattern: DURATION_PATTERN,
       maxLength: 32,
       default: "10m",
@@ -257,6 +259,16 @@ const MetricsSchema = Type.Object(
         // The pattern guards keep a malformed duration to the pattern's own error (no CEL conversion error).
         rule: `!has(self.ingestionDelay) || !has(self.maxSampleAge) || !self.ingestionDelay.matches('${DURATION_PATTERN}') || !self.maxSampleAge.matches('${DURATION_PATTERN}') || duration(self.maxSampleAge) > duration(self.ingestionDelay)`,
         message: "maxSampleAge must be longer than ingestionDelay",
+        fieldPath: ".maxSampleAge",
+      },
+      {
+        rule: `!has(self.ingestionDelay) || !self.ingestionDelay.matches('${DURATION_PATTERN}') || duration(self.ingestionDelay) <= duration('${MAX_INGESTION_DELAY_SECONDS}s')`,
+        message: "ingestionDelay must be at most 1h",
+        fieldPath: ".ingestionDelay",
+      },
+      {
+        rule: `!has(self.maxSampleAge) || !self.maxSampleAge.matches('${DURATION_PATTERN}') || duration(self.maxSampleAge) <= duration('${MAX_SAMPLE_AGE_SECONDS}s')`,
+        message: "maxSampleAge must be at most 24h",
         fieldPath: ".maxSampleAge",
       },
     ] satisfies CelRule[],

@@ -11,7 +11,15 @@ import { parse as parseYaml, YAMLParseError } from "yaml";
 import { isScalableSku } from "../capacity/skus.js";
 import { SIGNALR_SCENARIOS, WEBPUBSUB_SCENARIOS } from "../capacity/tier-tables.js";
 import { noUnitCountIn } from "../capacity/unit-bounds.js";
-import { API_VERSION, KIND, P1_MAX_UNITS, P2_MIN_UNITS, SHARE_SUM_TOLERANCE } from "./constants.js";
+import {
+  API_VERSION,
+  KIND,
+  MAX_INGESTION_DELAY_SECONDS,
+  MAX_SAMPLE_AGE_SECONDS,
+  P1_MAX_UNITS,
+  P2_MIN_UNITS,
+  SHARE_SUM_TOLERANCE,
+} from "./constants.js";
 import { DURATION_PATTERN, parseDuration } from "./duration.js";
 import { parseResourceId, ResourceIdError } from "./resource-id.js";
 import {
@@ -239,6 +247,12 @@ function crossFieldErrors(policy: CapacityPolicy): string[] {
     errors.push(
       `spec.metrics.maxSampleAge: ${m.maxSampleAge} must be longer than ingestionDelay (${m.ingestionDelay})`,
     );
+  }
+  if (parseDuration(m.ingestionDelay) > MAX_INGESTION_DELAY_SECONDS) {
+    errors.push(`spec.metrics.ingestionDelay: ${m.ingestionDelay} must be at most 1h`);
+  }
+  if (parseDuration(m.maxSampleAge) > MAX_SAMPLE_AGE_SECONDS) {
+    errors.push(`spec.metrics.maxSampleAge: ${m.maxSampleAge} must be at most 24h`);
   }
   // anticipation object rules
   const anticipation = spec.anticipation;

@@ -270,6 +270,31 @@ describe("metrics:getBatch against the emulator", { timeout: 30_000 }, () => {
     expect(result.samples.size).toBe(0);
   });
 
+  it("splits a batch Azure rejects with a 400 until only the resource that causes it fails", async () => {
+    const { metrics } = adaptersFor(emu);
+    const ids = many.slice(20, 28);
+    const bad = ids[5] as string;
+    emu.control.addFault({
+      path: "**/metrics:getBatch",
+      resourceIds: [bad],
+      action: { kind: "status", status: 400, code: "BadRequest", message: "rejected" },
+    });
+    try {
+      const result = await metrics.read(
+        ids.map((resourceId) => ({ resourceId, region: "westeurope" })),
+        { start: START, end: END },
+      );
+      // 8 resources: the batch, then halves of 4, 2 and 1 along the rejected one's path.
+      expect(result.calls).toBe(7);
+      expect(result.failures.map((f) => f.batch.resourceIds)).toEqual([[bad]]);
+      expect(result.failures[0]?.error).toBeInstanceOf(InvalidRequestError);
+      expect([...result.samples.keys()].sort()).toEqual(ids.filter((id) => id !== bad).sort());
+      for (const [, samples] of result.samples) expect(samples.length).toBeGreaterThan(0);
+    } finally {
+      emu.control.clearFaults();
+    }
+  });
+
   it("moves with the virtual clock: later minutes fill in", async () => {
     const { metrics } = adaptersFor(emu);
     const id = many[9] as string;
