@@ -217,6 +217,39 @@ describe("validatePolicy: valid policies", () => {
 describe("validatePolicy: invalid policies", () => {
   it.each<[string, Spec, RegExp]>([
     ["min > max", { units: { min: 5, max: 3 } }, /^spec\.units: min \(5\) must be <= max \(3\)$/],
+    [
+      "a max sample age above 24h",
+      { metrics: { serverLoad: { targetPercent: 70 }, maxSampleAge: "200h" } },
+      /^spec\.metrics\.maxSampleAge: 200h must be at most 24h$/,
+    ],
+    [
+      "an ingestion delay above 1h",
+      { metrics: { serverLoad: { targetPercent: 70 }, ingestionDelay: "2h", maxSampleAge: "3h" } },
+      /^spec\.metrics\.ingestionDelay: 2h must be at most 1h$/,
+    ],
+    [
+      "a unit range without a unit count of the SKU",
+      { units: { min: 15, max: 15 }, skus: ["Premium_P1"] },
+      /^spec\.units: 15 holds no unit count Premium_P1 offers \(1–10, 20, 30 … 100\); the nearest are 10 and 20$/,
+    ],
+    [
+      "a P2-only range between two rungs",
+      { units: { min: 150, max: 180 }, skus: ["Premium_P2"] },
+      /^spec\.units: 150\.\.180 holds no unit count Premium_P2 offers \(100, 200 … 1000\); the nearest are 100 and 200$/,
+    ],
+    [
+      "a schedule floor with no unit count up to units.max",
+      {
+        units: { min: 1, max: 15 },
+        schedules: [{ name: "peak", cron: "0 8 * * *", durationMinutes: 60, minUnits: 12 }],
+      },
+      /^spec\.schedules\[0\]\.minUnits: 12\.\.15 holds no unit count Premium_P1 offers .*; the nearest are 10 and 20 \(minUnits 12 is rounded up; units\.max is 15\)$/,
+    ],
+    [
+      "a fixed fallback size rounded up above units.max",
+      { units: { min: 1, max: 15 }, fallback: { action: "Fixed", units: 11 } },
+      /^spec\.fallback\.units: 11\.\.15 holds no unit count Premium_P1 offers .*; the nearest are 10 and 20 \(the fixed size is rounded up; units\.max is 15\)$/,
+    ],
     ["units out of range", { units: { min: 0, max: 1001 } }, /^spec\.units\.min: 0 must be >= 1$/],
     [
       "P2 with max 50",
@@ -258,12 +291,12 @@ describe("validatePolicy: invalid policies", () => {
     [
       "WebPubSub ID on a SignalR policy",
       { target: { service: "SignalR", resourceId: WEBPUBSUB_ID } },
-      /^spec\.target\.resourceId: .*SignalR.*\(it names a WebPubSub instance\)$/,
+      /^spec\.target\.resourceId: names a WebPubSub instance, but target\.service is SignalR$/,
     ],
     [
       "not an ARM ID",
       { target: { service: "SignalR", resourceId: "chat-signalr" } },
-      /^spec\.target\.resourceId: must be \/subscriptions/,
+      /^spec\.target\.resourceId: malformed resource ID "chat-signalr": it must start with \/subscriptions\//,
     ],
     [
       "bad duration",

@@ -72,6 +72,16 @@ export const MAX_HISTORY_DAYS = 28;
 export const DEFAULT_HISTORY_DAYS = 14;
 export const DEFAULT_HISTORY_GRAIN: HistoryGrain = "5m";
 
+/**
+ * Longest look-backs of the one-minute metrics read, seconds. A pass reads max(window +
+ * ingestion delay, maxSampleAge) of PT1M buckets, so with the longest window (1d) at most about
+ * 25 hours: 1,560 points per series, far inside what Azure Monitor serves in one query (no more
+ * than 30 days of data per query — "Analyze metrics with Azure Monitor metrics explorer", time
+ * range — of the 93 days platform metrics are kept).
+ */
+export const MAX_INGESTION_DELAY_SECONDS = 3_600;
+export const MAX_SAMPLE_AGE_SECONDS = 86_400;
+
 export const FALLBACK_ACTIONS = ["Hold", "Fixed"] as const;
 export type FallbackAction = (typeof FALLBACK_ACTIONS)[number];
 

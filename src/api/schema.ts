@@ -13,13 +13,21 @@
  *   nullable.
  */
 import { type Static, Type } from "typebox";
-import { SCALABLE_SKUS, type ScalableSku, SERVICE_KINDS, SKU_NAMES, type SkuName } from "../capacity/skus.js";
+import {
+  DEFAULT_LADDERS,
+  SCALABLE_SKUS,
+  type ScalableSku,
+  SERVICE_KINDS,
+  SKU_NAMES,
+  type SkuName,
+} from "../capacity/skus.js";
 import {
   RECOMMENDED_MAX_SERVER_LOAD_PERCENT,
   type ScenarioName,
   SIGNALR_SCENARIOS,
   WEBPUBSUB_SCENARIOS,
 } from "../capacity/tier-tables.js";
+import { celSomeUnitCount, describeLadder } from "../capacity/unit-bounds.js";
 import {
   ANTICIPATION_MODES,
   API_VERSION,
@@ -32,8 +40,10 @@ import {
   KIND,
   LEADING_MEASURES,
   MAX_HISTORY_DAYS,
+  MAX_INGESTION_DELAY_SECONDS,
   MAX_REASONS,
   MAX_RECOMMENDATIONS,
+  MAX_SAMPLE_AGE_SECONDS,
   MAX_SCALE_EVENTS,
   MAX_UNITS,
   MIN_HISTORY_DAYS,
@@ -47,6 +57,7 @@ import {
   TIME_GRAINS,
 } from "./constants.js";
 import { DURATION_PATTERN } from "./duration.js";
+import { resourceIdCelRule } from "./resource-id.js";
 
 // ---------------------------------------------------------------------------------------------
 // Patterns (valid for both ECMAScript and RE2, the engine of the Kubernetes API server)
@@ -61,15 +72,6 @@ export const CRON_PATTERN = "^[^\\s]+(\\s+[^\\s]+){4}$";
 export const TIME_ZONE_PATTERN = "^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$";
 /** metav1.Condition reason. */
 export const REASON_PATTERN = "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$";
-
-/**
- * Regular expression (without flags) an ARM resource ID of `service` must match, case-insensitively
- * (ARM IDs are case-insensitive). `[.]` instead of `\.` keeps it free of escapes inside CEL strings.
- */
-export function resourceIdRegex(service: "SignalR" | "WebPubSub"): string {
-  const type = service === "SignalR" ? "SignalR" : "WebPubSub";
-  return `^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft[.]SignalRService/${type}/[^/]+$`;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -115,7 +117,7 @@ const TargetSchema = Type.Object(
     }),
     resourceId: Type.String({
       description:
-        "ARM resource ID of the instance: /subscriptions/<subscription>/resourceGroups/<group>/providers/Microsoft.SignalRService/SignalR/<name> (or .../WebPubSub/<name>, matching service). Compared case-insensitively.",
+        "ARM resource ID of the instance: /subscriptions/<subscription>/resourceGroups/<group>/providers/Microsoft.SignalRService/SignalR/<name> (or .../WebPubSub/<name>, matching service), by Azure's naming rules: the subscription a GUID; the group 1–90 letters, digits, '_', '-', '.', '(' or ')', not ending with '.'; the name 3–63 letters, digits and single hyphens, starting with a letter and ending with a letter or digit. Compared case-insensitively.",
       minLength: 1,
       maxLength: 512,
     }),
@@ -227,14 +229,14 @@ const MetricsSchema = Type.Object(
     }),
     ingestionDelay: Type.String({
       description:
-        'Newest span of metrics to ignore because its buckets are still filling, a duration ("30s", "3m", "1h30m").',
+        'Newest span of metrics to ignore because its buckets are still filling, a duration ("30s", "3m"; at most 1h).',
       pattern: DURATION_PATTERN,
       maxLength: 32,
       default: "3m",
     }),
     maxSampleAge: Type.String({
       description:
-        "A sample older than this counts as missing (MetricsAvailable=False), a duration; must be longer than ingestionDelay.",
+        "A sample older than this counts as missing (MetricsAvailable=False), a duration; longer than ingestionDelay and at most 24h (each pass reads this far back, or window + ingestionDelay when longer).",
       pattern: DURATION_PATTERN,
       maxLength: 32,
       default: "10m",
@@ -257,6 +259,16 @@ const MetricsSchema = Type.Object(
         // The pattern guards keep a malformed duration to the pattern's own error (no CEL conversion error).
         rule: `!has(self.ingestionDelay) || !has(self.maxSampleAge) || !self.ingestionDelay.matches('${DURATION_PATTERN}') || !self.maxSampleAge.matches('${DURATION_PATTERN}') || duration(self.maxSampleAge) > duration(self.ingestionDelay)`,
         message: "maxSampleAge must be longer than ingestionDelay",
+        fieldPath: ".maxSampleAge",
+      },
+      {
+        rule: `!has(self.ingestionDelay) || !self.ingestionDelay.matches('${DURATION_PATTERN}') || duration(self.ingestionDelay) <= duration('${MAX_INGESTION_DELAY_SECONDS}s')`,
+        message: "ingestionDelay must be at most 1h",
+        fieldPath: ".ingestionDelay",
+      },
+      {
+        rule: `!has(self.maxSampleAge) || !self.maxSampleAge.matches('${DURATION_PATTERN}') || duration(self.maxSampleAge) <= duration('${MAX_SAMPLE_AGE_SECONDS}s')`,
+        message: "maxSampleAge must be at most 24h",
         fieldPath: ".maxSampleAge",
       },
     ] satisfies CelRule[],
@@ -638,9 +650,6 @@ const AnticipationSchema = Type.Object(
   },
 );
 
-const resourceIdRule = (service: "SignalR" | "WebPubSub") =>
-  `self.target.resourceId.matches('(?i)${resourceIdRegex(service)}')`;
-
 /** CEL rules of `spec` (validate.ts implements each of them again, plus what CEL cannot check). */
 export const SPEC_CEL_RULES: readonly CelRule[] = [
   {
@@ -669,9 +678,26 @@ export const SPEC_CEL_RULES: readonly CelRule[] = [
     fieldPath: ".units.min",
   },
   {
-    rule: `self.target.service == 'SignalR' ? ${resourceIdRule("SignalR")} : ${resourceIdRule("WebPubSub")}`,
+    rule: celSomeUnitCount("self.skus", "u >= self.units.min && u <= self.units.max"),
+    message: `units.min..units.max must hold a unit count an allowed SKU offers (Standard_S1, Premium_P1: ${describeLadder(DEFAULT_LADDERS.Premium_P1)}; Premium_P2: ${describeLadder(DEFAULT_LADDERS.Premium_P2)})`,
+    fieldPath: ".units",
+  },
+  {
+    rule: `!has(self.schedules) || self.schedules.all(s, ${celSomeUnitCount("self.skus", "u >= s.minUnits && u >= self.units.min && u <= self.units.max")})`,
     message:
-      "target.resourceId must be an ARM ID /subscriptions/<sub>/resourceGroups/<rg>/providers/Microsoft.SignalRService/<SignalR|WebPubSub>/<name> of the type named by target.service",
+      "schedules[].minUnits: a unit count an allowed SKU offers must lie between minUnits (and units.min) and units.max",
+    fieldPath: ".schedules",
+  },
+  {
+    rule: `!has(self.fallback) || !has(self.fallback.action) || self.fallback.action != 'Fixed' || !has(self.fallback.units) || ${celSomeUnitCount("self.skus", "u >= self.fallback.units && u <= self.units.max")}`,
+    message:
+      "fallback.units: a unit count an allowed SKU offers must lie between fallback.units (the fixed size is rounded up to one) and units.max",
+    fieldPath: ".fallback.units",
+  },
+  {
+    rule: resourceIdCelRule(),
+    message:
+      "target.resourceId must be an ARM ID /subscriptions/<subscription GUID>/resourceGroups/<group: 1-90 letters, digits, _-.() not ending in .>/providers/Microsoft.SignalRService/<SignalR|WebPubSub, as target.service>/<name: 3-63 letters, digits, single hyphens, starting with a letter, ending with a letter or digit>",
     fieldPath: ".target.resourceId",
   },
   {

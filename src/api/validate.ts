@@ -8,9 +8,20 @@ import { Ajv, type ErrorObject } from "ajv";
 import addFormatsModule from "ajv-formats";
 import { Cron } from "croner";
 import { parse as parseYaml, YAMLParseError } from "yaml";
+import { isScalableSku } from "../capacity/skus.js";
 import { SIGNALR_SCENARIOS, WEBPUBSUB_SCENARIOS } from "../capacity/tier-tables.js";
-import { API_VERSION, KIND, P1_MAX_UNITS, P2_MIN_UNITS, SHARE_SUM_TOLERANCE } from "./constants.js";
+import { noUnitCountIn } from "../capacity/unit-bounds.js";
+import {
+  API_VERSION,
+  KIND,
+  MAX_INGESTION_DELAY_SECONDS,
+  MAX_SAMPLE_AGE_SECONDS,
+  P1_MAX_UNITS,
+  P2_MIN_UNITS,
+  SHARE_SUM_TOLERANCE,
+} from "./constants.js";
 import { DURATION_PATTERN, parseDuration } from "./duration.js";
+import { parseResourceId, ResourceIdError } from "./resource-id.js";
 import {
   type CapacityPolicy,
   CapacityPolicySchema,
@@ -18,7 +29,6 @@ import {
   DNS_LABEL_PATTERN,
   DNS_SUBDOMAIN_PATTERN,
   REASON_PATTERN,
-  resourceIdRegex,
   TIME_ZONE_PATTERN,
 } from "./schema.js";
 
@@ -174,15 +184,36 @@ function crossFieldErrors(policy: CapacityPolicy): string[] {
       `spec.units.min: must be >= ${P2_MIN_UNITS} when Premium_P2 is the only SKU (is ${units.min})`,
     );
   }
+  // Every bound on the unit count holds a unit count an allowed SKU offers.
+  const allowed = skus.filter(isScalableSku);
+  if (units.min <= units.max) {
+    const range = noUnitCountIn("spec.units", units.min, units.max, allowed);
+    if (range) errors.push(range);
+    else {
+      spec.schedules?.forEach((s, i) => {
+        if (s.minUnits > units.max) return;
+        const floor = Math.max(s.minUnits, units.min);
+        const none = noUnitCountIn(`spec.schedules[${i}].minUnits`, floor, units.max, allowed);
+        if (none) errors.push(`${none} (minUnits ${s.minUnits} is rounded up; units.max is ${units.max})`);
+      });
+      const f = spec.fallback;
+      if (f.action === "Fixed" && f.units !== undefined && f.units >= units.min && f.units <= units.max) {
+        const none = noUnitCountIn("spec.fallback.units", f.units, units.max, allowed);
+        if (none) errors.push(`${none} (the fixed size is rounded up; units.max is ${units.max})`);
+      }
+    }
+  }
   const { service, resourceId } = spec.target;
-  if (!new RegExp(resourceIdRegex(service), "i").test(resourceId)) {
-    const other = service === "SignalR" ? "WebPubSub" : "SignalR";
-    const hint = new RegExp(resourceIdRegex(other), "i").test(resourceId)
-      ? ` (it names a ${other} instance)`
-      : "";
-    errors.push(
-      `spec.target.resourceId: must be /subscriptions/<sub>/resourceGroups/<rg>/providers/Microsoft.SignalRService/${service}/<name> for service ${service}${hint}`,
-    );
+  try {
+    const ref = parseResourceId(resourceId);
+    if (ref.service !== service) {
+      errors.push(
+        `spec.target.resourceId: names a ${ref.service} instance, but target.service is ${service}`,
+      );
+    }
+  } catch (err) {
+    if (!(err instanceof ResourceIdError)) throw err;
+    errors.push(`spec.target.resourceId: ${err.message}`);
   }
   const traffic = spec.metrics.traffic;
   if (traffic) {
@@ -216,6 +247,12 @@ function crossFieldErrors(policy: CapacityPolicy): string[] {
     errors.push(
       `spec.metrics.maxSampleAge: ${m.maxSampleAge} must be longer than ingestionDelay (${m.ingestionDelay})`,
     );
+  }
+  if (parseDuration(m.ingestionDelay) > MAX_INGESTION_DELAY_SECONDS) {
+    errors.push(`spec.metrics.ingestionDelay: ${m.ingestionDelay} must be at most 1h`);
+  }
+  if (parseDuration(m.maxSampleAge) > MAX_SAMPLE_AGE_SECONDS) {
+    errors.push(`spec.metrics.maxSampleAge: ${m.maxSampleAge} must be at most 24h`);
   }
   // anticipation object rules
   const anticipation = spec.anticipation;

@@ -390,3 +390,55 @@ describe("app servers while scale-in is blocked", () => {
     expect(d.desired?.replicas).toBe(2);
   });
 });
+
+describe("a unit range with no unit count of the allowed SKUs in it", () => {
+  it("units 15..15 on Premium_P1 at 20 units with a load asking for 30: no scale, Ready=False InvalidSpec naming 10 and 20", () => {
+    const d = decide(
+      input({
+        spec: spec({ units: { min: 15, max: 15 }, skus: ["Premium_P1"] }),
+        current: { sku: "Premium_P1", units: 20 },
+        // 20 units at 105 % server load with a 70 % target: 30 units asked for.
+        samples: samples({ serverLoadPercent: 105 }),
+      }),
+    );
+    expect(d.action).toBe("None");
+    expect(d.desired).toBeUndefined();
+    expect(d.limitedBy).toBeUndefined();
+    const message =
+      "spec.units: 15 holds no unit count Premium_P1 offers (1–10, 20, 30 … 100); the nearest are 10 and 20";
+    expect(condition(d, "Ready")).toMatchObject({ status: "False", reason: "InvalidSpec", message });
+    expect(condition(d, "AbleToScale")).toMatchObject({ status: "False", reason: "NoRungInRange" });
+    expect(codes(d)).toEqual(["NoRungInRange"]);
+  });
+
+  it("runtime ladders without a count in the range: the same refusal, never a size outside it", () => {
+    const d = decide(
+      input({
+        spec: spec({ units: { min: 12, max: 18 }, skus: ["Premium_P1"] }),
+        current: { sku: "Premium_P1", units: 10 },
+        samples: samples({ serverLoadPercent: 10 }),
+        ladders: {
+          Standard_S1: [1, 10, 20],
+          Premium_P1: [1, 10, 20],
+          Premium_P2: [100, 200],
+        },
+      }),
+    );
+    expect(d.desired).toBeUndefined();
+    expect(condition(d, "Ready")?.message).toBe(
+      "spec.units: 12..18 holds no unit count Premium_P1 offers (1, 10, 20); the nearest are 10 and 20",
+    );
+  });
+
+  it("a size only a SKU two online changes away offers: Ready=False SkuPath, nothing outside the range", () => {
+    const d = decide(
+      input({
+        spec: spec({ units: { min: 200, max: 300 }, skus: ["Standard_S1", "Premium_P2"] }),
+        current: { sku: "Standard_S1", units: 50 },
+        samples: samples({ serverLoadPercent: 90 }),
+      }),
+    );
+    expect(d.desired).toBeUndefined();
+    expect(condition(d, "Ready")).toMatchObject({ status: "False", reason: "SkuPath" });
+  });
+});

@@ -34,6 +34,7 @@ import {
   type UnitLadders,
 } from "../capacity/skus.js";
 import type { ScenarioName } from "../capacity/tier-tables.js";
+import { noUnitCountIn } from "../capacity/unit-bounds.js";
 import { anticipate } from "./anticipation.js";
 import { ceilSafe, rateLimit, stabilize, toleranceBand } from "./behavior.js";
 import { capacityTimeline, unitChanges } from "./capacity-timeline.js";
@@ -290,6 +291,24 @@ export function decide(input: DecisionInput): Decision {
 
   if (!sizes || !isScalableSku(curSku) || sizes.empty) {
     return noDecision(input, nowIso, mode, history, window, sizes);
+  }
+  // No decision leaves units.min..units.max: without a size in it there is none to make.
+  const ladders = input.ladders ?? DEFAULT_LADDERS;
+  const allowed = spec.skus.filter(isScalableSku);
+  const noCount = noUnitCountIn("spec.units", spec.units.min, spec.units.max, allowed, ladders);
+  if (
+    noCount !== undefined ||
+    !sizes.sizes.some((s) => s.units >= spec.units.min && s.units <= spec.units.max)
+  ) {
+    const refusal =
+      noCount !== undefined
+        ? { reason: "InvalidSpec", code: "NoRungInRange" as const, message: noCount }
+        : {
+            reason: "SkuPath",
+            code: "SkuPath" as const,
+            message: `no size of ${sizes.reachable.join(", ")} (one online change from ${curSku}) lies in units ${spec.units.min}..${spec.units.max}`,
+          };
+    return noDecision(input, nowIso, mode, history, window, sizes, refusal);
   }
   const currentSize: SkuUnits = { sku: curSku, units: current.units };
 
@@ -605,7 +624,12 @@ export function decide(input: DecisionInput): Decision {
     blockers.push("FailureCounted");
   }
 
-  // 7. floors and ceiling
+  // 7. floors and ceiling (on a size of the list, so the clamps below are the last word)
+  if (!sizes.has(target)) {
+    // The current SKU is not allowed (or its units are off the ladder): the nearest allowed size
+    // with at least as many units.
+    target = sizes.atUnits(target.units) ?? sizes.firstAtLeast(target.units) ?? sizes.top() ?? target;
+  }
   const minSize = sizes.firstAtLeast(spec.units.min) ?? sizes.top() ?? currentSize;
   let floor = minSize;
   let floorCode: "MinUnits" | "ScheduleFloor" = "MinUnits";
@@ -641,11 +665,6 @@ export function decide(input: DecisionInput): Decision {
   if (target.units > ceiling.units) {
     target = ceiling;
     limit("MaxUnits", `units.max ${spec.units.max} → ${formatSize(ceiling)}`, { units: ceiling.units });
-  }
-  if (!sizes.has(target)) {
-    // The current SKU is not allowed (or its units are off the ladder): the nearest allowed size
-    // with at least as many units.
-    target = sizes.atUnits(target.units) ?? sizes.firstAtLeast(target.units) ?? sizes.top() ?? target;
   }
 
   // 8. app servers
@@ -858,12 +877,15 @@ function noDecision(
   history: DecisionHistory,
   window: SampleWindow,
   sizes: SizeList | undefined,
+  refusal?: { reason: string; code: "NoRungInRange" | "SkuPath"; message: string },
 ): Decision {
   const spec = input.policy.spec;
   const message =
-    sizes === undefined
+    refusal?.message ??
+    (sizes === undefined
       ? `current SKU ${input.current.sku} is never scaled to or from (changing it changes the instance's IP)`
-      : `no SKU of ${spec.skus.join(", ")} is one online change from ${input.current.sku}`;
+      : `no SKU of ${spec.skus.join(", ")} is one online change from ${input.current.sku}`);
+  const reasonText = refusal?.reason ?? "UnsupportedSku";
   const failed = input.failure !== undefined;
   const fallback = evaluateFallback(spec.fallback, history.consecutiveFailures, failed);
   const conditions = decisionConditions({
@@ -876,9 +898,9 @@ function noDecision(
     fallback,
     limitedBy: undefined,
   }).map((c) => {
-    if (c.type === "Ready") return { ...c, status: "False" as const, reason: "UnsupportedSku", message };
+    if (c.type === "Ready") return { ...c, status: "False" as const, reason: reasonText, message };
     if (c.type === "AbleToScale")
-      return { ...c, status: "False" as const, reason: "UnsupportedSku", message };
+      return { ...c, status: "False" as const, reason: refusal?.code ?? "UnsupportedSku", message };
     return c;
   });
   const out: Decision = {
@@ -886,7 +908,7 @@ function noDecision(
     mode,
     action: "None",
     current: { ...input.current },
-    reasons: [reason("UnsupportedSku", message)],
+    reasons: [reason(refusal?.code ?? "UnsupportedSku", message)],
     signals: [],
     scaleIn: { allowed: false, blockedBy: [] },
     fallback,

@@ -181,7 +181,8 @@ const inputArb = (nulls: boolean): fc.Arbitrary<DecisionInput> =>
     });
     return fc
       .record({
-        current: fc.constantFrom(...pool),
+        // Mostly an instance within the policy's bounds; sometimes anywhere on the allowed ladders.
+        current: fc.oneof({ arbitrary: fc.constantFrom(...pool), weight: 3 }, fc.constantFrom(...rungs)),
         replicas: maybe(fc.integer({ min: 0, max: 30 }), 50),
         samples: samplesArb(nulls),
         recs: fc.array(recArb, { maxLength: 70 }),
@@ -219,28 +220,30 @@ const inputArb = (nulls: boolean): fc.Arbitrary<DecisionInput> =>
 const RUNS = { numRuns: 400 };
 
 describe("decide: properties", () => {
-  it("the result is within min/max and on a ladder of an allowed SKU", () => {
+  it("no decision leaves units.min..units.max: without a reachable size in it there is none (Ready=False)", () => {
     fc.assert(
       fc.property(fc.oneof(inputArb(true), inputArb(false)), (input) => {
         const d = decide(input);
         const spec = input.policy.spec;
-        const desired = d.desired;
-        expect(desired).toBeDefined();
-        if (!desired) return;
-        expect(spec.skus).toContain(desired.sku);
-        expect(DEFAULT_LADDERS[desired.sku]).toContain(desired.units);
         const sizes = new SizeList(
           spec.skus,
           { sku: input.current.sku as ScalableSku, units: input.current.units },
           DEFAULT_LADDERS,
         );
         const anyInRange = sizes.rungs.some((u) => u >= spec.units.min && u <= spec.units.max);
-        if (anyInRange) {
-          expect(desired.units).toBeGreaterThanOrEqual(spec.units.min);
-          expect(desired.units).toBeLessThanOrEqual(spec.units.max);
-        } else {
-          expect(desired.units).toBeLessThanOrEqual(Math.max(spec.units.max, sizes.rungs[0] ?? 0));
+        const desired = d.desired;
+        if (!anyInRange) {
+          expect(desired).toBeUndefined();
+          expect(d.action).toBe("None");
+          expect(d.conditions.find((c) => c.type === "Ready")?.status).toBe("False");
+          return;
         }
+        expect(desired).toBeDefined();
+        if (!desired) return;
+        expect(spec.skus).toContain(desired.sku);
+        expect(DEFAULT_LADDERS[desired.sku]).toContain(desired.units);
+        expect(desired.units).toBeGreaterThanOrEqual(spec.units.min);
+        expect(desired.units).toBeLessThanOrEqual(spec.units.max);
         if (desired.replicas !== undefined && spec.appServer) {
           expect(desired.replicas).toBeGreaterThanOrEqual(spec.appServer.replicas.min);
           expect(desired.replicas).toBeLessThanOrEqual(spec.appServer.replicas.max);

@@ -17,7 +17,8 @@ export function baseSpec(): CapacityPolicySpec {
   return {
     target: {
       service: "SignalR",
-      resourceId: "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/chat",
+      resourceId:
+        "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/chat",
     },
     units: { min: 1, max: 100 },
     skus: ["Premium_P1"],

@@ -10,13 +10,16 @@ import { HistoryReader, type HistoryTarget } from "./history.js";
 import type { MetricsResultLike } from "./metric-samples.js";
 import type { BatchAnswer, BatchQuerier, BatchQuery } from "./metrics.js";
 
+const S1 = "11111111-1111-1111-1111-111111111111";
+const S2 = "22222222-2222-2222-2222-222222222222";
+
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 const DAY = 24 * HOUR;
 /** A Monday, 09:00:00 UTC. */
 const T0 = Date.parse("2025-03-03T09:00:00Z");
 
-const id = (name: string, sub = "s1", type = "SignalR") =>
+const id = (name: string, sub = S1, type = "SignalR") =>
   `/subscriptions/${sub}/resourceGroups/rg/providers/Microsoft.SignalRService/${type}/${name}`;
 
 const target = (name: string, more: Partial<HistoryTarget> = {}): HistoryTarget => ({
@@ -107,10 +110,7 @@ describe("HistoryReader: what it asks Azure Monitor", () => {
   it("reads connections as Maximum and both traffic directions as Total, at the policy's grain", async () => {
     const monitor = new FakeMonitor();
     const reader = new HistoryReader(monitor);
-    reader.want(
-      [target("chat"), target("wps", { resourceId: id("wps", "s1", "WebPubSub"), grain: "1h" })],
-      T0,
-    );
+    reader.want([target("chat"), target("wps", { resourceId: id("wps", S1, "WebPubSub"), grain: "1h" })], T0);
     await reader.refresh(T0);
     const byService = Object.fromEntries(monitor.calls.map((c) => [c.batch.service, c.query]));
     expect(byService["SignalR"]).toMatchObject({
@@ -172,7 +172,7 @@ describe("HistoryReader: what it asks Azure Monitor", () => {
       [
         ...many,
         target("east", { region: "eastus", grain: "1h" }),
-        target("other", { resourceId: id("other", "s2"), grain: "1h" }),
+        target("other", { resourceId: id("other", S2), grain: "1h" }),
       ],
       T0,
     );

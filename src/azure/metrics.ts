@@ -11,7 +11,9 @@
  * Each resource's answer is read by `readMetricsAnswer` (metric-samples.ts); one whose time grain
  * cannot be read fails alone (a {@link TransientError} for that resource in `failures`).
  *
- * A batch that fails does not fail the others: its typed error is returned in `failures`. A
+ * A batch that fails does not fail the others: its typed error is returned in `failures`; a batch
+ * rejected as invalid (400) is split until the rejection is confined to the resources that cause
+ * it, so the others in it still get their data. A
  * throttled batch gates its scope (subscription + region) in the throttle gate; later batches of
  * that scope fail fast until the wait is over, without a request.
  */
@@ -166,43 +168,78 @@ export class AzureMetrics implements BatchQuerier {
   async read(targets: readonly MetricsTarget[], options: MetricsReadOptions): Promise<MetricsReadResult> {
     const batches = planBatches(targets);
     const result: MetricsReadResult = { samples: new Map(), failures: [], calls: 0 };
-    await forEachLimited(batches, this.#concurrency, async (batch) => {
-      const main = await this.#query(batch, options, false, result);
-      if ("error" in main) {
-        result.failures.push({ batch, part: "main", error: main.error });
-        return;
-      }
-      const byResource = resultsByResource(batch.resourceIds, main.results);
-      const perResource = new Map<string, MetricSample[]>();
-      for (const id of batch.resourceIds) {
-        const r = byResource.get(id);
-        try {
-          perResource.set(id, r ? readMetricsAnswer(batch.service, id, r).samples : []);
-        } catch (err) {
-          if (!(err instanceof MetricGrainError)) throw err;
-          result.failures.push({
-            batch: { ...batch, resourceIds: [id] },
-            part: "main",
-            error: new TransientError(`metrics of ${id}: ${err.message}`, {
-              operation: "metrics.queryResources",
-              scope: batch.scope,
-              code: "UnreadableTimeGrain",
-            }),
-          });
+    await forEachLimited(batches, this.#concurrency, async (whole) => {
+      const answered = await this.#queryConfined(whole, options, result);
+      for (const { batch, answer: main } of answered) {
+        if ("error" in main) {
+          result.failures.push({ batch, part: "main", error: main.error });
+          continue;
         }
+        await this.#readAnswered(batch, main.results, options, result);
       }
-      if (options.connectionsByEndpoint && batch.service === "SignalR") {
-        const split = await this.#query(batch, options, true, result);
-        if ("error" in split) {
-          result.failures.push({ batch, part: "endpointSplit", error: split.error });
-        } else {
-          const splitBy = resultsByResource(batch.resourceIds, split.results);
-          for (const [id, samples] of perResource) addEndpointSplit(samples, splitBy.get(id));
-        }
-      }
-      for (const [id, samples] of perResource) result.samples.set(id, samples);
     });
     return result;
+  }
+
+  /**
+   * The main query of `batch`; a batch Azure rejects as invalid (400: kind `Invalid`) is split in
+   * halves and each half asked again, so the rejection is confined to the resources that cause it
+   * and the others still get their data — at most 2n − 1 calls for n resources, only when a
+   * request is rejected.
+   */
+  async #queryConfined(
+    batch: MetricsBatch,
+    options: MetricsReadOptions,
+    result: MetricsReadResult,
+  ): Promise<{ batch: MetricsBatch; answer: BatchAnswer }[]> {
+    const answer = await this.#query(batch, options, false, result);
+    if (!("error" in answer) || answer.error.kind !== "Invalid" || batch.resourceIds.length < 2) {
+      return [{ batch, answer }];
+    }
+    const half = Math.ceil(batch.resourceIds.length / 2);
+    const parts = [batch.resourceIds.slice(0, half), batch.resourceIds.slice(half)];
+    const out: { batch: MetricsBatch; answer: BatchAnswer }[] = [];
+    for (const resourceIds of parts)
+      out.push(...(await this.#queryConfined({ ...batch, resourceIds }, options, result)));
+    return out;
+  }
+
+  /** Reads one answered batch into `result` (and its Endpoint split, when asked for). */
+  async #readAnswered(
+    batch: MetricsBatch,
+    results: readonly MetricsResultLike[],
+    options: MetricsReadOptions,
+    result: MetricsReadResult,
+  ): Promise<void> {
+    const byResource = resultsByResource(batch.resourceIds, results);
+    const perResource = new Map<string, MetricSample[]>();
+    for (const id of batch.resourceIds) {
+      const r = byResource.get(id);
+      try {
+        perResource.set(id, r ? readMetricsAnswer(batch.service, id, r).samples : []);
+      } catch (err) {
+        if (!(err instanceof MetricGrainError)) throw err;
+        result.failures.push({
+          batch: { ...batch, resourceIds: [id] },
+          part: "main",
+          error: new TransientError(`metrics of ${id}: ${err.message}`, {
+            operation: "metrics.queryResources",
+            scope: batch.scope,
+            code: "UnreadableTimeGrain",
+          }),
+        });
+      }
+    }
+    if (options.connectionsByEndpoint && batch.service === "SignalR") {
+      const split = await this.#query(batch, options, true, result);
+      if ("error" in split) {
+        result.failures.push({ batch, part: "endpointSplit", error: split.error });
+      } else {
+        const splitBy = resultsByResource(batch.resourceIds, split.results);
+        for (const [id, samples] of perResource) addEndpointSplit(samples, splitBy.get(id));
+      }
+    }
+    for (const [id, samples] of perResource) result.samples.set(id, samples);
   }
 
   async #query(

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { RESOURCE_ID_CASES } from "../../test/fixtures/resource-ids.js";
 import {
   formatResourceId,
   parseResourceId,
@@ -8,14 +9,14 @@ import {
   UnknownServiceError,
 } from "./resource-id.js";
 
-const SIGNALR =
-  "/subscriptions/0000-1111/resourceGroups/rg-chat/providers/Microsoft.SignalRService/SignalR/chat-prod";
+const SUB = "0aa1b2c3-d4e5-4f60-8a9b-0c1d2e3f4a5b";
+const SIGNALR = `/subscriptions/${SUB}/resourceGroups/rg-chat/providers/Microsoft.SignalRService/SignalR/chat-prod`;
 
 describe("parseResourceId", () => {
   it("parses a SignalR ID", () => {
     expect(parseResourceId(SIGNALR)).toEqual({
       id: SIGNALR,
-      subscriptionId: "0000-1111",
+      subscriptionId: SUB,
       resourceGroup: "rg-chat",
       name: "chat-prod",
       service: "SignalR",
@@ -23,32 +24,42 @@ describe("parseResourceId", () => {
     });
   });
 
-  it("accepts any case and a trailing slash, and returns the canonical spelling", () => {
+  it("accepts any case of the fixed segments and returns the canonical spelling", () => {
     const ref = parseResourceId(
-      "/SUBSCRIPTIONS/abc/resourcegroups/My.Group(1)/providers/microsoft.signalrservice/webpubsub/hub1/",
+      `/SUBSCRIPTIONS/${SUB}/resourcegroups/My.Group(1)/providers/microsoft.signalrservice/webpubsub/hub1`,
     );
     expect(ref.service).toBe("WebPubSub");
     expect(ref.id).toBe(
-      "/subscriptions/abc/resourceGroups/My.Group(1)/providers/Microsoft.SignalRService/WebPubSub/hub1",
+      `/subscriptions/${SUB}/resourceGroups/My.Group(1)/providers/Microsoft.SignalRService/WebPubSub/hub1`,
     );
+  });
+
+  it.each(RESOURCE_ID_CASES)("$what: valid $valid", ({ resourceId, valid }) => {
+    let service: string | undefined;
+    try {
+      service = parseResourceId(resourceId).service;
+    } catch (err) {
+      expect(err).toBeInstanceOf(ResourceIdError);
+    }
+    // A Web PubSub ID parses, but is not valid for a SignalR policy.
+    expect(service === "SignalR").toBe(valid);
   });
 
   it.each([
     ["", "empty"],
-    ["subscriptions/a/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/abc", "must start with"],
-    ["/subscriptions/a/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR", "7 segments"],
-    ["/subscription/a/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/abc", '"subscriptions"'],
-    ["/subscriptions/a/groups/rg/providers/Microsoft.SignalRService/SignalR/abc", '"resourceGroups"'],
-    ["/subscriptions/a/resourceGroups/rg./providers/Microsoft.SignalRService/SignalR/abc", "resource group"],
-    ["/subscriptions/a/resourceGroups/rg/providers/Microsoft.Web/sites/abc", "provider"],
-    [
-      "/subscriptions/a/resourceGroups/rg/providers/Microsoft.SignalRService/Redis/abc",
-      "neither SignalR nor WebPubSub",
-    ],
-    ["/subscriptions/a/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/ab", "name"],
-    ["/subscriptions/a/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/1abc", "name"],
-    ["/subscriptions/a/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/abc-", "name"],
-    ["/subscriptions/a b/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/abc", "subscription"],
+    [SIGNALR.slice(1), "must start with"],
+    [SIGNALR.replace("/chat-prod", ""), "7 segments"],
+    [SIGNALR.replace("subscriptions", "subscription"), '"subscriptions"'],
+    [SIGNALR.replace("resourceGroups", "groups"), '"resourceGroups"'],
+    [SIGNALR.replace("rg-chat", "rg."), "resource group"],
+    [SIGNALR.replace("Microsoft.SignalRService/SignalR", "Microsoft.Web/sites"), "provider"],
+    [SIGNALR.replace("/SignalR/", "/Redis/"), "neither SignalR nor WebPubSub"],
+    [SIGNALR.replace("chat-prod", "ab"), "name"],
+    [SIGNALR.replace("chat-prod", "1abc"), "name"],
+    [SIGNALR.replace("chat-prod", "abc-"), "name"],
+    [SIGNALR.replace("chat-prod", "a--bc"), "name"],
+    [SIGNALR.replace(SUB, "a b"), "is not a GUID"],
+    [`${SIGNALR}/`, "9 segments"],
   ])("rejects %j with a clear message (%s)", (input, why) => {
     const parse = () => parseResourceId(input);
     expect(parse).toThrow(ResourceIdError);
@@ -80,7 +91,7 @@ describe("keys", () => {
     expect(resourceKey(`${SIGNALR}/`)).toBe(SIGNALR.toLowerCase());
     expect(
       formatResourceId({
-        subscriptionId: "0000-1111",
+        subscriptionId: SUB,
         resourceGroup: "rg-chat",
         service: "SignalR",
         name: "chat-prod",

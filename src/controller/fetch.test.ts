@@ -17,7 +17,7 @@ import { CycleFetcher, type CycleTarget, seasonalHistory } from "./fetch.js";
 
 const T0 = Date.parse("2025-03-03T09:00:00Z");
 const id = (name: string) =>
-  `/subscriptions/s1/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/${name}`;
+  `/subscriptions/11111111-1111-1111-1111-111111111111/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/${name}`;
 
 function target(name: string, seasonal?: CycleTarget["seasonal"]): CycleTarget {
   const resourceId = id(name);

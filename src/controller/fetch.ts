@@ -3,7 +3,8 @@
  *
  * - instances: one `listBySubscription` per subscription and service (SKU, units, provisioning
  *   state of every instance at once), with a single GET only for an instance the list lacks;
- * - metrics: one `metrics:getBatch` per ≤ 50 resources of the same subscription, region and type;
+ * - metrics: one `metrics:getBatch` per ≤ 50 resources of the same subscription, region and type
+ *   and the same look-back (policies with different look-backs never share a request);
  * - native autoscale settings: one list per subscription, at most every `conflictCheckMs`;
  * - demand history (policies with `spec.anticipation.seasonal`, mode not Off): the history reader
  *   (`azure/history.ts`) is told which histories are wanted, and each such policy gets the one
@@ -174,36 +175,42 @@ export class CycleFetcher {
     // Metrics: batched across every due policy whose instance (and so region) is known.
     const withRegion = targets.filter((t) => out.get(t.key)?.instance);
     this.#history(withRegion, out, fetchedAt, signal);
-    if (withRegion.length > 0) {
-      const lookback = Math.max(...withRegion.map((t) => t.lookbackMs));
-      const end = new Date(Math.ceil(fetchedAt / 60_000) * 60_000);
-      const start = new Date(end.getTime() - lookback - 60_000);
-      const result = await this.#azure.metrics.read(
-        withRegion.map((t) => ({
-          resourceId: t.resourceId,
-          region: out.get(t.key)?.instance?.location ?? "",
-        })),
-        { start, end, ...opts },
-      );
-      const failed = new Map<string, unknown>();
-      for (const f of result.failures) {
-        if (f.part !== "main") continue;
-        for (const id of f.batch.resourceIds) failed.set(resourceKey(id), f.error);
-      }
-      for (const t of withRegion) {
-        const reading = out.get(t.key) as CycleReading;
-        const samples = result.samples.get(t.resourceId);
-        const error = failed.get(resourceKey(t.resourceId));
-        if (samples) reading.samples = samples;
-        else if (error) reading.metricsError = passFailure(error);
-        else
-          reading.metricsError = {
-            kind: "NoData",
-            message: "Azure Monitor returned no series",
-            cause: undefined,
-          };
-      }
-    }
+    // One read per look-back: a request only carries policies that ask for the same span, so no
+    // policy's look-back changes another's requests, and a span Azure rejects fails only the
+    // policies that asked for it.
+    const byLookback = new Map<number, CycleTarget[]>();
+    for (const t of withRegion) byLookback.set(t.lookbackMs, [...(byLookback.get(t.lookbackMs) ?? []), t]);
+    const end = new Date(Math.ceil(fetchedAt / 60_000) * 60_000);
+    await Promise.all(
+      [...byLookback].map(async ([lookback, group]) => {
+        const start = new Date(end.getTime() - lookback - 60_000);
+        const result = await this.#azure.metrics.read(
+          group.map((t) => ({
+            resourceId: t.resourceId,
+            region: out.get(t.key)?.instance?.location ?? "",
+          })),
+          { start, end, ...opts },
+        );
+        const failed = new Map<string, unknown>();
+        for (const f of result.failures) {
+          if (f.part !== "main") continue;
+          for (const id of f.batch.resourceIds) failed.set(resourceKey(id), f.error);
+        }
+        for (const t of group) {
+          const reading = out.get(t.key) as CycleReading;
+          const samples = result.samples.get(t.resourceId);
+          const error = failed.get(resourceKey(t.resourceId));
+          if (samples) reading.samples = samples;
+          else if (error) reading.metricsError = passFailure(error);
+          else
+            reading.metricsError = {
+              kind: "NoData",
+              message: "Azure Monitor returned no series",
+              cause: undefined,
+            };
+        }
+      }),
+    );
 
     // Native autoscale settings: per subscription, not every cycle.
     const stale = targets.filter((t) => {

@@ -69,6 +69,8 @@ export interface RequestRecord {
   region?: string;
   /** Resource IDs of a getBatch body. */
   resourceIds?: string[];
+  /** The time span a getBatch asked for (its `starttime` and `endtime`). */
+  span?: { start: string; end: string };
   /** ID of the fault rule that fired. */
   fault?: string;
 }

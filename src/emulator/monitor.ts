@@ -34,8 +34,13 @@ import type { Bucket, EmulatorState } from "./state.js";
 
 /** Most resources per getBatch call. */
 const MAX_BATCH_RESOURCES = 50;
-/** Most data points per time series in one answer. */
+/** Most data points per time series in one answer (the emulator's bound on an answer's size). */
 const MAX_POINTS = 10_000;
+/**
+ * Longest span of one query: Azure Monitor serves no more than 30 days of metrics per query
+ * ("Analyze metrics with Azure Monitor metrics explorer", time range).
+ */
+const MAX_SPAN_MS = 30 * 86_400_000;
 
 const MINUTE = 60_000;
 const GRAINS: Readonly<Record<string, number>> = {
@@ -197,6 +202,11 @@ export function handleGetBatch(
   if (!Number.isFinite(start) || !Number.isFinite(end))
     return badRequest("starttime and endtime must be ISO 8601 times.");
   if (start >= end) return badRequest("starttime must be before endtime.");
+  if (end - start > MAX_SPAN_MS) {
+    return badRequest(
+      `The requested time range exceeds the maximum allowed of 30 days (${isoTime(start)} to ${isoTime(end)}).`,
+    );
+  }
   const alignedStart = Math.floor(start / grain) * grain;
   const points = Math.ceil((end - alignedStart) / grain);
   if (points > MAX_POINTS) {

@@ -142,6 +142,14 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
       ...(subscriptionId ? { subscriptionId } : {}),
       ...(batch ? { region: (path.split("/")[2] ?? "").toLowerCase() } : {}),
       ...(resourceIds ? { resourceIds } : {}),
+      ...(batch && url.searchParams.get("starttime") && url.searchParams.get("endtime")
+        ? {
+            span: {
+              start: url.searchParams.get("starttime") as string,
+              end: url.searchParams.get("endtime") as string,
+            },
+          }
+        : {}),
     };
     const requestId = randomUUID();
     const headers: Record<string, string> = {

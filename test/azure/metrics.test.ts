@@ -8,6 +8,7 @@ import { MetricsClient } from "@azure/monitor-query-metrics";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { InvalidRequestError, type MetricSample } from "../../src/azure/index.js";
 import type { RunningEmulator } from "../../src/emulator/index.js";
+import { recordFault } from "../reliability/record.js";
 import {
   adaptersFor,
   caught,
@@ -268,6 +269,44 @@ describe("metrics:getBatch against the emulator", { timeout: 30_000 }, () => {
     });
     expect(result.failures[0]?.error).toBeInstanceOf(InvalidRequestError);
     expect(result.samples.size).toBe(0);
+  });
+
+  it("splits a batch Azure rejects with a 400 until only the resource that causes it fails", async () => {
+    const { metrics } = adaptersFor(emu);
+    const ids = many.slice(20, 28);
+    const bad = ids[5] as string;
+    emu.control.addFault({
+      path: "**/metrics:getBatch",
+      resourceIds: [bad],
+      action: { kind: "status", status: 400, code: "BadRequest", message: "rejected" },
+    });
+    try {
+      const result = await metrics.read(
+        ids.map((resourceId) => ({ resourceId, region: "westeurope" })),
+        { start: START, end: END },
+      );
+      // 8 resources: the batch, then halves of 4, 2 and 1 along the rejected one's path.
+      expect(result.calls).toBe(7);
+      expect(result.failures.map((f) => f.batch.resourceIds)).toEqual([[bad]]);
+      expect(result.failures[0]?.error).toBeInstanceOf(InvalidRequestError);
+      expect([...result.samples.keys()].sort()).toEqual(ids.filter((id) => id !== bad).sort());
+      for (const [, samples] of result.samples) expect(samples.length).toBeGreaterThan(0);
+      recordFault({
+        id: "monitor-400-one-resource-of-batch",
+        endpoint: "Azure Monitor",
+        fault: "getBatch answers 400 whenever one given resource of a batch of 8 is in the request",
+        outcome:
+          "the batch is split until only that resource fails (InvalidRequestError); the other 7 get their samples",
+        test: "test/azure/metrics.test.ts > splits a batch Azure rejects with a 400 until only the resource that causes it fails",
+        figures: {
+          getBatchCalls: result.calls,
+          resourcesFailed: result.failures.length,
+          resourcesServed: result.samples.size,
+        },
+      });
+    } finally {
+      emu.control.clearFaults();
+    }
   });
 
   it("moves with the virtual clock: later minutes fill in", async () => {

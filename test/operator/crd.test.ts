@@ -5,8 +5,10 @@
 
 import { beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { CRD_NAME } from "../../src/api/index.js";
+import { CRD_NAME, GROUP, PLURAL, VERSION } from "../../src/api/index.js";
+import { parseResourceId } from "../../src/api/resource-id.js";
 import type { KubeClients } from "../../src/kube/client.js";
+import { RESOURCE_ID_CASES } from "../fixtures/resource-ids.js";
 import { adminClients, controlPlane, createNamespace, ensureCrd, kubectl } from "../kube/support.js";
 import { SUB, signalrId } from "./harness.js";
 import { getPolicy, kubectlWithInput, policyManifest } from "./helpers.js";
@@ -269,5 +271,92 @@ describe("the CapacityPolicy CRD", () => {
     expect(stored.spec.anticipation.mode).toBe("Enabled");
     expect(stored.spec.anticipation.leadingSignal.measures).toBe("NewConnectionsPerSecond");
     expect(stored.spec.anticipation.leadingSignal.prometheus.timeout).toBe("5s");
+  });
+
+  it("admits exactly the resource IDs the operator's parser parses (Azure's naming rules)", async () => {
+    const rows: { what: string; admitted: boolean; parsed: boolean; valid: boolean }[] = [];
+    for (const [i, c] of RESOURCE_ID_CASES.entries()) {
+      let admitted = true;
+      try {
+        // Server-side dry run: the API server validates (schema and CEL) without storing.
+        await kube.customObjects.createNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace: ns,
+          plural: PLURAL,
+          body: policyManifest(ns, `id-${i}`, c.resourceId),
+          dryRun: "All",
+        });
+      } catch (err) {
+        const code = (err as { code?: number }).code;
+        expect(code, c.what).toBe(422);
+        expect(String((err as { body?: unknown }).body), c.what).toMatch(/spec\.target\.resourceId/);
+        admitted = false;
+      }
+      let parsed: boolean;
+      try {
+        parsed = parseResourceId(c.resourceId).service === "SignalR";
+      } catch {
+        parsed = false;
+      }
+      rows.push({ what: c.what, admitted, parsed, valid: c.valid });
+    }
+    expect(rows.filter((r) => r.admitted !== r.parsed || r.parsed !== r.valid)).toEqual([]);
+    expect(rows.filter((r) => r.admitted).length).toBeGreaterThan(5);
+    expect(rows.filter((r) => !r.admitted).length).toBeGreaterThan(15);
+  });
+
+  it("refuses every unit bound without a unit count of an allowed SKU, and admits the nearest valid ones", async () => {
+    const admit = async (name: string, spec: Record<string, unknown>): Promise<string | undefined> => {
+      try {
+        await kube.customObjects.createNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace: ns,
+          plural: PLURAL,
+          body: policy(name, spec),
+          dryRun: "All",
+        });
+        return undefined;
+      } catch (err) {
+        expect((err as { code?: number }).code).toBe(422);
+        return String((err as { body?: unknown }).body);
+      }
+    };
+    const P1 = { skus: ["Premium_P1"] };
+    expect(await admit("range-15", { ...P1, units: { min: 15, max: 15 } })).toMatch(
+      /spec\.units: Invalid value: units\.min\.\.units\.max must hold a unit count an allowed SKU offers/,
+    );
+    expect(await admit("range-p2", { skus: ["Premium_P2"], units: { min: 150, max: 180 } })).toMatch(
+      /units\.min\.\.units\.max must hold a unit count/,
+    );
+    expect(
+      await admit("sched-12", {
+        ...P1,
+        units: { min: 1, max: 15 },
+        schedules: [{ name: "peak", cron: "0 8 * * *", durationMinutes: 60, minUnits: 12 }],
+      }),
+    ).toMatch(/spec\.schedules: Invalid value: schedules\[\]\.minUnits: a unit count an allowed SKU offers/);
+    expect(
+      await admit("fallback-11", {
+        ...P1,
+        units: { min: 1, max: 15 },
+        fallback: { action: "Fixed", units: 11 },
+      }),
+    ).toMatch(/spec\.fallback\.units: Invalid value: fallback\.units: a unit count an allowed SKU offers/);
+    // The nearest valid bounds are admitted.
+    expect(await admit("range-10", { ...P1, units: { min: 10, max: 10 } })).toBeUndefined();
+    expect(await admit("range-20", { ...P1, units: { min: 15, max: 20 } })).toBeUndefined();
+    expect(
+      await admit("range-p1p2", { skus: ["Premium_P1", "Premium_P2"], units: { min: 150, max: 200 } }),
+    ).toBeUndefined();
+    expect(
+      await admit("sched-10", {
+        ...P1,
+        units: { min: 1, max: 15 },
+        schedules: [{ name: "peak", cron: "0 8 * * *", durationMinutes: 60, minUnits: 10 }],
+        fallback: { action: "Fixed", units: 10 },
+      }),
+    ).toBeUndefined();
   });
 });
