@@ -55,6 +55,16 @@ export interface MetricsReadOptions {
   connectionsByEndpoint?: boolean;
   /** Aborts every call still running. */
   signal?: AbortSignal;
+  /**
+   * Told as soon as each batch is done, with that batch's samples and failures (the same entries
+   * `read` returns): a caller can use one region's metrics while another region is still being
+   * read. Must not throw.
+   */
+  onBatch?: (
+    batch: MetricsBatch,
+    samples: ReadonlyMap<string, MetricSample[]>,
+    failures: readonly MetricsFailure[],
+  ) => void;
 }
 
 /** A batch (or one resource of it, as a batch of one) that could not be read. */
@@ -167,42 +177,60 @@ export class AzureMetrics implements BatchQuerier {
     const batches = planBatches(targets);
     const result: MetricsReadResult = { samples: new Map(), failures: [], calls: 0 };
     await forEachLimited(batches, this.#concurrency, async (batch) => {
-      const main = await this.#query(batch, options, false, result);
-      if ("error" in main) {
-        result.failures.push({ batch, part: "main", error: main.error });
-        return;
+      const mine: MetricsReadResult = { samples: new Map(), failures: [], calls: 0 };
+      await this.#readBatch(batch, options, mine);
+      for (const [id, samples] of mine.samples) result.samples.set(id, samples);
+      result.failures.push(...mine.failures);
+      result.calls += mine.calls;
+      try {
+        options.onBatch?.(batch, mine.samples, mine.failures);
+      } catch {
+        // A listener's failure does not fail the read.
       }
-      const byResource = resultsByResource(batch.resourceIds, main.results);
-      const perResource = new Map<string, MetricSample[]>();
-      for (const id of batch.resourceIds) {
-        const r = byResource.get(id);
-        try {
-          perResource.set(id, r ? readMetricsAnswer(batch.service, id, r).samples : []);
-        } catch (err) {
-          if (!(err instanceof MetricGrainError)) throw err;
-          result.failures.push({
-            batch: { ...batch, resourceIds: [id] },
-            part: "main",
-            error: new TransientError(`metrics of ${id}: ${err.message}`, {
-              operation: "metrics.queryResources",
-              scope: batch.scope,
-              code: "UnreadableTimeGrain",
-            }),
-          });
-        }
-      }
-      if (options.connectionsByEndpoint && batch.service === "SignalR") {
-        const split = await this.#query(batch, options, true, result);
-        if ("error" in split) {
-          result.failures.push({ batch, part: "endpointSplit", error: split.error });
-        } else {
-          const splitBy = resultsByResource(batch.resourceIds, split.results);
-          for (const [id, samples] of perResource) addEndpointSplit(samples, splitBy.get(id));
-        }
-      }
-      for (const [id, samples] of perResource) result.samples.set(id, samples);
     });
     return result;
+  }
+
+  /** Reads one batch into `result` (its own, merged by {@link read}). */
+  async #readBatch(
+    batch: MetricsBatch,
+    options: MetricsReadOptions,
+    result: MetricsReadResult,
+  ): Promise<void> {
+    const main = await this.#query(batch, options, false, result);
+    if ("error" in main) {
+      result.failures.push({ batch, part: "main", error: main.error });
+      return;
+    }
+    const byResource = resultsByResource(batch.resourceIds, main.results);
+    const perResource = new Map<string, MetricSample[]>();
+    for (const id of batch.resourceIds) {
+      const r = byResource.get(id);
+      try {
+        perResource.set(id, r ? readMetricsAnswer(batch.service, id, r).samples : []);
+      } catch (err) {
+        if (!(err instanceof MetricGrainError)) throw err;
+        result.failures.push({
+          batch: { ...batch, resourceIds: [id] },
+          part: "main",
+          error: new TransientError(`metrics of ${id}: ${err.message}`, {
+            operation: "metrics.queryResources",
+            scope: batch.scope,
+            code: "UnreadableTimeGrain",
+          }),
+        });
+      }
+    }
+    if (options.connectionsByEndpoint && batch.service === "SignalR") {
+      const split = await this.#query(batch, options, true, result);
+      if ("error" in split) {
+        result.failures.push({ batch, part: "endpointSplit", error: split.error });
+      } else {
+        const splitBy = resultsByResource(batch.resourceIds, split.results);
+        for (const [id, samples] of perResource) addEndpointSplit(samples, splitBy.get(id));
+      }
+    }
+    for (const [id, samples] of perResource) result.samples.set(id, samples);
   }
 
   async #query(
