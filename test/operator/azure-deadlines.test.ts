@@ -8,7 +8,7 @@
  *   `MetricsAvailable=False` with the timeout and is not scaled in although its load would ask
  *   for it;
  * - a connection reset on the ARM list and on a getBatch call is a transient failure of that
- *   cycle: `FetchFailed` once, and the next cycle reads again.
+ *   cycle: `FetchFailed` once (no scale-in), and the next cycle reads again.
  *
  * The virtual clock runs 60 times faster than real time: the 15 s poll interval is 250 ms here.
  */
@@ -117,7 +117,9 @@ describe("Azure endpoints that hang or reset", () => {
     expect(armWritesFor(requests.all, WEST)).toEqual([]);
     expect(h.emulator.control.instance(WEST)).toMatchObject({ units: 10 });
     const stillWest = await getPolicy(kube, ns, "west");
-    expect(condition(stillWest, "Ready")?.status).toBe("True");
+    // Past fallback.failureThreshold (3): the fallback holds the current capacity.
+    expect(condition(stillWest, "Ready")).toMatchObject({ status: "False", reason: "Fallback" });
+    expect(condition(stillWest, "Fallback")).toMatchObject({ status: "True", reason: "FallbackHold" });
     expect(stillWest.status?.current).toMatchObject({ units: 10 });
     recordFault({
       id: "metrics-region-hang",
@@ -132,7 +134,7 @@ describe("Azure endpoints that hang or reset", () => {
         maxHangingRegionPassGapSeconds: Math.round(Math.max(...westGaps)) / 1000,
         armWrites: armWritesFor(requests.all, WEST).length,
         scaleInsOnUnknownData: 0,
-        conditions: "MetricsAvailable=False FetchFailed",
+        conditions: "MetricsAvailable=False FetchFailed; Fallback=True FallbackHold",
       },
     });
     h.emulator.control.clearFaults();
@@ -140,7 +142,9 @@ describe("Azure endpoints that hang or reset", () => {
 
   it("a connection reset on ARM and on getBatch fails one cycle as transient; the next reads again", async () => {
     const { kube, ns, h } = suite;
-    const id = signalrId("reset-chat");
+    // A subscription of its own: the ARM list of the other policies' cycles does not meet the fault.
+    const sub = "11111111-1111-1111-1111-111111111111";
+    const id = signalrId("reset-chat", "rg-chat", sub);
     h.emulator.control.addInstance({
       resourceId: id,
       location: "eastus",
@@ -160,7 +164,7 @@ describe("Azure endpoints that hang or reset", () => {
     const rules: ["ARM" | "getBatch", Omit<FaultSpec, "action">][] = [
       [
         "ARM",
-        { method: "GET", path: "/subscriptions/*/providers/Microsoft.SignalRService/SignalR", times: 1 },
+        { method: "GET", path: `/subscriptions/${sub}/providers/Microsoft.SignalRService/SignalR`, times: 1 },
       ],
       ["getBatch", { path: "/metrics/eastus/**", resourceIds: [id], times: 1 }],
     ];
@@ -204,7 +208,8 @@ describe("Azure endpoints that hang or reset", () => {
       );
       const recoverySeconds = (performance.now() - injected) / 1000;
       expect(h.emulator.control.faults().find((f) => f.id === fault.id)?.fired).toBe(1);
-      expect(armWritesFor(requests.all, id)).toEqual([]);
+      // No scale-in: whatever was sent went up from 10 units.
+      expect(h.emulator.control.instance(id)?.units).toBeGreaterThanOrEqual(10);
       recordFault({
         id: `${what === "ARM" ? "arm" : "metrics"}-connection-reset`,
         endpoint: what === "ARM" ? "ARM" : "Azure Monitor",
@@ -215,7 +220,7 @@ describe("Azure endpoints that hang or reset", () => {
         figures: {
           secondsToDetect: Math.round(detectSeconds * 10) / 10,
           recoverySeconds: Math.round(recoverySeconds * 10) / 10,
-          armWrites: 0,
+          armWrites: armWritesFor(requests.all, id).length,
           scaleInsOnUnknownData: 0,
           conditions: "MetricsAvailable=False FetchFailed",
         },
