@@ -11,8 +11,10 @@
  *   with a seasonal forecast get their demand history, refreshed hourly in the background. Leading
  *   signals are read from Prometheus beside Azure (`leading.ts`); a policy with one is handed to
  *   the queue once its own read is done (within its timeout), the others as soon as their own
- *   metrics batch is read. A cycle runs in the background: the next tick starts a cycle for the
- *   other due policies while one still waits for Azure.
+ *   metrics batch is read. A cycle runs in the background: once it has handed a policy over and
+ *   waits only for a slow batch (or after half a second), the next tick starts a cycle for the
+ *   other due policies; before that they wait for it, so policies due together share their Azure
+ *   calls.
  * - Deadlines: every Azure call has its request timeout and every token request its own
  *   (`azure/connection.ts`), every Kubernetes call its request timeout (`kube/client.ts`), and a
  *   cycle's Azure read the poll cycle deadline (`pollCycleTimeoutMs`): at the deadline its calls
@@ -123,6 +125,13 @@ function lookbackMs(policy: CapacityPolicy): number {
   return Math.max(t.windowSeconds + delay, t.maxSampleAgeSeconds) * 1000;
 }
 
+/**
+ * How long a new poll cycle waits for a running one that has handed no policy over yet, real ms:
+ * policies due meanwhile then share the next cycle's Azure calls; past it, a slow cycle holds no
+ * other policy.
+ */
+const CYCLE_GATHER_MS = 500;
+
 /** How long a poll cycle's read may take to come back after its deadline aborted its calls, ms. */
 const DEADLINE_GRACE_MS = 1000;
 
@@ -179,6 +188,12 @@ export class Operator {
   readonly #cycleTimeoutMs: number;
   /** Cycles still running (stop() waits for them). */
   readonly #cycles = new Set<Promise<void>>();
+  /**
+   * When each running cycle that has handed no policy over yet started (monotonic ms): no new
+   * cycle starts within {@link CYCLE_GATHER_MS} of one.
+   */
+  readonly #cyclesStarting = new Map<object, number>();
+  readonly #monotonicNow: () => number;
   #workers: Promise<void>[] = [];
   #lastAzureOk: number | undefined;
   #lastAzureError: string | undefined;
@@ -234,10 +249,11 @@ export class Operator {
     };
     this.#termSignal = this.#stop.signal;
     this.#cycleTimeoutMs = settings.pollCycleTimeoutMs ?? DEFAULT_POLL_CYCLE_TIMEOUT_MS;
+    this.#monotonicNow = deps.monotonicNow ?? (() => performance.now());
     this.#cycleWatch = new CycleWatch({
       deadlineMs: this.#cycleTimeoutMs,
       marginMs: settings.readinessMarginMs ?? DEFAULT_READINESS_MARGIN_MS,
-      now: deps.monotonicNow ?? (() => performance.now()),
+      now: this.#monotonicNow,
     });
     if (settings.leaderElection) {
       this.#elector = new LeaderElector({
@@ -403,7 +419,10 @@ export class Operator {
   /** One tick: starts a poll cycle for every due policy that no cycle or pass holds. */
   async #tick(): Promise<void> {
     this.#deps.metrics.queueDepth.set(this.#queue.depth);
-    if (!this.#leading || this.#stopping) return;
+    // A young cycle that has handed nothing over yet keeps the policies due meanwhile for the next
+    // one (one getBatch per region for them all); once it waits only for a slow batch, or has
+    // waited CYCLE_GATHER_MS, others go on.
+    if (!this.#leading || this.#stopping || this.#gathering()) return;
     const now = this.#deps.clock.now();
     const due: CapacityPolicy[] = [];
     for (const p of this.policies()) {
@@ -423,6 +442,13 @@ export class Operator {
     const cycle = this.#cycle(due, now);
     this.#cycles.add(cycle);
     void cycle.finally(() => this.#cycles.delete(cycle));
+  }
+
+  /** True while a cycle younger than {@link CYCLE_GATHER_MS} has handed no policy over yet. */
+  #gathering(): boolean {
+    const now = this.#monotonicNow();
+    for (const at of this.#cyclesStarting.values()) if (now - at < CYCLE_GATHER_MS) return true;
+    return false;
   }
 
   /**
@@ -471,10 +497,14 @@ export class Operator {
       );
     }
     const handed = new Set<string>();
+    const token = {};
+    this.#cyclesStarting.set(token, this.#monotonicNow());
+    const started = () => this.#cyclesStarting.delete(token);
     const hand = (k: string, reading: CycleReading | undefined) => {
       const p = byKey.get(k);
       if (!p || handed.has(k)) return;
       handed.add(k);
+      if (!refused.has(k)) started();
       this.#inCycle.delete(k);
       if (!this.#leading || this.#stopping) return;
       this.#nextPoll.set(k, now + (p.spec?.pollIntervalSeconds ?? 30) * 1000);
@@ -492,56 +522,59 @@ export class Operator {
       });
     };
     for (const [k, reading] of refused) hand(k, reading);
-
-    const deadline = AbortSignal.timeout(this.#cycleTimeoutMs);
-    const watchId = this.#cycleWatch.begin();
-    const read = this.#fetcher.read(targets, this.#termSignal, { deadline, onReady: hand });
-    void read.then(
-      () => this.#cycleWatch.end(watchId),
-      () => this.#cycleWatch.end(watchId),
-    );
-    let readings = new Map<string, CycleReading>();
-    let overdue = false;
     try {
-      const result = await settleByDeadline(read, deadline, DEADLINE_GRACE_MS);
-      if (result === "overdue") {
-        overdue = true;
-        read.catch(() => {});
-      } else readings = result;
-      if (deadline.aborted) this.#deps.metrics.pollCycleTimeouts.inc();
-      const failures = [...readings.values()].filter((r) => r.instanceError && !r.instance);
-      if (overdue) {
-        this.#lastAzureError = `the poll cycle did not end within its deadline of ${this.#cycleTimeoutMs / 1000} s`;
-        this.#deps.log.warn({ policies: targets.length - handed.size }, "poll cycle deadline passed");
-      } else if (failures.length > 0 && failures.length === readings.size) {
-        this.#lastAzureError = failures[0]?.instanceError?.message;
-      } else {
-        this.#lastAzureOk = now;
-        this.#lastAzureError = undefined;
-      }
-    } catch (err) {
-      // A malformed resource ID is caught by validation in the pass; anything else is logged.
-      this.#deps.log.warn({ err: String(err) }, "poll cycle failed");
-      this.#lastAzureError = String(err);
-    }
-    for (const t of targets) {
-      hand(
-        t.key,
-        readings.get(t.key) ??
-          (overdue
-            ? {
-                fetchedAt: now,
-                target: { ok: true, ref: t.ref },
-                instanceError: {
-                  kind: "Network",
-                  message: `Azure did not answer within the poll cycle deadline (${this.#cycleTimeoutMs / 1000} s)`,
-                  cause: undefined,
-                },
-              }
-            : undefined),
+      const deadline = AbortSignal.timeout(this.#cycleTimeoutMs);
+      const watchId = this.#cycleWatch.begin();
+      const read = this.#fetcher.read(targets, this.#termSignal, { deadline, onReady: hand });
+      void read.then(
+        () => this.#cycleWatch.end(watchId),
+        () => this.#cycleWatch.end(watchId),
       );
+      let readings = new Map<string, CycleReading>();
+      let overdue = false;
+      try {
+        const result = await settleByDeadline(read, deadline, DEADLINE_GRACE_MS);
+        if (result === "overdue") {
+          overdue = true;
+          read.catch(() => {});
+        } else readings = result;
+        if (deadline.aborted) this.#deps.metrics.pollCycleTimeouts.inc();
+        const failures = [...readings.values()].filter((r) => r.instanceError && !r.instance);
+        if (overdue) {
+          this.#lastAzureError = `the poll cycle did not end within its deadline of ${this.#cycleTimeoutMs / 1000} s`;
+          this.#deps.log.warn({ policies: targets.length - handed.size }, "poll cycle deadline passed");
+        } else if (failures.length > 0 && failures.length === readings.size) {
+          this.#lastAzureError = failures[0]?.instanceError?.message;
+        } else {
+          this.#lastAzureOk = now;
+          this.#lastAzureError = undefined;
+        }
+      } catch (err) {
+        // A malformed resource ID is caught by validation in the pass; anything else is logged.
+        this.#deps.log.warn({ err: String(err) }, "poll cycle failed");
+        this.#lastAzureError = String(err);
+      }
+      for (const t of targets) {
+        hand(
+          t.key,
+          readings.get(t.key) ??
+            (overdue
+              ? {
+                  fetchedAt: now,
+                  target: { ok: true, ref: t.ref },
+                  instanceError: {
+                    kind: "Network",
+                    message: `Azure did not answer within the poll cycle deadline (${this.#cycleTimeoutMs / 1000} s)`,
+                    cause: undefined,
+                  },
+                }
+              : undefined),
+        );
+      }
+      for (const p of due) hand(objectKey(p), undefined);
+    } finally {
+      started();
     }
-    for (const p of due) hand(objectKey(p), undefined);
   }
 
   /** Hands a policy's reading of this cycle to its pass. */
