@@ -6,7 +6,7 @@
  * | type | True when | reasons |
  * |---|---|---|
  * | Ready | a decision could be made | Decided / UnsupportedSku |
- * | MetricsAvailable | some signal has a usable value | MetricsComplete, SomeMetricsMissing / FetchFailed, NoMetrics, MetricsStale |
+ * | MetricsAvailable | some signal has a usable value | MetricsComplete, SomeMetricsMissing / CredentialUnavailable (no token: failed or timed out), FetchFailed, NoMetrics, MetricsStale |
  * | AbleToScale | the operator may change capacity | ReadyForNewScale, ScaleUpStabilized, ScaleDownStabilized, Settling, OutsideScaleInWindow, RecommendOnly / Paused, Conflict, UnsupportedSku |
  * | ScalingActive | metrics drive the decision | ValidMetricFound / FailedGetMetrics, ScalingDisabled |
  * | ScalingLimited | something held the result back from what metrics asked | the {@link LimitCode} / DesiredWithinRange |
@@ -74,7 +74,8 @@ export function decisionConditions(c: ConditionInput): DecisionCondition[] {
 
   const unknown = c.signals.filter((s) => s.status !== "Ok");
   if (c.failure) {
-    out.push(cond("MetricsAvailable", "False", "FetchFailed", `${c.failure.kind}: ${c.failure.message}`));
+    const reason = c.failure.kind === "Credential" ? "CredentialUnavailable" : "FetchFailed";
+    out.push(cond("MetricsAvailable", "False", reason, `${c.failure.kind}: ${c.failure.message}`));
   } else if (!c.metricsUsable) {
     const stale = c.signals.length > 0 && c.signals.every((s) => s.status === "Stale");
     out.push(

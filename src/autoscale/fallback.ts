@@ -10,11 +10,16 @@
  */
 import type { FallbackSpec } from "../api/index.js";
 
-/** Kinds of failure the Azure adapter reports; others are passed through as strings. */
+/**
+ * Kinds of failure the Azure adapter reports; others are passed through as strings. `Credential`:
+ * the operator's own credential gave no token (failed or timed out), so nothing was asked of
+ * Azure; `Auth`: Azure refused the token (401, 403).
+ */
 export type FailureKind =
   | "NoData"
   | "Throttled"
   | "Auth"
+  | "Credential"
   | "NotFound"
   | "ApiError"
   | "Network"

@@ -34,7 +34,7 @@ import { statusFields } from "./status.js";
 
 /** Why `Ready` is False when no decision could be made. */
 export interface PassBlocker {
-  reason: "InvalidSpec" | "OutOfScope" | "UnsupportedSku" | "InstanceUnavailable";
+  reason: "InvalidSpec" | "OutOfScope" | "UnsupportedSku" | "InstanceUnavailable" | "CredentialUnavailable";
   message: string;
 }
 
@@ -159,7 +159,7 @@ export function planPass(input: PassInput): PassPlan {
       observation,
       waiting: false,
       blocker: {
-        reason: "InstanceUnavailable",
+        reason: f?.kind === "Credential" ? "CredentialUnavailable" : "InstanceUnavailable",
         message: f ? `${f.kind}: ${f.message}` : "instance state unknown",
       },
     };

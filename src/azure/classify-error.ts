@@ -5,9 +5,11 @@
  * Rules, in order:
  * 1. an error that is already typed is returned as is;
  * 2. `@azure/identity` failures (`CredentialUnavailableError`, `AuthenticationRequiredError`,
- *    identity's `AuthenticationError`, `AggregateAuthenticationError`) → authentication;
- * 3. `AbortError` → transient (a request timeout), unless the caller aborted: then `undefined`
- *    (the caller rethrows its own abort);
+ *    identity's `AuthenticationError`, `AggregateAuthenticationError`; a token request past its
+ *    deadline, `token-deadline.ts`) → authentication with code {@link CREDENTIAL_UNAVAILABLE}: no
+ *    token, so no request was sent;
+ * 3. `AbortError`, `TimeoutError` (a deadline's abort reason) → transient (a request timeout),
+ *    unless the caller aborted: then `undefined` (the caller rethrows its own abort);
  * 4. HTTP responses (`RestError` with a status):
  *    - 429 whose error code says an operation is running (`…InProgress…`, `Conflict`,
  *      `AnotherOperation…`) → operation in progress; other 429 and 529 → throttled with the
@@ -54,6 +56,9 @@ const IDENTITY_ERRORS = new Set([
   "AggregateAuthenticationError",
 ]);
 
+/** The code of an authentication error raised while getting a token (no request was sent). */
+export const CREDENTIAL_UNAVAILABLE = "CredentialUnavailable";
+
 const IN_PROGRESS_CODE = /inprogress|conflict|anotheroperation/i;
 
 /** Error codes that say "the operation is running" rather than "slow down". */
@@ -97,9 +102,12 @@ export function classifyAzureError(err: unknown, ctx: ClassifyContext): AzureApi
   const message = err instanceof Error ? shortMessage(err.message) : String(err);
 
   if (name !== undefined && IDENTITY_ERRORS.has(name) && !isRestError(err)) {
-    return new AuthenticationError(`${where(ctx)}: could not get a token: ${message}`, base);
+    return new AuthenticationError(`${where(ctx)}: could not get a token: ${message}`, {
+      ...base,
+      code: CREDENTIAL_UNAVAILABLE,
+    });
   }
-  if (name === "AbortError") {
+  if (name === "AbortError" || name === "TimeoutError") {
     if (ctx.callerAborted) return undefined;
     return new TransientError(`${where(ctx)}: request timed out`, { ...base, code: "Timeout" });
   }

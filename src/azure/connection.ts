@@ -6,12 +6,18 @@
  * adapters turn that off (`retryOptions.maxRetries: 0`) so that a throttled or failing call comes
  * back at once as a typed error and the controller decides: gate the scope, hold, or try on the
  * next pass. Token acquisition keeps `@azure/identity`'s own retries.
+ *
+ * Deadlines: every HTTP call to Azure has the request timeout (`requestTimeoutMs`, 30 s), and
+ * every token request the token timeout (`tokenTimeoutMs`, 10 s; `token-deadline.ts`) — the
+ * request timeout does not cover the token acquired before the call. Token requests are reported
+ * to the call observer as the API `token`.
  */
 
 import type { HttpHeaders, PipelinePolicy, PipelineRequest, TlsSettings } from "@azure/core-rest-pipeline";
 import { isRestError } from "@azure/core-rest-pipeline";
 import type { TokenCredential } from "@azure/identity";
 import type { RetryAfterOptions } from "../shared/retry-after.js";
+import { withTokenDeadline } from "./token-deadline.js";
 
 /** Public-cloud ARM endpoint. */
 const PUBLIC_ARM_ENDPOINT = "https://management.azure.com";
@@ -32,6 +38,8 @@ export interface AzureCall {
   status: number;
   /** From sending the request to the response (or the failure), seconds. */
   seconds: number;
+  /** True when the call ended at its deadline (request or token timeout) without an answer. */
+  timedOut?: boolean;
 }
 
 /** Called once per HTTP attempt to Azure, successful or not. Must not throw (errors are ignored). */
@@ -56,6 +64,8 @@ export interface AzureConnection {
   ca?: string;
   /** Per-request timeout, ms (default {@link DEFAULT_REQUEST_TIMEOUT_MS}). */
   requestTimeoutMs?: number;
+  /** Deadline of one token request, ms (default 10,000: `DEFAULT_TOKEN_TIMEOUT_MS`). */
+  tokenTimeoutMs?: number;
   /** Clock for Retry-After dates and throttle gates (default: wall clock). */
   now?: () => Date;
   /** Cap and default of Retry-After waits. */
@@ -78,11 +88,29 @@ export interface ResolvedConnection {
   observeCall: AzureCallObserver | undefined;
 }
 
-/** Applies defaults. The returned object is shared by every client of one adapter set. */
+/**
+ * Applies defaults; the credential gets its token deadline (its requests reported to
+ * `observeCall` as the API `token`). The returned object is shared by every client of one adapter.
+ * @throws RangeError for a token timeout that is not > 0.
+ */
 export function resolveConnection(c: AzureConnection): ResolvedConnection {
   const armEndpoint = (c.armEndpoint ?? PUBLIC_ARM_ENDPOINT).replace(/\/+$/, "");
+  const observe = c.observeCall;
   return {
-    credential: c.credential,
+    credential: withTokenDeadline(c.credential, {
+      ...(c.tokenTimeoutMs !== undefined ? { timeoutMs: c.tokenTimeoutMs } : {}),
+      ...(observe
+        ? {
+            observe: (o) =>
+              observe({
+                api: "token",
+                status: o.status,
+                seconds: o.seconds,
+                ...(o.outcome === "timeout" ? { timedOut: true } : {}),
+              }),
+          }
+        : {}),
+    }),
     armEndpoint,
     armScope: c.armScope ?? `${armEndpoint}/.default`,
     metricsEndpoint: c.metricsEndpoint ?? publicMetricsEndpoint,
@@ -177,12 +205,13 @@ export function callObserverPolicy(
   observe: AzureCallObserver,
   clock: () => number = () => performance.now(),
 ): PipelinePolicy {
-  const report = (request: PipelineRequest, status: number, started: number) => {
+  const report = (request: PipelineRequest, status: number, started: number, timedOut = false) => {
     try {
       observe({
         api: azureApiName(request.method, request.url),
         status,
         seconds: (clock() - started) / 1000,
+        ...(timedOut ? { timedOut } : {}),
       });
     } catch {
       // An observer's failure never fails the call.
@@ -197,7 +226,15 @@ export function callObserverPolicy(
         report(request, response.status, started);
         return response;
       } catch (err) {
-        report(request, isRestError(err) ? (err.response?.status ?? err.statusCode ?? 0) : 0, started);
+        // The request timeout aborts the call without the caller's signal having fired.
+        const timedOut =
+          err instanceof Error && err.name === "AbortError" && request.abortSignal?.aborted !== true;
+        report(
+          request,
+          isRestError(err) ? (err.response?.status ?? err.statusCode ?? 0) : 0,
+          started,
+          timedOut,
+        );
         throw err;
       }
     },

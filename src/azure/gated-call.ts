@@ -16,8 +16,23 @@ export interface GatedCall {
   /** Adapter operation, e.g. `instances.get`. */
   operation: string;
   scope: AzureScope;
-  /** The caller's abort signal (its abort is rethrown as is, not typed as a timeout). */
+  /**
+   * The caller's abort signal: its abort is rethrown as is, not typed — unless it fired for a
+   * deadline (its reason a `TimeoutError`, as from `AbortSignal.timeout`): then the call timed out.
+   */
   signal: AbortSignal | undefined;
+}
+
+/** True when `signal` aborted for a reason other than a deadline (the caller gave up). */
+function callerGaveUp(signal: AbortSignal | undefined): boolean {
+  if (!signal?.aborted) return false;
+  const reason: unknown = signal.reason;
+  return !(
+    typeof reason === "object" &&
+    reason !== null &&
+    "name" in reason &&
+    reason.name === "TimeoutError"
+  );
 }
 
 /**
@@ -30,7 +45,7 @@ export function failedCall(err: unknown, call: GatedCall): AzureApiError | undef
     now: call.conn.now(),
     scope: call.scope,
     retryAfter: call.conn.retryAfter,
-    callerAborted: call.signal?.aborted ?? false,
+    callerAborted: callerGaveUp(call.signal),
   });
   if (typed instanceof ThrottledError) call.gate.block(call.scope, typed.notBefore);
   return typed;

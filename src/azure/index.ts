@@ -19,3 +19,4 @@ export * from "./quota.js";
 export * from "./resource-id.js";
 export * from "./scope.js";
 export * from "./throttle.js";
+export * from "./token-deadline.js";

@@ -57,6 +57,16 @@ export interface MetricsReadOptions {
   connectionsByEndpoint?: boolean;
   /** Aborts every call still running. */
   signal?: AbortSignal;
+  /**
+   * Told as soon as each batch is done, with that batch's samples and failures (the same entries
+   * `read` returns): a caller can use one region's metrics while another region is still being
+   * read. Must not throw.
+   */
+  onBatch?: (
+    batch: MetricsBatch,
+    samples: ReadonlyMap<string, MetricSample[]>,
+    failures: readonly MetricsFailure[],
+  ) => void;
 }
 
 /** A batch (or one resource of it, as a batch of one) that could not be read. */
@@ -169,13 +179,18 @@ export class AzureMetrics implements BatchQuerier {
     const batches = planBatches(targets);
     const result: MetricsReadResult = { samples: new Map(), failures: [], calls: 0 };
     await forEachLimited(batches, this.#concurrency, async (whole) => {
-      const answered = await this.#queryConfined(whole, options, result);
-      for (const { batch, answer: main } of answered) {
-        if ("error" in main) {
-          result.failures.push({ batch, part: "main", error: main.error });
-          continue;
-        }
-        await this.#readAnswered(batch, main.results, options, result);
+      const mine: MetricsReadResult = { samples: new Map(), failures: [], calls: 0 };
+      for (const { batch, answer: main } of await this.#queryConfined(whole, options, mine)) {
+        if ("error" in main) mine.failures.push({ batch, part: "main", error: main.error });
+        else await this.#readAnswered(batch, main.results, options, mine);
+      }
+      for (const [id, samples] of mine.samples) result.samples.set(id, samples);
+      result.failures.push(...mine.failures);
+      result.calls += mine.calls;
+      try {
+        options.onBatch?.(whole, mine.samples, mine.failures);
+      } catch {
+        // A listener's failure does not fail the read.
       }
     });
     return result;

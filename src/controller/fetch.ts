@@ -14,6 +14,11 @@
  *
  * Failures are kept per policy (a throttled subscription fails only its own policies); nothing
  * here throws for an Azure failure.
+ *
+ * Deadlines: the cycle's calls run under `deadline` (their own request and token timeouts still
+ * apply); a call cut by it fails as a transient error of its policies. Each policy is handed to
+ * `onReady` as soon as its own reading is complete — after its metrics batch, not after every
+ * batch — so a region whose metrics endpoint hangs holds only its own policies.
  */
 
 import {
@@ -31,10 +36,13 @@ import type { LeadingObservation } from "../autoscale/leading.js";
 import type { NativeAutoscaleSetting } from "../azure/autoscale-settings.js";
 import {
   type AzureAdapters,
+  CREDENTIAL_UNAVAILABLE,
   forEachLimited,
   type HistoryRefreshReport,
   isAzureApiError,
   type MetricSample,
+  type MetricsFailure,
+  type MetricsReadResult,
   type ResourceRef,
   resourceKey,
 } from "../azure/index.js";
@@ -74,6 +82,17 @@ export interface CycleReading {
   leading?: LeadingObservation;
 }
 
+/** Per-cycle options of {@link CycleFetcher.read}. */
+export interface CycleReadOptions {
+  /** Aborts the cycle's Azure calls (the poll cycle's deadline); the history refresh is not cut by it. */
+  deadline?: AbortSignal;
+  /**
+   * Told once per target, as soon as its reading is complete (before `read` resolves). Must not
+   * throw.
+   */
+  onReady?: (key: string, reading: CycleReading) => void;
+}
+
 /** Settings of {@link CycleFetcher}. */
 export interface CycleFetcherOptions {
   /** The operator's clock, ms since the epoch. */
@@ -107,11 +126,45 @@ const FAILURE_KINDS: Partial<Record<ApiErrorKind, FailureKind>> = {
   Transient: "Network",
 };
 
-/** Azure failure → the decision's failure kinds. */
+/**
+ * Azure failure → the decision's failure kinds; no token at all (the credential failed or timed
+ * out, no request was sent) is `Credential`.
+ */
 function passFailure(err: unknown): PassFailure & { cause: unknown } {
   const message = err instanceof Error ? err.message : String(err);
-  const kind = isAzureApiError(err) ? (FAILURE_KINDS[err.kind] ?? "ApiError") : "ApiError";
+  const kind = isAzureApiError(err)
+    ? err.code === CREDENTIAL_UNAVAILABLE
+      ? "Credential"
+      : (FAILURE_KINDS[err.kind] ?? "ApiError")
+    : "ApiError";
   return { kind, message, cause: err };
+}
+
+/** One metrics batch's answer → the readings of its policies (`ready`). */
+function applyMetrics(
+  ready: readonly CycleTarget[],
+  out: Map<string, CycleReading>,
+  samples: ReadonlyMap<string, MetricSample[]>,
+  failures: readonly MetricsFailure[],
+): void {
+  const failed = new Map<string, unknown>();
+  for (const f of failures) {
+    if (f.part !== "main") continue;
+    for (const id of f.batch.resourceIds) failed.set(resourceKey(id), f.error);
+  }
+  for (const t of ready) {
+    const reading = out.get(t.key) as CycleReading;
+    const found = samples.get(t.resourceId);
+    const error = failed.get(resourceKey(t.resourceId));
+    if (found) reading.samples = found;
+    else if (error) reading.metricsError = passFailure(error);
+    else
+      reading.metricsError = {
+        kind: "NoData",
+        message: "Azure Monitor returned no series",
+        cause: undefined,
+      };
+  }
 }
 
 export class CycleFetcher {
@@ -129,14 +182,34 @@ export class CycleFetcher {
     this.#onHistoryRefresh = options.onHistoryRefresh;
   }
 
-  /** Reads instances, metrics and (when due) native autoscale settings for `targets`. */
-  async read(targets: readonly CycleTarget[], signal?: AbortSignal): Promise<Map<string, CycleReading>> {
+  /**
+   * Reads instances, metrics and (when due) native autoscale settings for `targets`.
+   * @param signal aborts everything (the leadership term); the history refresh runs under it.
+   * @throws ResourceIdError for a malformed resource ID; the caller's abort.
+   */
+  async read(
+    targets: readonly CycleTarget[],
+    signal?: AbortSignal,
+    options: CycleReadOptions = {},
+  ): Promise<Map<string, CycleReading>> {
     const fetchedAt = this.#now();
     const out = new Map<string, CycleReading>(
       targets.map((t) => [t.key, { fetchedAt, target: { ok: true, ref: t.ref } }]),
     );
     if (targets.length === 0) return out;
-    const opts = signal ? { signal } : {};
+    const callSignal =
+      signal && options.deadline ? AbortSignal.any([signal, options.deadline]) : (options.deadline ?? signal);
+    const opts = callSignal ? { signal: callSignal } : {};
+    const handed = new Set<string>();
+    const hand = (t: CycleTarget) => {
+      if (handed.has(t.key)) return;
+      handed.add(t.key);
+      try {
+        options.onReady?.(t.key, out.get(t.key) as CycleReading);
+      } catch {
+        // A listener's failure does not stop the cycle.
+      }
+    };
 
     // Instances: one list per subscription and service.
     const groups = new Map<
@@ -172,8 +245,26 @@ export class CycleFetcher {
       }
     });
 
-    // Metrics: batched across every due policy whose instance (and so region) is known.
+    // Native autoscale settings (per subscription, not every cycle), beside the metrics.
+    const settings = this.#readNativeSettings(targets, fetchedAt, opts);
+    settings.catch(() => {}); // awaited below; handled here should the metrics read throw first
+    const pending: Promise<void>[] = [];
+    const withSettings = (ready: readonly CycleTarget[]) => {
+      const p = settings.then(() => {
+        for (const t of ready) {
+          const cached = this.#settings.get(resourceKey(t.resourceId));
+          if (cached) (out.get(t.key) as CycleReading).nativeSettings = cached.settings;
+          hand(t);
+        }
+      });
+      p.catch(() => {});
+      pending.push(p);
+    };
+
+    // Metrics: batched across every due policy whose instance (and so region) is known; each
+    // batch's policies are ready when it is.
     const withRegion = targets.filter((t) => out.get(t.key)?.instance);
+    withSettings(targets.filter((t) => !out.get(t.key)?.instance));
     this.#history(withRegion, out, fetchedAt, signal);
     // One read per look-back: a request only carries policies that ask for the same span, so no
     // policy's look-back changes another's requests, and a span Azure rejects fails only the
@@ -181,61 +272,71 @@ export class CycleFetcher {
     const byLookback = new Map<number, CycleTarget[]>();
     for (const t of withRegion) byLookback.set(t.lookbackMs, [...(byLookback.get(t.lookbackMs) ?? []), t]);
     const end = new Date(Math.ceil(fetchedAt / 60_000) * 60_000);
+    const applied = new Set<string>();
+    const apply = (ready: readonly CycleTarget[], result: Omit<MetricsReadResult, "calls">) => {
+      const fresh = ready.filter((t) => !applied.has(t.key));
+      for (const t of fresh) applied.add(t.key);
+      applyMetrics(fresh, out, result.samples, result.failures);
+      withSettings(fresh);
+    };
     await Promise.all(
       [...byLookback].map(async ([lookback, group]) => {
+        const byResource = new Map<string, CycleTarget[]>();
+        for (const t of group) {
+          const k = resourceKey(t.resourceId);
+          byResource.set(k, [...(byResource.get(k) ?? []), t]);
+        }
         const start = new Date(end.getTime() - lookback - 60_000);
         const result = await this.#azure.metrics.read(
           group.map((t) => ({
             resourceId: t.resourceId,
             region: out.get(t.key)?.instance?.location ?? "",
           })),
-          { start, end, ...opts },
+          {
+            start,
+            end,
+            ...opts,
+            onBatch: (batch, samples, failures) =>
+              apply(
+                batch.resourceIds.flatMap((id) => byResource.get(resourceKey(id)) ?? []),
+                { samples: new Map(samples), failures: [...failures] },
+              ),
+          },
         );
-        const failed = new Map<string, unknown>();
-        for (const f of result.failures) {
-          if (f.part !== "main") continue;
-          for (const id of f.batch.resourceIds) failed.set(resourceKey(id), f.error);
-        }
-        for (const t of group) {
-          const reading = out.get(t.key) as CycleReading;
-          const samples = result.samples.get(t.resourceId);
-          const error = failed.get(resourceKey(t.resourceId));
-          if (samples) reading.samples = samples;
-          else if (error) reading.metricsError = passFailure(error);
-          else
-            reading.metricsError = {
-              kind: "NoData",
-              message: "Azure Monitor returned no series",
-              cause: undefined,
-            };
-        }
+        apply(group, result);
       }),
     );
+    await Promise.all(pending);
+    await settings;
+    for (const t of targets) hand(t);
+    return out;
+  }
 
-    // Native autoscale settings: per subscription, not every cycle.
+  /**
+   * Re-reads the native autoscale settings of the targets whose cached answer is older than
+   * `conflictCheckMs`. A failure leaves the cached answer (if any) standing; retried next cycle.
+   */
+  async #readNativeSettings(
+    targets: readonly CycleTarget[],
+    fetchedAt: number,
+    opts: { signal?: AbortSignal },
+  ): Promise<void> {
     const stale = targets.filter((t) => {
       const c = this.#settings.get(resourceKey(t.resourceId));
       return !c || fetchedAt - c.at >= this.#conflictCheckMs;
     });
-    if (stale.length > 0) {
-      try {
-        const found = await this.#azure.autoscaleSettings.findFor(
-          stale.map((t) => t.resourceId),
-          opts,
-        );
-        for (const [id, settings] of found) {
-          this.#settings.set(resourceKey(id), { at: fetchedAt, settings: settings.filter((s) => s.enabled) });
-        }
-      } catch (err) {
-        if (!isAzureApiError(err)) throw err;
-        // Unknown this cycle: the cached answer (if any) stands; retried next cycle.
+    if (stale.length === 0) return;
+    try {
+      const found = await this.#azure.autoscaleSettings.findFor(
+        stale.map((t) => t.resourceId),
+        opts,
+      );
+      for (const [id, settings] of found) {
+        this.#settings.set(resourceKey(id), { at: fetchedAt, settings: settings.filter((s) => s.enabled) });
       }
+    } catch (err) {
+      if (!isAzureApiError(err)) throw err;
     }
-    for (const t of targets) {
-      const cached = this.#settings.get(resourceKey(t.resourceId));
-      if (cached) (out.get(t.key) as CycleReading).nativeSettings = cached.settings;
-    }
-    return out;
   }
 
   /**

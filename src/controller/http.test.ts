@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { SECRET_SAMPLES } from "../shared/redact-samples.js";
+import { CycleWatch } from "./cycle-watch.js";
 import { type ProbeServer, parseListenAddress, startProbeServer } from "./http.js";
 import { OperatorMetrics } from "./metrics.js";
 
@@ -69,6 +70,42 @@ describe("probe server", () => {
       expect(await failed.text()).not.toContain(secret);
     },
   );
+  it("fails /readyz while a poll cycle is overdue by more than the margin, and passes after it ends", async () => {
+    let now = 0;
+    const watch = new CycleWatch({ deadlineMs: 60_000, marginMs: 15_000, now: () => now });
+    const metrics = new OperatorMetrics({ processMetrics: false });
+    server = await startProbeServer({
+      address: "127.0.0.1:0",
+      metrics: () => metrics.expose(),
+      readiness: { pollCycle: () => watch.check() },
+    });
+    const readyz = async () => {
+      const res = await fetch(`${server?.url}/readyz`);
+      return { status: res.status, body: await res.text() };
+    };
+    const cycle = watch.begin();
+    now = 60_000 + 15_000;
+    expect(await readyz()).toEqual({ status: 200, body: "ok\n" });
+    now += 5_000;
+    expect(await readyz()).toEqual({
+      status: 503,
+      body: "pollCycle: poll cycle running for 80 s, past its deadline of 60 s by more than 15 s\n",
+    });
+    watch.end(cycle);
+    expect(await readyz()).toEqual({ status: 200, body: "ok\n" });
+  });
+
+  it("counts timeouts by API", async () => {
+    const metrics = new OperatorMetrics({ processMetrics: false });
+    metrics.observeAzureCall("token", 0, 1.0, true);
+    metrics.observeAzureCall("GET SignalR", 0, 0.2);
+    metrics.pollCycleTimeouts.inc();
+    const body = (await metrics.expose()).body;
+    expect(body).toContain('signalr_autoscaler_azure_request_timeouts_total{api="token"} 1');
+    expect(body).not.toContain('signalr_autoscaler_azure_request_timeouts_total{api="GET SignalR"}');
+    expect(body).toContain('signalr_autoscaler_azure_requests_total{api="token",status="0"} 1');
+    expect(body).toContain("signalr_autoscaler_poll_cycle_timeouts_total 1");
+  });
 
   it("parses listen addresses", () => {
     expect(parseListenAddress(":8080")).toEqual({ host: undefined, port: 8080 });

@@ -13,7 +13,9 @@
  *   `last_reconcile_timestamp_seconds` {namespace, policy} (Unix seconds, the operator's clock)
  * - `decisions_total` {namespace, policy, reason}
  * - `scale_operations_total` {namespace, policy, target="instance"|"replicas", result}
- * - `azure_requests_total` {api, status} and `azure_request_duration_seconds` {api}
+ * - `azure_requests_total` {api, status} and `azure_request_duration_seconds` {api} (api `token`:
+ *   token requests), `azure_request_timeouts_total` {api} (calls that ended at their deadline),
+ *   `poll_cycle_timeouts_total` (cycles whose Azure read passed the poll cycle deadline)
  * - `history_reads_total` {kind="full"|"incremental", result="success"|"failure"} (one per
  *   instance read), `history_requests_total` (getBatch calls of history refreshes) and
  *   `history_cached_instances` (demand histories held for seasonal forecasts)
@@ -144,6 +146,16 @@ export class OperatorMetrics {
     "Azure calls by API and HTTP status (0 = no response)",
     ["api", "status"],
   );
+  readonly azureTimeouts = this.#counter(
+    "azure_request_timeouts_total",
+    "Azure calls that ended at their deadline without an answer, by API (token: a token request)",
+    ["api"],
+  );
+  readonly pollCycleTimeouts = this.#counter(
+    "poll_cycle_timeouts_total",
+    "Poll cycles whose Azure read passed the poll cycle deadline",
+    [],
+  );
   readonly azureLatency = this.#histogram(
     "azure_request_duration_seconds",
     "Azure call latency, seconds",
@@ -255,9 +267,13 @@ export class OperatorMetrics {
     this.lastReconcile.set(labels, this.#now() / 1000);
   }
 
-  /** Records one Azure call. `status` 0 means no HTTP response (timeout, reset). */
-  observeAzureCall(api: string, status: number, seconds: number): void {
+  /**
+   * Records one Azure call (API `token`: a token request). `status` 0 means no HTTP response
+   * (timeout, reset); `timedOut` that the call ended at its deadline.
+   */
+  observeAzureCall(api: string, status: number, seconds: number, timedOut = false): void {
     this.azureRequests.inc({ api, status: String(status) });
+    if (timedOut) this.azureTimeouts.inc({ api });
     this.azureLatency.observe({ api }, seconds);
   }
 

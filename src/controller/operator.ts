@@ -10,7 +10,17 @@
  *   (instances by subscription, metrics in getBatch groups of ≤ 50) and handed to the queue; those
  *   with a seasonal forecast get their demand history, refreshed hourly in the background. Leading
  *   signals are read from Prometheus beside Azure (`leading.ts`); a policy with one is handed to
- *   the queue once its own read is done (within its timeout), the others as soon as Azure answers.
+ *   the queue once its own read is done (within its timeout), the others as soon as their own
+ *   metrics batch is read. A cycle runs in the background: once it has handed a policy over and
+ *   waits only for a slow batch (or after half a second), the next tick starts a cycle for the
+ *   other due policies; before that they wait for it, so policies due together share their Azure
+ *   calls.
+ * - Deadlines: every Azure call has its request timeout and every token request its own
+ *   (`azure/connection.ts`), every Kubernetes call its request timeout (`kube/client.ts`), and a
+ *   cycle's Azure read the poll cycle deadline (`pollCycleTimeoutMs`): at the deadline its calls
+ *   are aborted (transient failures of their policies) and, should the read still not end within a
+ *   second, its remaining policies are handed to their passes as failed reads. `/readyz` fails
+ *   while a cycle runs longer than its deadline plus `readinessMarginMs` (`cycle-watch.ts`).
  * - Work queue: one entry per policy, never two passes of one policy at once; `workers` passes run
  *   concurrently. A failed pass is retried after a per-policy exponential backoff.
  * - Leader election (optional): only the leader polls and acts; a new leader rebuilds everything
@@ -39,6 +49,7 @@ import {
 import { WorkloadClient } from "../kube/workloads.js";
 import { PrometheusClient } from "../prometheus/index.js";
 import type { OperatorClock } from "./clock.js";
+import { CycleWatch, DEFAULT_POLL_CYCLE_TIMEOUT_MS, DEFAULT_READINESS_MARGIN_MS } from "./cycle-watch.js";
 import { CycleFetcher, type CycleReading, type CycleTarget, seasonalHistory } from "./fetch.js";
 import { type LeaderElectionSettings, LeaderElector, type LeaseOps } from "./leader.js";
 import { LeadingReader } from "./leading.js";
@@ -64,6 +75,10 @@ export interface OperatorSettings {
   leaderElection?: LeaderElectionSettings;
   /** The replica's name, for Events (default "signalr-autoscaler"). */
   identity?: string;
+  /** Deadline of one poll cycle's Azure read, real ms (default 60,000). */
+  pollCycleTimeoutMs?: number;
+  /** How far past its deadline a poll cycle may run before `/readyz` fails, real ms (default 15,000). */
+  readinessMarginMs?: number;
 }
 
 export interface OperatorDeps {
@@ -81,6 +96,8 @@ export interface OperatorDeps {
   prometheus?: PrometheusClient;
   /** The operator's Azure credential, for leading signals with `useAzureCredential`. */
   azureCredential?: TokenCredential;
+  /** Monotonic clock of deadlines and readiness, real ms (default `performance.now`). */
+  monotonicNow?: () => number;
 }
 
 /** What one finished pass reports (for tests and the demo's live view). */
@@ -108,6 +125,42 @@ function lookbackMs(policy: CapacityPolicy): number {
   return Math.max(t.windowSeconds + delay, t.maxSampleAgeSeconds) * 1000;
 }
 
+/**
+ * How long a new poll cycle waits for a running one that has handed no policy over yet, real ms:
+ * policies due meanwhile then share the next cycle's Azure calls; past it, a slow cycle holds no
+ * other policy.
+ */
+const CYCLE_GATHER_MS = 500;
+
+/** How long a poll cycle's read may take to come back after its deadline aborted its calls, ms. */
+const DEADLINE_GRACE_MS = 1000;
+
+/**
+ * `promise`'s value, or `"overdue"` when it has not settled `graceMs` after `deadline` fired.
+ * @throws what `promise` rejects with (before it is overdue).
+ */
+async function settleByDeadline<T>(
+  promise: Promise<T>,
+  deadline: AbortSignal,
+  graceMs: number,
+): Promise<T | "overdue"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort: (() => void) | undefined;
+  const overdue = new Promise<"overdue">((resolve) => {
+    onAbort = () => {
+      timer = setTimeout(() => resolve("overdue"), graceMs);
+    };
+    if (deadline.aborted) onAbort();
+    else deadline.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([promise, overdue]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) deadline.removeEventListener("abort", onAbort);
+  }
+}
+
 export class Operator {
   readonly #deps: OperatorDeps;
   readonly #settings: OperatorSettings;
@@ -129,7 +182,18 @@ export class Operator {
   #leading = false;
   #termSignal: AbortSignal;
   #tickTimer: unknown;
-  #cycleRunning = false;
+  /** Policies whose poll cycle is still reading Azure for them. */
+  readonly #inCycle = new Set<string>();
+  readonly #cycleWatch: CycleWatch;
+  readonly #cycleTimeoutMs: number;
+  /** Cycles still running (stop() waits for them). */
+  readonly #cycles = new Set<Promise<void>>();
+  /**
+   * When each running cycle that has handed no policy over yet started (monotonic ms): no new
+   * cycle starts within {@link CYCLE_GATHER_MS} of one.
+   */
+  readonly #cyclesStarting = new Map<object, number>();
+  readonly #monotonicNow: () => number;
   #workers: Promise<void>[] = [];
   #lastAzureOk: number | undefined;
   #lastAzureError: string | undefined;
@@ -184,6 +248,13 @@ export class Operator {
       tenancy: settings.tenancy,
     };
     this.#termSignal = this.#stop.signal;
+    this.#cycleTimeoutMs = settings.pollCycleTimeoutMs ?? DEFAULT_POLL_CYCLE_TIMEOUT_MS;
+    this.#monotonicNow = deps.monotonicNow ?? (() => performance.now());
+    this.#cycleWatch = new CycleWatch({
+      deadlineMs: this.#cycleTimeoutMs,
+      marginMs: settings.readinessMarginMs ?? DEFAULT_READINESS_MARGIN_MS,
+      now: this.#monotonicNow,
+    });
     if (settings.leaderElection) {
       this.#elector = new LeaderElector({
         ops: deps.leaseOps ?? new LeaseClient(deps.kube),
@@ -228,7 +299,7 @@ export class Operator {
     this.#workers = Array.from({ length: workers }, () => this.#work());
     // Azure calls (API, status, latency) and ARM's remaining quota go to the metrics.
     this.#unsubscribe = this.#deps.azure.calls.subscribe((call) =>
-      this.#deps.metrics.observeAzureCall(call.api, call.status, call.seconds),
+      this.#deps.metrics.observeAzureCall(call.api, call.status, call.seconds, call.timedOut),
     );
     this.#deps.metrics.trackArmQuota(() => this.#deps.azure.quota.snapshot());
     this.#deps.metrics.trackThrottles(() => [
@@ -253,6 +324,7 @@ export class Operator {
     await Promise.allSettled(this.#workers);
     clearTimeout(grace);
     this.#stop.abort(new Error("operator stopped"));
+    await Promise.allSettled([...this.#cycles]);
     await this.#fetcher.historySettled();
     await Promise.all(this.#watches.map((w) => w.stop()));
     await this.#elector?.stop();
@@ -265,7 +337,8 @@ export class Operator {
 
   /**
    * Readiness: the watches are healthy (listed, in contact with the API server within 90 s, and
-   * not failing now) and, when leading, the last poll of Azure did not fail everywhere.
+   * not failing now); when leading, the last poll of Azure did not fail everywhere, and no poll
+   * cycle runs longer than its deadline plus the readiness margin.
    */
   readiness(): Record<string, () => { ok: boolean; reason?: string }> {
     return {
@@ -288,6 +361,7 @@ export class Operator {
         if (!this.#leading || this.#lastAzureError === undefined) return { ok: true };
         return { ok: false, reason: `last Azure poll failed: ${this.#lastAzureError}` };
       },
+      pollCycle: () => this.#cycleWatch.check(),
     };
   }
 
@@ -348,10 +422,13 @@ export class Operator {
     }, delayMs);
   }
 
-  /** One poll cycle: read Azure for every due policy at once, then queue them. */
+  /** One tick: starts a poll cycle for every due policy that no cycle or pass holds. */
   async #tick(): Promise<void> {
     this.#deps.metrics.queueDepth.set(this.#queue.depth);
-    if (!this.#leading || this.#cycleRunning || this.#stopping) return;
+    // A young cycle that has handed nothing over yet keeps the policies due meanwhile for the next
+    // one (one getBatch per region for them all); once it waits only for a slow batch, or has
+    // waited CYCLE_GATHER_MS, others go on.
+    if (!this.#leading || this.#stopping || this.#gathering()) return;
     const now = this.#deps.clock.now();
     const due: CapacityPolicy[] = [];
     for (const p of this.policies()) {
@@ -359,6 +436,7 @@ export class Operator {
       if (!this.#nextPoll.has(k)) this.#nextPoll.set(k, now);
       if (
         (this.#nextPoll.get(k) ?? now) > now ||
+        this.#inCycle.has(k) ||
         this.#queue.isProcessing(k) ||
         this.#readings.has(k) ||
         this.#leadingPending.has(k)
@@ -367,51 +445,111 @@ export class Operator {
       due.push(p);
     }
     if (due.length === 0) return;
-    this.#cycleRunning = true;
+    const cycle = this.#cycle(due, now);
+    this.#cycles.add(cycle);
+    void cycle.finally(() => this.#cycles.delete(cycle));
+  }
+
+  /** True while a cycle younger than {@link CYCLE_GATHER_MS} has handed no policy over yet. */
+  #gathering(): boolean {
+    const now = this.#monotonicNow();
+    for (const at of this.#cyclesStarting.values()) if (now - at < CYCLE_GATHER_MS) return true;
+    return false;
+  }
+
+  /**
+   * One poll cycle: reads Azure for `due` at once, under the poll cycle deadline, and hands each
+   * policy to its pass as soon as its own reading is complete.
+   */
+  async #cycle(due: readonly CapacityPolicy[], now: number): Promise<void> {
+    for (const p of due) this.#inCycle.add(objectKey(p));
+    const byKey = new Map(due.map((p) => [objectKey(p), p]));
+    const targets: CycleTarget[] = [];
+    const refused = new Map<string, CycleReading>();
+    for (const p of due) {
+      const target = p.spec?.target;
+      if (!target?.resourceId || (target.service !== "SignalR" && target.service !== "WebPubSub")) continue;
+      // Azure is not read for a target the pass refuses anyway: a malformed resource ID
+      // (InvalidSpec) or one outside its namespace's tenancy scopes (OutOfScope).
+      const check = checkTarget(this.#settings.tenancy, p.metadata.namespace, target.resourceId);
+      if (!check.ok) {
+        refused.set(objectKey(p), { fetchedAt: now, target: check });
+        continue;
+      }
+      const seasonal = seasonalHistory(p);
+      targets.push({
+        key: objectKey(p),
+        resourceId: target.resourceId,
+        ref: check.ref,
+        service: target.service as ServiceKind,
+        lookbackMs: lookbackMs(p),
+        ...(seasonal ? { seasonal } : {}),
+      });
+    }
+    // Leading signals: read from Prometheus while Azure is read (each within its own timeout).
+    // A policy's pass waits for its own read only: a slow or hanging Prometheus holds neither
+    // the cycle nor any other policy's pass.
+    const leading = new Map<string, Promise<LeadingObservation>>();
+    for (const p of due) {
+      const a = p.spec?.anticipation;
+      const k = objectKey(p);
+      if (!a?.leadingSignal?.prometheus || a.mode === "Off" || refused.has(k)) {
+        this.#leadingReader.forget(k);
+        continue;
+      }
+      leading.set(
+        k,
+        this.#leadingReader.readOne({ key: k, namespace: p.metadata.namespace, spec: a.leadingSignal }),
+      );
+    }
+    const handed = new Set<string>();
+    const token = {};
+    this.#cyclesStarting.set(token, this.#monotonicNow());
+    const started = () => this.#cyclesStarting.delete(token);
+    const hand = (k: string, reading: CycleReading | undefined) => {
+      const p = byKey.get(k);
+      if (!p || handed.has(k)) return;
+      handed.add(k);
+      if (!refused.has(k)) started();
+      this.#inCycle.delete(k);
+      if (!this.#leading || this.#stopping) return;
+      this.#nextPoll.set(k, now + (p.spec?.pollIntervalSeconds ?? 30) * 1000);
+      const observation = leading.get(k);
+      if (!observation) {
+        this.#enqueue(k, reading);
+        return;
+      }
+      this.#leadingPending.add(k);
+      void observation.then((o) => {
+        this.#leadingPending.delete(k);
+        if (!this.#leading || this.#stopping) return;
+        if (reading) reading.leading = o;
+        this.#enqueue(k, reading);
+      });
+    };
+    for (const [k, reading] of refused) hand(k, reading);
     try {
-      const targets: CycleTarget[] = [];
-      const refused = new Map<string, CycleReading>();
-      for (const p of due) {
-        const target = p.spec?.target;
-        if (!target?.resourceId || (target.service !== "SignalR" && target.service !== "WebPubSub")) continue;
-        // Azure is not read for a target the pass refuses anyway: a malformed resource ID
-        // (InvalidSpec) or one outside its namespace's tenancy scopes (OutOfScope).
-        const check = checkTarget(this.#settings.tenancy, p.metadata.namespace, target.resourceId);
-        if (!check.ok) {
-          refused.set(objectKey(p), { fetchedAt: now, target: check });
-          continue;
-        }
-        const seasonal = seasonalHistory(p);
-        targets.push({
-          key: objectKey(p),
-          resourceId: target.resourceId,
-          ref: check.ref,
-          service: target.service as ServiceKind,
-          lookbackMs: lookbackMs(p),
-          ...(seasonal ? { seasonal } : {}),
-        });
-      }
-      // Leading signals: read from Prometheus while Azure is read (each within its own timeout).
-      // A policy's pass waits for its own read only: a slow or hanging Prometheus holds neither
-      // the cycle nor any other policy's pass.
-      const leading = new Map<string, Promise<LeadingObservation>>();
-      for (const p of due) {
-        const a = p.spec?.anticipation;
-        const k = objectKey(p);
-        if (!a?.leadingSignal?.prometheus || a.mode === "Off" || refused.has(k)) {
-          this.#leadingReader.forget(k);
-          continue;
-        }
-        leading.set(
-          k,
-          this.#leadingReader.readOne({ key: k, namespace: p.metadata.namespace, spec: a.leadingSignal }),
-        );
-      }
+      const deadline = AbortSignal.timeout(this.#cycleTimeoutMs);
+      const watchId = this.#cycleWatch.begin();
+      const read = this.#fetcher.read(targets, this.#termSignal, { deadline, onReady: hand });
+      void read.then(
+        () => this.#cycleWatch.end(watchId),
+        () => this.#cycleWatch.end(watchId),
+      );
       let readings = new Map<string, CycleReading>();
+      let overdue = false;
       try {
-        readings = await this.#fetcher.read(targets, this.#termSignal);
+        const result = await settleByDeadline(read, deadline, DEADLINE_GRACE_MS);
+        if (result === "overdue") {
+          overdue = true;
+          read.catch(() => {});
+        } else readings = result;
+        if (deadline.aborted) this.#deps.metrics.pollCycleTimeouts.inc();
         const failures = [...readings.values()].filter((r) => r.instanceError && !r.instance);
-        if (failures.length > 0 && failures.length === readings.size) {
+        if (overdue) {
+          this.#lastAzureError = `the poll cycle did not end within its deadline of ${this.#cycleTimeoutMs / 1000} s`;
+          this.#deps.log.warn({ policies: targets.length - handed.size }, "poll cycle deadline passed");
+        } else if (failures.length > 0 && failures.length === readings.size) {
           this.#lastAzureError = failures[0]?.instanceError?.message;
         } else {
           this.#lastAzureOk = now;
@@ -422,25 +560,26 @@ export class Operator {
         this.#deps.log.warn({ err: String(err) }, "poll cycle failed");
         this.#lastAzureError = String(err);
       }
-      for (const p of due) {
-        const k = objectKey(p);
-        const reading = readings.get(k) ?? refused.get(k);
-        this.#nextPoll.set(k, now + (p.spec?.pollIntervalSeconds ?? 30) * 1000);
-        const observation = leading.get(k);
-        if (!observation) {
-          this.#enqueue(k, reading);
-          continue;
-        }
-        this.#leadingPending.add(k);
-        void observation.then((o) => {
-          this.#leadingPending.delete(k);
-          if (!this.#leading || this.#stopping) return;
-          if (reading) reading.leading = o;
-          this.#enqueue(k, reading);
-        });
+      for (const t of targets) {
+        hand(
+          t.key,
+          readings.get(t.key) ??
+            (overdue
+              ? {
+                  fetchedAt: now,
+                  target: { ok: true, ref: t.ref },
+                  instanceError: {
+                    kind: "Network",
+                    message: `Azure did not answer within the poll cycle deadline (${this.#cycleTimeoutMs / 1000} s)`,
+                    cause: undefined,
+                  },
+                }
+              : undefined),
+        );
       }
+      for (const p of due) hand(objectKey(p), undefined);
     } finally {
-      this.#cycleRunning = false;
+      started();
     }
   }
 

@@ -11,6 +11,7 @@
  * | False | UnsupportedSku | the instance's SKU cannot be scaled (Free_F1) |
  * | False | Conflict | another owner manages the capacity (Conflict=True) |
  * | False | InstanceUnavailable | the instance cannot be read and its capacity is not known yet |
+ * | False | CredentialUnavailable | the same, because the operator's credential gave no token (failed or timed out) |
  * | False | Fallback | the fallback action applies (Fallback=True) |
  * | True | Paused / RecommendOnly / Reconciled | otherwise |
  */

@@ -5,7 +5,7 @@
  */
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll } from "vitest";
-import { createAzureAdapters } from "../../src/azure/index.js";
+import { type AzureConnection, createAzureAdapters } from "../../src/azure/index.js";
 import { scaledClock } from "../../src/controller/clock.js";
 import { OperatorMetrics } from "../../src/controller/metrics.js";
 import { Operator, type OperatorSettings, type PassReport } from "../../src/controller/operator.js";
@@ -29,13 +29,17 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-/** Starts an emulator (speed 60 by default: a minute per real second) and an operator against `kube`. */
+/**
+ * Starts an emulator (speed 60 by default: a minute per real second) and an operator against
+ * `kube`; `azure` overrides the connection (a real credential, timeouts).
+ */
 export async function startHarness(
   kube: KubeClients,
   options: {
     emulator?: EmulatorOptions;
     operator?: OperatorSettings;
     emulatorInstance?: RunningEmulator;
+    azure?: Partial<AzureConnection>;
   } = {},
 ): Promise<Harness> {
   const emulator =
@@ -55,6 +59,7 @@ export async function startHarness(
     metricsEndpoint: emulator.metricsEndpoint,
     ca: emulator.caPem,
     now: () => new Date(clock.now()),
+    ...options.azure,
   });
   const metrics = new OperatorMetrics({ now: clock.now, processMetrics: false });
   const operator = new Operator(
@@ -91,7 +96,7 @@ export interface OperatorSuite {
  */
 export function operatorSuite(
   prefix: string,
-  options: { emulator?: EmulatorOptions; operator?: OperatorSettings } = {},
+  options: { emulator?: EmulatorOptions; operator?: OperatorSettings; azure?: Partial<AzureConnection> } = {},
 ): OperatorSuite {
   const suite = {} as OperatorSuite;
   beforeAll(async () => {

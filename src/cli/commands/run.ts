@@ -35,6 +35,11 @@ interface RunFlags extends CommonOptions, AzureFlags {
   retryPeriod: string;
   identity?: string;
   workers: string;
+  azureRequestTimeout: string;
+  azureTokenTimeout: string;
+  kubeRequestTimeout: string;
+  pollCycleTimeout: string;
+  readinessMargin: string;
   logLevel: LogLevel;
   logFormat: "json" | "pretty";
 }
@@ -57,6 +62,11 @@ async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
     throw new UsageError("--renew-deadline must be shorter than --lease-duration");
   if (retryPeriodSeconds * 1.2 >= renewDeadlineSeconds)
     throw new UsageError("--retry-period (plus 20 % jitter) must be shorter than --renew-deadline");
+  const azureRequestTimeoutMs = positiveSeconds(flags.azureRequestTimeout, "--azure-request-timeout") * 1000;
+  const azureTokenTimeoutMs = positiveSeconds(flags.azureTokenTimeout, "--azure-token-timeout") * 1000;
+  const kubeRequestTimeoutMs = positiveSeconds(flags.kubeRequestTimeout, "--kube-request-timeout") * 1000;
+  const pollCycleTimeoutMs = positiveSeconds(flags.pollCycleTimeout, "--poll-cycle-timeout") * 1000;
+  const readinessMarginMs = positiveSeconds(flags.readinessMargin, "--readiness-margin") * 1000;
   const leaseNamespace = flags.leaseNamespace ?? io.env["POD_NAMESPACE"];
   if (flags.leaderElect && !leaseNamespace) {
     throw new UsageError("--leader-elect needs --lease-namespace (or POD_NAMESPACE)");
@@ -101,11 +111,15 @@ async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
       `cannot use the kubeconfig${kubeconfig ? ` ${kubeconfig}` : ""}: ${code ?? (err as Error).message}`,
     );
   }
-  const kube = createKubeClients(kc);
+  const kube = createKubeClients(kc, { requestTimeoutMs: kubeRequestTimeoutMs });
 
   const { connection, credential } = await azureConnection(flags, io.env, io.cwd);
   log.info({ credential }, "Azure credential");
-  const azure = createAzureAdapters(connection);
+  const azure = createAzureAdapters({
+    ...connection,
+    requestTimeoutMs: azureRequestTimeoutMs,
+    tokenTimeoutMs: azureTokenTimeoutMs,
+  });
   const metrics = new OperatorMetrics();
   const identity = flags.identity ?? io.env["POD_NAME"] ?? hostname();
   const operator = new Operator(
@@ -115,6 +129,8 @@ async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
       ...(tenancy ? { tenancy } : {}),
       workers,
       identity,
+      pollCycleTimeoutMs,
+      readinessMarginMs,
       ...(flags.leaderElect && leaseNamespace
         ? {
             leaderElection: {
@@ -200,6 +216,31 @@ export const runCommand: CliCommand = defineCommand<RunFlags>({
       .option("--retry-period <seconds>", "time between election attempts", env["RETRY_PERIOD"] ?? "2")
       .option("--identity <name>", "this replica's identity (default $POD_NAME or the host name)")
       .option("--workers <n>", "concurrent reconcile passes", env["WORKERS"] ?? "16")
+      .option(
+        "--azure-request-timeout <seconds>",
+        "deadline of one HTTP call to ARM or Azure Monitor",
+        env["AZURE_REQUEST_TIMEOUT"] ?? "30",
+      )
+      .option(
+        "--azure-token-timeout <seconds>",
+        "deadline of one token request to Microsoft Entra ID (or the managed identity endpoint)",
+        env["AZURE_TOKEN_TIMEOUT"] ?? "10",
+      )
+      .option(
+        "--kube-request-timeout <seconds>",
+        "deadline of one Kubernetes API call (not of watches)",
+        env["KUBE_REQUEST_TIMEOUT"] ?? "30",
+      )
+      .option(
+        "--poll-cycle-timeout <seconds>",
+        "deadline of one poll cycle's Azure read",
+        env["POLL_CYCLE_TIMEOUT"] ?? "60",
+      )
+      .option(
+        "--readiness-margin <seconds>",
+        "/readyz fails while a poll cycle runs this long past its deadline",
+        env["READINESS_MARGIN"] ?? "15",
+      )
       .addOption(
         new Option("--log-level <level>", "log level")
           .choices([...LOG_LEVELS])
