@@ -97,14 +97,20 @@ export function observeOperation(
   // A status written by an earlier version recorded the event when the update was sent.
   const earlier = history.scaleEvents.filter(
     (e) =>
-      !(e.startedAt === undefined && sameTarget(e, stored.to) && !(Date.parse(e.time) < sentMs - 60_000)),
+      !(
+        e.startedAt === undefined &&
+        !e.recovered &&
+        sameTarget(e, stored.to) &&
+        !(Date.parse(e.time) < sentMs - 60_000)
+      ),
   );
   if (applied) {
     const next = recordScale(
       { ...history, scaleEvents: earlier },
       {
         time: nowIso,
-        startedAt: stored.startedAt,
+        // A recovered update was found running, not sent: when it began is unknown.
+        ...(stored.recovered ? { recovered: true } : { startedAt: stored.startedAt }),
         from: { sku: stored.from.sku as SkuName, units: stored.from.units },
         to: stored.to,
         ...(stored.before ? { before: stored.before } : {}),
@@ -118,7 +124,7 @@ export function observeOperation(
         {
           type: "Normal",
           reason: "ScaleSucceeded",
-          message: `${shown(stored.to)} units in place (started ${stored.startedAt})`,
+          message: `${shown(stored.to)} units in place (${stored.recovered ? "found running" : "started"} ${stored.startedAt})`,
         },
       ],
       counts: [{ target: "instance", result: "succeeded" }],
