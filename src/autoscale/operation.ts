@@ -10,7 +10,9 @@
  *   (`time`); the buckets in between may have been served by either size (capacity-timeline.ts).
  * - An update that ends `Failed`/`Canceled`, or `Succeeded` without the target size (not applied),
  *   leaves the history as it was before it was sent: no scale event, no new `lastScaleTime`, so no
- *   settle window and no rate-policy budget spent on a change that did not happen.
+ *   settle window and no rate-policy budget spent on a change that did not happen. Updates that
+ *   end `Succeeded` without applying are counted, and the next ones back off, then stop
+ *   (unapplied.ts).
  * - While the instance is not terminal an update runs — ours (`status.operation`) or another
  *   writer's — and no second one is sent (ARM would answer 409).
  * - When this pass could not read the instance, a stored update is still in flight.

@@ -12,6 +12,7 @@
  * | False | Conflict | another owner manages the capacity (Conflict=True) |
  * | False | InstanceUnavailable | the instance cannot be read and its capacity is not known yet |
  * | False | Fallback | the fallback action applies (Fallback=True) |
+ * | False | UpdateNotApplied | the instance ignored the last updates; the next waits (src/autoscale/unapplied.ts) |
  * | True | Paused / RecommendOnly / Reconciled | otherwise |
  */
 import {
