@@ -183,7 +183,7 @@ describe("a lost status write after an accepted update", () => {
       figures: {
         armWrites: writes.length,
         scaleInsOnUnknownData: 0,
-        recoverySeconds: Math.round((recoveredAt - lostAt) / 1000),
+        recoveryVirtualSeconds: Math.round((recoveredAt - lostAt) / 1000),
         observedMinutesAfter: 20,
         conditionsSeen: seen.join(","),
       },
@@ -221,7 +221,7 @@ describe("a lost status write after an accepted update", () => {
       figures: {
         armWrites: writes.length,
         scaleInsOnUnknownData: 0,
-        recoverySeconds: Math.round((recoveredAt - lostAt) / 1000),
+        recoveryVirtualSeconds: Math.round((recoveredAt - lostAt) / 1000),
         observedMinutesAfter: 20,
         conditionsSeen: seen.join(","),
       },
