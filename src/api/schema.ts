@@ -849,6 +849,12 @@ const OperationSchema = Type.Object(
       Type.String({ description: "Azure-AsyncOperation URL ARM returned for the update.", maxLength: 2048 }),
     ),
     before: Type.Optional(SignalLevelsSchema),
+    recovered: Type.Optional(
+      Type.Boolean({
+        description:
+          "True for an update found running on the instance with no record of it being sent (a lost status write, or another writer): startedAt is when it was found, and every minute before its completion may have been served by either size.",
+      }),
+    ),
   },
   {
     additionalProperties: false,
@@ -878,10 +884,37 @@ const ScaleEventSchema = Type.Object(
     toSku: TargetSku("SKU after."),
     toUnits: UnitsField("Units after, units."),
     before: Type.Optional(SignalLevelsSchema),
+    recovered: Type.Optional(
+      Type.Boolean({
+        description:
+          "True for a change found on the instance with no record of its update being sent (a lost status write, or another writer): when it began is unknown, so every minute before time may have been served by either size (read at the smaller one, never justifying a scale-in).",
+      }),
+    ),
   },
   {
     additionalProperties: false,
     description: "One applied capacity change (an update that failed or did not apply is never recorded).",
+  },
+);
+
+const UnappliedUpdatesSchema = Type.Object(
+  {
+    count: Type.Integer({
+      description:
+        "Consecutive updates ARM reported Succeeded while the instance kept its size, updates. The operator waits 1, 2, 4, 8 … minutes (at most 30) after each before the next, and sends none after 5 until the spec (metadata.generation) or the instance (its SKU, units or provisioning state) changes.",
+      minimum: 1,
+    }),
+    lastTime: DateTime("When the last of them was observed ending (RFC 3339)."),
+    to: SkuUnitsSchema(SCALABLE_SKUS),
+    instance: SkuUnitsSchema(SKU_NAMES),
+    generation: Type.Optional(
+      Type.Integer({ description: "metadata.generation they were sent under.", minimum: 0 }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Updates the instance ignored (ARM answered Succeeded, the SKU and units did not change): to is what the last one asked, instance the size it kept.",
   },
 );
 
@@ -1120,6 +1153,7 @@ export const CapacityPolicyStatusSchema = Type.Object(
     desired: Type.Optional(DesiredCapacitySchema),
     lastSample: Type.Optional(MetricSampleSchema),
     operation: Type.Optional(OperationSchema),
+    unappliedUpdates: Type.Optional(UnappliedUpdatesSchema),
     lastScaleTime: Type.Optional(DateTime("When the unit count or SKU last changed (RFC 3339).")),
     recommendations: Type.Optional(
       Type.Array(RecommendationSchema, {
@@ -1229,6 +1263,7 @@ export type MetricSample = Static<typeof MetricSampleSchema>;
 export type ScaleOperation = Static<typeof OperationSchema>;
 export type Recommendation = Static<typeof RecommendationSchema>;
 export type ScaleEvent = Static<typeof ScaleEventSchema>;
+export type UnappliedUpdates = Static<typeof UnappliedUpdatesSchema>;
 export type PolicyCondition = Static<typeof PolicyConditionSchema>;
 export type AnticipationStatus = Static<typeof AnticipationStatusSchema>;
 

@@ -14,6 +14,8 @@
  * - otherwise it was served by the size the changes left in place: the `from` of the first later
  *   change, or — after every known change — the units Azure reports now.
  * The same rule holds for scale-out, scale-in and SKU changes: only unit counts matter here.
+ * A recovered change (`recovered`: found on the instance with no record of its update being sent —
+ * recovery.ts) has no known start: every bucket before its observed completion overlaps it.
  * Without any change, every bucket is read at the current units. (The settle window after a
  * change only keeps buckets from justifying a scale-in — samples.ts — it does not change how they
  * are read: a bucket after the observed completion was served by the new size.)
@@ -48,11 +50,12 @@ const ms = parseTime;
 
 /**
  * The changes of a stored history (oldest first) and the update in flight, if any. A stored event
- * without `startedAt` (written before the field existed) counts as sent when it completed.
+ * without `startedAt` (written before the field existed) counts as sent when it completed; a
+ * recovered one (and a recovered update in flight) as sent before any bucket.
  */
 export function unitChanges(
   events: readonly ScaleEvent[],
-  inFlight?: { startedAt: string; from: { units: number }; to: { units: number } },
+  inFlight?: { startedAt: string; from: { units: number }; to: { units: number }; recovered?: boolean },
 ): UnitChange[] {
   const out: UnitChange[] = [];
   for (const e of events) {
@@ -60,7 +63,11 @@ export function unitChanges(
     if (!Number.isFinite(completedMs)) continue;
     const sent = ms(e.startedAt);
     out.push({
-      startedMs: Number.isFinite(sent) ? Math.min(sent, completedMs) : completedMs,
+      startedMs: e.recovered
+        ? Number.NEGATIVE_INFINITY
+        : Number.isFinite(sent)
+          ? Math.min(sent, completedMs)
+          : completedMs,
       completedMs,
       fromUnits: e.fromUnits,
       toUnits: e.toUnits,
@@ -70,7 +77,7 @@ export function unitChanges(
   const sent = ms(inFlight?.startedAt);
   if (inFlight && Number.isFinite(sent)) {
     out.push({
-      startedMs: sent,
+      startedMs: inFlight.recovered ? Number.NEGATIVE_INFINITY : sent,
       completedMs: Number.POSITIVE_INFINITY,
       fromUnits: inFlight.from.units,
       toUnits: inFlight.to.units,

@@ -124,6 +124,8 @@ export interface InFlightUpdate {
   startedAt: string;
   from: { sku: string; units: number };
   to: SkuUnits;
+  /** Found running with no record of it being sent (recovery.ts): its start is unknown. */
+  recovered?: boolean;
 }
 
 /** What the decision wants. */
@@ -379,7 +381,7 @@ export function decide(input: DecisionInput): Decision {
     reasons.push(
       reason(
         "OverlapsScale",
-        `${overlaps.length} bucket(s) (${hhmm(first)}${last > first ? `–${hhmm(last)}` : ""} UTC) overlap the change ${overlapped.fromUnits} → ${overlapped.toUnits} units (sent at ${hhmm(overlapped.startedMs)}, ${done}): read at the smaller size, ${Math.min(overlapped.fromUnits, overlapped.toUnits)} units, and never trusted for scale-in`,
+        `${overlaps.length} bucket(s) (${hhmm(first)}${last > first ? `–${hhmm(last)}` : ""} UTC) overlap the change ${overlapped.fromUnits} → ${overlapped.toUnits} units (${Number.isFinite(overlapped.startedMs) ? `sent at ${hhmm(overlapped.startedMs)}` : "found on the instance, start unknown"}, ${done}): read at the smaller size, ${Math.min(overlapped.fromUnits, overlapped.toUnits)} units, and never trusted for scale-in`,
       ),
     );
   }

@@ -150,6 +150,8 @@ export interface AppliedScale {
   before?: SignalLevels;
   from: { sku: SkuName; units: number };
   to: SkuUnits;
+  /** Found on the instance, not sent by a recorded update (recovery.ts): its start is unknown. */
+  recovered?: boolean;
 }
 
 /**
@@ -166,6 +168,7 @@ export function recordScale(history: DecisionHistory, scale: AppliedScale): Deci
     fromUnits: scale.from.units,
     toSku: scale.to.sku,
     toUnits: scale.to.units,
+    ...(scale.recovered ? { recovered: true } : {}),
   };
   const events = [...history.scaleEvents, event];
   return {

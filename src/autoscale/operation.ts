@@ -10,7 +10,9 @@
  *   (`time`); the buckets in between may have been served by either size (capacity-timeline.ts).
  * - An update that ends `Failed`/`Canceled`, or `Succeeded` without the target size (not applied),
  *   leaves the history as it was before it was sent: no scale event, no new `lastScaleTime`, so no
- *   settle window and no rate-policy budget spent on a change that did not happen.
+ *   settle window and no rate-policy budget spent on a change that did not happen. Updates that
+ *   end `Succeeded` without applying are counted, and the next ones back off, then stop
+ *   (unapplied.ts).
  * - While the instance is not terminal an update runs — ours (`status.operation`) or another
  *   writer's — and no second one is sent (ARM would answer 409).
  * - When this pass could not read the instance, a stored update is still in flight.
@@ -97,14 +99,20 @@ export function observeOperation(
   // A status written by an earlier version recorded the event when the update was sent.
   const earlier = history.scaleEvents.filter(
     (e) =>
-      !(e.startedAt === undefined && sameTarget(e, stored.to) && !(Date.parse(e.time) < sentMs - 60_000)),
+      !(
+        e.startedAt === undefined &&
+        !e.recovered &&
+        sameTarget(e, stored.to) &&
+        !(Date.parse(e.time) < sentMs - 60_000)
+      ),
   );
   if (applied) {
     const next = recordScale(
       { ...history, scaleEvents: earlier },
       {
         time: nowIso,
-        startedAt: stored.startedAt,
+        // A recovered update was found running, not sent: when it began is unknown.
+        ...(stored.recovered ? { recovered: true } : { startedAt: stored.startedAt }),
         from: { sku: stored.from.sku as SkuName, units: stored.from.units },
         to: stored.to,
         ...(stored.before ? { before: stored.before } : {}),
@@ -118,7 +126,7 @@ export function observeOperation(
         {
           type: "Normal",
           reason: "ScaleSucceeded",
-          message: `${shown(stored.to)} units in place (started ${stored.startedAt})`,
+          message: `${shown(stored.to)} units in place (${stored.recovered ? "found running" : "started"} ${stored.startedAt})`,
         },
       ],
       counts: [{ target: "instance", result: "succeeded" }],

@@ -109,11 +109,14 @@ describe("planPass and completePass: the ARM update of a pass", () => {
     const write = completePass(plan, {});
     expect(write.patch.lastScaleTime).toBe(before);
     expect(write.patch.scaleEvents).toEqual([]);
-    expect(write.events.map((e) => e.reason)).toEqual(["ScaleNotApplied"]);
+    expect(write.events.map((e) => e.reason)).toEqual(["ScaleNotApplied", "UpdateNotApplied"]);
     expect(write.counts).toContainEqual({ target: "instance", result: "not_applied" });
-    // A low load right after is not held as Settling: it scales in.
+    // A low load right after is not held as Settling: it asks to scale in — after the backoff of
+    // an ignored update (unapplied.ts).
     expect(plan.decision?.scaleIn.blockedBy).not.toContain("Settling");
-    expect(plan.update?.to.units).toBeLessThan(10);
+    expect(plan.decision?.desired?.units).toBeLessThan(10);
+    expect(plan.update).toBeUndefined();
+    expect(plan.held?.notBeforeMs).toBe(NOW + MIN);
   });
 
   it("failed: the history stays as before the update, a Warning says how it ended", () => {

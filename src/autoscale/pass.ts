@@ -16,7 +16,7 @@ import type { DecisionCondition } from "./conditions.js";
 import { type Decision, type DecisionPolicy, decide } from "./decide.js";
 import type { DemandHistory } from "./demand-history.js";
 import type { PassFailure } from "./fallback.js";
-import { historyFromStatus } from "./history.js";
+import { historyFromStatus, recordScale } from "./history.js";
 import type { LeadingObservation } from "./leading.js";
 import {
   type EventDraft,
@@ -29,8 +29,10 @@ import {
   startedOperation,
   type UpdateResult,
 } from "./operation.js";
+import { recoverChange } from "./recovery.js";
 import type { MetricSample } from "./samples.js";
 import { statusFields } from "./status.js";
+import { nextUnapplied, type UnappliedHold, type UnappliedUpdates, unappliedHold } from "./unapplied.js";
 
 /** Why `Ready` is False when no decision could be made. */
 export interface PassBlocker {
@@ -96,6 +98,10 @@ export interface PassPlan {
   update?: PlannedUpdate;
   /** The decision wants another size while an update runs: it waits. */
   waiting: boolean;
+  /** Updates the instance ignored, after this pass's observation (unapplied.ts). */
+  unapplied?: UnappliedUpdates;
+  /** The decision wants another size but the instance ignored the last updates: it waits. */
+  held?: UnappliedHold;
   appServer?: AppServerChange;
 }
 
@@ -148,7 +154,25 @@ const IN_FLIGHT_POLL_MS = 15_000;
 export function planPass(input: PassInput): PassPlan {
   const { policy, status, instance } = input;
   const nowIso = new Date(input.now).toISOString();
-  const observation = observeOperation(status.operation, instance, historyFromStatus(status), nowIso);
+  // A change the stored status does not know of (a lost status write, another writer): recovery.ts.
+  const recovery = recoverChange(status, instance, nowIso);
+  const stored = historyFromStatus(status);
+  const observation = observeOperation(
+    status.operation ?? recovery.operation,
+    instance,
+    recovery.scale ? recordScale(stored, recovery.scale) : stored,
+    nowIso,
+  );
+  observation.events.unshift(...recovery.events);
+  const unapplied = nextUnapplied(status.unappliedUpdates, {
+    outcome: observation.outcome,
+    // A recovered update was found, not sent: its outcome says nothing of ours.
+    ended: status.operation?.recovered ? undefined : status.operation,
+    instance,
+    ours: status.operation !== undefined && !status.operation.recovered,
+    generation: policy.metadata?.generation,
+    nowIso,
+  });
   const sku = (instance?.sku ?? status.current?.sku) as SkuName | undefined;
   const units = instance?.units ?? status.current?.units;
   if (sku === undefined || units === undefined) {
@@ -158,6 +182,7 @@ export function planPass(input: PassInput): PassPlan {
       nowIso,
       observation,
       waiting: false,
+      ...(unapplied ? { unapplied } : {}),
       blocker: {
         reason: f?.kind === "Credential" ? "CredentialUnavailable" : "InstanceUnavailable",
         message: f ? `${f.kind}: ${f.message}` : "instance state unknown",
@@ -182,11 +207,21 @@ export function planPass(input: PassInput): PassPlan {
     ...(input.demandHistory ? { demandHistory: input.demandHistory } : {}),
     ...(input.leading ? { leading: input.leading } : {}),
   });
-  const plan: PassPlan = { input, nowIso, current: { sku, units }, decision, observation, waiting: false };
+  const plan: PassPlan = {
+    input,
+    nowIso,
+    current: { sku, units },
+    decision,
+    observation,
+    waiting: false,
+    ...(unapplied ? { unapplied } : {}),
+  };
   const desired = decision.desired;
   if (decision.action !== "Scale" || !desired) return plan;
+  const held = unappliedHold(unapplied, input.now);
   if (desired.sku !== sku || desired.units !== units) {
     if (observation.busy) plan.waiting = true;
+    else if (held) plan.held = held;
     else if (instance) {
       const ahead =
         decision.anticipation?.applied && desired.units > units ? decision.anticipation : undefined;
@@ -334,15 +369,27 @@ export function completePass(plan: PassPlan, results: PassResults): PassWrite {
     lastScaleTime: decision.history.lastScaleTime ?? null,
     anticipation: fields.anticipation ?? null,
     operation: operation ?? null,
+    unappliedUpdates: plan.unapplied ?? null,
   };
 
   let drafts: DecisionCondition[] = decision.conditions.map((c) => ({ ...c }));
+  const held = plan.held ? { reason: "UpdateNotApplied", message: plan.held.message } : undefined;
   const able =
-    blocked ?? (inFlight ? { reason: "ScaleInProgress", message: "an ARM update is running" } : undefined);
+    blocked ??
+    held ??
+    (inFlight ? { reason: "ScaleInProgress", message: "an ARM update is running" } : undefined);
   if (able) {
     drafts = drafts.map((d) =>
       d.type === "AbleToScale" ? { type: "AbleToScale", status: "False", ...able } : d,
     );
+  }
+  if (held) {
+    // The policy cannot reach its size while the instance ignores updates: not Ready.
+    drafts = drafts.map((d) => (d.type === "Ready" ? { type: "Ready", status: "False", ...held } : d));
+    // With each ignored update: when the next is sent, or that none is.
+    if (observation.outcome === "notApplied") {
+      events.push({ type: "Warning", reason: "UpdateNotApplied", message: held.message });
+    }
   }
   if (view.conflict && !input.conflict) {
     const c = view.conflict;

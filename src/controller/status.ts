@@ -13,6 +13,7 @@
  * | False | InstanceUnavailable | the instance cannot be read and its capacity is not known yet |
  * | False | CredentialUnavailable | the same, because the operator's credential gave no token (failed or timed out) |
  * | False | Fallback | the fallback action applies (Fallback=True) |
+ * | False | UpdateNotApplied | the instance ignored the last updates; the next waits (src/autoscale/unapplied.ts) |
  * | True | Paused / RecommendOnly / Reconciled | otherwise |
  */
 import {

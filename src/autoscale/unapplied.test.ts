@@ -1,0 +1,139 @@
+import { describe, expect, it } from "vitest";
+import type { CapacityPolicyStatus } from "../api/index.js";
+import type { InstanceView } from "./operation.js";
+import { completePass, mergeStatus, type PassResults, type PassWrite, planPass } from "./pass.js";
+import { NOW, policy, samples, spec } from "./testing.js";
+import { nextUnapplied, UNAPPLIED_LIMIT, type UnappliedUpdates, unappliedHold } from "./unapplied.js";
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const MIN = 60_000;
+const view = (units: number, state = "Succeeded"): InstanceView => ({
+  sku: "Premium_P1",
+  units,
+  provisioningState: state,
+  terminal: state !== "Updating",
+});
+const stored = (count: number, lastMs = NOW, generation = 1): UnappliedUpdates => ({
+  count,
+  lastTime: iso(lastMs),
+  to: { sku: "Premium_P1", units: 20 },
+  instance: { sku: "Premium_P1", units: 10 },
+  generation,
+});
+const op = {
+  startedAt: iso(NOW - 2 * MIN),
+  from: { sku: "Premium_P1", units: 10 },
+  to: { sku: "Premium_P1", units: 20 },
+} as const;
+
+describe("nextUnapplied and unappliedHold", () => {
+  const seen = { instance: view(10), ours: false, generation: 1, nowIso: iso(NOW) };
+
+  it("counts updates in a row that did not apply; one that applies clears the count", () => {
+    const first = nextUnapplied(undefined, { ...seen, outcome: "notApplied", ended: op, ours: true });
+    expect(first).toEqual(stored(1));
+    expect(nextUnapplied(stored(2), { ...seen, outcome: "notApplied", ended: op, ours: true })?.count).toBe(
+      3,
+    );
+    expect(
+      nextUnapplied(stored(2), { ...seen, outcome: "succeeded", ended: op, instance: view(20) }),
+    ).toBeUndefined();
+  });
+
+  it.each([
+    ["the spec changed (generation)", { generation: 2 }],
+    ["the instance has another size", { instance: view(30) }],
+    ["an update not ours runs", { instance: view(10, "Updating") }],
+  ])("cleared when %s", (_, change) => {
+    expect(nextUnapplied(stored(UNAPPLIED_LIMIT), { ...seen, ...change })).toBeUndefined();
+  });
+
+  it("kept while our own retry runs or the instance could not be read", () => {
+    expect(nextUnapplied(stored(2), { ...seen, instance: view(10, "Updating"), ours: true })).toEqual(
+      stored(2),
+    );
+    expect(nextUnapplied(stored(2), { ...seen, instance: undefined })).toEqual(stored(2));
+  });
+
+  it("waits 1, 2, 4, 8 minutes after the 1st … 4th; stops after the 5th", () => {
+    const waits = [1, 2, 3, 4].map((k) => {
+      const h = unappliedHold(stored(k), NOW);
+      return ((h?.notBeforeMs ?? 0) - NOW) / MIN;
+    });
+    expect(waits).toEqual([1, 2, 4, 8]);
+    expect(unappliedHold(stored(1), NOW + MIN)).toBeUndefined();
+    const stop = unappliedHold(stored(UNAPPLIED_LIMIT), NOW + 24 * 60 * MIN);
+    expect(stop).toMatchObject({ stopped: true });
+    expect(stop?.message).toContain("no more are sent until the spec or the instance changes");
+    expect(unappliedHold(undefined, NOW)).toBeUndefined();
+  });
+});
+
+describe("an instance that ignores every update, through the planner", () => {
+  /**
+   * Passes every 30 s for `minutes`: P1 × 10 at 95 % load (the policy wants 20); every update
+   * runs 2 min and ends Succeeded with 10 units. Returns the updates sent and every write.
+   */
+  function run(
+    status0: Partial<CapacityPolicyStatus>,
+    from: number,
+    minutes: number,
+    generation = 1,
+  ): { sent: number[]; writes: PassWrite[]; status: Partial<CapacityPolicyStatus> } {
+    let status = status0;
+    let doneMs: number | undefined;
+    const sent: number[] = [];
+    const writes: PassWrite[] = [];
+    const p = policy(spec({ units: { min: 10, max: 50 } }));
+    p.metadata = { generation };
+    for (let now = from; now < from + minutes * MIN; now += 30_000) {
+      if (doneMs !== undefined && now >= doneMs) doneMs = undefined;
+      const instance = view(10, doneMs !== undefined ? "Updating" : "Succeeded");
+      const plan = planPass({
+        policy: p,
+        status,
+        instance,
+        samples: samples({ serverLoadPercent: 95 }, { now }),
+        now,
+      });
+      const results: PassResults = plan.update ? { update: { kind: "accepted", startedAt: iso(now) } } : {};
+      if (plan.update) {
+        sent.push(now);
+        doneMs = now + 2 * MIN;
+      }
+      const write = completePass(plan, results);
+      writes.push(write);
+      status = mergeStatus(status, write.patch);
+    }
+    return { sent, writes, status };
+  }
+
+  it(`sends ${UNAPPLIED_LIMIT} updates in 40 minutes, backing off, then stops: Ready=False UpdateNotApplied, a Warning`, () => {
+    const { sent, writes, status } = run({}, NOW, 40);
+    expect(sent).toHaveLength(UNAPPLIED_LIMIT);
+    const gaps = sent.slice(1).map((t, i) => (t - (sent[i] as number)) / MIN);
+    // 2 min of update, then 1, 2, 4, 8 min of backoff (passes every 30 s).
+    expect(gaps).toEqual([3, 4, 6, 10]);
+    expect(status.unappliedUpdates?.count).toBe(UNAPPLIED_LIMIT);
+    const last = writes.at(-1) as PassWrite;
+    expect(last.drafts.find((d) => d.type === "Ready")).toMatchObject({
+      status: "False",
+      reason: "UpdateNotApplied",
+    });
+    expect(last.drafts.find((d) => d.type === "AbleToScale")).toMatchObject({
+      status: "False",
+      reason: "UpdateNotApplied",
+    });
+    const warnings = writes.flatMap((w) => w.events).filter((e) => e.reason === "UpdateNotApplied");
+    expect(warnings).toHaveLength(UNAPPLIED_LIMIT);
+    expect(warnings.at(-1)?.message).toContain("no more are sent");
+    expect(warnings[0]?.message).toContain("try 2 of 5");
+
+    // A day later: still stopped.
+    expect(run(status, NOW + 24 * 60 * MIN, 10).sent).toHaveLength(0);
+    // The spec changes (generation 2): the tries resume.
+    const resumed = run(status, NOW + 24 * 60 * MIN, 10, 2);
+    expect(resumed.sent.length).toBeGreaterThanOrEqual(1);
+    expect(resumed.sent[0]).toBe(NOW + 24 * 60 * MIN);
+  });
+});
