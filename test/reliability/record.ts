@@ -27,7 +27,7 @@ export interface FaultRow {
 
 /** Appends one row to `$RELIABILITY_RECORD` (a no-op when unset). */
 export function recordFault(row: FaultRow): void {
-  const file = process.env.RELIABILITY_RECORD;
+  const file = process.env["RELIABILITY_RECORD"];
   if (!file) return;
   appendFileSync(file, `${JSON.stringify({ ...row, at: new Date().toISOString() })}\n`);
 }
