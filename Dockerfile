@@ -1,32 +1,41 @@
 # syntax=docker/dockerfile:1
-# Build: TypeScript → dist/ with the dev dependencies.
+# Build (from the repository root):
+#   docker build \
+#     --build-arg VERSION=$(node -p "require('./package.json').version") \
+#     --build-arg REVISION=$(git rev-parse HEAD) \
+#     --build-arg CREATED=$(date -u +%Y-%m-%dT%H:%M:%SZ) \
+#     --build-arg SOURCE=$(git remote get-url origin) \
+#     -t signalr-autoscaler:$(node -p "require('./package.json').version") .
+
+# Bundle: the CLI as one esbuild bundle with every package inlined (npm run bundle → dist/bundle/).
 FROM node:24-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json ./
+COPY scripts/bundle.ts ./scripts/
 COPY src ./src
-RUN npm run build
-
-# Production dependencies only.
-FROM node:24-bookworm-slim AS deps
-WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+RUN npm run bundle
 
 # Runtime: distroless Node 24, non-root, read-only root filesystem friendly (writes nothing).
-# Only compiled output, production dependencies, package.json (ESM) and the CRDs (for `demo`).
+# Only the bundle (its entry and chunks, about 5.5 MiB) and package.json (the version it reports).
 FROM gcr.io/distroless/nodejs24-debian12:nonroot
+ARG VERSION=0.0.0-unknown
+ARG REVISION=unknown
+ARG CREATED=1970-01-01T00:00:00Z
+ARG SOURCE=
 LABEL org.opencontainers.image.title="signalr-autoscaler" \
       org.opencontainers.image.description="Kubernetes operator that autoscales Azure SignalR Service and Azure Web PubSub" \
-      org.opencontainers.image.licenses="MIT"
+      org.opencontainers.image.licenses="MIT" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.source="${SOURCE}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.created="${CREATED}"
 WORKDIR /app
 ENV NODE_ENV=production
-COPY --from=deps /app/node_modules ./node_modules
-COPY --from=build /src/dist ./dist
+COPY --from=build /src/dist/bundle ./
 COPY package.json ./
-COPY crds ./crds
 USER 65532:65532
 EXPOSE 8080
-ENTRYPOINT ["/nodejs/bin/node", "dist/cli/main.js"]
+ENTRYPOINT ["/nodejs/bin/node", "signalr-autoscaler.mjs"]
 CMD ["run"]

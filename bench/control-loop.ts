@@ -13,7 +13,9 @@
  *    the negotiate rate from a Prometheus stand-in, bench/prometheus-standin.ts, one server per
  *    namespace by default, answering 1,000 connections ÷ 10 min = 1.67 clients/s after 10 ms);
  * 3. for each of the two, the real Operator, alone in a child process (bench/operator-process.ts,
- *    bundled with esbuild and run by plain node, as `node dist/…` would run it), watching all
+ *    bundled with esbuild as `npm run bundle` bundles the image's CLI, every package inlined, and
+ *    run by plain node; `--operator-build modules` loads the packages from node_modules as
+ *    `node dist/cli/main.js` does), watching all
  *    namespaces; its first poll cycle has every policy due at once (the "cold" full cycle); then
  *    three poll intervals are measured in steady state, each window opening just before a cycle.
  *    Prometheus queries are counted twice: by the stand-ins and by the operator's own `/metrics`
@@ -35,8 +37,10 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { parseArgs, promisify } from "node:util";
+import { promisify } from "node:util";
+import { Command, CommanderError, Option } from "commander";
 import { build } from "esbuild";
+import { NODE_BUNDLE_OPTIONS } from "../scripts/bundle.js";
 import { API_VERSION, CRD_NAME, GROUP, KIND, PLURAL, VERSION } from "../src/api/index.js";
 import {
   type AzureAdapters,
@@ -73,48 +77,107 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 // ---------------------------------------------------------------------------------------------
 // Settings
 
-const USAGE = `npm run bench -- [flags]
-
-  --sizes 1,100,1000           policy counts, one run each (two with the default leading mode)
-  --leading                    only the runs with a leading signal on every policy
-  --no-leading                 only the runs without leading signals
-                               (default: both, one after the other, for each size)
-  --prometheus-servers N       Prometheus stand-ins the leading signals point at, policy i on
-                               server i mod N (default: one per namespace, up to 10)
-  --prometheus-latency-ms 10   time each stand-in takes to answer a query, ms
-  --intervals 3                steady-state poll intervals measured per run
-  --poll 30                    pollIntervalSeconds of every policy
-  --workers 16                 the operator's concurrent passes
-  --concurrency 16             concurrent calls of the per-resource comparison
-  --out bench/results/latest.json
-  --heap-snapshot              writes operator-<N>[-leading].heapsnapshot next to --out
-  --per-request-connections    client-node's own transport: a new connection per Kubernetes call
-  --operator-node-options "…"  node flags for the operator process (e.g. V8 heap limits)
-  --help, -h                   this text
-`;
-
-const { values: flags } = parseArgs({
-  allowNegative: true,
-  options: {
-    help: { type: "boolean", short: "h", default: false },
-    sizes: { type: "string", default: "1,100,1000" },
-    leading: { type: "boolean" },
-    "prometheus-servers": { type: "string", default: "per-namespace" },
-    "prometheus-latency-ms": { type: "string", default: "10" },
-    intervals: { type: "string", default: "3" },
-    poll: { type: "string", default: "30" },
-    workers: { type: "string", default: "16" },
-    concurrency: { type: "string", default: "16" },
-    out: { type: "string", default: join(ROOT, "bench", "results", "latest.json") },
-    "heap-snapshot": { type: "boolean", default: false },
-    "per-request-connections": { type: "boolean", default: false },
-    "operator-node-options": { type: "string", default: "" },
-  },
-});
-if (flags.help) {
-  process.stdout.write(USAGE);
-  process.exit(0);
+/** The bench's flags, as commander gives them. */
+interface BenchOptions {
+  sizes: string;
+  leading?: boolean;
+  prometheusServers: string;
+  prometheusLatencyMs: string;
+  intervals: string;
+  poll: string;
+  workers: string;
+  concurrency: string;
+  out: string;
+  heapSnapshot: boolean;
+  perRequestConnections: boolean;
+  operatorNodeOptions: string;
+  operatorBuild: "bundle" | "modules";
 }
+
+/**
+ * The flags, parsed as the CLI parses its own (commander): `--help` prints them and exits 0; an
+ * unknown flag or a bad value is one line on stderr and exit code 2, before anything starts.
+ */
+function parseFlags(argv: readonly string[]) {
+  const program = new Command("npm run bench --")
+    .description(
+      "The control loop at scale: the operator against a local control plane and the Azure emulator.",
+    )
+    .option("--sizes <list>", "policy counts, one run each (two with the default leading mode)", "1,100,1000")
+    .option("--leading", "only the runs with a leading signal on every policy")
+    .option(
+      "--no-leading",
+      "only the runs without leading signals (default: both, one after the other, for each size)",
+    )
+    .option(
+      "--prometheus-servers <n>",
+      "Prometheus stand-ins the leading signals point at, policy i on server i mod N (default: one per namespace, up to 10)",
+      "per-namespace",
+    )
+    .option("--prometheus-latency-ms <ms>", "time each stand-in takes to answer a query, ms", "10")
+    .option("--intervals <n>", "steady-state poll intervals measured per run", "3")
+    .option("--poll <seconds>", "pollIntervalSeconds of every policy", "30")
+    .option("--workers <n>", "the operator's concurrent passes", "16")
+    .option("--concurrency <n>", "concurrent calls of the per-resource comparison", "16")
+    .option("--out <file>", "where the results go, JSON", join(ROOT, "bench", "results", "latest.json"))
+    .option("--heap-snapshot", "writes operator-<N>[-leading].heapsnapshot next to --out", false)
+    .option(
+      "--per-request-connections",
+      "client-node's own transport: a new connection per Kubernetes call",
+      false,
+    )
+    .option(
+      "--operator-node-options <flags>",
+      "node flags for the operator process (e.g. V8 heap limits)",
+      "",
+    )
+    .addOption(
+      new Option(
+        "--operator-build <build>",
+        "the operator process as the image runs it (bundle: every package inlined, minified, as npm run bundle) " +
+          "or as node dist/cli/main.js does (modules: packages loaded from node_modules)",
+      )
+        .choices(["bundle", "modules"])
+        .default("bundle"),
+    )
+    .helpOption("-h, --help", "this text")
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => process.stdout.write(text),
+      writeErr: (text) => process.stderr.write(text),
+    });
+  try {
+    program.parse([...argv], { from: "user" });
+  } catch (err) {
+    // commander has printed the help or its one-line error.
+    if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);
+    throw err;
+  }
+  const o = program.opts<BenchOptions>();
+  return {
+    sizes: o.sizes,
+    leading: o.leading,
+    "prometheus-servers": o.prometheusServers,
+    "prometheus-latency-ms": o.prometheusLatencyMs,
+    intervals: o.intervals,
+    poll: o.poll,
+    workers: o.workers,
+    concurrency: o.concurrency,
+    out: resolve(o.out),
+    "heap-snapshot": o.heapSnapshot,
+    "per-request-connections": o.perRequestConnections,
+    "operator-node-options": o.operatorNodeOptions,
+    "operator-build": o.operatorBuild,
+  };
+}
+
+/** A bad flag value: one line on stderr, exit code 2 (as the CLI's usage errors). */
+function usageError(message: string): never {
+  process.stderr.write(`error: ${message}\n`);
+  process.exit(2);
+}
+
+const flags = parseFlags(process.argv.slice(2));
 const SIZES = flags.sizes.split(",").map((s) => Number(s.trim()));
 /** The runs of each size: without leading signals (false), with one on every policy (true). */
 const MODES: readonly boolean[] = flags.leading === undefined ? [false, true] : [flags.leading];
@@ -134,10 +197,10 @@ for (const [name, v] of [
   ["concurrency", CONCURRENCY],
   ["prometheus-servers", PROMETHEUS_SERVERS ?? 1],
 ] as const) {
-  if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} must be whole numbers ≥ 1`);
+  if (!Number.isInteger(v) || v < 1) usageError(`--${name} must be whole numbers ≥ 1`);
 }
 if (!(Number.isFinite(PROMETHEUS_LATENCY_MS) && PROMETHEUS_LATENCY_MS >= 0))
-  throw new Error("--prometheus-latency-ms must be a number ≥ 0");
+  usageError("--prometheus-latency-ms must be a number ≥ 0");
 
 const SUBSCRIPTIONS = 4;
 const REGIONS = ["westeurope", "eastus", "southeastasia"] as const;
@@ -1517,6 +1580,7 @@ async function main(): Promise<void> {
           perResourceConcurrency: CONCURRENCY,
           perRequestConnections: flags["per-request-connections"],
           operatorNodeOptions: flags["operator-node-options"],
+          operatorBuild: flags["operator-build"],
           subscriptions: SUBSCRIPTIONS,
           regions: REGIONS,
           services: SERVICES,
@@ -1534,19 +1598,22 @@ async function main(): Promise<void> {
   log(`wrote ${flags.out}`);
 }
 
-/** Bundles bench/operator-process.ts (packages stay external) so that plain node runs it. */
+/**
+ * Bundles bench/operator-process.ts so that plain node runs it: with `--operator-build bundle`,
+ * every package inlined and minified with the options of `npm run bundle` (what the image runs);
+ * with `modules`, the packages left to node_modules and the code unminified, as
+ * `node dist/cli/main.js` loads them.
+ */
 async function bundleOperator(): Promise<string> {
   const outfile = join(ROOT, "bench", ".build", "operator-process.mjs");
+  const modules = flags["operator-build"] === "modules";
   await build({
+    ...NODE_BUNDLE_OPTIONS,
+    ...(modules ? { packages: "external", minify: false } : {}),
     entryPoints: [join(ROOT, "bench", "operator-process.ts")],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node24",
-    packages: "external",
     outfile,
-    logLevel: "warning",
   });
+  log(`operator process: ${modules ? "packages from node_modules" : "every package bundled"} (${outfile})`);
   return outfile;
 }
 

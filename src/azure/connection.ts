@@ -17,13 +17,14 @@ import type { HttpHeaders, PipelinePolicy, PipelineRequest, TlsSettings } from "
 import { isRestError } from "@azure/core-rest-pipeline";
 import type { TokenCredential } from "@azure/identity";
 import type { RetryAfterOptions } from "../shared/retry-after.js";
+import { VERSION } from "../shared/version.js";
 import { withTokenDeadline } from "./token-deadline.js";
 
 /** Public-cloud ARM endpoint. */
 const PUBLIC_ARM_ENDPOINT = "https://management.azure.com";
 /** Default per-request timeout: 30 seconds. */
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-const USER_AGENT = "signalr-autoscaler/0.1.0";
+const USER_AGENT = `signalr-autoscaler/${VERSION}`;
 
 /** The regional metrics data-plane endpoint of the public cloud: `https://<region>.metrics.monitor.azure.com`. */
 function publicMetricsEndpoint(region: string): string {

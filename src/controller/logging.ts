@@ -47,9 +47,10 @@ const REDACT_PATHS: readonly string[] = [
 /** Options of {@link createLogger}. */
 export interface LoggerSettings {
   level: LogLevel;
-  /** `json` (default): one JSON object per line; `pretty`: human-readable, only when asked. */
-  format?: "json" | "pretty";
-  /** Where JSON lines go (default stdout); used by tests. */
+  /**
+   * Where the lines go: stdout by default, one JSON object per line; {@link prettyDestination} for
+   * people; a capture in tests.
+   */
   destination?: DestinationStream;
 }
 
@@ -63,8 +64,14 @@ export function createLogger(settings: LoggerSettings): Logger {
     hooks: { streamWrite: scrubSecrets },
     timestamp: pino.stdTimeFunctions.isoTime,
   };
-  if (settings.format === "pretty") {
-    return pino({ ...options, transport: { target: "pino-pretty", options: { colorize: false } } });
-  }
   return settings.destination ? pino(options, settings.destination) : pino(options);
+}
+
+/**
+ * Human-readable lines on stdout: pino-pretty as a stream in this thread (not a worker transport,
+ * which loads the package by name from node_modules — a bundle has none), imported only when asked.
+ */
+export async function prettyDestination(): Promise<DestinationStream> {
+  const { default: pretty } = await import("pino-pretty");
+  return pretty({ colorize: false });
 }

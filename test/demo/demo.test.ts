@@ -39,7 +39,7 @@ async function cli(argv: string[], options: { signal?: AbortSignal } = {}): Prom
     env: {},
     signal: options.signal ?? new AbortController().signal,
   };
-  if (commands.includes(demoCommand)) return { code: await runCli(argv, io), out, err };
+  if (commands.some((c) => c.name === "demo")) return { code: await runCli(argv, io), out, err };
   const program = new Command("signalr-autoscaler")
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });

@@ -1,16 +1,25 @@
 /**
- * The production layout, as the Dockerfile assembles it (no container engine here): compiled
- * output plus `npm ci --omit=dev` in a temporary directory, nothing else. From it, `--help`
- * works, and `run` — as an unprivileged user (uid 65532, like the image) that cannot write to
- * the application tree — operates against the local control plane with exactly the deploy/
- * RBAC, reports ready, keeps every credential out of its logs, the policy status and Events, and
- * on SIGTERM releases its lease and exits 0.
+ * The production layout, as the Dockerfile assembles it (no container engine here): the esbuild
+ * bundle of `npm run bundle` (its entry and chunks) and package.json in a temporary directory,
+ * nothing else — no node_modules. `run`'s part of the bundle holds none of the chart renderer,
+ * the progress bars or the emulator's certificate maker. From it, `--help` and `--version` work,
+ * and `run` — as an unprivileged user (uid 65532, like the image) that cannot write to the
+ * application tree — operates against the local control plane with exactly the deploy/ RBAC,
+ * reports ready, keeps every credential out of its logs, the policy status and Events, and on
+ * SIGTERM releases its lease and exits 0.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmod, chown, copyFile, cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, chown, copyFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  BUNDLE_ENTRY,
+  bundleCli,
+  type CliBundle,
+  commandClosure,
+  folderBytes,
+} from "../../scripts/bundle.js";
 import type { RunningEmulator } from "../../src/emulator/index.js";
 import { startEmulator } from "../../src/emulator/index.js";
 import type { KubeClients } from "../../src/kube/client.js";
@@ -46,76 +55,74 @@ const ACCESS_KEY = "LEAKED0ACCESS0KEY0abcdefghijklmnopqrstuvwxyz0123=";
 const CONNECTION_STRING = `Endpoint=https://leak.service.signalr.net;AccessKey=${ACCESS_KEY};Version=1.0;`;
 
 let app: string;
+let bundle: CliBundle;
 let cpl: ControlPlane | undefined;
 let emulator: RunningEmulator | undefined;
 let child: ChildProcess | undefined;
 const figures: Record<string, string> = {};
 
-async function sizeKiB(path: string): Promise<number> {
-  const r = await exec("du", ["-sk", path]);
-  return Number(r.stdout.split(/\s/)[0]);
-}
+/** The image's target: its content above the distroless base, MiB. */
+const IMAGE_CONTENT_TARGET_MIB = 30;
 
 beforeAll(async () => {
-  app = await mkdtemp(join(tmpdir(), "signalr-autoscaler-image-"));
-  await chmod(app, 0o755);
-  // Build stage: compiled output only (tsconfig.build.json excludes tests).
-  let t = Date.now();
-  const build = await exec(
-    NODE,
-    [
-      join(ROOT, "node_modules/typescript/bin/tsc"),
-      "-p",
-      "tsconfig.build.json",
-      "--outDir",
-      join(app, "dist"),
-    ],
-    { cwd: ROOT, timeoutMs: 240_000 },
-  );
-  expect(build.code, build.stdout + build.stderr).toBe(0);
-  figures["tsc build"] = `${((Date.now() - t) / 1000).toFixed(1)} s`;
-  // Deps stage: production dependencies only, from the lock file.
-  for (const f of ["package.json", "package-lock.json"]) await copyFile(join(ROOT, f), join(app, f));
-  await cp(join(ROOT, "crds"), join(app, "crds"), { recursive: true });
-  t = Date.now();
-  const ci = await exec("npm", ["ci", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund"], {
-    cwd: app,
-    env: { ...process.env, npm_config_update_notifier: "false" },
-    timeoutMs: 300_000,
-  });
-  expect(ci.code, ci.stderr).toBe(0);
-  figures["npm ci --omit=dev"] = `${((Date.now() - t) / 1000).toFixed(1)} s`;
-  figures["node_modules"] = `${((await sizeKiB(join(app, "node_modules"))) / 1024).toFixed(0)} MiB`;
-  figures["dist"] = `${((await sizeKiB(join(app, "dist"))) / 1024).toFixed(1)} MiB`;
-  figures["total"] = `${((await sizeKiB(app)) / 1024).toFixed(0)} MiB`;
+  const parent = await mkdtemp(join(tmpdir(), "signalr-autoscaler-image-"));
+  app = join(parent, "app");
+  // Build stage: `npm run bundle`, into the folder the image's /app is.
+  const t = Date.now();
+  bundle = await bundleCli(app);
+  figures["bundle build"] = `${((Date.now() - t) / 1000).toFixed(1)} s`;
+  await copyFile(join(ROOT, "package.json"), join(app, "package.json"));
+  for (const dir of [parent, app, join(app, "chunks")]) await chmod(dir, 0o755);
+  figures["total"] = `${((await folderBytes(app)) / 1024 / 1024).toFixed(1)} MiB`;
   console.log(`production layout: ${JSON.stringify(figures)}`);
-}, 600_000);
+}, 300_000);
 
 afterAll(async () => {
   if (child && child.exitCode === null) child.kill("SIGKILL");
   await emulator?.stop();
   await cpl?.stop();
-  if (app) await rm(app, { recursive: true, force: true });
+  if (app) await rm(dirname(app), { recursive: true, force: true });
 }, 60_000);
 
-describe("the production layout (compiled output + production dependencies)", () => {
-  it("holds no dev dependency or test, and answers --help", async () => {
-    const modules = await readdir(join(app, "node_modules"));
-    for (const dev of ["typescript", "vitest", "tsx", "vite", "fast-check", "node"])
-      expect(modules).not.toContain(dev);
-    expect(await readdir(join(app, "node_modules/@biomejs")).catch(() => [])).toEqual([]);
-    const files = await readdir(join(app, "dist"), { recursive: true });
-    expect(files.filter((f) => /\.test\.js$/.test(f))).toEqual([]);
-    expect(files).toContain("cli/main.js");
+describe("the production layout (the bundle and package.json)", () => {
+  it("is the bundle's entry, its chunks and package.json, within the image's size target", async () => {
+    const files = (await readdir(app, { recursive: true })).filter((f) => f !== "chunks").sort();
+    expect(files.filter((f) => !/^chunks\/[\w-]+\.mjs$/.test(f))).toEqual(["package.json", BUNDLE_ENTRY]);
+    expect((await folderBytes(app)) / 1024 / 1024).toBeLessThan(IMAGE_CONTENT_TARGET_MIB);
+  });
 
-    const help = await exec(NODE, ["dist/cli/main.js", "--help"], {
+  it("loads for run none of the chart renderer, the progress bars, the certificate maker or the other commands", () => {
+    const forRun = [...commandClosure(bundle.metafile, "run")];
+    expect(forRun).toContain("src/cli/commands/run.ts");
+    expect(forRun.some((i) => i.startsWith("node_modules/@kubernetes/client-node/"))).toBe(true);
+    const elsewhere =
+      /^node_modules\/(vega|vega-[a-z]+|cli-progress|selfsigned)\/|^src\/(emulator|simulate|demo|chart|localcluster)\//;
+    expect(forRun.filter((i) => elsewhere.test(i))).toEqual([]);
+    // The same walk finds them where they are used.
+    const forSimulate = [...commandClosure(bundle.metafile, "simulate")];
+    expect(forSimulate.some((i) => i.startsWith("node_modules/vega/"))).toBe(true);
+    expect(forSimulate.some((i) => i.startsWith("node_modules/cli-progress/"))).toBe(true);
+    expect(
+      [...commandClosure(bundle.metafile, "emulator")].some((i) => i.startsWith("node_modules/selfsigned/")),
+    ).toBe(true);
+  });
+
+  it("answers --help and --version", async () => {
+    const pkg = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { version: string };
+    const version = await exec(NODE, [BUNDLE_ENTRY, "--version"], {
+      cwd: app,
+      env: { PATH: "/usr/bin:/bin" },
+    });
+    expect(version.code, version.stderr).toBe(0);
+    expect(version.stdout).toBe(`${pkg.version}\n`);
+    const help = await exec(NODE, [BUNDLE_ENTRY, "--help"], {
       cwd: app,
       env: { PATH: "/usr/bin:/bin" },
     });
     expect(help.code, help.stderr).toBe(0);
     expect(help.stdout).toMatch(/^Usage: signalr-autoscaler/m);
     expect(help.stdout).toMatch(/^\s+run\b/m);
-    const run = await exec(NODE, ["dist/cli/main.js", "run", "--help"], {
+    const run = await exec(NODE, [BUNDLE_ENTRY, "run", "--help"], {
       cwd: app,
       env: { PATH: "/usr/bin:/bin" },
     });
@@ -129,6 +136,36 @@ describe("the production layout (compiled output + production dependencies)", ()
     ]) {
       expect(run.stdout).toContain(flag);
     }
+  });
+
+  it("logs for people with --log-format pretty (pino-pretty inside the bundle)", async () => {
+    // An API server that is not there: the operator starts, logs, and is stopped by the timeout's SIGTERM.
+    const kubeconfig = join(dirname(app), "nowhere.kubeconfig");
+    await writeFile(
+      kubeconfig,
+      `apiVersion: v1
+kind: Config
+clusters: [{ name: c, cluster: { server: "https://127.0.0.1:1" } }]
+users: [{ name: u, user: { token: t } }]
+contexts: [{ name: c, context: { cluster: c, user: u } }]
+current-context: c
+`,
+    );
+    const r = await exec(
+      NODE,
+      [
+        BUNDLE_ENTRY,
+        "run",
+        `--kubeconfig=${kubeconfig}`,
+        "--arm-endpoint=https://127.0.0.1:1",
+        "--azure-credential=static",
+        "--http-address=127.0.0.1:0",
+        "--log-format=pretty",
+      ],
+      { cwd: app, env: { PATH: "/usr/bin:/bin", HOME: "/nonexistent" }, timeoutMs: 8_000 },
+    );
+    expect(r.stdout, r.stderr).toMatch(/^\[[^\]]+\] INFO: starting$/m);
+    expect(r.stdout).not.toMatch(/^\{/m);
   });
 
   it("runs as uid 65532 against the local control plane with the deploy/ RBAC: ready, reconciling, no credential in logs, status or Events; SIGTERM releases the lease and exits 0", async () => {
@@ -163,7 +200,7 @@ describe("the production layout (compiled output + production dependencies)", ()
       for (const f of [kubeconfig, ca]) await chown(f, NONROOT, NONROOT);
     }
     const args = [
-      "dist/cli/main.js",
+      BUNDLE_ENTRY,
       "run",
       `--kubeconfig=${kubeconfig}`,
       `--namespace=${ns}`,
@@ -187,7 +224,7 @@ describe("the production layout (compiled output + production dependencies)", ()
         ...setpriv,
         NODE,
         "-e",
-        `require("node:fs").writeFileSync(${JSON.stringify(join(app, "dist", "probe"))}, "x")`,
+        `require("node:fs").writeFileSync(${JSON.stringify(join(app, "chunks", "probe"))}, "x")`,
       ]);
       expect(write.code).not.toBe(0);
       expect(write.stderr).toMatch(/EACCES/);
@@ -251,6 +288,9 @@ describe("the production layout (compiled output + production dependencies)", ()
         30_000,
         250,
       );
+      const rssKiB = Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${proc.pid}/status`, "utf8"))?.[1]);
+      expect(rssKiB).toBeGreaterThan(0);
+      console.log(`operator from the bundle, one policy reconciled: RSS ${(rssKiB / 1024).toFixed(1)} MiB`);
       const metrics = await httpGet(`${starting.http}/metrics`);
       expect(metrics.body).toMatch(
         /signalr_autoscaler_azure_requests_total\{api="GET SignalR",status="200"\} [1-9]/,

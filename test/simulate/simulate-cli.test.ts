@@ -22,7 +22,7 @@ const STRATEGIES = ["policy", "native-p1", "native-p2", "static", "oracle"];
 /** Runs the CLI; registers `simulate` on its own when the command list does not have it yet. */
 async function cli(argv: string[], cwd = ROOT) {
   const io = captureIo(cwd);
-  if (commands.includes(simulateCommand)) {
+  if (commands.some((c) => c.name === "simulate")) {
     const code = await runCli(argv, io);
     return { code, out: io.out(), err: io.err() };
   }

@@ -1,7 +1,10 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { runCaptured } from "../test-io.js";
 
 const run = (...argv: string[]) => runCaptured(argv);
+
+// The CLI imports the command's module when it runs: import it once here, outside the tests' time.
+beforeAll(() => import("./run.js"), 60_000);
 
 describe("signalr-autoscaler run: usage", () => {
   it("lists the leader election timings with client-go's defaults", async () => {

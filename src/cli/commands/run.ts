@@ -11,7 +11,7 @@ import { Option } from "commander";
 import { createAzureAdapters } from "../../azure/index.js";
 import { realClock } from "../../controller/clock.js";
 import { startProbeServer } from "../../controller/http.js";
-import { createLogger, LOG_LEVELS, type LogLevel } from "../../controller/logging.js";
+import { createLogger, LOG_LEVELS, type LogLevel, prettyDestination } from "../../controller/logging.js";
 import { OperatorMetrics } from "../../controller/metrics.js";
 import { Operator } from "../../controller/operator.js";
 import { parseTenancy, type TenancyMap } from "../../controller/tenancy.js";
@@ -71,7 +71,10 @@ async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
   if (flags.leaderElect && !leaseNamespace) {
     throw new UsageError("--leader-elect needs --lease-namespace (or POD_NAMESPACE)");
   }
-  const log = createLogger({ level: flags.logLevel, format: flags.logFormat });
+  const log = createLogger({
+    level: flags.logLevel,
+    ...(flags.logFormat === "pretty" ? { destination: await prettyDestination() } : {}),
+  });
   let tenancy: TenancyMap | undefined;
   if (flags.tenancyFile) {
     try {
