@@ -27,6 +27,8 @@ export const CONDITION_TYPES = [
   "Fallback",
   "Conflict",
   "Anticipating",
+  "Reconciling",
+  "Stalled",
 ] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 

@@ -44,7 +44,7 @@ export async function writeStatus(
     const previousConditions = base.status?.conditions;
     const drafts = write.drafts.length > 0 ? write.drafts : (previousConditions ?? []).map((c) => ({ ...c }));
     written = stampConditions(
-      withReady(drafts, write.blocker),
+      withReady(drafts, write.blocker, write.patch.operation != null),
       previousConditions,
       nowIso,
       policy.metadata.generation,

@@ -38,11 +38,32 @@ export type Blocker = PassBlocker;
 const MAX_MESSAGE = 32_768;
 
 /**
- * Derives `Ready` from the other conditions (and a blocker, when the pass stopped early) and
- * returns the full list in `CONDITION_TYPES` order. Types missing from `drafts` are left out
- * unless `Ready`.
+ * Reasons of `Ready=False` that need a person (the spec, a conflict, a fallback, an instance that
+ * ignores updates) rather than time: `Stalled=True`, and Argo CD's health check reads them as
+ * Degraded (deploy/gitops/argocd-health.lua).
  */
-export function withReady(drafts: readonly ConditionDraft[], blocker?: Blocker): ConditionDraft[] {
+export const STALLED_REASONS: ReadonlySet<string> = new Set([
+  "InvalidSpec",
+  "OutOfScope",
+  "UnsupportedSku",
+  "Conflict",
+  "Fallback",
+  "UpdateNotApplied",
+]);
+
+/**
+ * Derives `Ready` from the other conditions (and a blocker, when the pass stopped early), and the
+ * kstatus conditions that Flux and `kubectl wait` read (sigs.k8s.io/cli-utils kstatus, the
+ * "abnormal-true" convention): `Reconciling=True` while an ARM update runs (`inFlight`),
+ * `Stalled=True` while `Ready=False` for one of {@link STALLED_REASONS}. Returns the full list in
+ * `CONDITION_TYPES` order. Types missing from `drafts` are left out unless `Ready`, `Reconciling`
+ * or `Stalled`.
+ */
+export function withReady(
+  drafts: readonly ConditionDraft[],
+  blocker?: Blocker,
+  inFlight = false,
+): ConditionDraft[] {
   const by = new Map(drafts.filter((d) => d.type !== "Ready").map((d) => [d.type, d]));
   const draftReady = drafts.find((d) => d.type === "Ready");
   let ready: ConditionDraft;
@@ -70,13 +91,30 @@ export function withReady(drafts: readonly ConditionDraft[], blocker?: Blocker):
   } else {
     ready = readyAs("True", "Reconciled", draftReady?.message ?? "reconciled");
   }
+  const derived = new Map<string, ConditionDraft>([
+    ["Ready", ready],
+    [
+      "Reconciling",
+      inFlight
+        ? {
+            type: "Reconciling",
+            status: "True",
+            reason: "ScaleInProgress",
+            message: "an ARM update of the instance runs",
+          }
+        : { type: "Reconciling", status: "False", reason: "Idle", message: "no ARM update runs" },
+    ],
+    [
+      "Stalled",
+      ready.status === "False" && STALLED_REASONS.has(ready.reason)
+        ? { type: "Stalled", status: "True", reason: ready.reason, message: ready.message }
+        : { type: "Stalled", status: "False", reason: "NotStalled", message: "nothing waits for a person" },
+    ],
+  ]);
   const out: ConditionDraft[] = [];
   for (const type of CONDITION_TYPES) {
-    if (type === "Ready") out.push(ready);
-    else {
-      const d = by.get(type);
-      if (d) out.push(d);
-    }
+    const d = derived.get(type) ?? by.get(type);
+    if (d) out.push(d);
   }
   return out;
 }
