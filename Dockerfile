@@ -37,5 +37,8 @@ COPY --from=build /src/dist/bundle ./
 COPY package.json ./
 USER 65532:65532
 EXPOSE 8080
-ENTRYPOINT ["/nodejs/bin/node", "signalr-autoscaler.mjs"]
+# The heap is sized from the container's memory limit (Node reads the cgroup limit): half of it
+# for V8's old space, the rest for code, the young generation and buffers. Without it V8 sizes the
+# heap from the node's memory and collects lazily, so the resident size climbs towards the limit.
+ENTRYPOINT ["/nodejs/bin/node", "--max-old-space-size-percentage=50", "signalr-autoscaler.mjs"]
 CMD ["run"]

@@ -48,6 +48,14 @@ import {
 } from "./support.js";
 
 const NODE = process.execPath;
+
+/** The node flags of the image's ENTRYPOINT (Dockerfile), between the node binary and the entry. */
+async function imageNodeFlags(): Promise<string[]> {
+  const dockerfile = await readFile(join(ROOT, "Dockerfile"), "utf8");
+  const line = dockerfile.split("\n").find((l) => l.startsWith("ENTRYPOINT "));
+  const argv = JSON.parse(line?.slice("ENTRYPOINT ".length) ?? "[]") as string[];
+  return argv.slice(1, argv.indexOf(BUNDLE_ENTRY));
+}
 const NONROOT = 65532;
 /** The token `run --azure-credential static` sends, and a connection string planted in an Azure error. */
 const STATIC_TOKEN = "signalr-autoscaler-emulator";
@@ -105,6 +113,30 @@ describe("the production layout (the bundle and package.json)", () => {
     expect(
       [...commandClosure(bundle.metafile, "emulator")].some((i) => i.startsWith("node_modules/selfsigned/")),
     ).toBe(true);
+  });
+
+  it("sizes the heap from the memory limit with the image's node flags", async () => {
+    const flags = await imageNodeFlags();
+    expect(flags).toEqual(["--max-old-space-size-percentage=50"]);
+    const r = await exec(
+      NODE,
+      [
+        ...flags,
+        "-p",
+        "JSON.stringify([require('v8').getHeapStatistics().heap_size_limit, process.constrainedMemory(), require('os').totalmem()])",
+      ],
+      {
+        cwd: app,
+        env: { PATH: "/usr/bin:/bin" },
+      },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const [limit, constrained, total] = JSON.parse(r.stdout) as [number, number, number];
+    // Node reads the cgroup's limit; without one (or "max"), the machine's memory.
+    const memory = constrained > 0 && constrained < total ? constrained : total;
+    // Half the memory for the old space, plus V8's young generation (at most a few hundred MB).
+    expect(limit).toBeGreaterThanOrEqual(memory * 0.5 * 0.98);
+    expect(limit).toBeLessThan(memory * 0.5 + 256 * 2 ** 20);
   });
 
   it("answers --help and --version", async () => {
@@ -200,6 +232,7 @@ current-context: c
       for (const f of [kubeconfig, ca]) await chown(f, NONROOT, NONROOT);
     }
     const args = [
+      ...(await imageNodeFlags()),
       BUNDLE_ENTRY,
       "run",
       `--kubeconfig=${kubeconfig}`,
