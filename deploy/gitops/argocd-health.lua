@@ -6,9 +6,9 @@
 --   Progressing  no status yet; a generation the operator has not yet observed; an ARM update in
 --                flight (status.operation); Ready Unknown, or False while the instance's capacity is
 --                not known yet (InstanceUnavailable)
---   Degraded     Ready False for InvalidSpec, OutOfScope, UnsupportedSku, Conflict, Fallback or
---                UpdateNotApplied (the operator's Stalled=True); or the Conflict or Fallback
---                condition True
+--   Degraded     Ready False for InvalidSpec, OutOfScope, UnsupportedSku, Conflict, Fallback,
+--                UpdateNotApplied or UpdateFailed (the operator's Stalled=True); or the Conflict
+--                or Fallback condition True
 --   Suspended    Ready True with reason Paused (mode Paused or the paused annotation)
 --   Healthy      Ready True for the current generation
 local hs = {}
@@ -43,6 +43,7 @@ local degradedReasons = {
   Conflict = true,
   Fallback = true,
   UpdateNotApplied = true,
+  UpdateFailed = true,
 }
 
 local status = obj.status

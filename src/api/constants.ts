@@ -83,6 +83,8 @@ export const DEFAULT_HISTORY_GRAIN: HistoryGrain = "5m";
  */
 export const MAX_INGESTION_DELAY_SECONDS = 3_600;
 export const MAX_SAMPLE_AGE_SECONDS = 86_400;
+/** Longest `spec.anticipation.scaleDuration`, seconds (2 h); a measured scale duration is read up to it. */
+export const MAX_SCALE_DURATION_SECONDS = 7_200;
 
 export const FALLBACK_ACTIONS = ["Hold", "Fixed"] as const;
 export type FallbackAction = (typeof FALLBACK_ACTIONS)[number];

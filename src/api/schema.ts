@@ -901,7 +901,7 @@ const UnappliedUpdatesSchema = Type.Object(
   {
     count: Type.Integer({
       description:
-        "Consecutive updates ARM reported Succeeded while the instance kept its size, updates. The operator waits 1, 2, 4, 8 … minutes (at most 30) after each before the next, and sends none after 5 until the spec (metadata.generation) or the instance (its SKU, units or provisioning state) changes.",
+        "Consecutive updates that did not take — ARM reported Succeeded while the instance kept its size, or the update ended Failed or Canceled — updates. The operator waits 1, 2, 4, 8 … minutes (at most 30) after each before the next, and sends none after 5 until the spec (metadata.generation) or the instance (its SKU, units or provisioning state) changes.",
       minimum: 1,
     }),
     lastTime: DateTime("When the last of them was observed ending (RFC 3339)."),
@@ -910,11 +910,17 @@ const UnappliedUpdatesSchema = Type.Object(
     generation: Type.Optional(
       Type.Integer({ description: "metadata.generation they were sent under.", minimum: 0 }),
     ),
+    lastOutcome: Type.Optional(
+      StringEnum(["NotApplied", "Failed", "Canceled"] as const, {
+        description:
+          "How the last of them ended: NotApplied — ARM answered Succeeded, the SKU and units did not change (reason UpdateNotApplied); Failed or Canceled — its provisioning state (reason UpdateFailed). Absent: NotApplied.",
+      }),
+    ),
   },
   {
     additionalProperties: false,
     description:
-      "Updates the instance ignored (ARM answered Succeeded, the SKU and units did not change): to is what the last one asked, instance the size it kept.",
+      "Updates that did not take (ARM answered Succeeded and the SKU and units did not change, or the update ended Failed or Canceled): to is what the last one asked, instance the size it kept.",
   },
 );
 

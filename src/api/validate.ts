@@ -16,6 +16,7 @@ import {
   KIND,
   MAX_INGESTION_DELAY_SECONDS,
   MAX_SAMPLE_AGE_SECONDS,
+  MAX_SCALE_DURATION_SECONDS,
   P1_MAX_UNITS,
   P2_MIN_UNITS,
   SHARE_SUM_TOLERANCE,
@@ -263,7 +264,7 @@ function crossFieldErrors(policy: CapacityPolicy): string[] {
         `spec.anticipation.headroom.horizon: ${anticipation.headroom.horizon} must be between 1m and 24h`,
       );
     }
-    if (parseDuration(anticipation.scaleDuration) > 7200) {
+    if (parseDuration(anticipation.scaleDuration) > MAX_SCALE_DURATION_SECONDS) {
       errors.push(`spec.anticipation.scaleDuration: ${anticipation.scaleDuration} must be at most 2h`);
     }
     const leading = anticipation.leadingSignal;

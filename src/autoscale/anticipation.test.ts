@@ -222,6 +222,30 @@ describe("anticipate", () => {
     const b = anticipate(base({ previous: a?.status }));
     expect(b?.scaleDurationSeconds).toBe(180);
   });
+
+  it("a scale duration read back from status is at most 2 h, and one that is no duration is ignored", () => {
+    const huge = anticipate(
+      base({ previous: stored({ scaleDurationSeconds: 1e9, scaleDurationSource: "Measured" }) }),
+    );
+    expect(huge?.scaleDurationSeconds).toBe(7_200);
+    for (const bad of [Number.NaN, -60, 0]) {
+      const a = anticipate(
+        base({ previous: stored({ scaleDurationSeconds: bad, scaleDurationSource: "Measured" }) }),
+      );
+      expect(a?.scaleDurationSeconds).toBe(240);
+      expect(a?.scaleDurationSource).toBe("Default");
+    }
+    // Events whose send time is long before their completion: measured up to 2 h too.
+    const long = {
+      time: new Date(NOW - MIN).toISOString(),
+      startedAt: "2000-01-01T00:00:00Z",
+      fromSku: "Premium_P1" as const,
+      fromUnits: 10,
+      toSku: "Premium_P1" as const,
+      toUnits: 20,
+    };
+    expect(anticipate(base({ scaleEvents: [long] }))?.scaleDurationSeconds).toBe(7_200);
+  });
 });
 
 /** `days` of 5-minute history ending at NOW: `level(t)` connections. */

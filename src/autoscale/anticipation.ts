@@ -33,7 +33,7 @@
  */
 
 import { median } from "simple-statistics";
-import type { AnticipationMode } from "../api/constants.js";
+import { type AnticipationMode, MAX_SCALE_DURATION_SECONDS } from "../api/constants.js";
 import { durationOr } from "../api/duration.js";
 import type { AnticipationRule, AnticipationSpec, AnticipationStatus } from "../api/index.js";
 import { ceilSafe } from "./behavior.js";
@@ -114,7 +114,12 @@ export interface Anticipation {
   status: AnticipationStatus;
 }
 
-/** The scale duration: measured from recent completed updates, else the previous measurement, else the default. */
+/**
+ * The scale duration: measured from recent completed updates, else the previous measurement, else
+ * the default. Both are read back from `status` (scale events, `status.anticipation`): a measured
+ * duration is at most {@link MAX_SCALE_DURATION_SECONDS} (2 h, the bound of
+ * `spec.anticipation.scaleDuration`), and a stored one that is not a finite number > 0 is ignored.
+ */
 function scaleDuration(
   events: readonly ScaleEvent[],
   previous: AnticipationStatus | undefined,
@@ -124,9 +129,20 @@ function scaleDuration(
     .slice(-MEASURED_UPDATES)
     .map((e) => (parseTime(e.time) - parseTime(e.startedAt ?? e.time)) / 1000)
     .filter((s) => Number.isFinite(s) && s > 0);
-  if (measured.length > 0) return { seconds: Math.round(median(measured)), source: "Measured" };
-  if (previous?.scaleDurationSource === "Measured") {
-    return { seconds: previous.scaleDurationSeconds, source: "Measured" };
+  if (measured.length > 0) {
+    return {
+      seconds: Math.min(Math.round(median(measured)), MAX_SCALE_DURATION_SECONDS),
+      source: "Measured",
+    };
+  }
+  const stored = previous?.scaleDurationSeconds;
+  if (
+    previous?.scaleDurationSource === "Measured" &&
+    typeof stored === "number" &&
+    Number.isFinite(stored) &&
+    stored > 0
+  ) {
+    return { seconds: Math.min(stored, MAX_SCALE_DURATION_SECONDS), source: "Measured" };
   }
   return { seconds: defaultSeconds, source: "Default" };
 }

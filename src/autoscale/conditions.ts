@@ -5,9 +5,9 @@
  *
  * | type | True when | reasons |
  * |---|---|---|
- * | Ready | a decision could be made | Decided / UnsupportedSku, UpdateNotApplied (pass.ts) |
+ * | Ready | a decision could be made | Decided / UnsupportedSku, UpdateNotApplied, UpdateFailed (pass.ts) |
  * | MetricsAvailable | some signal has a usable value | MetricsComplete, SomeMetricsMissing / CredentialUnavailable (no token: failed or timed out), FetchFailed, NoMetrics, MetricsStale |
- * | AbleToScale | the operator may change capacity | ReadyForNewScale, ScaleUpStabilized, ScaleDownStabilized, Settling, OutsideScaleInWindow, RecommendOnly / Paused, Conflict, UnsupportedSku (pass.ts adds ScaleInProgress, FailedUpdateScale, UpdateNotApplied) |
+ * | AbleToScale | the operator may change capacity | ReadyForNewScale, ScaleUpStabilized, ScaleDownStabilized, Settling, OutsideScaleInWindow, RecommendOnly / Paused, Conflict, UnsupportedSku (pass.ts adds ScaleInProgress, FailedUpdateScale, UpdateNotApplied, UpdateFailed) |
  * | ScalingActive | metrics drive the decision | ValidMetricFound / FailedGetMetrics, ScalingDisabled |
  * | ScalingLimited | something held the result back from what metrics asked | the {@link LimitCode} / DesiredWithinRange |
  * | Fallback | the fallback action applies | FallbackHold, FallbackFixed / MetricsHealthy, FailuresBelowThreshold |

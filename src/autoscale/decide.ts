@@ -49,7 +49,12 @@ import {
   type Recommendation,
 } from "./history.js";
 import { counterIdleZeroReason } from "./idle-counters.js";
-import { effectiveIngestionDelay, fillingBuckets, observeIngestion } from "./ingestion.js";
+import {
+  effectiveIngestionDelay,
+  fillingBuckets,
+  observeIngestion,
+  storedObservedDelay,
+} from "./ingestion.js";
 import type { LeadingObservation } from "./leading.js";
 import { describeFindings } from "./plausibility.js";
 import { type LimitCode, type Reason, reason, type SignalName } from "./reasons.js";
@@ -249,7 +254,7 @@ export function decide(input: DecisionInput): Decision {
   const nowMs = toMs(input.now);
   const nowIso = new Date(nowMs).toISOString();
   const spec = input.policy.spec;
-  const history = normalizeHistory(input.history);
+  const history = normalizeHistory(input.history, nowMs);
   const annotations = input.policy.metadata?.annotations;
   const paused = spec.mode === "Paused" || annotations?.[PAUSE_ANNOTATION] === "true";
   const mode: PolicyMode = paused ? "Paused" : spec.mode;
@@ -389,7 +394,7 @@ export function decide(input: DecisionInput): Decision {
     reasons.push(
       reason(
         "IngestionDelayObserved",
-        `buckets were seen still filling ${ingestion?.observedDelaySeconds}s after they ended: reading buckets at least ${delaySeconds}s old, not the ${times.ingestionDelaySeconds}s of spec.metrics.ingestionDelay (raise it to ${formatDuration(delaySeconds)})`,
+        `buckets were seen still filling ${storedObservedDelay(ingestion)}s after they ended: reading buckets at least ${delaySeconds}s old, not the ${times.ingestionDelaySeconds}s of spec.metrics.ingestionDelay (raise it to ${formatDuration(delaySeconds)})`,
       ),
     );
   }

@@ -22,6 +22,7 @@ export type FailureKind =
   | "Credential"
   | "NotFound"
   | "ApiError"
+  | "InvalidRequest"
   | "Network"
   | (string & {});
 

@@ -116,4 +116,33 @@ describe("normalizeHistory", () => {
     expect(h.consecutiveFailures).toBe(0);
     expect(h.lastScaleTime).toBeUndefined();
   });
+
+  it("reads times later than now as now: no window is held open by a time to come", () => {
+    const later = "2999-01-01T00:00:00Z";
+    const h = normalizeHistory(
+      {
+        recommendations: [{ time: later, units: 100, sku: "Premium_P1" }],
+        scaleEvents: [
+          {
+            time: later,
+            startedAt: later,
+            fromSku: "Premium_P1",
+            fromUnits: 1,
+            toSku: "Premium_P1",
+            toUnits: 100,
+          },
+        ],
+        consecutiveFailures: 0,
+        lastScaleTime: later,
+      },
+      NOW,
+    );
+    const nowIso = new Date(NOW).toISOString();
+    expect(h.recommendations[0]?.time).toBe(nowIso);
+    expect(h.scaleEvents[0]?.time).toBe(nowIso);
+    expect(h.scaleEvents[0]?.startedAt).toBe(nowIso);
+    expect(h.lastScaleTime).toBe(nowIso);
+    // Without now, times are kept as stored.
+    expect(normalizeHistory({ ...h, lastScaleTime: later }).lastScaleTime).toBe(later);
+  });
 });

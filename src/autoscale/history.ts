@@ -52,15 +52,24 @@ const ms = parseTime;
 /**
  * A clean copy of a stored history: entries with unreadable times or SKUs dropped, each list
  * sorted oldest first (stable), a negative or fractional failure count made a whole number ≥ 0.
+ * With `nowMs`, a time later than now (a recommendation, a scale event or its `startedAt`,
+ * `lastScaleTime`) is read as now: the status can be written by others, and a time to come would
+ * keep a stabilization window, a rate-policy period or the settle window open for good.
  */
-export function normalizeHistory(history: DecisionHistory | undefined): DecisionHistory {
+export function normalizeHistory(history: DecisionHistory | undefined, nowMs?: number): DecisionHistory {
   if (!history) return emptyHistory();
-  const byTime = <T extends { time: string }>(xs: readonly T[] | undefined): T[] =>
+  const nowIso = nowMs === undefined ? undefined : new Date(nowMs).toISOString();
+  const capped = (t: string): string => (nowIso !== undefined && ms(t) > (nowMs as number) ? nowIso : t);
+  const byTime = <T extends { time: string; startedAt?: string }>(xs: readonly T[] | undefined): T[] =>
     (xs ?? [])
       .filter((x) => typeof x?.time === "string" && Number.isFinite(ms(x.time)))
       .map((x, i) => ({ x, i, t: ms(x.time) }))
       .sort((a, b) => a.t - b.t || a.i - b.i)
-      .map(({ x }) => ({ ...x }));
+      .map(({ x }) => {
+        const out = { ...x, time: capped(x.time) };
+        if (typeof x.startedAt === "string") out.startedAt = capped(x.startedAt);
+        return out;
+      });
   const recs = byTime(history.recommendations).filter(
     (r) => isScalableSku(r.sku) && Number.isFinite(r.units) && r.units > 0,
   );
@@ -72,7 +81,7 @@ export function normalizeHistory(history: DecisionHistory | undefined): Decision
     : 0;
   const out: DecisionHistory = { recommendations: recs, scaleEvents: events, consecutiveFailures: failures };
   if (typeof history.lastScaleTime === "string" && Number.isFinite(ms(history.lastScaleTime))) {
-    out.lastScaleTime = history.lastScaleTime;
+    out.lastScaleTime = capped(history.lastScaleTime);
   }
   if (history.ingestion !== undefined) out.ingestion = history.ingestion;
   if (history.anticipation !== undefined) out.anticipation = history.anticipation;

@@ -45,6 +45,55 @@ describe("observeIngestion", () => {
   });
 });
 
+describe("a stored observed delay is read within the bounds of spec.metrics.ingestionDelay", () => {
+  const at = new Date(NOW - 60_000).toISOString();
+  it.each([
+    [1e9, 3_600],
+    [3_599, 3_600],
+    [Number.NaN, 180],
+    [Number.POSITIVE_INFINITY, 180],
+    [-600, 180],
+  ])("observedDelaySeconds %d: the delay in use is %i s", (stored, used) => {
+    const state = { observedDelaySeconds: stored, observedAt: at };
+    expect(effectiveIngestionDelay(180, state)).toBe(used);
+    // What the pass writes back is within the bound too (or dropped).
+    const next = observeIngestion(state, [], NOW).observedDelaySeconds;
+    expect(next === undefined || (next >= 0 && next <= 3_600)).toBe(true);
+    expect(effectiveIngestionDelay(180, observeIngestion(state, [], NOW))).toBe(used);
+  });
+
+  it("a decision on a status with observedDelaySeconds 1e9 still reads its window, 1 h back at most", () => {
+    const status: Partial<CapacityPolicyStatus> = {
+      current: { sku: "Premium_P1", units: 10 },
+      ingestion: { observedDelaySeconds: 1e9, observedAt: at },
+    };
+    // Full buckets for the last 2 hours: the window ends an hour before now.
+    const buckets = Array.from({ length: 120 }, (_, i) => ({
+      ...blank(NOW - (120 - i) * MIN),
+      serverLoadPercent: 50,
+    }));
+    const instance = { sku: "Premium_P1", units: 10, provisioningState: "Succeeded", terminal: true };
+    const s1 = spec({ metrics: { maxSampleAge: "2h" } });
+    const plan = planPass({ policy: policy(s1), status, instance, samples: buckets, now: NOW });
+    const codes = plan.decision?.reasons.map((r) => r.code) ?? [];
+    expect(codes).toContain("IngestionDelayObserved");
+    expect(plan.decision?.reasons.find((r) => r.code === "IngestionDelayObserved")?.message).toContain(
+      "still filling 3600s after they ended: reading buckets at least 3600s old",
+    );
+    expect(plan.decision?.conditions.find((c) => c.type === "MetricsAvailable")?.status).toBe("True");
+    expect(completePass(plan, {}).patch.ingestion?.observedDelaySeconds).toBe(3_600);
+  });
+
+  it("an observation dated later than now is read as made now, so it is forgotten in time", () => {
+    const future = { observedDelaySeconds: 300, observedAt: "2999-01-01T00:00:00Z" };
+    const now = observeIngestion(future, [], NOW);
+    expect(now.observedAt).toBe(new Date(NOW).toISOString());
+    expect(observeIngestion(now, [], NOW + 7 * 3_600_000).observedDelaySeconds).toBeUndefined();
+    const unreadable = { observedDelaySeconds: 300, observedAt: "yesterday" };
+    expect(observeIngestion(unreadable, [], NOW).observedDelaySeconds).toBeUndefined();
+  });
+});
+
 describe("buckets still filling are never read as complete", () => {
   it("a bucket the last pass saw with other totals, already as old as the delay, is still filling", () => {
     const start = NOW - 3 * MIN; // 120 s old at NOW

@@ -15,6 +15,12 @@
  *   rounded up to the next whole minute (a bucket seen filling at 1 min 59 s needs 2 min): buckets
  *   that may still be filling are never read as complete, whatever the setting says;
  * - at most {@link MAX_REMEMBERED_BUCKETS} (10) buckets are remembered;
+ * - the observed delay is read back from `status`, which anyone allowed to write the status can
+ *   change: a stored value that is not a finite number ≥ 0 is dropped, one above
+ *   {@link MAX_INGESTION_DELAY_SECONDS} (1 h, the bound of `spec.metrics.ingestionDelay`) is read as
+ *   1 h, and an `observedAt` later than now as now — so the delay in use, and with it the look-back
+ *   of the metrics read, never exceeds what a spec may ask for (and an observation is always
+ *   forgotten in time);
  * - a bucket of the window that the previous pass saw with other totals (by more than 0.1 %) when
  *   it was already as old as the delay in use is still filling: the delay was too short for it,
  *   and it never justifies a scale-in. A bucket the previous pass saw younger than that delay was
@@ -24,6 +30,7 @@
  *   would never be allowed again. The first pass of a policy has nothing to compare with, and the
  *   scale-down stabilization window opens with the current size on first sight.)
  */
+import { MAX_INGESTION_DELAY_SECONDS } from "../api/constants.js";
 import type { MetricSample } from "./samples.js";
 import { parseTime, timeOf } from "./time.js";
 
@@ -46,6 +53,16 @@ export interface IngestionState {
 
 const MINUTE_MS = 60_000;
 const GROWTH = 1e-3;
+
+/**
+ * A stored observed delay as a decision may use it, seconds: undefined when absent or not a finite
+ * number ≥ 0, at most {@link MAX_INGESTION_DELAY_SECONDS}.
+ */
+export function storedObservedDelay(state: IngestionState | undefined): number | undefined {
+  const v = state?.observedDelaySeconds;
+  if (typeof v !== "number" || !Number.isFinite(v) || v < 0) return undefined;
+  return Math.min(v, MAX_INGESTION_DELAY_SECONDS);
+}
 
 /** The sum of a sample's known totals, or undefined when none is known. */
 function totalOf(s: MetricSample): number | undefined {
@@ -74,11 +91,16 @@ export function observeIngestion(
     const start = Math.floor(t / MINUTE_MS) * MINUTE_MS;
     byStart.set(start, Math.max(byStart.get(start) ?? 0, total));
   }
-  let observed = state?.observedDelaySeconds;
-  let observedAt = state?.observedAt;
-  if (observedAt !== undefined && nowMs - parseTime(observedAt) > OBSERVATION_TTL_SECONDS * 1000) {
+  let observed = storedObservedDelay(state);
+  let observedAt = observed === undefined ? undefined : state?.observedAt;
+  const observedMs = parseTime(observedAt);
+  if (observedAt !== undefined && !(nowMs - observedMs <= OBSERVATION_TTL_SECONDS * 1000)) {
+    // Older than the TTL, or unreadable: forgotten.
     observed = undefined;
     observedAt = undefined;
+  } else if (observedMs > nowMs) {
+    // A time to come would never expire: read as now.
+    observedAt = new Date(nowMs).toISOString();
   }
   const seenMs = parseTime(state?.seenAt);
   if (Number.isFinite(seenMs) && seenMs < nowMs) {
@@ -88,7 +110,7 @@ export function observeIngestion(
       if (now === undefined || !(now > b.total * (1 + GROWTH) + 1e-9)) continue;
       const age = (seenMs - (start + MINUTE_MS)) / 1000;
       if (age > 0 && (observed === undefined || age >= observed)) {
-        observed = age;
+        observed = Math.min(age, MAX_INGESTION_DELAY_SECONDS);
         observedAt = new Date(nowMs).toISOString();
       }
     }
@@ -141,10 +163,11 @@ export function fillingBuckets(
 
 /**
  * The ingestion delay a decision uses, seconds: the policy's, or the observed delay rounded up to
- * the next whole minute when that is longer.
+ * the next whole minute when that is longer — never above {@link MAX_INGESTION_DELAY_SECONDS}
+ * (1 h) unless the policy's is (see {@link storedObservedDelay}).
  */
 export function effectiveIngestionDelay(policySeconds: number, state: IngestionState | undefined): number {
-  const observed = state?.observedDelaySeconds;
+  const observed = storedObservedDelay(state);
   if (observed === undefined) return policySeconds;
-  return Math.max(policySeconds, Math.floor(observed / 60) * 60 + 60);
+  return Math.max(policySeconds, Math.min(Math.floor(observed / 60) * 60 + 60, MAX_INGESTION_DELAY_SECONDS));
 }

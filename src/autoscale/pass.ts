@@ -98,9 +98,9 @@ export interface PassPlan {
   update?: PlannedUpdate;
   /** The decision wants another size while an update runs: it waits. */
   waiting: boolean;
-  /** Updates the instance ignored, after this pass's observation (unapplied.ts). */
+  /** Updates that did not take (ignored, or ended Failed/Canceled), after this pass's observation (unapplied.ts). */
   unapplied?: UnappliedUpdates;
-  /** The decision wants another size but the instance ignored the last updates: it waits. */
+  /** The decision wants another size but the last updates did not take: it waits. */
   held?: UnappliedHold;
   appServer?: AppServerChange;
 }
@@ -373,7 +373,7 @@ export function completePass(plan: PassPlan, results: PassResults): PassWrite {
   };
 
   let drafts: DecisionCondition[] = decision.conditions.map((c) => ({ ...c }));
-  const held = plan.held ? { reason: "UpdateNotApplied", message: plan.held.message } : undefined;
+  const held = plan.held ? { reason: plan.held.reason, message: plan.held.message } : undefined;
   const able =
     blocked ??
     held ??
@@ -384,11 +384,11 @@ export function completePass(plan: PassPlan, results: PassResults): PassWrite {
     );
   }
   if (held) {
-    // The policy cannot reach its size while the instance ignores updates: not Ready.
+    // The policy cannot reach its size while its updates do not take: not Ready.
     drafts = drafts.map((d) => (d.type === "Ready" ? { type: "Ready", status: "False", ...held } : d));
-    // With each ignored update: when the next is sent, or that none is.
-    if (observation.outcome === "notApplied") {
-      events.push({ type: "Warning", reason: "UpdateNotApplied", message: held.message });
+    // With each update that did not take: when the next is sent, or that none is.
+    if (observation.outcome === "notApplied" || observation.outcome === "failed") {
+      events.push({ type: "Warning", reason: held.reason, message: held.message });
     }
   }
   if (view.conflict && !input.conflict) {

@@ -19,6 +19,7 @@ const stored = (count: number, lastMs = NOW, generation = 1): UnappliedUpdates =
   to: { sku: "Premium_P1", units: 20 },
   instance: { sku: "Premium_P1", units: 10 },
   generation,
+  lastOutcome: "NotApplied",
 });
 const op = {
   startedAt: iso(NOW - 2 * MIN),
@@ -67,6 +68,59 @@ describe("nextUnapplied and unappliedHold", () => {
     expect(stop?.message).toContain("no more are sent until the spec or the instance changes");
     expect(unappliedHold(undefined, NOW)).toBeUndefined();
   });
+
+  it("counts updates that end Failed or Canceled the same way, with reason UpdateFailed", () => {
+    const failed = nextUnapplied(undefined, {
+      ...seen,
+      instance: view(10, "Failed"),
+      outcome: "failed",
+      ended: op,
+      ours: true,
+    });
+    expect(failed).toEqual({ ...stored(1), lastOutcome: "Failed" });
+    const canceled = nextUnapplied(failed, {
+      ...seen,
+      instance: view(10, "Canceled"),
+      outcome: "failed",
+      ended: op,
+      ours: true,
+    });
+    expect(canceled).toMatchObject({ count: 2, lastOutcome: "Canceled" });
+    // Mixed in a row: one count, the reason of the last.
+    const ignored = nextUnapplied(canceled, { ...seen, outcome: "notApplied", ended: op, ours: true });
+    expect(ignored).toMatchObject({ count: 3, lastOutcome: "NotApplied" });
+    expect(unappliedHold(ignored, NOW)?.reason).toBe("UpdateNotApplied");
+    const hold = unappliedHold(failed, NOW);
+    expect(hold).toMatchObject({ reason: "UpdateFailed", stopped: false, notBeforeMs: NOW + MIN });
+    expect(hold?.message).toContain("1 update in a row did not take (the last ended Failed");
+    expect(unappliedHold({ ...stored(UNAPPLIED_LIMIT), lastOutcome: "Failed" }, NOW)).toMatchObject({
+      reason: "UpdateFailed",
+      stopped: true,
+    });
+    // Kept while the instance stays Failed at its size; cleared when it changes from outside.
+    expect(nextUnapplied(failed, { ...seen, instance: view(10, "Failed") })).toEqual(failed);
+    expect(nextUnapplied(failed, { ...seen, instance: view(20, "Succeeded") })).toBeUndefined();
+  });
+
+  it("reads a count or a time others wrote within the rules: never a longer wait than the backoff", () => {
+    // A last time to come is read as now: a minute's wait, not a century's.
+    expect(unappliedHold({ ...stored(1), lastTime: "2999-01-01T00:00:00Z" }, NOW)?.notBeforeMs).toBe(
+      NOW + MIN,
+    );
+    // A count that is no whole number ≥ 1 is read as 1.
+    for (const count of [Number.NaN, -3, 0]) {
+      expect(unappliedHold({ ...stored(1), count }, NOW)).toMatchObject({
+        stopped: false,
+        notBeforeMs: NOW + MIN,
+      });
+      expect(
+        nextUnapplied({ ...stored(1), count }, { ...seen, outcome: "notApplied", ended: op, ours: true })
+          ?.count,
+      ).toBe(2);
+    }
+    // A huge count: stopped, as after the limit.
+    expect(unappliedHold({ ...stored(1), count: 1e9 }, NOW)?.stopped).toBe(true);
+  });
 });
 
 describe("an instance that ignores every update, through the planner", () => {
@@ -79,6 +133,7 @@ describe("an instance that ignores every update, through the planner", () => {
     from: number,
     minutes: number,
     generation = 1,
+    ends = "Succeeded",
   ): { sent: number[]; writes: PassWrite[]; status: Partial<CapacityPolicyStatus> } {
     let status = status0;
     let doneMs: number | undefined;
@@ -88,7 +143,8 @@ describe("an instance that ignores every update, through the planner", () => {
     p.metadata = { generation };
     for (let now = from; now < from + minutes * MIN; now += 30_000) {
       if (doneMs !== undefined && now >= doneMs) doneMs = undefined;
-      const instance = view(10, doneMs !== undefined ? "Updating" : "Succeeded");
+      const settled = sent.length > 0 || status.unappliedUpdates ? ends : "Succeeded";
+      const instance = view(10, doneMs !== undefined ? "Updating" : settled);
       const plan = planPass({
         policy: p,
         status,
@@ -135,5 +191,27 @@ describe("an instance that ignores every update, through the planner", () => {
     const resumed = run(status, NOW + 24 * 60 * MIN, 10, 2);
     expect(resumed.sent.length).toBeGreaterThanOrEqual(1);
     expect(resumed.sent[0]).toBe(NOW + 24 * 60 * MIN);
+  });
+
+  it(`an instance whose every update ends Failed: ${UNAPPLIED_LIMIT} tries in 40 minutes, then Ready=False UpdateFailed`, () => {
+    const { sent, writes, status } = run({}, NOW, 40, 1, "Failed");
+    expect(sent).toHaveLength(UNAPPLIED_LIMIT);
+    const gaps = sent.slice(1).map((t, i) => (t - (sent[i] as number)) / MIN);
+    expect(gaps).toEqual([3, 4, 6, 10]);
+    expect(status.unappliedUpdates).toMatchObject({ count: UNAPPLIED_LIMIT, lastOutcome: "Failed" });
+    const last = writes.at(-1) as PassWrite;
+    for (const type of ["Ready", "AbleToScale"]) {
+      expect(last.drafts.find((d) => d.type === type)).toMatchObject({
+        status: "False",
+        reason: "UpdateFailed",
+      });
+    }
+    const events = writes.flatMap((w) => w.events);
+    expect(events.filter((e) => e.reason === "ScaleFailed")).toHaveLength(UNAPPLIED_LIMIT);
+    const warnings = events.filter((e) => e.type === "Warning" && e.reason === "UpdateFailed");
+    expect(warnings).toHaveLength(UNAPPLIED_LIMIT);
+    expect(warnings.at(-1)?.message).toContain("no more are sent until the spec or the instance changes");
+    expect(run(status, NOW + 24 * 60 * MIN, 10, 1, "Failed").sent).toHaveLength(0);
+    expect(run(status, NOW + 24 * 60 * MIN, 10, 2, "Failed").sent[0]).toBe(NOW + 24 * 60 * MIN);
   });
 });

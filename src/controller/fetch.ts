@@ -118,12 +118,17 @@ export function seasonalHistory(policy: CapacityPolicy): CycleTarget["seasonal"]
   return { days: Math.min(MAX_HISTORY_DAYS, Math.max(MIN_HISTORY_DAYS, Math.round(days))), grain };
 }
 
-/** The decision's failure kind of each Azure error kind; any other is an `ApiError`. */
+/**
+ * The decision's failure kind of each Azure error kind; any other is an `ApiError`. A request
+ * Azure refused as invalid (400) is `InvalidRequest`: `MetricsAvailable=False, FetchFailed` then
+ * reads "InvalidRequest: … invalid request (400 …)" — the request was refused, not lost.
+ */
 const FAILURE_KINDS: Partial<Record<ApiErrorKind, FailureKind>> = {
   Throttled: "Throttled",
   Unauthorized: "Auth",
   NotFound: "NotFound",
   Transient: "Network",
+  Invalid: "InvalidRequest",
 };
 
 /**

@@ -14,6 +14,7 @@
  * | False | CredentialUnavailable | the same, because the operator's credential gave no token (failed or timed out) |
  * | False | Fallback | the fallback action applies (Fallback=True) |
  * | False | UpdateNotApplied | the instance ignored the last updates; the next waits (src/autoscale/unapplied.ts) |
+ * | False | UpdateFailed | the last updates ended Failed or Canceled; the next waits (src/autoscale/unapplied.ts) |
  * | True | Paused / RecommendOnly / Reconciled | otherwise |
  */
 import {
@@ -38,8 +39,8 @@ export type Blocker = PassBlocker;
 const MAX_MESSAGE = 32_768;
 
 /**
- * Reasons of `Ready=False` that need a person (the spec, a conflict, a fallback, an instance that
- * ignores updates) rather than time: `Stalled=True`, and Argo CD's health check reads them as
+ * Reasons of `Ready=False` that need a person (the spec, a conflict, a fallback, an instance whose
+ * updates do not take) rather than time: `Stalled=True`, and Argo CD's health check reads them as
  * Degraded (deploy/gitops/argocd-health.lua).
  */
 export const STALLED_REASONS: ReadonlySet<string> = new Set([
@@ -49,6 +50,7 @@ export const STALLED_REASONS: ReadonlySet<string> = new Set([
   "Conflict",
   "Fallback",
   "UpdateNotApplied",
+  "UpdateFailed",
 ]);
 
 /**

@@ -105,7 +105,8 @@ describe("reliability matrix: ARM", () => {
       id: "arm-update-failed",
       endpoint: "ARM",
       fault: "the update runs, then ends Failed (provisioningState Failed, capacity unchanged)",
-      outcome: "Warning Event ScaleFailed; one retry after the failure; the capacity reached",
+      outcome:
+        "Warning Event ScaleFailed; one retry, no sooner than 1 minute after the failure (UpdateFailed backoff); the capacity reached",
       test: `${FILE} › an update that ends Failed`,
       figures: { armWritesAccepted: w.accepted.length, scaleFailedEvents: failed.length, recoverySeconds },
     });

@@ -1,0 +1,114 @@
+/**
+ * An instance whose every update runs and ends Failed (the emulator's `failUpdate` fault: the
+ * update takes its usual time, then the provisioning state is Failed and SKU and units stay): the
+ * operator backs off between tries (1, 2, 4, 8 minutes), reports `Ready=False` and
+ * `AbleToScale=False` with reason UpdateFailed and a Warning Event, stops after 5 tries, and tries
+ * again once the spec changes. ARM writes are counted from the emulator's request log over 40
+ * virtual minutes.
+ */
+import { describe, expect, it } from "vitest";
+import { UNAPPLIED_LIMIT } from "../../src/autoscale/unapplied.js";
+import { eventually } from "../kube/support.js";
+import { recordFault } from "../reliability/record.js";
+import { operatorPerTest } from "./harness.js";
+import {
+  armWritesFor,
+  condition,
+  createPolicy,
+  eventsFor,
+  getPolicy,
+  patchPolicy,
+  policyManifest,
+} from "./helpers.js";
+
+const MIN = 60_000;
+const suite = operatorPerTest();
+
+describe("updates that end Failed", () => {
+  it(`${UNAPPLIED_LIMIT} tries in 40 virtual minutes with backoff, then none until the spec changes`, async () => {
+    const { kube, ns, id, requests, harness } = await suite.start("update-failed", {
+      speed: 60,
+      scaleDurationMs: 120_000,
+      ingestionDelayMs: 120_000,
+      noiseAmplitude: 0,
+      armRateLimit: false,
+    });
+    const emulator = harness.emulator;
+    emulator.control.addFault({ method: "PATCH", path: "**/SignalR/chat", action: { kind: "failUpdate" } });
+    await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 50 } }));
+    await eventually(
+      async () => expect(condition(await getPolicy(kube, ns, "chat"), "Ready")?.status).toBe("True"),
+      60_000,
+      200,
+    );
+
+    emulator.control.setDemand(id, { connections: 9000 });
+    await eventually(() => expect(armWritesFor(requests.all, id)).toHaveLength(1), 60_000, 100);
+    const firstMs = Date.parse(armWritesFor(requests.all, id)[0]?.at ?? "");
+    const untilMs = firstMs + 40 * MIN;
+    // Conditions seen along the way (polled; the last one is asserted below).
+    const seen = new Set<string>();
+    await eventually(
+      async () => {
+        const p = await getPolicy(kube, ns, "chat");
+        const ready = condition(p, "Ready");
+        if (ready) seen.add(`Ready=${ready.status}/${ready.reason}`);
+        expect(emulator.clock.nowMs()).toBeGreaterThanOrEqual(untilMs);
+      },
+      40 * 1000 + 90_000,
+      250,
+    );
+    const inWindow = armWritesFor(requests.all, id).filter((r) => Date.parse(r.at) < untilMs);
+    expect(inWindow).toHaveLength(UNAPPLIED_LIMIT);
+    expect(inWindow.every((r) => r.status >= 200 && r.status < 300)).toBe(true);
+    expect(armWritesFor(requests.all, id)).toHaveLength(UNAPPLIED_LIMIT);
+    const gapsMinutes = inWindow
+      .slice(1)
+      .map((r, i) => (Date.parse(r.at) - Date.parse(inWindow[i]?.at ?? "")) / MIN);
+    // Each gap: the 2-minute update, then a backoff of at least 1, 2, 4, 8 minutes.
+    gapsMinutes.forEach((g, i) => {
+      expect(g).toBeGreaterThanOrEqual(2 + 2 ** i);
+    });
+    expect(emulator.control.instance(id)).toMatchObject({ units: 10, provisioningState: "Failed" });
+
+    const stopped = await getPolicy(kube, ns, "chat");
+    expect(stopped.status?.unappliedUpdates).toMatchObject({
+      count: UNAPPLIED_LIMIT,
+      lastOutcome: "Failed",
+      to: { sku: "Premium_P1", units: 20 },
+      instance: { sku: "Premium_P1", units: 10 },
+    });
+    expect(condition(stopped, "Ready")).toMatchObject({ status: "False", reason: "UpdateFailed" });
+    expect(condition(stopped, "AbleToScale")).toMatchObject({ status: "False", reason: "UpdateFailed" });
+    expect(condition(stopped, "Stalled")).toMatchObject({ status: "True", reason: "UpdateFailed" });
+    const events = await eventsFor(kube, ns, "chat");
+    const warnings = events.filter((e) => e.type === "Warning" && e.reason === "UpdateFailed");
+    expect(
+      warnings.some((e) => e.message?.includes("no more are sent until the spec or the instance changes")),
+    ).toBe(true);
+    expect(events.some((e) => e.type === "Warning" && e.reason === "ScaleFailed")).toBe(true);
+
+    // The spec changes: the tries resume.
+    await patchPolicy(kube, ns, "chat", { spec: { units: { min: 10, max: 40 } } });
+    await eventually(
+      () => expect(armWritesFor(requests.all, id)).toHaveLength(UNAPPLIED_LIMIT + 1),
+      60_000,
+      200,
+    );
+
+    recordFault({
+      id: "arm-update-failed-every-time",
+      endpoint: "ARM",
+      fault: "every update runs its usual time, then ends Failed (capacity unchanged)",
+      outcome: `backoff 1, 2, 4, 8 min between tries, Ready=False UpdateFailed (Stalled) and a Warning Event, none after ${UNAPPLIED_LIMIT} until the spec changes`,
+      test: "test/operator/update-failed.test.ts",
+      figures: {
+        armWritesIn40Minutes: inWindow.length,
+        gapsMinutes: gapsMinutes.map((g) => g.toFixed(1)).join(","),
+        scaleInsOnUnknownData: 0,
+        conditionsSeen: [...seen].join(","),
+        resumedOnSpecChange: true,
+      },
+    });
+  });
+});
