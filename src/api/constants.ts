@@ -17,8 +17,8 @@ export const PAUSE_ANNOTATION = "autoscaling.signalr.dev/paused";
 export const TIME_GRAINS = ["1m", "5m", "15m", "30m", "1h", "6h", "12h", "1d"] as const;
 export type TimeGrain = (typeof TIME_GRAINS)[number];
 
-/** Condition types the operator writes to `status.conditions`. */
-export const CONDITION_TYPES = [
+/** Condition types a decision states (autoscale/conditions.ts), `Ready` first. */
+export const DECISION_CONDITION_TYPES = [
   "Ready",
   "MetricsAvailable",
   "AbleToScale",
@@ -27,9 +27,13 @@ export const CONDITION_TYPES = [
   "Fallback",
   "Conflict",
   "Anticipating",
-  "Reconciling",
-  "Stalled",
 ] as const;
+
+/**
+ * Condition types the operator writes to `status.conditions`: the decision's, then the kstatus
+ * ones derived at write time (controller/status.ts `withReady`).
+ */
+export const CONDITION_TYPES = [...DECISION_CONDITION_TYPES, "Reconciling", "Stalled"] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 
 export const CONDITION_STATUSES = ["True", "False", "Unknown"] as const;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CONDITION_TYPES, PAUSE_ANNOTATION } from "../api/constants.js";
+import { DECISION_CONDITION_TYPES, PAUSE_ANNOTATION } from "../api/constants.js";
 import type { CapacityPolicySpec } from "../api/index.js";
 import { type Decision, decide } from "./decide.js";
 import { emptyHistory, recordScale } from "./history.js";
@@ -341,7 +341,7 @@ describe("reporting", () => {
 
   it("every condition type is stated once", () => {
     const d = decide(input({ samples: load(50) }));
-    expect(d.conditions.map((c) => c.type)).toEqual(CONDITION_TYPES);
+    expect(d.conditions.map((c) => c.type)).toEqual(DECISION_CONDITION_TYPES);
     for (const c of d.conditions) expect(c.reason).toMatch(/^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/);
   });
 });

@@ -3,7 +3,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CONDITION_TYPES } from "../api/constants.js";
+import { DECISION_CONDITION_TYPES } from "../api/constants.js";
 import type { CapacityPolicySpec } from "../api/index.js";
 import { DEFAULT_LADDERS, type ScalableSku } from "../capacity/skus.js";
 import { SIGNALR_SCENARIOS, WEBPUBSUB_SCENARIOS } from "../capacity/tier-tables.js";
@@ -288,7 +288,7 @@ describe("decide: properties", () => {
     fc.assert(
       fc.property(fc.oneof(inputArb(true), inputArb(false)), (input) => {
         const d = decide(input);
-        expect(new Set(d.conditions.map((c) => c.type)).size).toBe(CONDITION_TYPES.length);
+        expect(new Set(d.conditions.map((c) => c.type)).size).toBe(DECISION_CONDITION_TYPES.length);
         expect(d.reasons.length).toBeGreaterThan(0);
       }),
       { numRuns: 200 },
