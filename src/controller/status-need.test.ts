@@ -233,6 +233,10 @@ describe("needsStatusWrite: refreshed fields alone do not force a write", () => 
     ],
     ["ingestion observedAt", (s) => ((s.ingestion as { observedAt: string }).observedAt = iso(T0))],
     [
+      "the observed ingestion delay within its minute",
+      (s) => ((s.ingestion as { observedDelaySeconds: number }).observedDelaySeconds = 239),
+    ],
+    [
       "headroom peaks",
       (s) => ((s.anticipation as { peaks: unknown[] }).peaks = [{ time: iso(T0), units: 19.5 }]),
     ],

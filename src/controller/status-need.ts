@@ -11,13 +11,13 @@
  * | `lastScaleTime`, `scaleEvents`, `consecutiveFailures`, `lastReasons` | whole |
  * | `conditions` | type, status, reason, observedGeneration, and the message's words (its figures not) |
  * | `recommendations` | the sizes a stabilization window can still pick (each size's newest entry) |
- * | `ingestion` | `observedDelaySeconds` |
+ * | `ingestion` | `observedDelaySeconds` in whole minutes (the delay decisions use: `effectiveIngestionDelay`) |
  * | `anticipation` | mode, lead time, scale duration and its source, units, drivenBy, applied, each rule's units, the forecast's state and cycle, the leading signal's state, reason and lifetime source, and the messages' words |
  *
  * Refreshed (written with the next write, and at least every refresh interval while they differ):
  * `lastSample` (the Load and Connections columns of `kubectl get capol`), the figures of messages,
  * the time of the newest recommendation of each size, `ingestion` (its bucket totals, `seenAt`,
- * `observedAt`) and `anticipation`'s bookkeeping (peaks, growth, forecast figures, the leading
+ * `observedAt`, the seconds of `observedDelaySeconds` within its minute) and `anticipation`'s bookkeeping (peaks, growth, forecast figures, the leading
  * signal's readings).
  *
  * The next pass reads its history from the status this replica carried in memory (every field as
@@ -112,6 +112,9 @@ function anticipationKey(a: Status["anticipation"]): unknown {
   };
 }
 
+const wholeMinutes = (seconds: number | undefined) =>
+  seconds === undefined ? undefined : Math.floor(seconds / 60);
+
 /** The relied-upon part of each field, in the order a reason names the first that changed. */
 const RELIED_UPON: readonly [string, (s: Status) => unknown][] = [
   ["observedGeneration", (s) => s.observedGeneration],
@@ -124,7 +127,7 @@ const RELIED_UPON: readonly [string, (s: Status) => unknown][] = [
   ["consecutiveFailures", (s) => s.consecutiveFailures],
   ["lastReasons", (s) => s.lastReasons],
   ["recommendations", (s) => recommendationSizes(s.recommendations)],
-  ["ingestion", (s) => s.ingestion?.observedDelaySeconds],
+  ["ingestion", (s) => wholeMinutes(s.ingestion?.observedDelaySeconds)],
   ["anticipation", (s) => anticipationKey(s.anticipation)],
 ];
 

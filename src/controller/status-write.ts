@@ -102,6 +102,7 @@ export async function writeStatus(
       );
       deps.statusMemory?.remember(key, stored.status, next, nowMs);
       deps.countStatusWrite?.("written");
+      deps.log.debug({ namespace, policy: name, changed: need.reason }, "status written");
       break;
     } catch (err) {
       if (!(err instanceof KubeConflictError) || attempt >= MAX_STATUS_ATTEMPTS || !deps.canWrite()) {
