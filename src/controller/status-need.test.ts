@@ -5,6 +5,7 @@ import {
   messageWords,
   needsStatusWrite,
   recommendationSizes,
+  refreshPhase,
   type StatusWriteSettings,
 } from "./status-need.js";
 
@@ -108,6 +109,27 @@ describe("needsStatusWrite at steady state", () => {
   it("writes it once the refresh interval has passed since the last write", () => {
     expect(need(later(T0 + 5 * MIN), T0 + 5 * MIN)).toEqual({ write: true, reason: "refresh" });
     expect(need(later(T0 + 5 * MIN - 1), T0 + 5 * MIN - 1).write).toBe(false);
+  });
+
+  it("refreshes on the policy's own grid: the first pass of each period of the refresh interval", () => {
+    const phased = { ...SETTINGS, phaseMs: 2 * MIN };
+    // Last written at T0, inside the period [T0 − 3 min, T0 + 2 min): the next period begins at T0 + 2 min.
+    expect(need(later(T0 + 2 * MIN - 1), T0 + 2 * MIN - 1, phased).write).toBe(false);
+    expect(need(later(T0 + 2 * MIN), T0 + 2 * MIN, phased)).toEqual({ write: true, reason: "refresh" });
+    const again = { ...phased, lastWrittenMs: T0 + 2 * MIN };
+    expect(need(later(T0 + 7 * MIN - 1), T0 + 7 * MIN - 1, again).write).toBe(false);
+    expect(need(later(T0 + 7 * MIN), T0 + 7 * MIN, again).write).toBe(true);
+  });
+
+  it("spreads policies' phases over the interval, the same for a key every time", () => {
+    const phases = Array.from({ length: 1000 }, (_, i) => refreshPhase(`ns/policy-${i}`, 5 * MIN));
+    expect(phases.every((p) => Number.isInteger(p) && p >= 0 && p < 5 * MIN)).toBe(true);
+    expect(refreshPhase("ns/policy-7", 5 * MIN)).toBe(phases[7]);
+    // Over 10 poll intervals of 30 s, each gets about a tenth of the refreshes.
+    const perSlot = new Array<number>(10).fill(0);
+    for (const p of phases) perSlot[Math.floor(p / 30_000)] = (perSlot[Math.floor(p / 30_000)] ?? 0) + 1;
+    expect(Math.max(...perSlot)).toBeLessThan(150);
+    expect(Math.min(...perSlot)).toBeGreaterThan(50);
   });
 
   it("writes any difference when this replica has not written the policy yet (restart, new term)", () => {

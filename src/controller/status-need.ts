@@ -14,11 +14,17 @@
  * | `ingestion` | `observedDelaySeconds` in whole minutes (the delay decisions use: `effectiveIngestionDelay`) |
  * | `anticipation` | mode, lead time, scale duration and its source, units, drivenBy, applied, each rule's units, the forecast's state and cycle, the leading signal's state, reason and lifetime source, and the messages' words |
  *
- * Refreshed (written with the next write, and at least every refresh interval while they differ):
+ * Refreshed (written with the next write, and once per refresh interval while they differ):
  * `lastSample` (the Load and Connections columns of `kubectl get capol`), the figures of messages,
  * the time of the newest recommendation of each size, `ingestion` (its bucket totals, `seenAt`,
  * `observedAt`, the seconds of `observedDelaySeconds` within its minute) and `anticipation`'s bookkeeping (peaks, growth, forecast figures, the leading
  * signal's readings).
+ *
+ * The refresh runs on a grid of the refresh interval shifted by a phase of each policy's own: the
+ * first pass in each period of that grid writes what differs. Policies written together (all of
+ * them at start) so spread their refreshes over the interval instead of all coming due in one
+ * poll cycle, and a steady policy is written once per interval, its stored sample never more than
+ * an interval and a poll behind the newest one.
  *
  * The next pass reads its history from the status this replica carried in memory (every field as
  * the last pass computed it, `status-memory.ts`), not from the stored one, so skipping a write
@@ -28,6 +34,7 @@
  * total seen in that time is not remembered, the observed ingestion delay may be forgotten that much
  * earlier.
  */
+import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import type { CapacityPolicyStatus, PolicyCondition, Recommendation } from "../api/index.js";
 
@@ -35,6 +42,11 @@ type Status = Partial<CapacityPolicyStatus>;
 
 /** The default refresh interval, ms: 5 minutes. */
 export const DEFAULT_STATUS_REFRESH_MS = 300_000;
+
+/** A policy's phase of the refresh grid: a hash of its key (namespace/name), ms in [0, intervalMs). */
+export function refreshPhase(key: string, intervalMs: number): number {
+  return createHash("sha256").update(key).digest().readUInt32BE(0) % Math.max(1, Math.floor(intervalMs));
+}
 
 /** How the write is decided. */
 export interface StatusWriteSettings {
@@ -45,6 +57,8 @@ export interface StatusWriteSettings {
    * written it since it started (or took the lead): then any difference is written.
    */
   lastWrittenMs?: number | undefined;
+  /** This policy's offset of the refresh grid, ms in [0, refreshIntervalMs) (default 0). */
+  phaseMs?: number | undefined;
 }
 
 /** The verdict, with the field that decided it (`refresh`, `unchanged` or `refresh not due` otherwise). */
@@ -154,7 +168,7 @@ export function needsStatusWrite(
   if (field !== undefined) return { write: true, reason: field };
   if (isDeepStrictEqual(previous ?? {}, next)) return { write: false, reason: "unchanged" };
   const last = settings.lastWrittenMs;
-  if (last === undefined || nowMs - last >= settings.refreshIntervalMs)
-    return { write: true, reason: "refresh" };
+  const period = (t: number) => Math.floor((t - (settings.phaseMs ?? 0)) / settings.refreshIntervalMs);
+  if (last === undefined || period(nowMs) > period(last)) return { write: true, reason: "refresh" };
   return { write: false, reason: "refresh not due" };
 }

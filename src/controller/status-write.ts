@@ -15,7 +15,7 @@ import { objectKey } from "../kube/watch.js";
 import { type Logger, scrubSecrets } from "./logging.js";
 import { changedConditions, replacingPatch, stampConditions, withReady } from "./status.js";
 import type { StartingStatus, StatusMemory } from "./status-memory.js";
-import { DEFAULT_STATUS_REFRESH_MS, needsStatusWrite } from "./status-need.js";
+import { DEFAULT_STATUS_REFRESH_MS, needsStatusWrite, refreshPhase } from "./status-need.js";
 
 const MAX_STATUS_ATTEMPTS = 4;
 
@@ -69,6 +69,7 @@ export async function writeStatus(
   const { namespace, name } = policy.metadata;
   const key = objectKey(policy);
   const nowMs = deps.now();
+  const refreshMs = deps.statusRefreshMs ?? DEFAULT_STATUS_REFRESH_MS;
   const nowIso = new Date(nowMs).toISOString();
   let base = policy;
   let from = start.status;
@@ -84,8 +85,9 @@ export async function writeStatus(
     );
     const next = asStored({ ...mergeStatus(from ?? {}, write.patch), conditions: written });
     const need = needsStatusWrite(base.status, next, nowMs, {
-      refreshIntervalMs: deps.statusRefreshMs ?? DEFAULT_STATUS_REFRESH_MS,
+      refreshIntervalMs: refreshMs,
       lastWrittenMs: start.lastWrittenMs,
+      phaseMs: refreshPhase(key, refreshMs),
     });
     if (!need.write) {
       deps.statusMemory?.remember(key, base.status, next, start.lastWrittenMs);
