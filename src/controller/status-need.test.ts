@@ -193,6 +193,17 @@ describe("needsStatusWrite: each relied-upon field is written at once", () => {
           to: { sku: "Premium_P1", units: 30 },
         }),
     ],
+    [
+      "an update that did not apply",
+      "unappliedUpdates",
+      (s) =>
+        (s.unappliedUpdates = {
+          count: 1,
+          lastTime: iso(T0),
+          to: { sku: "Premium_P1", units: 30 },
+          instance: { sku: "Premium_P1", units: 20 },
+        }),
+    ],
     ["lastScaleTime", "lastScaleTime", (s) => (s.lastScaleTime = iso(T0))],
     ["a scale event", "scaleEvents", (s) => (s.scaleEvents = [])],
     ["consecutiveFailures", "consecutiveFailures", (s) => (s.consecutiveFailures = 1)],

@@ -7,7 +7,7 @@
  * Written at once when it changes (relied-upon):
  * | field | compared |
  * |---|---|
- * | `observedGeneration`, `current`, `desired`, `operation` | whole |
+ * | `observedGeneration`, `current`, `desired`, `operation`, `unappliedUpdates` | whole |
  * | `lastScaleTime`, `scaleEvents`, `consecutiveFailures`, `lastReasons` | whole |
  * | `conditions` | type, status, reason, observedGeneration, and the message's words (its figures not) |
  * | `recommendations` | the sizes a stabilization window can still pick (each size's newest entry) |
@@ -136,6 +136,7 @@ const RELIED_UPON: readonly [string, (s: Status) => unknown][] = [
   ["current", (s) => s.current],
   ["desired", (s) => s.desired],
   ["operation", (s) => s.operation],
+  ["unappliedUpdates", (s) => s.unappliedUpdates],
   ["lastScaleTime", (s) => s.lastScaleTime],
   ["scaleEvents", (s) => s.scaleEvents],
   ["consecutiveFailures", (s) => s.consecutiveFailures],
