@@ -50,6 +50,7 @@ import {
 } from "../src/azure/index.js";
 import type { ServiceKind } from "../src/capacity/index.js";
 import { CycleFetcher, type CycleTarget } from "../src/controller/fetch.js";
+import { DEFAULT_STATUS_REFRESH_MS } from "../src/controller/status-need.js";
 import { createKubeClients, type KubeClients, loadKubeConfig } from "../src/kube/client.js";
 import {
   type ControlPlane,
@@ -574,6 +575,8 @@ interface IntervalResult {
   /** Policies read by the cycles that finished in the window. */
   policiesRead: number;
   cpuMs: number;
+  /** The passes' status writes made and skipped (the operator's `status_writes_total`). */
+  statusWrites: { written: number; skipped: number };
   emulatorCpuMs?: number;
   apiServerCpuMs?: number;
   etcdCpuMs?: number;
@@ -662,6 +665,11 @@ interface SizeResult {
     outcomes: Record<string, number>;
     /** Kubernetes calls of the passes: count per interval, p50 and p99 ms. */
     kubeCalls: Record<string, { perInterval: number; p50Ms: number; p99Ms: number }>;
+    /**
+     * Status writes per interval, made and skipped (`status_writes_total`), and what the refresh
+     * alone comes to: policies × poll interval ÷ refresh interval (the operator's default, 300 s).
+     */
+    statusWritesPerInterval: { written: number; skipped: number; refreshBound: number };
   };
   prometheus: PrometheusFigures;
   /** One policy as stored after the run: JSON sizes, bytes. */
@@ -883,6 +891,7 @@ async function runMode(setup: SizeSetup, leading: boolean, parts: BenchParts): P
         cycles: after.cycles.length,
         policiesRead: sum(after.cycles.map((c) => c.policies)),
         cpuMs: (after.cpu.user + after.cpu.system - (before.cpu.user + before.cpu.system)) / 1000,
+        statusWrites: operatorQueries.statusWrites,
         ...(emuBefore && emuAfter ? { emulatorCpuMs: emuAfter.cpuMs - emuBefore.cpuMs } : {}),
         ...(apiBefore && apiAfter ? { apiServerCpuMs: apiAfter.cpuMs - apiBefore.cpuMs } : {}),
         ...(etcdBefore && etcdAfter ? { etcdCpuMs: etcdAfter.cpuMs - etcdBefore.cpuMs } : {}),
@@ -1008,6 +1017,11 @@ async function runMode(setup: SizeSetup, leading: boolean, parts: BenchParts): P
         cpuMsPerPolicyPerCycle: steadyPassCount ? steadyCpuMs / steadyPassCount : Number.NaN,
         outcomes,
         kubeCalls,
+        statusWritesPerInterval: {
+          written: sum(intervals.map((i) => i.statusWrites.written)) / intervals.length,
+          skipped: sum(intervals.map((i) => i.statusWrites.skipped)) / intervals.length,
+          refreshBound: (size * POLL_SECONDS) / (DEFAULT_STATUS_REFRESH_MS / 1000),
+        },
       },
       prometheus: {
         policiesWithSignal: leading ? size : 0,
@@ -1291,6 +1305,11 @@ function printSize(r: SizeResult): string {
     .map(([m, k]) => `${m} ${fmt(k.perInterval, 1)}/interval, p50 ${fmt(k.p50Ms)} ms, p99 ${fmt(k.p99Ms)} ms`)
     .join("; ");
   out.push(`Kubernetes calls of the passes (steady): ${kubeLine || "none"}`);
+  const sw = s.statusWritesPerInterval;
+  out.push(
+    `status writes per interval (steady): ${fmt(sw.written, 1)} written, ${fmt(sw.skipped, 1)} skipped ` +
+      `(the refresh alone: ${fmt(sw.refreshBound, 1)} — every policy once per ${DEFAULT_STATUS_REFRESH_MS / 1000} s)`,
+  );
   out.push(
     `a stored policy: ${fmt(r.policyObject.bytes / 1024)} KB JSON (status ${fmt(r.policyObject.statusBytes / 1024)} KB, ` +
       `managedFields ${fmt(r.policyObject.managedFieldsBytes / 1024)} KB)`,

@@ -26,6 +26,8 @@ describe("the operator's Prometheus query counters", () => {
     expect(before.durationSumSeconds).toBeCloseTo(5.04, 6);
 
     metrics.observePrometheusQuery({ server: "http://a:9090", outcome: "ok", seconds: 0.02 });
+    metrics.statusWrites.inc({ result: "written" });
+    metrics.statusWrites.inc({ result: "skipped" }, 9);
     probes = await startProbeServer({
       address: "127.0.0.1:0",
       metrics: () => metrics.expose(),
@@ -37,6 +39,7 @@ describe("the operator's Prometheus query counters", () => {
       total: 1,
       durationSumSeconds: expect.closeTo(0.02, 6),
       durationCount: 1,
+      statusWrites: { written: 1, skipped: 9 },
     });
   });
 
@@ -48,6 +51,7 @@ describe("the operator's Prometheus query counters", () => {
       total: 0,
       durationSumSeconds: 0,
       durationCount: 0,
+      statusWrites: { written: 0, skipped: 0 },
     });
   });
 

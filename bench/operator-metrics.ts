@@ -1,5 +1,5 @@
 /**
- * The operator's leading-signal counters as its `/metrics` shows them: a scrape over HTTP and the
+ * The operator's leading-signal and status-write counters as its `/metrics` shows them: a scrape over HTTP and the
  * few sums the bench needs from the Prometheus text format (one sample a line,
  * `name{label="value",…} value [timestamp]`; `#` lines are comments). Only the families below are
  * read, so a line-wise reading is enough: their label values (a redacted base URL, an outcome
@@ -16,10 +16,13 @@ export interface PrometheusQueryCounters {
   /** Sum and count of the duration histogram, seconds (queue time behind the per-server bound included). */
   durationSumSeconds: number;
   durationCount: number;
+  /** `signalr_autoscaler_status_writes_total`: the passes' status writes made and skipped. */
+  statusWrites: { written: number; skipped: number };
 }
 
 const QUERIES = "signalr_autoscaler_prometheus_queries_total";
 const DURATION = "signalr_autoscaler_prometheus_query_duration_seconds";
+const STATUS_WRITES = "signalr_autoscaler_status_writes_total";
 
 /** The samples of `name` (exactly that name, not its `_sum`/`_count` siblings): labels and value. */
 function samples(text: string, name: string): { labels: Record<string, string>; value: number }[] {
@@ -55,11 +58,14 @@ export function prometheusQueryCounters(text: string): PrometheusQueryCounters {
     total += s.value;
   }
   const sum = (name: string) => samples(text, name).reduce((a, s) => a + s.value, 0);
+  const writes = (result: string) =>
+    samples(text, STATUS_WRITES).find((s) => s.labels["result"] === result)?.value ?? 0;
   return {
     byOutcome,
     total,
     durationSumSeconds: sum(`${DURATION}_sum`),
     durationCount: sum(`${DURATION}_count`),
+    statusWrites: { written: writes("written"), skipped: writes("skipped") },
   };
 }
 
@@ -78,6 +84,10 @@ export function counterDelta(
     total: after.total - before.total,
     durationSumSeconds: after.durationSumSeconds - before.durationSumSeconds,
     durationCount: after.durationCount - before.durationCount,
+    statusWrites: {
+      written: after.statusWrites.written - before.statusWrites.written,
+      skipped: after.statusWrites.skipped - before.statusWrites.skipped,
+    },
   };
 }
 

@@ -24,6 +24,8 @@
  * - `azure_throttle_end_timestamp_seconds` {endpoint="arm"|"metrics", scope}: when Azure's
  *   throttling of a scope (subscription/region) ends, Unix seconds, as its Retry-After asked; a
  *   series exists only while the scope is throttled
+ * - `status_writes_total` {result="written"|"skipped"} (a pass's status write, made or not needed:
+ *   status-need.ts)
  * - `queue_depth`, `reconcile_duration_seconds`, `reconcile_errors_total`, `leader`
  * - Node.js process metrics (`signalr_autoscaler_process_*`, `signalr_autoscaler_nodejs_*`)
  */
@@ -210,6 +212,11 @@ export class OperatorMetrics {
     "reconcile_errors_total",
     "Reconcile passes that failed, by error kind",
     ["kind"],
+  );
+  readonly statusWrites = this.#counter(
+    "status_writes_total",
+    "Status writes of reconcile passes by result (written; skipped: nothing relied upon changed and the refresh interval had not passed)",
+    ["result"],
   );
   readonly leader = this.#gauge("leader", "1 while this replica holds the leader lease");
 

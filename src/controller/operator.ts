@@ -23,6 +23,9 @@
  *   while a cycle runs longer than its deadline plus `readinessMarginMs` (`cycle-watch.ts`).
  * - Work queue: one entry per policy, never two passes of one policy at once; `workers` passes run
  *   concurrently. A failed pass is retried after a per-policy exponential backoff.
+ * - Status: written when a field someone relies on changed, else at most every
+ *   `statusRefreshMs` (status-need.ts); between writes each pass reads the status the last one
+ *   computed, kept in memory (status-memory.ts).
  * - Leader election (optional): only the leader polls and acts; a new leader rebuilds everything
  *   from the policies' status (history, in-flight update, last scale time).
  */
@@ -58,6 +61,7 @@ import type { OperatorMetrics } from "./metrics.js";
 import { WorkQueue } from "./queue.js";
 import { type PassDeps, type PassResult, reconcile } from "./reconcile.js";
 import { nextPollTime } from "./schedule.js";
+import { StatusMemory } from "./status-memory.js";
 import { checkTarget, type TenancyMap } from "./tenancy.js";
 
 export interface OperatorSettings {
@@ -79,6 +83,11 @@ export interface OperatorSettings {
   pollCycleTimeoutMs?: number;
   /** How far past its deadline a poll cycle may run before `/readyz` fails, real ms (default 15,000). */
   readinessMarginMs?: number;
+  /**
+   * A status whose relied-upon fields did not change is written at most this often, ms (default
+   * 300,000): the age bound of `status.lastSample` (kubectl's Load and Connections columns).
+   */
+  statusRefreshMs?: number;
 }
 
 export interface OperatorDeps {
@@ -174,6 +183,7 @@ export class Operator {
   readonly #watches: ResilientWatch<CapacityPolicy>[] = [];
   readonly #nextPoll = new Map<string, number>();
   readonly #readings = new Map<string, CycleReading>();
+  readonly #statusMemory = new StatusMemory();
   /** Policies whose leading signal is still being read (their pass waits for it). */
   readonly #leadingPending = new Set<string>();
   readonly #listeners = new Set<(report: PassReport) => void>();
@@ -246,6 +256,8 @@ export class Operator {
       metrics: deps.metrics,
       now: deps.clock.now,
       tenancy: settings.tenancy,
+      statusMemory: this.#statusMemory,
+      ...(settings.statusRefreshMs !== undefined ? { statusRefreshMs: settings.statusRefreshMs } : {}),
     };
     this.#termSignal = this.#stop.signal;
     this.#cycleTimeoutMs = settings.pollCycleTimeoutMs ?? DEFAULT_POLL_CYCLE_TIMEOUT_MS;
@@ -377,6 +389,7 @@ export class Operator {
     if (e.type === "deleted") {
       this.#nextPoll.delete(k);
       this.#readings.delete(k);
+      this.#statusMemory.forget(k);
       this.#queue.remove(k);
       this.#leadingReader.forget(k);
       if (target) this.#fetcher.forget(target);
@@ -408,6 +421,8 @@ export class Operator {
     this.#readings.clear();
     // The new leader exports the policies' gauges now: a stale copy here would contradict it.
     for (const p of this.policies()) this.#deps.metrics.forgetPolicy(p.metadata.namespace, p.metadata.name);
+    // A new term reads every policy's status from the API server.
+    this.#statusMemory.clear();
   }
 
   #canWrite(): boolean {

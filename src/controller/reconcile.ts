@@ -7,7 +7,9 @@
  * - act: send the planned ARM update, patch the Deployment's scale subresource or the HPA's
  *   minReplicas;
  * - write: `completePass` turns what happened into one status merge patch, condition drafts and
- *   Events; the status is written once, then the Events are recorded.
+ *   Events; the status is written once when it needs writing (`status-need.ts`: a relied-upon
+ *   field changed, or the refresh interval passed), then the Events are recorded. The pass reads
+ *   its history from the status the last pass computed (`status-memory.ts`), written or not.
  *
  * Safety:
  * - the spec is never written;
@@ -37,11 +39,13 @@ import { isAzureApiError } from "../azure/index.js";
 import type { AzureInstances } from "../azure/instances.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { PolicyClient } from "../kube/policies.js";
+import { objectKey } from "../kube/watch.js";
 import type { WorkloadClient } from "../kube/workloads.js";
 import { applyAppServer, readAppServer } from "./app-servers.js";
 import type { CycleReading } from "./fetch.js";
 import { type Logger, scrubSecrets } from "./logging.js";
 import type { OperatorMetrics } from "./metrics.js";
+import type { StatusMemory } from "./status-memory.js";
 import { writeStatus } from "./status-write.js";
 import { checkTarget, type TenancyMap } from "./tenancy.js";
 
@@ -59,6 +63,10 @@ export interface PassDeps {
   canWrite: () => boolean;
   /** Aborts when the leadership term ends. */
   signal: AbortSignal;
+  /** Carries each policy's status between passes; without it every pass starts from the stored one. */
+  statusMemory?: StatusMemory;
+  /** A status whose relied-upon fields did not change is written at most this often, ms (default 5 min). */
+  statusRefreshMs?: number;
 }
 
 /** How a pass ended. */
@@ -78,8 +86,15 @@ export async function reconcile(
   reading: CycleReading | undefined,
   deps: PassDeps,
 ): Promise<PassResult> {
-  const write = await runPass(policy, reading, deps);
-  const conditions = await writeStatus(policy, deps, write);
+  const start = deps.statusMemory?.start(objectKey(policy), policy.status) ?? { status: policy.status };
+  const read = start.status === policy.status ? policy : { ...policy, status: start.status ?? {} };
+  const write = await runPass(read, reading, deps);
+  const conditions = await writeStatus(
+    policy,
+    { ...deps, countStatusWrite: (result) => deps.metrics.statusWrites.inc({ result }) },
+    write,
+    start,
+  );
   observe(policy, write, conditions, deps);
   return {
     requeueAfterMs: write.requeueAfterMs,

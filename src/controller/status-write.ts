@@ -1,16 +1,21 @@
 /**
- * The one status write of a pass: conditions stamped against the policy's current status and
- * `Ready` derived; on 409 the policy is read again and only the stamps are rebuilt — no Azure
- * call is repeated. Events (the pass's own and those of condition changes) follow a successful
- * write, while the leader's fence holds.
+ * The status write of a pass: conditions stamped against the status the pass started from and
+ * `Ready` derived; the whole status the pass computed is written only when `needsStatusWrite`
+ * says so (a relied-upon field changed, or the refresh interval passed: `status-need.ts`), and is
+ * carried to the next pass in memory either way (`status-memory.ts`). On 409 the policy is read
+ * again and the pass's patch is applied over it, its stamps rebuilt — no Azure call is repeated.
+ * Events (the pass's own and those of condition changes) follow, while the leader's fence holds.
  */
-import type { CapacityPolicy, PolicyCondition, StatusPatch } from "../api/index.js";
-import type { PassWrite } from "../autoscale/index.js";
+import type { CapacityPolicy, CapacityPolicyStatus, PolicyCondition, StatusPatch } from "../api/index.js";
+import { mergeStatus, type PassWrite } from "../autoscale/index.js";
 import { ConflictError as KubeConflictError } from "../kube/errors.js";
 import { type EventRecorder, policySubject } from "../kube/events.js";
 import type { PolicyClient } from "../kube/policies.js";
+import { objectKey } from "../kube/watch.js";
 import { type Logger, scrubSecrets } from "./logging.js";
 import { changedConditions, replacingPatch, stampConditions, withReady } from "./status.js";
+import type { StartingStatus, StatusMemory } from "./status-memory.js";
+import { DEFAULT_STATUS_REFRESH_MS, needsStatusWrite, refreshPhase } from "./status-need.js";
 
 const MAX_STATUS_ATTEMPTS = 4;
 
@@ -22,26 +27,55 @@ export interface StatusWriteDeps {
   now: () => number;
   /** The leader's fence: false → no write of any kind. */
   canWrite: () => boolean;
+  /** Counts the status writes made and skipped. */
+  countStatusWrite?: (result: "written" | "skipped") => void;
+  /** Carries each policy's status between passes; without it every pass starts from the stored one. */
+  statusMemory?: StatusMemory;
+  /** A status whose relied-upon fields did not change is written at most this often, ms (default 5 min). */
+  statusRefreshMs?: number;
+}
+
+type Status = Partial<CapacityPolicyStatus>;
+
+/** `value` as it reads back from the API server (JSON: no `undefined`). */
+const asStored = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+
+/**
+ * The patch that makes the stored status equal `next`: objects replace the stored ones whole and
+ * a top-level field `next` lacks is removed.
+ */
+function patchTo(stored: Status | undefined, next: Status): StatusPatch {
+  const patch = replacingPatch(stored as Record<string, unknown> | undefined, next) as StatusPatch;
+  for (const k of Object.keys(stored ?? {}) as (keyof Status)[]) if (!(k in next)) patch[k] = null;
+  return patch;
 }
 
 /**
- * Writes status once: conditions stamped against the policy's current status, Ready derived.
- * On 409 it reads the policy again and rebuilds only the stamps — no Azure call is repeated.
- * Events (the pass's own and those of condition changes) follow a successful write.
- * Returns the conditions written (none when this replica may not write).
+ * Writes status when it needs writing (see the module comment): conditions stamped against the
+ * status the pass started from (`start`: the carried one, else the stored one), Ready derived.
+ * On 409 it reads the policy again and applies the pass's patch over it — no Azure call is
+ * repeated. Events (the pass's own and those of condition changes) follow. Returns the
+ * conditions as the pass left them, written or carried (none when this replica may not write).
+ *
+ * @throws the Kubernetes error of the status write (after at most 4 attempts on 409)
  */
 export async function writeStatus(
   policy: CapacityPolicy,
   deps: StatusWriteDeps,
   write: PassWrite,
+  start: StartingStatus = { status: policy.status },
 ): Promise<PolicyCondition[]> {
   if (!deps.canWrite() || write.outcome === "notLeader") return [];
   const { namespace, name } = policy.metadata;
-  const nowIso = new Date(deps.now()).toISOString();
+  const key = objectKey(policy);
+  const nowMs = deps.now();
+  const refreshMs = deps.statusRefreshMs ?? DEFAULT_STATUS_REFRESH_MS;
+  const nowIso = new Date(nowMs).toISOString();
   let base = policy;
+  let from = start.status;
   let written: PolicyCondition[] = [];
   for (let attempt = 1; ; attempt++) {
-    const previousConditions = base.status?.conditions;
+    const previousConditions = from?.conditions;
     const drafts = write.drafts.length > 0 ? write.drafts : (previousConditions ?? []).map((c) => ({ ...c }));
     written = stampConditions(
       withReady(drafts, write.blocker, write.patch.operation != null),
@@ -49,22 +83,40 @@ export async function writeStatus(
       nowIso,
       policy.metadata.generation,
     );
+    const next = asStored({ ...mergeStatus(from ?? {}, write.patch), conditions: written });
+    const need = needsStatusWrite(base.status, next, nowMs, {
+      refreshIntervalMs: refreshMs,
+      lastWrittenMs: start.lastWrittenMs,
+      phaseMs: refreshPhase(key, refreshMs),
+    });
+    if (!need.write) {
+      deps.statusMemory?.remember(key, base.status, next, start.lastWrittenMs);
+      deps.countStatusWrite?.("skipped");
+      break;
+    }
     try {
       // Objects replace the stored ones whole: a key the pass no longer sets is removed.
-      const patch = replacingPatch(base.status as Record<string, unknown> | undefined, {
-        ...write.patch,
-        conditions: written,
-      }) as StatusPatch;
-      await deps.policies.patchStatus(namespace, name, patch, base.metadata.resourceVersion);
+      const stored = await deps.policies.patchStatus(
+        namespace,
+        name,
+        patchTo(base.status, next),
+        base.metadata.resourceVersion,
+      );
+      deps.statusMemory?.remember(key, stored.status, next, nowMs);
+      deps.countStatusWrite?.("written");
+      deps.log.debug({ namespace, policy: name, changed: need.reason }, "status written");
       break;
     } catch (err) {
-      if (!(err instanceof KubeConflictError) || attempt >= MAX_STATUS_ATTEMPTS || !deps.canWrite())
+      if (!(err instanceof KubeConflictError) || attempt >= MAX_STATUS_ATTEMPTS || !deps.canWrite()) {
+        deps.statusMemory?.forget(key);
         throw err;
+      }
       base = await deps.policies.get(namespace, name);
+      from = base.status;
     }
   }
   const events = [...write.events];
-  for (const c of changedConditions(base.status?.conditions, written)) {
+  for (const c of changedConditions(from?.conditions, written)) {
     const warn =
       (c.condition.type === "Ready" && c.condition.status === "False") ||
       (c.condition.type === "MetricsAvailable" && c.condition.status === "False") ||

@@ -40,6 +40,7 @@ interface RunFlags extends CommonOptions, AzureFlags {
   kubeRequestTimeout: string;
   pollCycleTimeout: string;
   readinessMargin: string;
+  statusRefreshInterval: string;
   logLevel: LogLevel;
   logFormat: "json" | "pretty";
 }
@@ -55,6 +56,7 @@ async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
   const workers = Number(flags.workers);
   if (!Number.isInteger(workers) || workers < 1)
     throw new UsageError(`--workers must be a whole number ≥ 1, got "${flags.workers}"`);
+  const statusRefreshSeconds = positiveSeconds(flags.statusRefreshInterval, "--status-refresh-interval");
   const leaseDurationSeconds = positiveSeconds(flags.leaseDuration, "--lease-duration");
   const renewDeadlineSeconds = positiveSeconds(flags.renewDeadline, "--renew-deadline");
   const retryPeriodSeconds = positiveSeconds(flags.retryPeriod, "--retry-period");
@@ -134,6 +136,7 @@ async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
       identity,
       pollCycleTimeoutMs,
       readinessMarginMs,
+      statusRefreshMs: statusRefreshSeconds * 1000,
       ...(flags.leaderElect && leaseNamespace
         ? {
             leaderElection: {
@@ -243,6 +246,11 @@ export const runCommand: CliCommand = defineCommand<RunFlags>({
         "--readiness-margin <seconds>",
         "/readyz fails while a poll cycle runs this long past its deadline",
         env["READINESS_MARGIN"] ?? "15",
+      )
+      .option(
+        "--status-refresh-interval <seconds>",
+        "a policy's status is written when a field people or the next pass rely on changes, else at most this often (the age bound of its last sample in kubectl get)",
+        env["STATUS_REFRESH_INTERVAL"] ?? "300",
       )
       .addOption(
         new Option("--log-level <level>", "log level")
