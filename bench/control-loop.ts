@@ -93,6 +93,7 @@ interface BenchOptions {
   perRequestConnections: boolean;
   operatorNodeOptions: string;
   operatorBuild: "bundle" | "modules";
+  statusRefreshInterval: string;
 }
 
 /**
@@ -141,6 +142,11 @@ function parseFlags(argv: readonly string[]) {
         .choices(["bundle", "modules"])
         .default("bundle"),
     )
+    .option(
+      "--status-refresh-interval <seconds>",
+      "the operator's --status-refresh-interval; 0 writes every policy's status on every pass (as before status writes were skipped)",
+      "300",
+    )
     .helpOption("-h, --help", "this text")
     .exitOverride()
     .configureOutput({
@@ -169,6 +175,7 @@ function parseFlags(argv: readonly string[]) {
     "per-request-connections": o.perRequestConnections,
     "operator-node-options": o.operatorNodeOptions,
     "operator-build": o.operatorBuild,
+    "status-refresh-interval": o.statusRefreshInterval,
   };
 }
 
@@ -190,6 +197,7 @@ const INTERVALS = Number(flags.intervals);
 const POLL_SECONDS = Number(flags.poll);
 const WORKERS = Number(flags.workers);
 const CONCURRENCY = Number(flags.concurrency);
+const STATUS_REFRESH_SECONDS = Number(flags["status-refresh-interval"]);
 for (const [name, v] of [
   ["sizes", Math.min(...SIZES)],
   ["intervals", INTERVALS],
@@ -200,6 +208,8 @@ for (const [name, v] of [
 ] as const) {
   if (!Number.isInteger(v) || v < 1) usageError(`--${name} must be whole numbers ≥ 1`);
 }
+if (!(Number.isFinite(STATUS_REFRESH_SECONDS) && STATUS_REFRESH_SECONDS >= 0))
+  usageError("--status-refresh-interval must be a number of seconds ≥ 0");
 if (!(Number.isFinite(PROMETHEUS_LATENCY_MS) && PROMETHEUS_LATENCY_MS >= 0))
   usageError("--prometheus-latency-ms must be a number ≥ 0");
 
@@ -793,6 +803,7 @@ async function runMode(setup: SizeSetup, leading: boolean, parts: BenchParts): P
     expected: size,
     workers: WORKERS,
     perRequestConnections: flags["per-request-connections"],
+    statusRefreshMs: STATUS_REFRESH_SECONDS * 1000,
   });
   let result: SizeResult;
   try {
@@ -1600,6 +1611,7 @@ async function main(): Promise<void> {
           perRequestConnections: flags["per-request-connections"],
           operatorNodeOptions: flags["operator-node-options"],
           operatorBuild: flags["operator-build"],
+          statusRefreshSeconds: STATUS_REFRESH_SECONDS,
           subscriptions: SUBSCRIPTIONS,
           regions: REGIONS,
           services: SERVICES,

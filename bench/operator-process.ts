@@ -50,6 +50,8 @@ export interface OperatorProcessConfig {
   clock?: { virtualMs: number; realMs: number; speed: number };
   /** Pass this operator setting through (tests of shorter intervals); absent: the default. */
   tickMs?: number;
+  /** The operator's status refresh interval, ms (0: a status write on every pass); absent: the default. */
+  statusRefreshMs?: number;
 }
 
 /** One finished pass. */
@@ -295,6 +297,7 @@ async function main(): Promise<void> {
       workers: config.workers,
       identity: "bench",
       ...(config.tickMs !== undefined ? { tickMs: config.tickMs } : {}),
+      ...(config.statusRefreshMs !== undefined ? { statusRefreshMs: config.statusRefreshMs } : {}),
     },
   );
   const probes = await startProbeServer({

@@ -169,6 +169,8 @@ export function needsStatusWrite(
   if (field !== undefined) return { write: true, reason: field };
   if (isDeepStrictEqual(previous ?? {}, next)) return { write: false, reason: "unchanged" };
   const last = settings.lastWrittenMs;
+  // No interval: every pass writes (the behaviour before status writes were skipped).
+  if (settings.refreshIntervalMs <= 0) return { write: true, reason: "refresh" };
   const period = (t: number) => Math.floor((t - (settings.phaseMs ?? 0)) / settings.refreshIntervalMs);
   if (last === undefined || period(nowMs) > period(last)) return { write: true, reason: "refresh" };
   return { write: false, reason: "refresh not due" };
