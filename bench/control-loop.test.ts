@@ -28,11 +28,21 @@ describe("npm run bench: flags", () => {
     for (const flag of ["--sizes", "--no-leading", "--operator-build", "--operator-node-options", "--help"])
       expect(r.stdout).toContain(flag);
     expect(r.stderr).toBe("");
+    // One default per flag, and no path of this machine.
+    const help = r.stdout.replace(/\s+/g, " ");
+    expect(help).not.toMatch(/\(default[^)]*\) \(default/);
+    expect(help).toContain("(default: bench/results/latest.json of the checkout)");
+    expect(r.stdout).not.toContain(ROOT);
   }, 90_000);
 
   it.each([
     [["--bogus"], "error: unknown option '--bogus'\n"],
-    [["--sizes", "0"], "error: --sizes must be whole numbers ≥ 1\n"],
+    [["--sizes", "0"], "error: --sizes must be whole numbers ≥ 1, comma-separated\n"],
+    [["--poll", "0"], "error: --poll must be a whole number ≥ 1\n"],
+    [
+      ["--prometheus-servers", "x"],
+      "error: --prometheus-servers must be a whole number ≥ 1 or per-namespace\n",
+    ],
     [
       ["--operator-build", "docker"],
       /^error: option '--operator-build <build>' argument 'docker' is invalid/,

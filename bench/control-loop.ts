@@ -113,7 +113,7 @@ function parseFlags(argv: readonly string[]) {
     )
     .option(
       "--prometheus-servers <n>",
-      "Prometheus stand-ins the leading signals point at, policy i on server i mod N (default: one per namespace, up to 10)",
+      "Prometheus stand-ins the leading signals point at, policy i on server i mod N; per-namespace: one per namespace, up to 10",
       "per-namespace",
     )
     .option("--prometheus-latency-ms <ms>", "time each stand-in takes to answer a query, ms", "10")
@@ -121,7 +121,12 @@ function parseFlags(argv: readonly string[]) {
     .option("--poll <seconds>", "pollIntervalSeconds of every policy", "30")
     .option("--workers <n>", "the operator's concurrent passes", "16")
     .option("--concurrency <n>", "concurrent calls of the per-resource comparison", "16")
-    .option("--out <file>", "where the results go, JSON", join(ROOT, "bench", "results", "latest.json"))
+    .addOption(
+      new Option("--out <file>", "where the results go, JSON").default(
+        join(ROOT, "bench", "results", "latest.json"),
+        "bench/results/latest.json of the checkout",
+      ),
+    )
     .option("--heap-snapshot", "writes operator-<N>[-leading].heapsnapshot next to --out", false)
     .option(
       "--per-request-connections",
@@ -206,7 +211,14 @@ for (const [name, v] of [
   ["concurrency", CONCURRENCY],
   ["prometheus-servers", PROMETHEUS_SERVERS ?? 1],
 ] as const) {
-  if (!Number.isInteger(v) || v < 1) usageError(`--${name} must be whole numbers ≥ 1`);
+  if (!Number.isInteger(v) || v < 1)
+    usageError(
+      name === "sizes"
+        ? "--sizes must be whole numbers ≥ 1, comma-separated"
+        : name === "prometheus-servers"
+          ? "--prometheus-servers must be a whole number ≥ 1 or per-namespace"
+          : `--${name} must be a whole number ≥ 1`,
+    );
 }
 if (!(Number.isFinite(STATUS_REFRESH_SECONDS) && STATUS_REFRESH_SECONDS >= 0))
   usageError("--status-refresh-interval must be a number of seconds ≥ 0");

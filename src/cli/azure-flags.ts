@@ -8,6 +8,7 @@ import { resolve } from "node:path";
 import type { TokenCredential } from "@azure/identity";
 import { type Command, Option } from "commander";
 import { type AzureConnection, createAzureCredential } from "../azure/index.js";
+import type { Logger } from "../controller/logging.js";
 import { UsageError } from "./errors.js";
 
 /** The flags' values. */
@@ -101,4 +102,13 @@ export async function azureConnection(
     },
     credential: description,
   };
+}
+
+/**
+ * Logs which credential the operator uses, from {@link azureConnection}'s description (the source
+ * and the client ID, never a secret). Its key is not `credential`: the log's redaction blanks the
+ * value of any member whose name ends in "credential".
+ */
+export function logCredential(log: Logger, description: string): void {
+  log.info({ credentialSource: description }, "Azure credential");
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { replacingPatch } from "./status.js";
+import { type ConditionDraft, replacingPatch, withReady } from "./status.js";
 
 describe("replacingPatch: objects replace the stored ones whole", () => {
   it("removes, at every depth, what the new value no longer has", () => {
@@ -42,5 +42,40 @@ describe("replacingPatch: objects replace the stored ones whole", () => {
     });
     // An array or a value replaces an object (merge patch replaces non-objects whole).
     expect(replacingPatch({ rules: { a: 1 } }, { rules: [1] })).toEqual({ rules: [1] });
+  });
+});
+
+describe("withReady: the kstatus conditions", () => {
+  const fallback: ConditionDraft = {
+    type: "Fallback",
+    status: "True",
+    reason: "FallbackHold",
+    message: "4 consecutive failures (threshold 3): holding the current capacity",
+  };
+  const get = (conditions: ConditionDraft[], type: string) => conditions.find((c) => c.type === type);
+
+  it("Reconciling=True while an update runs", () => {
+    const out = withReady([], undefined, true);
+    expect(get(out, "Ready")).toMatchObject({ status: "True" });
+    expect(get(out, "Reconciling")).toMatchObject({ status: "True", reason: "ScaleInProgress" });
+    expect(get(out, "Stalled")).toMatchObject({ status: "False", reason: "NotStalled" });
+  });
+
+  it("a policy in fallback while its update runs is Stalled and not Reconciling (kstatus: Failed, as Argo CD's Degraded)", () => {
+    const out = withReady([fallback], undefined, true);
+    expect(get(out, "Ready")).toMatchObject({ status: "False", reason: "Fallback" });
+    expect(get(out, "Stalled")).toMatchObject({
+      status: "True",
+      reason: "Fallback",
+      message: fallback.message,
+    });
+    expect(get(out, "Reconciling")).toMatchObject({ status: "False", reason: "Stalled" });
+    expect(get(out, "Reconciling")?.message).toContain("an ARM update of the instance runs");
+  });
+
+  it("Reconciling=False, Idle without an update", () => {
+    const out = withReady([fallback], undefined, false);
+    expect(get(out, "Reconciling")).toMatchObject({ status: "False", reason: "Idle" });
+    expect(get(out, "Stalled")).toMatchObject({ status: "True" });
   });
 });

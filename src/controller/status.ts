@@ -56,8 +56,8 @@ export const STALLED_REASONS: ReadonlySet<string> = new Set([
 /**
  * Derives `Ready` from the other conditions (and a blocker, when the pass stopped early), and the
  * kstatus conditions that Flux and `kubectl wait` read (sigs.k8s.io/cli-utils kstatus, the
- * "abnormal-true" convention): `Reconciling=True` while an ARM update runs (`inFlight`),
- * `Stalled=True` while `Ready=False` for one of {@link STALLED_REASONS}. Returns the full list in
+ * "abnormal-true" convention): `Reconciling=True` while an ARM update runs (`inFlight`) and the
+ * policy is not stalled, `Stalled=True` while `Ready=False` for one of {@link STALLED_REASONS}. Returns the full list in
  * `CONDITION_TYPES` order. Types missing from `drafts` are left out unless `Ready`, `Reconciling`
  * or `Stalled`.
  */
@@ -93,22 +93,30 @@ export function withReady(
   } else {
     ready = readyAs("True", "Reconciled", draftReady?.message ?? "reconciled");
   }
+  const stalled = ready.status === "False" && STALLED_REASONS.has(ready.reason);
+  // kstatus reads Reconciling before Stalled: a stalled policy is not Reconciling, even while an
+  // update it sent earlier still runs, so Flux reads Failed where Argo CD reads Degraded.
+  const reconciling: ConditionDraft = !inFlight
+    ? { type: "Reconciling", status: "False", reason: "Idle", message: "no ARM update runs" }
+    : stalled
+      ? {
+          type: "Reconciling",
+          status: "False",
+          reason: "Stalled",
+          message: `an ARM update of the instance runs, but the policy is stalled (${ready.reason})`,
+        }
+      : {
+          type: "Reconciling",
+          status: "True",
+          reason: "ScaleInProgress",
+          message: "an ARM update of the instance runs",
+        };
   const derived = new Map<string, ConditionDraft>([
     ["Ready", ready],
-    [
-      "Reconciling",
-      inFlight
-        ? {
-            type: "Reconciling",
-            status: "True",
-            reason: "ScaleInProgress",
-            message: "an ARM update of the instance runs",
-          }
-        : { type: "Reconciling", status: "False", reason: "Idle", message: "no ARM update runs" },
-    ],
+    ["Reconciling", reconciling],
     [
       "Stalled",
-      ready.status === "False" && STALLED_REASONS.has(ready.reason)
+      stalled
         ? { type: "Stalled", status: "True", reason: ready.reason, message: ready.message }
         : { type: "Stalled", status: "False", reason: "NotStalled", message: "nothing waits for a person" },
     ],

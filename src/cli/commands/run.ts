@@ -16,7 +16,13 @@ import { OperatorMetrics } from "../../controller/metrics.js";
 import { Operator } from "../../controller/operator.js";
 import { parseTenancy, type TenancyMap } from "../../controller/tenancy.js";
 import { createKubeClients, type KubeConfigSource, loadKubeConfig } from "../../kube/client.js";
-import { type AzureFlags, azureConnection, azureOptions, readFlagText } from "../azure-flags.js";
+import {
+  type AzureFlags,
+  azureConnection,
+  azureOptions,
+  logCredential,
+  readFlagText,
+} from "../azure-flags.js";
 import { type CliCommand, type CommonOptions, defineCommand } from "../command.js";
 import { UsageError } from "../errors.js";
 import type { CliIo } from "../io.js";
@@ -119,7 +125,7 @@ async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
   const kube = createKubeClients(kc, { requestTimeoutMs: kubeRequestTimeoutMs });
 
   const { connection, credential } = await azureConnection(flags, io.env, io.cwd);
-  log.info({ credential }, "Azure credential");
+  logCredential(log, credential);
   const azure = createAzureAdapters({
     ...connection,
     requestTimeoutMs: azureRequestTimeoutMs,
