@@ -26,15 +26,7 @@ import { UnavailableError } from "../../src/kube/errors.js";
 import { adminClients, controlPlane, createNamespace, ensureCrd, eventually } from "../kube/support.js";
 import { recordFault } from "../reliability/record.js";
 import { type Harness, signalrId, startHarness } from "./harness.js";
-import {
-  armWritesFor,
-  condition,
-  createPolicy,
-  eventsFor,
-  getPolicy,
-  policyManifest,
-  requestCollector,
-} from "./helpers.js";
+import { armWritesFor, condition, eventsFor, getPolicy, readyOnP1x10, requestCollector } from "./helpers.js";
 import { type KubeProxy, startKubeProxy } from "./kube-proxy.js";
 
 const TEST = "test/operator/kube-hang.test.ts";
@@ -104,22 +96,8 @@ describe("a status write that hangs", () => {
   it("ends at the deadline and is retried; other policies keep their pace; one ARM write; written once answered", async () => {
     const stuck = signalrId("hang-stuck");
     const steady = signalrId("hang-steady");
-    for (const [name, id] of [
-      ["stuck", stuck],
-      ["steady", steady],
-    ] as const) {
-      emulator.control.addInstance({ resourceId: id, sku: "Premium_P1", units: 10, connections: 2000 });
-      await createPolicy(
-        admin,
-        policyManifest(ns, name, id, { units: { min: 10, max: 50 }, pollIntervalSeconds: POLL_SECONDS }),
-      );
-    }
-    for (const name of ["stuck", "steady"])
-      await eventually(
-        async () => expect(condition(await getPolicy(admin, ns, name), "Ready")?.status).toBe("True"),
-        60_000,
-        200,
-      );
+    await readyOnP1x10(admin, emulator, ns, "stuck", stuck, { pollIntervalSeconds: POLL_SECONDS });
+    await readyOnP1x10(admin, emulator, ns, "steady", steady, { pollIntervalSeconds: POLL_SECONDS });
     expect(armWritesFor(requests.all, stuck)).toHaveLength(0);
 
     // From the moment the ARM PATCH of `stuck` lands, its status writes hang.

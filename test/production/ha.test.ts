@@ -138,6 +138,19 @@ async function startReplica(name: string): Promise<Replica> {
   return { name, op, lease, azureCalls, kill };
 }
 
+/** The one replica of `group` that leads, once there is exactly one (within 20 s). */
+function leaderOf(group: readonly Replica[]): Promise<Replica> {
+  return eventually(
+    () => {
+      const leading = group.filter((r) => r.op.operator.isLeader);
+      expect(leading).toHaveLength(1);
+      return leading[0] as Replica;
+    },
+    20_000,
+    100,
+  );
+}
+
 const isWrite = (c: AzureCall) => /^(PATCH|PUT|DELETE) /.test(c.api);
 
 beforeAll(async () => {
@@ -166,15 +179,7 @@ describe("two replicas, one Lease", () => {
 
     const [a, b] = await Promise.all([startReplica("replica-a"), startReplica("replica-b")]);
     replicas.push(a as Replica, b as Replica);
-    const leader = await eventually(
-      () => {
-        const leading = replicas.filter((r) => r.op.operator.isLeader);
-        expect(leading).toHaveLength(1);
-        return leading[0] as Replica;
-      },
-      20_000,
-      100,
-    );
+    const leader = await leaderOf(replicas);
     const follower = replicas.find((r) => r !== leader) as Replica;
 
     await createPolicy(
@@ -299,15 +304,7 @@ describe("two replicas, one Lease", () => {
     const [c, d] = await Promise.all([startReplica("replica-c"), startReplica("replica-d")]);
     replicas.push(c as Replica, d as Replica);
     const pair = [c, d] as Replica[];
-    const leader = await eventually(
-      () => {
-        const leading = pair.filter((r) => r.op.operator.isLeader);
-        expect(leading).toHaveLength(1);
-        return leading[0] as Replica;
-      },
-      20_000,
-      100,
-    );
+    const leader = await leaderOf(pair);
     const survivor = pair.find((r) => r !== leader) as Replica;
     // One step: 9,000 connections at 80 % need 12 units → 20 on the ladder.
     await createPolicy(admin, policyManifest(ns, "killed", id, { units: { min: 10, max: 50 } }));
