@@ -3,10 +3,12 @@ import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { expect } from "vitest";
 import { API_VERSION, type CapacityPolicy, GROUP, KIND, PLURAL, VERSION } from "../../src/api/index.js";
-import type { RequestRecord } from "../../src/emulator/index.js";
+import type { RequestRecord, RunningEmulator } from "../../src/emulator/index.js";
 import type { KubeClients } from "../../src/kube/client.js";
 import { mergePatchOptions } from "../../src/kube/client.js";
+import { condition, createPolicyObject, eventually, getPolicy } from "../kube/support.js";
 
 export { condition, createPolicyObject as createPolicy, getPolicy } from "../kube/support.js";
 
@@ -78,6 +80,27 @@ export function armWritesFor(requests: readonly RequestRecord[], resourceId: str
 export function requestCollector(): { onRequest: (r: RequestRecord) => void; all: RequestRecord[] } {
   const all: RequestRecord[] = [];
   return { all, onRequest: (r) => all.push({ ...r }) };
+}
+
+/**
+ * The instance `id` in the emulator on Premium_P1 × 10 with 2,000 connections, and the policy
+ * `name` on it (10–50 units, `spec` overrides top-level fields), once it is Ready (within 60 s).
+ */
+export async function readyOnP1x10(
+  kube: KubeClients,
+  emulator: RunningEmulator,
+  ns: string,
+  name: string,
+  id: string,
+  spec: Spec = {},
+): Promise<void> {
+  emulator.control.addInstance({ resourceId: id, sku: "Premium_P1", units: 10, connections: 2000 });
+  await createPolicyObject(kube, policyManifest(ns, name, id, { units: { min: 10, max: 50 }, ...spec }));
+  await eventually(
+    async () => expect(condition(await getPolicy(kube, ns, name), "Ready")?.status).toBe("True"),
+    60_000,
+    200,
+  );
 }
 
 /** Events about one object in a namespace: reason → messages. */

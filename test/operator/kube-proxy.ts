@@ -1,8 +1,8 @@
 /**
  * A loopback HTTPS proxy in front of the test kube-apiserver that can fail requests: every request
  * is forwarded as it came (watches stream through); `failNext` makes the next request that matches
- * answer an HTTP error with a Kubernetes `Status` body instead, without reaching the API server.
- * Clients reach it through a kubeconfig of its own (its CA, the admin token). Not a test file.
+ * answer an HTTP error with a Kubernetes `Status` body instead, without reaching the API server;
+ * `hang` holds every matching request unanswered (not forwarded) until `release`. Clients reach it through a kubeconfig of its own (its CA, the admin token). Not a test file.
  */
 import { randomBytes } from "node:crypto";
 import { writeFile } from "node:fs/promises";
@@ -21,6 +21,23 @@ export interface ProxyFault {
   onFire?: () => void;
 }
 
+/** Which requests to hold unanswered. */
+export interface ProxyHang {
+  method: string;
+  /** Matched against the URL path (no query). */
+  path: RegExp;
+}
+
+/** A request the proxy held: when it came and, once the client gave up, how long it waited. */
+export interface HeldRequest {
+  method: string;
+  path: string;
+  /** `performance.now()` when it arrived, ms. */
+  at: number;
+  /** How long the client waited before closing it, ms (undefined while it waits). */
+  waitedMs?: number;
+}
+
 export interface KubeProxy {
   /** A kubeconfig file that talks to the API server through the proxy. */
   kubeconfig: string;
@@ -28,6 +45,12 @@ export interface KubeProxy {
   failNext(fault: ProxyFault): void;
   /** Requests failed so far: method and path. */
   readonly failed: { method: string; path: string }[];
+  /** Holds every matching request, never answering nor forwarding it, until `release`. */
+  hang(rule: ProxyHang): void;
+  /** Forwards requests again (those held so far stay unanswered until their clients give up). */
+  release(): void;
+  /** Requests held so far, in order. */
+  readonly held: HeldRequest[];
   close(): Promise<void>;
 }
 
@@ -48,8 +71,19 @@ export async function startKubeProxy(options: {
   const agent = new https.Agent({ ca: options.upstreamCa, keepAlive: true });
   let armed: ProxyFault | undefined;
   const failed: { method: string; path: string }[] = [];
+  let hanging: ProxyHang | undefined;
+  const held: HeldRequest[] = [];
   const server = https.createServer({ cert: tls.certPem, key: tls.keyPem }, (req, res) => {
     const path = (req.url ?? "/").split("?")[0] as string;
+    if (hanging && req.method === hanging.method && hanging.path.test(path)) {
+      const entry: HeldRequest = { method: req.method, path, at: performance.now() };
+      held.push(entry);
+      req.resume();
+      res.on("close", () => {
+        entry.waitedMs = performance.now() - entry.at;
+      });
+      return;
+    }
     const fault = armed;
     if (fault && req.method === fault.method && fault.path.test(path)) {
       armed = undefined;
@@ -110,6 +144,13 @@ current-context: proxy
     failed,
     failNext(fault) {
       armed = fault;
+    },
+    held,
+    hang(rule) {
+      hanging = rule;
+    },
+    release() {
+      hanging = undefined;
     },
     async close() {
       server.closeAllConnections();

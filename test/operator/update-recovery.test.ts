@@ -4,7 +4,9 @@
  * One demand change (P1 × 10, 2,000 → 9,000 connections) gives exactly one ARM write (10 → 20)
  * and no reversal, counted from the emulator's request log, whether the same operator retries
  * after a 503 on that status write or a fresh one starts after the first stopped as the PATCH
- * landed. The 503 comes from a real loopback proxy in front of the kube-apiserver.
+ * landed. The 503 comes from a real loopback proxy in front of the kube-apiserver. With two
+ * replicas, a leader killed as the PATCH lands: test/production/ha.test.ts; a status write that
+ * hangs instead of failing: kube-hang.test.ts.
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -22,15 +24,7 @@ import {
 } from "../kube/support.js";
 import { recordFault } from "../reliability/record.js";
 import { type Harness, signalrId, startHarness } from "./harness.js";
-import {
-  armWritesFor,
-  condition,
-  createPolicy,
-  eventsFor,
-  getPolicy,
-  policyManifest,
-  requestCollector,
-} from "./helpers.js";
+import { armWritesFor, condition, eventsFor, getPolicy, readyOnP1x10, requestCollector } from "./helpers.js";
 import { type KubeProxy, startKubeProxy } from "./kube-proxy.js";
 
 const MIN = 60_000;
@@ -94,13 +88,7 @@ async function stopOperator(h: Harness): Promise<void> {
  */
 async function lostWriteCase(name: string, first: Harness, onLost: () => void) {
   const id = signalrId(name);
-  emulator.control.addInstance({ resourceId: id, sku: "Premium_P1", units: 10, connections: 2000 });
-  await createPolicy(kube, policyManifest(ns, name, id, { units: { min: 10, max: 50 } }));
-  await eventually(
-    async () => expect(condition(await getPolicy(kube, ns, name), "Ready")?.status).toBe("True"),
-    60_000,
-    200,
-  );
+  await readyOnP1x10(kube, emulator, ns, name, id);
   expect(armWritesFor(requests.all, id)).toHaveLength(0);
   let lostAt = 0;
   onArm = (path) => {

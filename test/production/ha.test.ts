@@ -3,7 +3,9 @@
  * against one control plane and one emulator. Only the leader acts; when the leader can no longer
  * renew, it stops every write at its renew deadline, before the lease can pass; the new leader
  * picks up the in-flight ARM update from the policy's status and finishes it without a second
- * PATCH; a replica that stops releases the lease so the other takes over at once.
+ * PATCH; a replica that stops releases the lease so the other takes over at once. A leader killed
+ * as its ARM PATCH lands (no status write, no lease release) is replaced after the lease duration,
+ * and the new leader learns of the update from the instance: one ARM write in all.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AzureCall } from "../../src/azure/index.js";
@@ -22,6 +24,7 @@ import {
   eventually,
   kubectl,
 } from "../kube/support.js";
+import { recordFault } from "../reliability/record.js";
 import {
   condition,
   createPolicy,
@@ -33,6 +36,7 @@ import {
   type TestOperator,
 } from "./support.js";
 
+const TEST = "test/production/ha.test.ts";
 const LEASE = { leaseDurationSeconds: 4, renewDeadlineSeconds: 3, retryPeriodSeconds: 0.5 };
 
 interface Write {
@@ -42,13 +46,23 @@ interface Write {
   at: number;
 }
 
-/** The replica's kube clients, recording every write call (create/patch/replace/delete) it makes. */
-function recordingClients(kube: KubeClients, replica: string, writes: Write[]): KubeClients {
+/**
+ * The replica's kube clients, recording every write call (create/patch/replace/delete) it makes;
+ * once `killed.value` is set, every call fails without reaching the API server, as if the process
+ * were gone.
+ */
+function recordingClients(
+  kube: KubeClients,
+  replica: string,
+  writes: Write[],
+  killed: { value: boolean },
+): KubeClients {
   const wrap = <T extends object>(api: T): T =>
     new Proxy(api, {
       get(target, prop, receiver) {
         const value: unknown = Reflect.get(target, prop, receiver);
         if (typeof value !== "function" || typeof prop !== "string") return value;
+        if (killed.value) return () => Promise.reject(new Error("killed"));
         if (!/^(create|patch|replace|delete)/.test(prop)) return value;
         return (...args: unknown[]) => {
           writes.push({ replica, what: prop, at: Date.now() });
@@ -84,6 +98,11 @@ interface Replica {
   op: TestOperator;
   lease: CuttableLease;
   azureCalls: (AzureCall & { at: number })[];
+  /**
+   * Kills the replica at once, as SIGKILL would: no further Kubernetes call reaches the API
+   * server (so no status write and no lease release), its passes and Azure calls are aborted.
+   */
+  kill(): void;
 }
 
 let admin: KubeClients;
@@ -92,8 +111,12 @@ let emulator: RunningEmulator;
 const writes: Write[] = [];
 const replicas: Replica[] = [];
 
+/** Called with the path of each ARM write the emulator serves, before it answers (set per test). */
+let onArmWrite: ((path: string) => void) | undefined;
+
 async function startReplica(name: string): Promise<Replica> {
-  const kube = recordingClients(clientsFor(controlPlane().kubeconfigAdmin), name, writes);
+  const killed = { value: false };
+  const kube = recordingClients(clientsFor(controlPlane().kubeconfigAdmin), name, writes, killed);
   const lease = new CuttableLease(new LeaseClient(kube));
   const op = await startOperator({
     kube,
@@ -107,7 +130,25 @@ async function startReplica(name: string): Promise<Replica> {
   });
   const azureCalls: Replica["azureCalls"] = [];
   op.azure.calls.subscribe((c) => azureCalls.push({ ...c, at: Date.now() - c.seconds * 1000 }));
-  return { name, op, lease, azureCalls };
+  const kill = () => {
+    killed.value = true;
+    lease.cut = true;
+    void op.stop(0);
+  };
+  return { name, op, lease, azureCalls, kill };
+}
+
+/** The one replica of `group` that leads, once there is exactly one (within 20 s). */
+function leaderOf(group: readonly Replica[]): Promise<Replica> {
+  return eventually(
+    () => {
+      const leading = group.filter((r) => r.op.operator.isLeader);
+      expect(leading).toHaveLength(1);
+      return leading[0] as Replica;
+    },
+    20_000,
+    100,
+  );
 }
 
 const isWrite = (c: AzureCall) => /^(PATCH|PUT|DELETE) /.test(c.api);
@@ -117,7 +158,12 @@ beforeAll(async () => {
   admin = adminClients();
   ns = await createNamespace(admin, "ha");
   // A scale takes 15 virtual minutes: 15 s of real time, long enough to hand over in the middle.
-  emulator = await startFastEmulator({ scaleDurationMs: 900_000 });
+  emulator = await startFastEmulator({
+    scaleDurationMs: 900_000,
+    onRequest: (r) => {
+      if (r.kind === "armWrite") onArmWrite?.(r.path);
+    },
+  });
 });
 
 afterAll(async () => {
@@ -133,15 +179,7 @@ describe("two replicas, one Lease", () => {
 
     const [a, b] = await Promise.all([startReplica("replica-a"), startReplica("replica-b")]);
     replicas.push(a as Replica, b as Replica);
-    const leader = await eventually(
-      () => {
-        const leading = replicas.filter((r) => r.op.operator.isLeader);
-        expect(leading).toHaveLength(1);
-        return leading[0] as Replica;
-      },
-      20_000,
-      100,
-    );
+    const leader = await leaderOf(replicas);
     const follower = replicas.find((r) => r !== leader) as Replica;
 
     await createPolicy(
@@ -258,5 +296,128 @@ describe("two replicas, one Lease", () => {
     expect(Date.now() - stoppedAt).toBeLessThan(LEASE.leaseDurationSeconds * 1000);
     await leader.op.stop();
     expect((await leaseClient.get(ns, "signalr-autoscaler"))?.record.holderIdentity).toBe("");
+  }, 180_000);
+
+  it("a leader killed as its ARM PATCH lands (no status write, no lease release): the other takes over after the lease duration and makes no second ARM write", async () => {
+    const id = signalrId("ha-killed");
+    emulator.control.addInstance({ resourceId: id, sku: "Premium_P1", units: 10, connections: 2000 });
+    const [c, d] = await Promise.all([startReplica("replica-c"), startReplica("replica-d")]);
+    replicas.push(c as Replica, d as Replica);
+    const pair = [c, d] as Replica[];
+    const leader = await leaderOf(pair);
+    const survivor = pair.find((r) => r !== leader) as Replica;
+    // One step: 9,000 connections at 80 % need 12 units → 20 on the ladder.
+    await createPolicy(admin, policyManifest(ns, "killed", id, { units: { min: 10, max: 50 } }));
+    await eventually(
+      async () => expect(condition(await getPolicy(admin, ns, "killed"), "Ready")?.status).toBe("True"),
+      60_000,
+      250,
+    );
+    const leaseClient = new LeaseClient(admin);
+    const before = await leaseClient.get(ns, "signalr-autoscaler");
+    expect(before?.record.holderIdentity).toBe(leader.name);
+
+    // The leader is killed the moment Azure accepts its PATCH, before it can write status.
+    let killedAt = 0;
+    onArmWrite = (path) => {
+      if (path.toLowerCase() !== id.toLowerCase()) return;
+      onArmWrite = undefined;
+      killedAt = Date.now();
+      leader.kill();
+    };
+    const armWrites = () =>
+      emulator.control
+        .requests()
+        .filter((r) => r.kind === "armWrite" && r.path.toLowerCase() === id.toLowerCase());
+    try {
+      emulator.control.setDemand(id, { connections: 9000 });
+      await eventually(() => expect(killedAt).toBeGreaterThan(0), 60_000, 50);
+    } finally {
+      onArmWrite = undefined;
+    }
+    expect(armWrites()).toHaveLength(1);
+    // Nothing of the update reached the policy, and the lease still names the dead leader.
+    const orphan = await getPolicy(admin, ns, "killed");
+    expect(orphan.status?.operation).toBeUndefined();
+    expect(orphan.status?.current).toMatchObject({ sku: "Premium_P1", units: 10 });
+    expect((await leaseClient.get(ns, "signalr-autoscaler"))?.record.holderIdentity).toBe(leader.name);
+
+    // The other replica waits out the lease duration, then takes over.
+    await eventually(() => expect(survivor.op.operator.isLeader).toBe(true), 30_000, 50);
+    const takeoverMs = Date.now() - killedAt;
+    const after = await leaseClient.get(ns, "signalr-autoscaler");
+    expect(after?.record.holderIdentity).toBe(survivor.name);
+    expect(after?.record.leaseTransitions).toBe((before?.record.leaseTransitions ?? 0) + 1);
+    // Its last renewal came at most a retry period (plus jitter) before the kill.
+    const { leaseDurationSeconds, retryPeriodSeconds } = LEASE;
+    expect(takeoverMs).toBeGreaterThan((leaseDurationSeconds - retryPeriodSeconds * 1.2) * 1000 - 100);
+    expect(takeoverMs).toBeLessThan((leaseDurationSeconds + 5) * 1000);
+    // The update still runs when the new leader starts: it must wait for it, not stack a second one,
+    // and record the change from the instance once it completes.
+    expect(emulator.control.instance(id)?.provisioningState).not.toBe("Succeeded");
+    const seen = new Set<string>();
+    const done = await eventually(
+      async () => {
+        const p = await getPolicy(admin, ns, "killed");
+        for (const type of ["Ready", "AbleToScale"]) {
+          const c = condition(p, type);
+          if (c) seen.add(`${type}=${c.status}/${c.reason}`);
+        }
+        expect(p.status?.operation).toBeUndefined();
+        expect(p.status?.current).toMatchObject({ sku: "Premium_P1", units: 20 });
+        expect(p.status?.scaleEvents?.at(-1)).toMatchObject({ fromUnits: 10, toUnits: 20, recovered: true });
+        expect(condition(p, "Ready")?.status).toBe("True");
+        return p;
+      },
+      60_000,
+      100,
+    );
+    const readyMs = Date.now() - killedAt;
+    expect(done.status?.lastScaleTime).toBeDefined();
+    // While the update ran, the new leader reported it in progress (from the instance) and waited.
+    expect([...seen]).toContain("AbleToScale=False/ScaleInProgress");
+    expect(emulator.control.instance(id)).toMatchObject({ units: 20, provisioningState: "Succeeded" });
+
+    // Ten more virtual minutes: no second write (no 20 → 30 → 20), from either replica.
+    const until = emulator.clock.nowMs() + 10 * 60_000;
+    await eventually(() => expect(emulator.clock.nowMs()).toBeGreaterThan(until), 30_000, 200);
+    expect(armWrites()).toHaveLength(1);
+    expect(leader.azureCalls.filter(isWrite).map((x) => x.api)).toEqual(["PATCH SignalR"]);
+    expect(survivor.azureCalls.filter(isWrite)).toEqual([]);
+    expect(writes.filter((w) => w.replica === leader.name && w.at >= killedAt)).toEqual([]);
+    const reasons = await kubectl([
+      "get",
+      "events",
+      "-n",
+      ns,
+      "--field-selector",
+      "involvedObject.name=killed",
+      "-o",
+      'jsonpath={range .items[*]}{.reason}={.source.host}{"\\n"}{end}',
+    ]);
+    expect(reasons).toContain(`UnrecordedScale=${survivor.name}`);
+    expect(reasons).not.toContain("ScalingIn");
+
+    console.log(
+      `[ha] killed ${leader.name} as its PATCH landed; ${survivor.name} led after ${takeoverMs} ms, Ready at 20 units after ${readyMs} ms; ARM writes ${armWrites().length}; seen ${[...seen].join(", ")}`,
+    );
+    recordFault({
+      id: "leader-killed-as-arm-patch-lands",
+      endpoint: "operator",
+      fault:
+        "two replicas, one Lease: the leader killed as its ARM PATCH was accepted (no status write, lease not released)",
+      outcome:
+        "the other replica takes over after the lease duration, finds the update on the instance (recovered) and reaches Ready: one ARM write for one demand change, no reversal",
+      test: `${TEST} > a leader killed as its ARM PATCH lands`,
+      figures: {
+        armWrites: armWrites().length,
+        leaseDurationSeconds,
+        takeoverSeconds: Math.round(takeoverMs / 100) / 10,
+        readySeconds: Math.round(readyMs / 100) / 10,
+        observedMinutesAfter: 10,
+        conditionsSeen: [...seen].join(","),
+      },
+    });
+    await Promise.all(pair.map((r) => r.op.stop()));
   }, 180_000);
 });
