@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RESOURCE_ID_CASES } from "../../test/fixtures/resource-ids.js";
+import { RESOURCE_ID_CASES } from "../api/resource-id-cases.js";
 import {
   formatResourceId,
   parseResourceId,

@@ -96,7 +96,7 @@ describe("the sweep's variants", () => {
   });
 
   it("skip invalid combinations and the policy's own, and drop repeats", () => {
-    const policy = connectionsPolicy("s");
+    const policy = connectionsPolicy("sweep");
     const knobs = [signalTargetKnob([80, 80]), fieldKnob("units.min", [1, 200])];
     const plan = planSweep(policy, knobs);
     // (80, 1) is the policy; (80, 200) is invalid; the second 80 repeats the first.

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CONDITION_TYPES } from "../../api/constants.js";
+import { DECISION_CONDITION_TYPES } from "../../api/constants.js";
 import { UsageError } from "../errors.js";
 import { runCaptured } from "../test-io.js";
 import { parseCurrent } from "./recommend.js";
@@ -54,7 +54,7 @@ describe("signalr-autoscaler recommend", () => {
         "ReplicasFromConnections",
       ]),
     );
-    expect(body.conditions).toHaveLength(CONDITION_TYPES.length);
+    expect(body.conditions).toHaveLength(DECISION_CONDITION_TYPES.length);
     expect(body.signals.map((s: { signal: string; status: string }) => `${s.signal}:${s.status}`)).toEqual([
       "serverLoad:Ok",
       "connections:Ok",
