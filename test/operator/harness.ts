@@ -135,18 +135,27 @@ export interface ChatOperator {
  */
 export function operatorPerTest(): {
   kube: KubeClients;
-  start(prefix: string, emulator?: Omit<EmulatorOptions, "onRequest">): Promise<ChatOperator>;
+  start(
+    prefix: string,
+    emulator?: Omit<EmulatorOptions, "onRequest">,
+    azure?: Partial<AzureConnection>,
+  ): Promise<ChatOperator>;
 } {
   let current: Harness | undefined;
   const suite = {
     kube: undefined as unknown as KubeClients,
-    async start(prefix: string, emulator: Omit<EmulatorOptions, "onRequest"> = {}): Promise<ChatOperator> {
+    async start(
+      prefix: string,
+      emulator: Omit<EmulatorOptions, "onRequest"> = {},
+      azure?: Partial<AzureConnection>,
+    ): Promise<ChatOperator> {
       const { kube } = suite;
       const ns = await createNamespace(kube, prefix);
       const requests = requestCollector();
       const harness = await startHarness(kube, {
         operator: { namespaces: [ns] },
         emulator: { speed: 60, ...emulator, onRequest: requests.onRequest },
+        ...(azure ? { azure } : {}),
       });
       current = harness;
       const id = signalrId("chat");

@@ -112,6 +112,91 @@ describe("reliability matrix: ARM", () => {
     });
   });
 
+  it("409 AnotherOperationInProgress on the update: waited out, one accepted update", async () => {
+    const { kube, ns, id, requests, harness } = await ops.start("f-409w");
+    harness.emulator.control.addFault({
+      method: "PATCH",
+      path: "**/SignalR/chat",
+      times: 2,
+      action: {
+        kind: "status",
+        status: 409,
+        code: "AnotherOperationInProgress",
+        message: "Another operation is in progress on the resource.",
+      },
+    });
+    await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 50 } }));
+    await eventually(
+      async () => expect(condition(await getPolicy(kube, ns, "chat"), "Ready")?.status).toBe("True"),
+      60_000,
+      200,
+    );
+    harness.emulator.control.setDemand(id, { connections: 9000 });
+    await eventually(
+      async () => expect((await getPolicy(kube, ns, "chat")).status?.current?.units).toBe(20),
+      120_000,
+      300,
+    );
+    const w = writes(requests.all, id);
+    expect(w.refused.map((r) => r.status)).toEqual([409, 409]);
+    expect(w.accepted).toHaveLength(1);
+    recordFault({
+      id: "arm-409-write",
+      endpoint: "ARM",
+      fault: "409 AnotherOperationInProgress on the update PATCH (twice)",
+      outcome:
+        "read as an operation in progress, not a failure: retried on later passes; one accepted update",
+      test: `${FILE} › 409 AnotherOperationInProgress on the update`,
+      figures: {
+        armWritesRefused: w.refused.length,
+        armWritesAccepted: w.accepted.length,
+        secondsToAccepted: secondsBetween(w.refused[0] as RequestRecord, w.accepted[0] as RequestRecord),
+      },
+    });
+  });
+
+  it("an update PATCH that never answers: ends at the request deadline, retried, one applied update", async () => {
+    const { kube, ns, id, requests, harness } = await ops.start("f-hangw", {}, { requestTimeoutMs: 1_000 });
+    harness.emulator.control.addFault({
+      method: "PATCH",
+      path: "**/SignalR/chat",
+      times: 1,
+      action: { kind: "hang" },
+    });
+    await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 50 } }));
+    await eventually(
+      async () => expect(condition(await getPolicy(kube, ns, "chat"), "Ready")?.status).toBe("True"),
+      60_000,
+      200,
+    );
+    const started = performance.now();
+    harness.emulator.control.setDemand(id, { connections: 9000 });
+    await eventually(
+      async () => expect((await getPolicy(kube, ns, "chat")).status?.current?.units).toBe(20),
+      120_000,
+      300,
+    );
+    const all = armWritesFor(requests.all, id);
+    // The hanging PATCH is logged with status 0; the emulator never applied it.
+    expect(all.filter((r) => r.status === 0)).toHaveLength(1);
+    expect(writes(requests.all, id).accepted).toHaveLength(1);
+    const failing = harness.reports.filter((r) => r.error !== undefined);
+    recordFault({
+      id: "arm-hang-write",
+      endpoint: "ARM",
+      fault: "the update PATCH is accepted on the socket and never answered (request deadline 1 s here)",
+      outcome:
+        "the call ends at its deadline as a transient failure; the next pass sends it again; one applied update",
+      test: `${FILE} › an update PATCH that never answers`,
+      figures: {
+        armWritesHung: 1,
+        armWritesAccepted: 1,
+        realSecondsToCapacity: Math.round((performance.now() - started) / 100) / 10,
+        failingPasses: failing.length,
+      },
+    });
+  });
+
   it("500 on ARM reads: no update while the instance is unknown; reconciled once reads answer", async () => {
     const { kube, ns, id, requests, harness } = await ops.start("f-500r");
     const fault = harness.emulator.control.addFault({
@@ -353,6 +438,32 @@ describe("reliability matrix: Kubernetes objects changing under the operator", (
 });
 
 describe("reliability matrix: impossible values (the decision, pure)", () => {
+  it("partial series: a signal known in some buckets only is incomplete, and blocks scale-in", () => {
+    const current = { sku: "Premium_P1" as const, units: 20 };
+    // 6,000 connections on 20 units: known everywhere, the decision would scale in.
+    const base = samples({ serverLoadPercent: 30, connections: 6000, connectionQuotaUtilizationPercent: 30 });
+    const known = decide({ policy: policy(spec()), samples: base, current, now: NOW });
+    // The same window with server load missing in two of its buckets.
+    const partial = base.map((x, i) => (i === 9 || i === 10 ? { ...x, serverLoadPercent: null } : x));
+    const d = decide({ policy: policy(spec()), samples: partial as typeof base, current, now: NOW });
+    expect(known.recommendation?.units ?? 20).toBeLessThan(20);
+    expect(d.reasons.some((r) => r.code === "SignalIncomplete")).toBe(true);
+    expect(d.scaleIn.blockedBy).toContain("MetricsIncomplete");
+    recordFault({
+      id: "metrics-partial-series",
+      endpoint: "Azure Monitor",
+      fault:
+        "a series with values missing in some buckets of the window (server load, 2 of the window's buckets)",
+      outcome: "SignalIncomplete; no scale-in until the window is complete",
+      test: `${FILE} › partial series`,
+      figures: {
+        unitsWithCompleteData: known.recommendation?.units ?? 0,
+        scaleInBlockedBy: d.scaleIn.blockedBy.join(","),
+        scaleInsOnUnknownData: 0,
+      },
+    });
+  });
+
   it("ServerLoad 4,000 %, NaN, ±Infinity and negatives are unknown for their bucket: no scale-in, no runaway", () => {
     const current = { sku: "Premium_P1" as const, units: 20 };
     const base = samples({ serverLoadPercent: 30, connections: 6000, connectionQuotaUtilizationPercent: 30 });
