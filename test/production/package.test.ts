@@ -378,7 +378,7 @@ current-context: c
     expect(parsed.at(-1)?.["msg"]).toBe("stopped");
     // The Azure error was logged — scrubbed — by the pass's child logger.
     const failed = parsed.find((l) => l["msg"] === "Azure read failed");
-    expect(failed).toMatchObject({ level: 40, namespace: ns, policy: "chat", failure: "ApiError" });
+    expect(failed).toMatchObject({ level: 40, namespace: ns, policy: "chat", failure: "InvalidRequest" });
     expect(failed?.["err"]).toContain("AccessKey=[redacted]");
 
     // No credential anywhere a person or a log pipeline would see it.
