@@ -237,7 +237,7 @@ describe("ARM instances against the emulator", { timeout: 30_000 }, () => {
     const { instances } = adaptersFor(emu);
     emu.control.resetRequests();
     const err = await caught(() =>
-      instances.get("/subscriptions/x/resourceGroups/rg/providers/Microsoft.Web/sites/app"),
+      instances.get(`/subscriptions/${SUB_A}/resourceGroups/rg/providers/Microsoft.Web/sites/app`),
     );
     expect(err).toBeInstanceOf(ResourceIdError);
     expect((err as Error).message).toMatch(/provider "Microsoft.Web" is not Microsoft.SignalRService/);
