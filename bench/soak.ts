@@ -109,6 +109,8 @@ export interface SoakResult {
   scaleInsOnRisingDemand: number;
   /** Scale-ins to fewer units than the connections at that moment need at 100 %. */
   unsafeScaleIns: number;
+  /** Each scale-in of the two kinds above: when, which instance, the sizes and the faults near it. */
+  scaleInSamples: string[];
   passes: number;
   passErrors: number;
   /** Longest time between two passes of one policy (or since the last one at the end), real s. */
@@ -333,6 +335,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     scaleIns: 0,
     scaleInsOnRisingDemand: 0,
     unsafeScaleIns: 0,
+    scaleInSamples: [] as string[],
     faultedRequests: 0,
   };
   const onRequest = (r: RequestRecord) => {
@@ -366,8 +369,19 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     if (op.target.units > view.units) result.scaleOuts++;
     else if (op.target.units < view.units) {
       result.scaleIns++;
-      if (inst.rising && phase !== "warmup") result.scaleInsOnRisingDemand++;
-      if (op.target.units * CONNECTIONS_PER_UNIT < inst.connections) result.unsafeScaleIns++;
+      const onRising = inst.rising && phase !== "warmup";
+      const unsafe = op.target.units * CONNECTIONS_PER_UNIT < inst.connections;
+      if (onRising) result.scaleInsOnRisingDemand++;
+      if (unsafe) result.unsafeScaleIns++;
+      if ((onRising || unsafe) && result.scaleInSamples.length < 20) {
+        const minute = Math.floor(emulator.clock.nowMs() / MINUTE - start);
+        const near = faultLog
+          .filter((f) => f.minute >= minute - 8 && f.minute <= minute && f.matches(inst))
+          .map((f) => `${f.kind}@${f.minute}`);
+        result.scaleInSamples.push(
+          `${r.at} ${inst.id.split("/").at(-1)} ${view.units} → ${op.target.units} with ${inst.connections} connections (${phase}${inst.rising ? ", rising" : ""}); faults near: ${near.join(" ") || "none"}`,
+        );
+      }
     }
   };
 
@@ -388,6 +402,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const passes: ProcessSample["passes"] = [];
   const cycles: ProcessSample["cycles"] = [];
   const faultRulesByKind: Record<string, number> = {};
+  const faultLog: { minute: number; kind: string; matches: (i: Instance) => boolean }[] = [];
   let faultRules = 0;
   const minuteNow = () => (emulator as RunningEmulator).clock.nowMs() / MINUTE;
   const start = minuteNow();
@@ -469,6 +484,17 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         const step = minute * 100 + k;
         const { kind, ...spec } = faultFor(uniform(seed, step, 3), uniform(seed, step, 4), instances, minute);
         const rule = emulator.control.addFault(spec);
+        const target = instances[Math.floor(uniform(seed, step, 4) * instances.length)] as Instance;
+        faultLog.push({
+          minute,
+          kind,
+          matches: (i) =>
+            spec.resourceIds
+              ? spec.resourceIds.includes(i.id)
+              : kind.startsWith("arm")
+                ? i.subscription === target.subscription
+                : i.region === target.region,
+        });
         live.push({ id: rule.id, until: minute + 1 + Math.floor(uniform(seed, step, 5) * 4) });
         faultRules++;
         faultRulesByKind[kind] = (faultRulesByKind[kind] ?? 0) + 1;
