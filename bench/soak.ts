@@ -27,7 +27,7 @@
  * `npm run soak -- --help` for the flags; `runSoak` for tests (test/reliability/soak.test.ts).
  */
 import { type ChildProcess, fork } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, InvalidArgumentError } from "commander";
@@ -585,6 +585,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   };
 }
 
+/** Writes a soak's result as JSON to `out`, making its directory first (bench/results/ is not in Git). */
+export async function writeSoakResult(out: string, result: unknown): Promise<void> {
+  await mkdir(dirname(out), { recursive: true });
+  await writeFile(out, `${JSON.stringify(result, null, 2)}\n`);
+}
+
 function positive(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError("must be a whole number > 0");
@@ -649,8 +655,8 @@ async function main(): Promise<void> {
       operatorNodeOptions: o.operatorNodeOptions.split(/\s+/).filter(Boolean),
       log: (l) => console.error(l),
     });
-    await writeFile(o.out, `${JSON.stringify(result, null, 2)}\n`);
     console.log(JSON.stringify(result, null, 2));
+    await writeSoakResult(o.out, result);
   } finally {
     await cp.stop();
   }
