@@ -198,13 +198,16 @@ function policyBody(ns: string, i: number, inst: Instance): Record<string, unkno
   };
 }
 
-/** The fault menu: a rule for one subscription, region or instance, chosen by `pick` ∈ [0, 1). */
+/**
+ * The fault menu: a rule for one subscription, region or instance, chosen by `pick` ∈ [0, 1), and
+ * which instances it can touch.
+ */
 function faultFor(
   pick: number,
   scope: number,
   instances: readonly Instance[],
   minute: number,
-): FaultSpec & { kind: string } {
+): { kind: string; spec: FaultSpec; touches: (i: Instance) => boolean } {
   const inst = instances[Math.floor(scope * instances.length)] as Instance;
   const sub = `/subscriptions/${inst.subscription}/**`;
   const batch = `/metrics/${inst.region}/**`;
@@ -264,8 +267,14 @@ function faultFor(
       action: { kind: "emptyTimeseries" },
     },
   ];
-  const chosen = menu[Math.floor(pick * menu.length)] as FaultSpec & { kind: string };
-  return { ...chosen, after: minute % 3 };
+  const { kind, ...chosen } = menu[Math.floor(pick * menu.length)] as FaultSpec & { kind: string };
+  const touches = (i: Instance) =>
+    chosen.resourceIds
+      ? chosen.resourceIds.includes(i.id)
+      : kind.startsWith("arm")
+        ? i.subscription === inst.subscription
+        : i.region === inst.region;
+  return { kind, spec: { ...chosen, after: minute % 3 }, touches };
 }
 
 class OperatorChild {
@@ -502,19 +511,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       const count = Math.floor(uniform(seed, minute, 2) * faultsPerMinute * 2 + 0.5);
       for (let k = 0; k < count; k++) {
         const step = minute * 100 + k;
-        const { kind, ...spec } = faultFor(uniform(seed, step, 3), uniform(seed, step, 4), instances, minute);
-        const rule = emulator.control.addFault(spec);
-        const target = instances[Math.floor(uniform(seed, step, 4) * instances.length)] as Instance;
-        faultLog.push({
+        const { kind, spec, touches } = faultFor(
+          uniform(seed, step, 3),
+          uniform(seed, step, 4),
+          instances,
           minute,
-          kind,
-          matches: (i) =>
-            spec.resourceIds
-              ? spec.resourceIds.includes(i.id)
-              : kind.startsWith("arm")
-                ? i.subscription === target.subscription
-                : i.region === target.region,
-        });
+        );
+        const rule = emulator.control.addFault(spec);
+        faultLog.push({ minute, kind, matches: touches });
         live.push({ id: rule.id, until: minute + 1 + Math.floor(uniform(seed, step, 5) * 4) });
         faultRules++;
         faultRulesByKind[kind] = (faultRulesByKind[kind] ?? 0) + 1;

@@ -1,10 +1,10 @@
 /**
- * An instance whose every update runs and ends Failed (the emulator's `failUpdate` fault: the
- * update takes its usual time, then the provisioning state is Failed and SKU and units stay): the
+ * An instance whose every update is ignored — answered Succeeded with SKU and units unchanged (the
+ * emulator's `notApplied` fault), or run its usual time and ended Failed (`failUpdate`): the
  * operator backs off between tries (1, 2, 4, 8 minutes), reports `Ready=False` and
- * `AbleToScale=False` with reason UpdateFailed and a Warning Event, stops after 5 tries, and tries
- * again once the spec changes. ARM writes are counted from the emulator's request log over 40
- * virtual minutes.
+ * `AbleToScale=False` with reason UpdateNotApplied or UpdateFailed and a Warning Event, stops
+ * after 5 tries, and tries again once the spec changes. ARM writes are counted from the emulator's
+ * request log over 40 virtual minutes.
  */
 import { describe, expect, it } from "vitest";
 import { UNAPPLIED_LIMIT } from "../../src/autoscale/unapplied.js";
@@ -24,9 +24,55 @@ import {
 const MIN = 60_000;
 const suite = operatorPerTest();
 
-describe("updates that end Failed", () => {
+/** One way an instance ignores updates, and what the operator shows for it. */
+interface IgnoredUpdates {
+  title: string;
+  prefix: string;
+  fault: "notApplied" | "failUpdate";
+  reason: "UpdateNotApplied" | "UpdateFailed";
+  /** The instance's provisioning state after the last try. */
+  provisioningState: string;
+  /** Extra fields of `status.unappliedUpdates`. */
+  stored: Record<string, unknown>;
+  /** Also asserted for this case: every write accepted, Stalled=True, a ScaleFailed Event. */
+  failed: boolean;
+  record: { id: string; fault: string; outcome: string };
+}
+
+const CASES: IgnoredUpdates[] = [
+  {
+    title: "updates answered Succeeded that never apply",
+    prefix: "not-applied",
+    fault: "notApplied",
+    reason: "UpdateNotApplied",
+    provisioningState: "Succeeded",
+    stored: {},
+    failed: false,
+    record: {
+      id: "arm-update-not-applied",
+      fault: "every update answered Succeeded without changing SKU or units",
+      outcome: `backoff 1, 2, 4, 8 min between tries, Ready=False UpdateNotApplied and a Warning Event, none after ${UNAPPLIED_LIMIT} until the spec changes`,
+    },
+  },
+  {
+    title: "updates that end Failed",
+    prefix: "update-failed",
+    fault: "failUpdate",
+    reason: "UpdateFailed",
+    provisioningState: "Failed",
+    stored: { lastOutcome: "Failed" },
+    failed: true,
+    record: {
+      id: "arm-update-failed-every-time",
+      fault: "every update runs its usual time, then ends Failed (capacity unchanged)",
+      outcome: `backoff 1, 2, 4, 8 min between tries, Ready=False UpdateFailed (Stalled) and a Warning Event, none after ${UNAPPLIED_LIMIT} until the spec changes`,
+    },
+  },
+];
+
+describe.each(CASES)("$title", (c) => {
   it(`${UNAPPLIED_LIMIT} tries in 40 virtual minutes with backoff, then none until the spec changes`, async () => {
-    const { kube, ns, id, requests, harness } = await suite.start("update-failed", {
+    const { kube, ns, id, requests, harness } = await suite.start(c.prefix, {
       speed: 60,
       scaleDurationMs: 120_000,
       ingestionDelayMs: 120_000,
@@ -34,7 +80,7 @@ describe("updates that end Failed", () => {
       armRateLimit: false,
     });
     const emulator = harness.emulator;
-    emulator.control.addFault({ method: "PATCH", path: "**/SignalR/chat", action: { kind: "failUpdate" } });
+    emulator.control.addFault({ method: "PATCH", path: "**/SignalR/chat", action: { kind: c.fault } });
     await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 50 } }));
     await eventually(
       async () => expect(condition(await getPolicy(kube, ns, "chat"), "Ready")?.status).toBe("True"),
@@ -60,7 +106,7 @@ describe("updates that end Failed", () => {
     );
     const inWindow = armWritesFor(requests.all, id).filter((r) => Date.parse(r.at) < untilMs);
     expect(inWindow).toHaveLength(UNAPPLIED_LIMIT);
-    expect(inWindow.every((r) => r.status >= 200 && r.status < 300)).toBe(true);
+    if (c.failed) expect(inWindow.every((r) => r.status >= 200 && r.status < 300)).toBe(true);
     expect(armWritesFor(requests.all, id)).toHaveLength(UNAPPLIED_LIMIT);
     const gapsMinutes = inWindow
       .slice(1)
@@ -69,24 +115,27 @@ describe("updates that end Failed", () => {
     gapsMinutes.forEach((g, i) => {
       expect(g).toBeGreaterThanOrEqual(2 + 2 ** i);
     });
-    expect(emulator.control.instance(id)).toMatchObject({ units: 10, provisioningState: "Failed" });
+    expect(emulator.control.instance(id)).toMatchObject({
+      units: 10,
+      provisioningState: c.provisioningState,
+    });
 
     const stopped = await getPolicy(kube, ns, "chat");
     expect(stopped.status?.unappliedUpdates).toMatchObject({
       count: UNAPPLIED_LIMIT,
-      lastOutcome: "Failed",
+      ...c.stored,
       to: { sku: "Premium_P1", units: 20 },
       instance: { sku: "Premium_P1", units: 10 },
     });
-    expect(condition(stopped, "Ready")).toMatchObject({ status: "False", reason: "UpdateFailed" });
-    expect(condition(stopped, "AbleToScale")).toMatchObject({ status: "False", reason: "UpdateFailed" });
-    expect(condition(stopped, "Stalled")).toMatchObject({ status: "True", reason: "UpdateFailed" });
+    expect(condition(stopped, "Ready")).toMatchObject({ status: "False", reason: c.reason });
+    expect(condition(stopped, "AbleToScale")).toMatchObject({ status: "False", reason: c.reason });
+    if (c.failed) expect(condition(stopped, "Stalled")).toMatchObject({ status: "True", reason: c.reason });
     const events = await eventsFor(kube, ns, "chat");
-    const warnings = events.filter((e) => e.type === "Warning" && e.reason === "UpdateFailed");
+    const warnings = events.filter((e) => e.type === "Warning" && e.reason === c.reason);
     expect(
       warnings.some((e) => e.message?.includes("no more are sent until the spec or the instance changes")),
     ).toBe(true);
-    expect(events.some((e) => e.type === "Warning" && e.reason === "ScaleFailed")).toBe(true);
+    if (c.failed) expect(events.some((e) => e.type === "Warning" && e.reason === "ScaleFailed")).toBe(true);
 
     // The spec changes: the tries resume.
     await patchPolicy(kube, ns, "chat", { spec: { units: { min: 10, max: 40 } } });
@@ -97,11 +146,9 @@ describe("updates that end Failed", () => {
     );
 
     recordFault({
-      id: "arm-update-failed-every-time",
+      ...c.record,
       endpoint: "ARM",
-      fault: "every update runs its usual time, then ends Failed (capacity unchanged)",
-      outcome: `backoff 1, 2, 4, 8 min between tries, Ready=False UpdateFailed (Stalled) and a Warning Event, none after ${UNAPPLIED_LIMIT} until the spec changes`,
-      test: "test/operator/update-failed.test.ts",
+      test: "test/operator/ignored-updates.test.ts",
       figures: {
         armWritesIn40Minutes: inWindow.length,
         gapsMinutes: gapsMinutes.map((g) => g.toFixed(1)).join(","),
