@@ -34,7 +34,15 @@ import {
 } from "../../src/traffic/index.js";
 import { eventually } from "../kube/support.js";
 import { operatorPerTest, signalrId } from "./harness.js";
-import { armWritesFor, condition, createPolicy, eventsFor, getPolicy, policyManifest } from "./helpers.js";
+import {
+  armWritesFor,
+  condition,
+  createPolicy,
+  eventsFor,
+  eventsOnce,
+  getPolicy,
+  policyManifest,
+} from "./helpers.js";
 
 const START = new Date("2025-03-03T07:45:00Z");
 const PEAK_CONNECTIONS = 9_500;
@@ -246,8 +254,9 @@ describe("anticipation with a seasonal forecast", () => {
     const reactiveAt = await updateSent(reactive, 30_000);
     expect(reactiveAt - sentAt).toBeGreaterThanOrEqual(5 * MINUTE_MS);
     expect(reactiveAt).toBeGreaterThanOrEqual(rise);
-    const reactiveReasons = (await eventsFor(kube, ns, "reactive")).map((e) => e.reason);
-    expect(reactiveReasons).toContain("ScalingOut");
+    const reactiveReasons = (
+      await eventsOnce(kube, ns, "reactive", (es) => es.some((e) => e.reason === "ScalingOut"))
+    ).map((e) => e.reason);
     expect(reactiveReasons).not.toContain("AnticipatedScaleOut");
   });
 });

@@ -11,7 +11,7 @@ import {
   armWritesFor,
   condition,
   createPolicy,
-  eventsFor,
+  eventsOnce,
   getPolicy,
   patchPolicy,
   policyManifest,
@@ -93,7 +93,7 @@ describe("conflicts", () => {
     expect(hpa.spec?.maxReplicas).toBe(30);
     const deployment = await kube.apps.readNamespacedDeployment({ namespace: ns, name: "chat-hub" });
     expect(deployment.metadata?.managedFields?.some((m) => m.subresource === "scale")).toBe(false);
-    const events = await eventsFor(kube, ns, "chat");
+    const events = await eventsOnce(kube, ns, "chat", (es) => es.some((e) => e.reason === "HpaFloorSet"));
     expect(events.some((e) => e.reason === "HpaFloorSet" && /minReplicas 3 → 10/.test(e.message))).toBe(true);
     expect(events.some((e) => e.reason === "AppServersScaled")).toBe(false);
   });
@@ -137,7 +137,7 @@ describe("conflicts", () => {
     const p = await getPolicy(kube, ns, "chat");
     expect(condition(p, "Conflict")?.status).toBe("True");
     expect(p.status?.current?.replicas).toBe(3);
-    const events = await eventsFor(kube, ns, "chat");
+    const events = await eventsOnce(kube, ns, "chat", (es) => es.some((e) => e.reason === "HpaOwnsReplicas"));
     expect(events.some((e) => e.type === "Warning" && e.reason === "HpaOwnsReplicas")).toBe(true);
     expect(events.some((e) => e.reason === "AppServersScaled" || e.reason === "HpaFloorSet")).toBe(false);
   });
@@ -173,7 +173,7 @@ describe("conflicts", () => {
     expect(harness.emulator.control.instance(id)?.units).toBe(10);
     const held = harness.reports.slice(seen).flatMap((r) => (r.result?.decision ? [r.result.decision] : []));
     expect(held.every((d) => d.action === "None")).toBe(true);
-    const events = await eventsFor(kube, ns, "chat");
+    const events = await eventsOnce(kube, ns, "chat", (es) => es.some((e) => e.reason === "NativeAutoscale"));
     expect(events.some((e) => e.type === "Warning" && e.reason === "NativeAutoscale")).toBe(true);
 
     // Once the setting is gone (re-checked every 5 virtual minutes), the operator acts.

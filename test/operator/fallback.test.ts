@@ -12,7 +12,7 @@ import {
   armWritesFor,
   condition,
   createPolicy,
-  eventsFor,
+  eventsOnce,
   getPolicy,
   policyManifest,
   requestCollector,
@@ -103,8 +103,9 @@ describe("metrics failures", () => {
       test: "test/operator/fallback.test.ts › holds the units while metrics are missing",
       figures: { passesWithoutData: passes.length, scaleInsOnUnknownData: 0, fallbackAtFailure: 3 },
     });
-    const warnings = await eventsFor(kube, ns, "chat");
-    expect(warnings.some((e) => e.type === "Warning" && e.reason === "FallbackHold")).toBe(true);
+    await eventsOnce(kube, ns, "chat", (es) =>
+      es.some((e) => e.type === "Warning" && e.reason === "FallbackHold"),
+    );
 
     // The fault goes: metrics come back, the counters reset, and the operator scales in.
     h.emulator.control.removeFault(fault.id);

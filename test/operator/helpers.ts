@@ -115,6 +115,29 @@ export async function eventsFor(
     .map((e) => ({ type: e.type ?? "", reason: e.reason ?? "", message: e.message ?? "" }));
 }
 
+/**
+ * The policy's Events once `ready(events)` holds (polled up to `timeoutMs`). Events are recorded
+ * after the status write of the pass that caused them, so a test that has just seen the status or
+ * the ARM update waits for them here instead of reading them once.
+ */
+export async function eventsOnce(
+  kube: KubeClients,
+  namespace: string,
+  name: string,
+  ready: (events: { type: string; reason: string; message: string }[]) => boolean,
+  timeoutMs = 10_000,
+): Promise<{ type: string; reason: string; message: string }[]> {
+  return eventually(
+    async () => {
+      const events = await eventsFor(kube, namespace, name);
+      expect(ready(events), `Events of ${namespace}/${name}: ${JSON.stringify(events)}`).toBe(true);
+      return events;
+    },
+    timeoutMs,
+    100,
+  );
+}
+
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs the real kubectl with `input` on stdin; never throws for a non-zero exit. */

@@ -15,7 +15,7 @@ import {
   armWritesFor,
   condition,
   createPolicy,
-  eventsFor,
+  eventsOnce,
   getPolicy,
   patchPolicy,
   policyManifest,
@@ -130,7 +130,14 @@ describe.each(CASES)("$title", (c) => {
     expect(condition(stopped, "Ready")).toMatchObject({ status: "False", reason: c.reason });
     expect(condition(stopped, "AbleToScale")).toMatchObject({ status: "False", reason: c.reason });
     if (c.failed) expect(condition(stopped, "Stalled")).toMatchObject({ status: "True", reason: c.reason });
-    const events = await eventsFor(kube, ns, "chat");
+    const events = await eventsOnce(kube, ns, "chat", (es) =>
+      es.some(
+        (e) =>
+          e.type === "Warning" &&
+          e.reason === c.reason &&
+          e.message.includes("no more are sent until the spec or the instance changes"),
+      ),
+    );
     const warnings = events.filter((e) => e.type === "Warning" && e.reason === c.reason);
     expect(
       warnings.some((e) => e.message?.includes("no more are sent until the spec or the instance changes")),

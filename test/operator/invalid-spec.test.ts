@@ -12,7 +12,7 @@ import { operatorSuite, signalrId } from "./harness.js";
 import {
   armWritesFor,
   condition,
-  eventsFor,
+  eventsOnce,
   getPolicy,
   kubectlWithInput,
   patchPolicy,
@@ -105,7 +105,7 @@ describe("a spec the API server accepts but the operator refuses", () => {
     );
 
     // kubectl shows it; an Event says it; nothing is acted on.
-    const events = await eventsFor(kube, ns, "zone");
+    const events = await eventsOnce(kube, ns, "zone", (es) => es.some((e) => e.reason === "InvalidSpec"));
     expect(events).toContainEqual({
       type: "Warning",
       reason: "InvalidSpec",

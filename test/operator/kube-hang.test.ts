@@ -26,7 +26,7 @@ import { UnavailableError } from "../../src/kube/errors.js";
 import { adminClients, controlPlane, createNamespace, ensureCrd, eventually } from "../kube/support.js";
 import { recordFault } from "../reliability/record.js";
 import { type Harness, signalrId, startHarness } from "./harness.js";
-import { armWritesFor, condition, eventsFor, getPolicy, readyOnP1x10, requestCollector } from "./helpers.js";
+import { armWritesFor, condition, eventsOnce, getPolicy, readyOnP1x10, requestCollector } from "./helpers.js";
 import { type KubeProxy, startKubeProxy } from "./kube-proxy.js";
 
 const TEST = "test/operator/kube-hang.test.ts";
@@ -199,7 +199,9 @@ describe("a status write that hangs", () => {
     const writes = armWritesFor(requests.all, stuck);
     expect(writes).toHaveLength(1);
     expect(emulator.control.instance(stuck)).toMatchObject({ units: 20, provisioningState: "Succeeded" });
-    const events = await eventsFor(admin, ns, "stuck");
+    const events = await eventsOnce(admin, ns, "stuck", (es) =>
+      es.some((e) => e.reason === "UnrecordedScale"),
+    );
     expect(events.some((e) => e.reason === "UnrecordedScale")).toBe(true);
     expect(events.some((e) => e.reason === "ScalingIn")).toBe(false);
     expect(armWritesFor(requests.all, steady)).toHaveLength(0);

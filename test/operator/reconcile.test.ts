@@ -56,9 +56,16 @@ describe("operator against the local control plane and the emulator", () => {
     );
     const scale = await kube.apps.readNamespacedDeploymentScale({ namespace: ns, name: "chat-hub" });
     expect(scale.spec?.replicas).toBeGreaterThanOrEqual(9);
-    const events = await kubectl(["get", "events", "-n", ns, "-o", "jsonpath={.items[*].reason}"]);
-    expect(events).toMatch(/ScalingOut/);
-    expect(events).toMatch(/ScaleSucceeded/);
+    // Events are recorded after the status write that saw the update end.
+    await eventually(
+      async () => {
+        const events = await kubectl(["get", "events", "-n", ns, "-o", "jsonpath={.items[*].reason}"]);
+        expect(events).toMatch(/ScalingOut/);
+        expect(events).toMatch(/ScaleSucceeded/);
+      },
+      10_000,
+      200,
+    );
 
     const table = await kubectl(["get", "capol", "-n", ns]);
     expect(table).toMatch(/SERVICE\s+SKU\s+UNITS\s+DESIRED/);

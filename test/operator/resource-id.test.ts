@@ -17,7 +17,7 @@ import { WorkloadClient } from "../../src/kube/workloads.js";
 import { adminClients, createNamespace, ensureCrd } from "../kube/support.js";
 import { recordFault } from "../reliability/record.js";
 import { SUB, signalrId } from "./harness.js";
-import { condition, createPolicy, eventsFor, getPolicy, policyManifest } from "./helpers.js";
+import { condition, createPolicy, eventsOnce, getPolicy, policyManifest } from "./helpers.js";
 
 let kube: KubeClients;
 let ns: string;
@@ -78,7 +78,9 @@ describe("a stored resource ID the parser refuses", () => {
     expect(ready).toMatchObject({ status: "False", reason: "InvalidSpec" });
     expect(ready?.message).toMatch(/^spec\.target\.resourceId: malformed resource ID/);
     expect(ready?.message).toMatch(why);
-    const events = await eventsFor(kube, ns, name);
+    const events = await eventsOnce(kube, ns, name, (es) =>
+      es.some((e) => e.type === "Warning" && e.reason === "InvalidSpec"),
+    );
     const invalid = events.filter((e) => e.type === "Warning" && e.reason === "InvalidSpec");
     expect(invalid).toHaveLength(1);
     expect(invalid[0]?.message).toMatch(why);

@@ -12,6 +12,7 @@ import {
   condition,
   createPolicy,
   eventsFor,
+  eventsOnce,
   getPolicy,
   policyManifest,
   requestCollector,
@@ -130,11 +131,9 @@ describe("scaling", () => {
         (m) => m.manager === "signalr-autoscaler" && m.subresource === "scale",
       ),
     ).toBe(true);
-    expect(
-      (await eventsFor(kube, ns, "chat")).some(
-        (e) => e.reason === "AppServersScaled" && /replicas 3 → 10/.test(e.message),
-      ),
-    ).toBe(true);
+    await eventsOnce(kube, ns, "chat", (es) =>
+      es.some((e) => e.reason === "AppServersScaled" && /replicas 3 → 10/.test(e.message)),
+    );
 
     // Fall: back to 2,000 connections (units.min 10). No scale-in inside the window, one scale-in after it.
     const fallAt = h.emulator.clock.nowMs();
@@ -173,7 +172,7 @@ describe("scaling", () => {
     );
     expect(condition(scaledIn, "Ready")?.status).toBe("True");
     expect(h.emulator.control.instance(id)?.units).toBe(10);
-    expect((await eventsFor(kube, ns, "chat")).map((e) => e.reason)).toContain("ScalingIn");
+    await eventsOnce(kube, ns, "chat", (es) => es.some((e) => e.reason === "ScalingIn"));
     await eventually(
       async () => {
         const scale = await kube.apps.readNamespacedDeploymentScale({ namespace: ns, name: "chat-hub" });

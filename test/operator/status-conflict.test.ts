@@ -20,7 +20,7 @@ import { startTestEmulator, staticCredential } from "../azure/helpers.js";
 import { adminClients, createNamespace, ensureCrd } from "../kube/support.js";
 import { recordFault } from "../reliability/record.js";
 import { signalrId } from "./harness.js";
-import { armWritesFor, condition, createPolicy, eventsFor, getPolicy, policyManifest } from "./helpers.js";
+import { armWritesFor, condition, createPolicy, eventsOnce, getPolicy, policyManifest } from "./helpers.js";
 
 /** A PolicyClient whose first status write finds the policy changed by someone else. */
 class RacingPolicyClient extends PolicyClient {
@@ -162,7 +162,7 @@ describe("a 409 on the status write", () => {
     expect(ready?.message).not.toBe("written by another writer");
     expect(emulator.control.instance(id)?.provisioningState).toBe("Updating");
     // The scale's Event was recorded once, after the successful write.
-    const events = await eventsFor(kube, ns, "chat");
+    const events = await eventsOnce(kube, ns, "chat", (es) => es.some((e) => e.reason === "ScalingOut"));
     expect(events.filter((e) => e.reason === "ScalingOut")).toHaveLength(1);
     recordFault({
       id: "status-409-once",

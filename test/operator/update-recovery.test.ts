@@ -24,7 +24,15 @@ import {
 } from "../kube/support.js";
 import { recordFault } from "../reliability/record.js";
 import { type Harness, signalrId, startHarness } from "./harness.js";
-import { armWritesFor, condition, eventsFor, getPolicy, readyOnP1x10, requestCollector } from "./helpers.js";
+import {
+  armWritesFor,
+  condition,
+  eventsFor,
+  eventsOnce,
+  getPolicy,
+  readyOnP1x10,
+  requestCollector,
+} from "./helpers.js";
 import { type KubeProxy, startKubeProxy } from "./kube-proxy.js";
 
 const MIN = 60_000;
@@ -157,7 +165,9 @@ describe("a lost status write after an accepted update", () => {
     const writes = armWritesFor(requests.all, id);
     expect(writes).toHaveLength(1);
     expect(emulator.control.instance(id)).toMatchObject({ units: 20, provisioningState: "Succeeded" });
-    const events = await eventsFor(kube, ns, "chat-503");
+    const events = await eventsOnce(kube, ns, "chat-503", (es) =>
+      es.some((e) => e.reason === "UnrecordedScale"),
+    );
     // The Events of the pass whose status write was lost are lost with it; the recovery says what happened.
     expect(events.filter((e) => e.reason === "ScalingOut").length).toBeLessThanOrEqual(1);
     expect(events.some((e) => e.reason === "UnrecordedScale")).toBe(true);

@@ -388,10 +388,15 @@ describe("deploy/", () => {
       30_000,
       250,
     );
-    const events = await admin.core.listNamespacedEvent({ namespace: ns });
-    const reasons = events.items.map((e) => e.reason);
-    expect(reasons).toContain("AppServersScaled");
-    expect(reasons).toContain("HpaFloorSet");
+    await eventually(
+      async () => {
+        const reasons = (await admin.core.listNamespacedEvent({ namespace: ns })).items.map((e) => e.reason);
+        expect(reasons).toContain("AppServersScaled");
+        expect(reasons).toContain("HpaFloorSet");
+      },
+      10_000,
+      200,
+    );
     const lease = await new LeaseClient(admin).get(OPERATOR_NAMESPACE, LEASE_NAME);
     expect(lease?.record.holderIdentity).toBe("operator-0");
 

@@ -109,12 +109,18 @@ describe("tenancy", () => {
     );
     expect(await refused(notify as string, "out")).toMatch(`may only target /subscriptions/${OTHER_SUB}`);
     expect(await refused(other as string, "any")).toBe(`namespace ${other} may not target any Azure scope`);
-    const events = await admin.core.listNamespacedEvent({ namespace: chat as string });
-    expect(
-      events.items.some(
-        (e) => e.involvedObject.name === "out" && e.reason === "OutOfScope" && e.type === "Warning",
-      ),
-    ).toBe(true);
+    await eventually(
+      async () => {
+        const events = await admin.core.listNamespacedEvent({ namespace: chat as string });
+        expect(
+          events.items.some(
+            (e) => e.involvedObject.name === "out" && e.reason === "OutOfScope" && e.type === "Warning",
+          ),
+        ).toBe(true);
+      },
+      10_000,
+      200,
+    );
 
     // Out-of-scope targets are not read, let alone written: no metrics for them, no call to a
     // subscription that only they use, no update.
