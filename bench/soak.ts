@@ -34,6 +34,7 @@ import { Command, InvalidArgumentError } from "commander";
 import pLimit from "p-limit";
 import { API_VERSION, GROUP, KIND, PLURAL, VERSION } from "../src/api/index.js";
 import { candidates } from "../src/capacity/skus.js";
+import { DEFAULT_POLL_CYCLE_TIMEOUT_MS, DEFAULT_READINESS_MARGIN_MS } from "../src/controller/cycle-watch.js";
 import type { FaultSpec, RequestRecord, RunningEmulator } from "../src/emulator/index.js";
 import { startEmulator } from "../src/emulator/index.js";
 import { createKubeClients, loadKubeConfig } from "../src/kube/client.js";
@@ -73,8 +74,6 @@ export interface SoakOptions {
   seed: string;
   /** Mean fault rules added per virtual minute (default 3). */
   faultsPerMinute?: number;
-  /** The operator's per-request deadline, real seconds, for the stall bound (default 30). */
-  callDeadlineSeconds?: number;
   /** Node options of the operator process (e.g. "--max-old-space-size=256"). */
   operatorNodeOptions?: string[];
   /** Progress lines (default: none). */
@@ -334,7 +333,6 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const speed = options.speed ?? 10;
   const warmupMinutes = options.warmupMinutes ?? 10;
   const faultsPerMinute = options.faultsPerMinute ?? 3;
-  const callDeadlineSeconds = options.callDeadlineSeconds ?? 30;
   const log = options.log ?? (() => {});
   const { seed } = options;
   const began = performance.now();
@@ -552,8 +550,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     await emulator.stop();
   }
 
-  // Stalls, in real time: request deadlines are real.
-  const stallBoundSeconds = POLL_SECONDS / speed + 2 * callDeadlineSeconds + 10;
+  // Stalls, in real time (deadlines are real): a policy is stalled when no pass ended for longer
+  // than the poll interval plus the cycle's deadline plus the margin after which /readyz calls a
+  // cycle overdue — the operator's own definition of a stall.
+  const stallBoundSeconds =
+    POLL_SECONDS / speed + (DEFAULT_POLL_CYCLE_TIMEOUT_MS + DEFAULT_READINESS_MARGIN_MS) / 1000;
   const endMs = Math.max(...passes.map((p) => p.endMs));
   const byPolicy = new Map<string, number[]>();
   for (const p of passes) byPolicy.set(p.key, [...(byPolicy.get(p.key) ?? []), p.endMs]);
