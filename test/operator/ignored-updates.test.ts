@@ -155,7 +155,7 @@ describe.each(CASES)("$title", (c) => {
     recordFault({
       ...c.record,
       endpoint: "ARM",
-      test: "test/operator/ignored-updates.test.ts",
+      test: `test/operator/ignored-updates.test.ts › ${c.title}`,
       figures: {
         armWritesIn40Minutes: inWindow.length,
         gapsMinutes: gapsMinutes.map((g) => g.toFixed(1)).join(","),
