@@ -68,9 +68,9 @@ export interface SoakOptions {
   policies: number;
   /** Virtual minutes with faults, after the warm-up, e.g. 30. */
   virtualMinutes: number;
-  /** Virtual minutes without faults or demand change first, so every policy settles (default 10). */
+  /** Virtual minutes without faults or demand change first, so every policy settles (default 8). */
   warmupMinutes?: number;
-  /** Virtual ms per real ms (default 10). */
+  /** Virtual ms per real ms (default 6). */
   speed?: number;
   /** Seed of the fault and demand schedule. */
   seed: string;
@@ -120,7 +120,7 @@ export interface SoakResult {
    */
   scaleInsAfterRise: number;
   /** Scale-ins to fewer units than the connections at that moment need at 100 %. Reported. */
-  unsafeScaleIns: number;
+  scaleInsBelowConnections: number;
   /** Each scale-in of the three kinds above: when, which instance, the sizes and the faults near it. */
   scaleInSamples: string[];
   passes: number;
@@ -129,7 +129,10 @@ export interface SoakResult {
   maxPassGapSeconds: number;
   /** Longest poll cycle, real s. */
   maxCycleSeconds: number;
-  /** The bound both are held to: poll interval (real) + 2 × call deadline + 10 s. */
+  /**
+   * The bound both are held to, real s: the poll interval (30 s ÷ speed) + the poll cycle's
+   * deadline (60 s) + the readiness margin (15 s) — when `/readyz` calls a cycle overdue.
+   */
   stallBoundSeconds: number;
   stalledPolicies: number;
   stalledCycles: number;
@@ -336,8 +339,8 @@ const mb = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
 
 /** Runs one soak. @throws when the operator process fails to start or exits early. */
 export async function runSoak(options: SoakOptions): Promise<SoakResult> {
-  const speed = options.speed ?? 10;
-  const warmupMinutes = options.warmupMinutes ?? 10;
+  const speed = options.speed ?? 6;
+  const warmupMinutes = options.warmupMinutes ?? 8;
   const faultsPerMinute = options.faultsPerMinute ?? 3;
   const log = options.log ?? (() => {});
   const { seed } = options;
@@ -360,7 +363,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     scaleIns: 0,
     scaleInsOnUnknownData: 0,
     scaleInsAfterRise: 0,
-    unsafeScaleIns: 0,
+    scaleInsBelowConnections: 0,
     scaleInSamples: [] as string[],
     faultedRequests: 0,
   };
@@ -408,7 +411,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       const unknown = lastRead.get(key) !== true;
       if (unknown) result.scaleInsOnUnknownData++;
       if (afterRise) result.scaleInsAfterRise++;
-      if (unsafe) result.unsafeScaleIns++;
+      if (unsafe) result.scaleInsBelowConnections++;
       if ((unknown || afterRise || unsafe) && result.scaleInSamples.length < 20) {
         const near = faultLog
           .filter((f) => f.minute >= minute - 8 && f.minute <= minute && f.matches(inst))
@@ -545,7 +548,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       if (m % 5 === 4) {
         const p = await take(true);
         log(
-          `virtual minute ${minute + 1}: RSS ${p.rssMb} MB, heap after GC ${p.heapAfterGcMb} MB, ${faultRules} fault rules so far`,
+          `virtual minute ${p.virtualMinute}: RSS ${p.rssMb} MB, heap after GC ${p.heapAfterGcMb} MB, ${faultRules} fault rules so far`,
         );
       }
     }
@@ -617,8 +620,8 @@ async function main(): Promise<void> {
     .description("Run the operator for a while under random faults and count what must never happen.")
     .option("--policies <n>", "policies and instances", positive, 300)
     .option("--virtual-minutes <n>", "virtual minutes with faults, after the warm-up", positive, 30)
-    .option("--warmup-minutes <n>", "virtual minutes without faults first", positive, 10)
-    .option("--speed <n>", "virtual ms per real ms", positive, 10)
+    .option("--warmup-minutes <n>", "virtual minutes without faults first", positive, 8)
+    .option("--speed <n>", "virtual ms per real ms", positive, 6)
     .option("--seed <text>", "seed of the fault and demand schedule", "soak")
     .option("--faults-per-minute <n>", "mean fault rules added per virtual minute", positive, 3)
     .option("--operator-node-options <text>", "node options of the operator process", "")

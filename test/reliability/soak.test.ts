@@ -37,7 +37,7 @@ describe("soak: 300 policies, 30 virtual minutes of random faults", () => {
         scaleInsOnUnknownData: r.scaleInsOnUnknownData,
         scaleIns: r.scaleIns,
         scaleInsAfterRise: r.scaleInsAfterRise,
-        scaleInsBelowConnections: r.unsafeScaleIns,
+        scaleInsBelowConnections: r.scaleInsBelowConnections,
         stalledPolicies: r.stalledPolicies,
         stalledCycles: r.stalledCycles,
         maxPassGapSeconds: r.maxPassGapSeconds,
