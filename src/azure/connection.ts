@@ -23,7 +23,7 @@ import { withTokenDeadline } from "./token-deadline.js";
 /** Public-cloud ARM endpoint. */
 const PUBLIC_ARM_ENDPOINT = "https://management.azure.com";
 /** Default per-request timeout: 30 seconds. */
-const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 const USER_AGENT = `signalr-autoscaler/${VERSION}`;
 
 /** The regional metrics data-plane endpoint of the public cloud: `https://<region>.metrics.monitor.azure.com`. */

@@ -107,10 +107,13 @@ export interface KubeClients {
 
 type ApiClass<T> = new (configuration: ReturnType<typeof createConfiguration>) => T;
 
+/** Default deadline of one Kubernetes API call (not of watches): 30 seconds. */
+export const DEFAULT_KUBE_REQUEST_TIMEOUT_MS = 30_000;
+
 export function createKubeClients(kubeConfig: KubeConfig, options: KubeClientsOptions = {}): KubeClients {
   const cluster = kubeConfig.getCurrentCluster();
   if (cluster === null) throw new Error("kubeconfig has no current cluster");
-  const timeoutMs = options.requestTimeoutMs ?? 30_000;
+  const timeoutMs = options.requestTimeoutMs ?? DEFAULT_KUBE_REQUEST_TIMEOUT_MS;
   const userAgent = options.userAgent ?? FIELD_MANAGER;
   const middleware: Middleware = {
     pre: async (request) => {

@@ -8,14 +8,25 @@ import { existsSync } from "node:fs";
 import { homedir, hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { Option } from "commander";
-import { createAzureAdapters } from "../../azure/index.js";
+import {
+  createAzureAdapters,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_TOKEN_TIMEOUT_MS,
+} from "../../azure/index.js";
 import { realClock } from "../../controller/clock.js";
+import { DEFAULT_POLL_CYCLE_TIMEOUT_MS, DEFAULT_READINESS_MARGIN_MS } from "../../controller/cycle-watch.js";
 import { startProbeServer } from "../../controller/http.js";
 import { createLogger, LOG_LEVELS, type LogLevel, prettyDestination } from "../../controller/logging.js";
 import { OperatorMetrics } from "../../controller/metrics.js";
 import { Operator } from "../../controller/operator.js";
+import { DEFAULT_STATUS_REFRESH_MS } from "../../controller/status-need.js";
 import { parseTenancy, type TenancyMap } from "../../controller/tenancy.js";
-import { createKubeClients, type KubeConfigSource, loadKubeConfig } from "../../kube/client.js";
+import {
+  createKubeClients,
+  DEFAULT_KUBE_REQUEST_TIMEOUT_MS,
+  type KubeConfigSource,
+  loadKubeConfig,
+} from "../../kube/client.js";
 import {
   type AzureFlags,
   azureConnection,
@@ -50,6 +61,9 @@ interface RunFlags extends CommonOptions, AzureFlags {
   logLevel: LogLevel;
   logFormat: "json" | "pretty";
 }
+
+/** A default in ms as the seconds a flag takes (e.g. 30000 → "30"). */
+const seconds = (ms: number): string => String(ms / 1000);
 
 function positiveSeconds(text: string, flag: string): number {
   const value = Number(text);
@@ -231,32 +245,32 @@ export const runCommand: CliCommand = defineCommand<RunFlags>({
       .option(
         "--azure-request-timeout <seconds>",
         "deadline of one HTTP call to ARM or Azure Monitor",
-        env["AZURE_REQUEST_TIMEOUT"] ?? "30",
+        env["AZURE_REQUEST_TIMEOUT"] ?? seconds(DEFAULT_REQUEST_TIMEOUT_MS),
       )
       .option(
         "--azure-token-timeout <seconds>",
         "deadline of one token request to Microsoft Entra ID (or the managed identity endpoint)",
-        env["AZURE_TOKEN_TIMEOUT"] ?? "10",
+        env["AZURE_TOKEN_TIMEOUT"] ?? seconds(DEFAULT_TOKEN_TIMEOUT_MS),
       )
       .option(
         "--kube-request-timeout <seconds>",
         "deadline of one Kubernetes API call (not of watches)",
-        env["KUBE_REQUEST_TIMEOUT"] ?? "30",
+        env["KUBE_REQUEST_TIMEOUT"] ?? seconds(DEFAULT_KUBE_REQUEST_TIMEOUT_MS),
       )
       .option(
         "--poll-cycle-timeout <seconds>",
         "deadline of one poll cycle's Azure read",
-        env["POLL_CYCLE_TIMEOUT"] ?? "60",
+        env["POLL_CYCLE_TIMEOUT"] ?? seconds(DEFAULT_POLL_CYCLE_TIMEOUT_MS),
       )
       .option(
         "--readiness-margin <seconds>",
         "/readyz fails while a poll cycle runs this long past its deadline",
-        env["READINESS_MARGIN"] ?? "15",
+        env["READINESS_MARGIN"] ?? seconds(DEFAULT_READINESS_MARGIN_MS),
       )
       .option(
         "--status-refresh-interval <seconds>",
         "a policy's status is written when a field people or the next pass rely on changes, else at most this often (the age bound of its last sample in kubectl get)",
-        env["STATUS_REFRESH_INTERVAL"] ?? "300",
+        env["STATUS_REFRESH_INTERVAL"] ?? seconds(DEFAULT_STATUS_REFRESH_MS),
       )
       .addOption(
         new Option("--log-level <level>", "log level")
