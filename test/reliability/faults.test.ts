@@ -8,9 +8,9 @@
 import { describe, expect, it } from "vitest";
 import { decide } from "../../src/autoscale/decide.js";
 import { NOW, policy, samples, spec } from "../../src/autoscale/testing.js";
-import type { RequestRecord } from "../../src/emulator/index.js";
+import type { FaultSpec, RequestRecord } from "../../src/emulator/index.js";
 import { CHAT_HUB, eventually } from "../kube/support.js";
-import { operatorPerTest } from "../operator/harness.js";
+import { type ChatOperator, operatorPerTest } from "../operator/harness.js";
 import {
   armWritesFor,
   condition,
@@ -32,6 +32,38 @@ function writes(all: readonly RequestRecord[], id: string) {
     accepted: w.filter((r) => r.status >= 200 && r.status < 300),
     refused: w.filter((r) => r.status < 200 || r.status >= 300),
   };
+}
+
+/**
+ * A fault the policy must ride out without acting: adds `fault`, creates the policy `chat`
+ * (units 1..50; the instance's 2,000 connections on 10 units would be a scale-in with data), waits
+ * until condition `type` is False and `passes` more passes ran, then removes the fault. Returns the
+ * policy as the fault showed it, the ARM updates accepted meanwhile (`during`) and the virtual
+ * time (ms) the fault ended.
+ */
+async function heldThroughFault(
+  { kube, ns, id, requests, harness }: ChatOperator,
+  fault: FaultSpec,
+  type: string,
+  passes: number,
+) {
+  const rule = harness.emulator.control.addFault(fault);
+  await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 1, max: 50 } }));
+  const faulted = await eventually(
+    async () => {
+      const p = await getPolicy(kube, ns, "chat");
+      expect(condition(p, type)?.status).toBe("False");
+      return p;
+    },
+    60_000,
+    200,
+  );
+  const seen = harness.reports.length;
+  await eventually(() => expect(harness.reports.length).toBeGreaterThanOrEqual(seen + passes), 60_000, 200);
+  const during = writes(requests.all, id).accepted.length;
+  const removedAt = harness.emulator.clock.nowMs();
+  harness.emulator.control.removeFault(rule.id);
+  return { faulted, during, removedAt };
 }
 
 /** Virtual seconds between two request records. */
@@ -198,29 +230,15 @@ describe("reliability matrix: ARM", () => {
   });
 
   it("500 on ARM reads: no update while the instance is unknown; reconciled once reads answer", async () => {
-    const { kube, ns, id, requests, harness } = await ops.start("f-500r");
-    const fault = harness.emulator.control.addFault({
-      method: "GET",
-      path: "/subscriptions/*/**",
-      action: { kind: "status", status: 500 },
-    });
-    // 2,000 connections on 10 units: with data, the operator would scale in.
-    await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 1, max: 50 } }));
-    const faulted = await eventually(
-      async () => {
-        const p = await getPolicy(kube, ns, "chat");
-        expect(condition(p, "Ready")?.status).toBe("False");
-        return p;
-      },
-      60_000,
-      200,
+    const op = await ops.start("f-500r");
+    const { kube, ns, harness } = op;
+    const { faulted, during, removedAt } = await heldThroughFault(
+      op,
+      { method: "GET", path: "/subscriptions/*/**", action: { kind: "status", status: 500 } },
+      "Ready",
+      3,
     );
-    const seen = harness.reports.length;
-    await eventually(() => expect(harness.reports.length).toBeGreaterThanOrEqual(seen + 3), 60_000, 200);
-    const during = writes(requests.all, id).accepted.length;
     expect(during).toBe(0);
-    const removedAt = harness.emulator.clock.nowMs();
-    harness.emulator.control.removeFault(fault.id);
     await eventually(
       async () => expect(condition(await getPolicy(kube, ns, "chat"), "Ready")?.status).toBe("True"),
       60_000,
@@ -246,25 +264,15 @@ describe("reliability matrix: Azure Monitor", () => {
     ["403", { kind: "status", status: 403 }, "metrics-403"],
   ] as const) {
     it(`${label}: no scale-in on unknown data, MetricsAvailable=False, recovery when it ends`, async () => {
-      const { kube, ns, id: resourceId, requests, harness } = await ops.start(`f-${id}`);
-      const fault = harness.emulator.control.addFault({ path: "**/metrics:getBatch", action });
-      // 2,000 connections on 10 units: with data, the operator would scale in.
-      await createPolicy(kube, policyManifest(ns, "chat", resourceId, { units: { min: 1, max: 50 } }));
-      const faulted = await eventually(
-        async () => {
-          const p = await getPolicy(kube, ns, "chat");
-          expect(condition(p, "MetricsAvailable")?.status).toBe("False");
-          return p;
-        },
-        60_000,
-        200,
+      const op = await ops.start(`f-${id}`);
+      const { kube, ns, harness } = op;
+      const { faulted, during, removedAt } = await heldThroughFault(
+        op,
+        { path: "**/metrics:getBatch", action },
+        "MetricsAvailable",
+        4,
       );
-      const seen = harness.reports.length;
-      await eventually(() => expect(harness.reports.length).toBeGreaterThanOrEqual(seen + 4), 60_000, 200);
-      const during = writes(requests.all, resourceId).accepted.length;
       expect(during).toBe(0);
-      const removedAt = harness.emulator.clock.nowMs();
-      harness.emulator.control.removeFault(fault.id);
       await eventually(
         async () => {
           const p = await getPolicy(kube, ns, "chat");
