@@ -102,7 +102,9 @@ export function describeDisagreements(found: readonly ConnectionsDisagreement[])
   const worst = found.reduce((a, b) => (b.difference > a.difference ? b : a));
   const quota = worst.units * CONNECTIONS_PER_UNIT;
   const higher = worst.fromQuota > worst.count ? "ConnectionQuotaUtilization" : "ConnectionCount";
-  const allHigher = found.every((d) => (d.fromQuota > d.count ? "ConnectionQuotaUtilization" : "ConnectionCount") === higher);
+  const allHigher = found.every(
+    (d) => (d.fromQuota > d.count ? "ConnectionQuotaUtilization" : "ConnectionCount") === higher,
+  );
   const at = new Date(worst.start).toISOString().slice(11, 16);
   return (
     `ConnectionCount and ConnectionQuotaUtilization disagree at ${minuteRuns(found.map((d) => d.start))} UTC ` +
@@ -127,7 +129,10 @@ export function windowConnections(
 ): WindowConnections {
   const out = new Map<number, BucketConnections>();
   for (const b of window.buckets) {
-    out.set(b.start, bucketConnections(b.sample, b.start, unitsAt(b.start), !b.settling && !overlapsChange(b.start)));
+    out.set(
+      b.start,
+      bucketConnections(b.sample, b.start, unitsAt(b.start), !b.settling && !overlapsChange(b.start)),
+    );
   }
   return out;
 }

@@ -39,6 +39,7 @@ import { anticipate } from "./anticipation.js";
 import { ceilSafe, rateLimit, stabilize, toleranceBand } from "./behavior.js";
 import { capacityTimeline, unitChanges } from "./capacity-timeline.js";
 import { type DecisionCondition, decisionConditions } from "./conditions.js";
+import { type WindowConnections, windowConnections } from "./connections.js";
 import type { DemandHistory } from "./demand-history.js";
 import { evaluateFallback, type FallbackState, type PassFailure } from "./fallback.js";
 import {
@@ -48,7 +49,6 @@ import {
   pruneScaleEvents,
   type Recommendation,
 } from "./history.js";
-import { type WindowConnections, windowConnections } from "./connections.js";
 import { counterIdleZeroReason } from "./idle-counters.js";
 import {
   effectiveIngestionDelay,

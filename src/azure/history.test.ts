@@ -72,7 +72,10 @@ class FakeMonitor implements BatchQuerier {
     for (const name of query.metricNames) {
       if (!SUPPORTED[name]?.includes(query.aggregation)) {
         const message = `Sampling type is not found. Metric: ${name}, SamplingType: ${query.aggregation}`;
-        return { error: new InvalidRequestError(message, { operation: query.operation, status: 400 }), sent: true };
+        return {
+          error: new InvalidRequestError(message, { operation: query.operation, status: 400 }),
+          sent: true,
+        };
       }
     }
     const failing = this.failAggregation === undefined || this.failAggregation === query.aggregation;
@@ -93,32 +96,32 @@ class FakeMonitor implements BatchQuerier {
       });
       const connections = batch.service === "SignalR" ? "ConnectionCount" : "TotalConnectionCount";
       const all = [
-          metric(connections, (t) => ({ maximum: this.nullAt.has(t) ? undefined : demandOf(resourceId, t) })),
-          {
-            ...metric("InboundTraffic", (t) => ({ total: demandOf(resourceId, t) * (grainMs / 1000) })),
-            timeseries: [
-              {
-                // An idle bucket as the official example writes it: a point with only its timestamp.
-                data: times.map((t) =>
-                  this.idleAt.has(t)
-                    ? { timeStamp: new Date(t) }
-                    : { timeStamp: new Date(t), total: demandOf(resourceId, t) * (grainMs / 1000) },
-                ),
-              },
-            ],
-          },
-          {
-            ...metric("OutboundTraffic", () => ({})),
-            timeseries: [
-              {
-                // An idle bucket left out altogether: the same as a point without a value.
-                data: times
-                  .filter((t) => !this.idleAt.has(t))
-                  .map((t) => ({ timeStamp: new Date(t), total: 2 * (grainMs / 1000) })),
-              },
-            ],
-          },
-        ];
+        metric(connections, (t) => ({ maximum: this.nullAt.has(t) ? undefined : demandOf(resourceId, t) })),
+        {
+          ...metric("InboundTraffic", (t) => ({ total: demandOf(resourceId, t) * (grainMs / 1000) })),
+          timeseries: [
+            {
+              // An idle bucket as the official example writes it: a point with only its timestamp.
+              data: times.map((t) =>
+                this.idleAt.has(t)
+                  ? { timeStamp: new Date(t) }
+                  : { timeStamp: new Date(t), total: demandOf(resourceId, t) * (grainMs / 1000) },
+              ),
+            },
+          ],
+        },
+        {
+          ...metric("OutboundTraffic", () => ({})),
+          timeseries: [
+            {
+              // An idle bucket left out altogether: the same as a point without a value.
+              data: times
+                .filter((t) => !this.idleAt.has(t))
+                .map((t) => ({ timeStamp: new Date(t), total: 2 * (grainMs / 1000) })),
+            },
+          ],
+        },
+      ];
       return {
         resourceId,
         granularity: this.wrongGrain.has(resourceId) ? "PT1M" : query.interval,
@@ -149,7 +152,12 @@ describe("HistoryReader: what it asks Azure Monitor", () => {
         aggregation: "Total",
         interval: "PT5M",
       },
-      { service: "WebPubSub", metricNames: ["TotalConnectionCount"], aggregation: "Maximum", interval: "PT1H" },
+      {
+        service: "WebPubSub",
+        metricNames: ["TotalConnectionCount"],
+        aggregation: "Maximum",
+        interval: "PT1H",
+      },
       {
         service: "WebPubSub",
         metricNames: ["InboundTraffic", "OutboundTraffic"],
@@ -270,7 +278,9 @@ describe("HistoryReader: cache and refresh", () => {
     expect(second?.points.at(-1)?.timeMs).toBe(Date.parse("2025-03-03T09:55:00Z"));
   });
 
-  it("makes at most one getBatch call per 50 policies and aggregation per hour at steady state (1,000 policies, 24 hours)", { timeout: 30_000 }, async () => {
+  it("makes at most one getBatch call per 50 policies and aggregation per hour at steady state (1,000 policies, 24 hours)", {
+    timeout: 30_000,
+  }, async () => {
     const monitor = new FakeMonitor();
     const reader = new HistoryReader(monitor);
     // 1,000 policies in two regions; they come in over the first hour (100 every 6 minutes), and

@@ -297,7 +297,9 @@ export class HistoryReader {
     const report: HistoryRefreshReport = { calls: 0, failedCalls: 0, reads: [] };
     const got = new Map<Entry, { points: DemandPoint[]; error?: string; kind: HistoryRead["kind"] }>();
     const byKey = new Map(due.map((e) => [`${resourceKey(e.resourceId)}|${e.grain}`, e]));
-    const queries = calls.flatMap((call) => historyQueries(call.batch.service).map((query) => ({ call, query })));
+    const queries = calls.flatMap((call) =>
+      historyQueries(call.batch.service).map((query) => ({ call, query })),
+    );
     /** Per call, per resource: the results of the queries that answered, or the first error. */
     const answers = new Map<PlannedCall, { results: Map<string, MetricsResultLike[]>; error?: string }>();
     await forEachLimited(queries, this.#concurrency, async ({ call, query }) => {
@@ -441,11 +443,7 @@ export class HistoryReader {
 }
 
 /** The points of one resource's answer, checked against the grain asked for. */
-function answerPoints(
-  call: PlannedCall,
-  e: Entry,
-  result: MetricsResultLike,
-): DemandPoint[] {
+function answerPoints(call: PlannedCall, e: Entry, result: MetricsResultLike): DemandPoint[] {
   const answer = readMetricsAnswer(call.batch.service, e.resourceId, result);
   const wanted = HISTORY_GRAIN_SECONDS[call.grain];
   if (answer.grainFrom !== "assumed" && answer.grainSeconds !== wanted) {

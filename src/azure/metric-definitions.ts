@@ -108,7 +108,15 @@ function gauge(
   acrossSeries: AcrossSeries,
   supportedAggregations: readonly AggregationType[],
 ): MetricDefinition {
-  return { name, displayName, field, aggregation: "maximum", supportedAggregations, kind: "gauge", acrossSeries };
+  return {
+    name,
+    displayName,
+    field,
+    aggregation: "maximum",
+    supportedAggregations,
+    kind: "gauge",
+    acrossSeries,
+  };
 }
 
 /** A counter: its Total per bucket, summed across series; the reference lists Total only. */

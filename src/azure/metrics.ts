@@ -205,7 +205,11 @@ export class AzureMetrics implements BatchQuerier {
   }
 
   /** Every query of one batch (in parallel), then each resource's answers read into `result`. */
-  async #readBatch(batch: MetricsBatch, options: MetricsReadOptions, result: MetricsReadResult): Promise<void> {
+  async #readBatch(
+    batch: MetricsBatch,
+    options: MetricsReadOptions,
+    result: MetricsReadResult,
+  ): Promise<void> {
     const queries = metricQueries(batch.service, {
       ...(options.connectionsByEndpoint ? { connectionsByEndpoint: true } : {}),
     });

@@ -32,8 +32,8 @@ import {
 import type { CapacityPolicy } from "../api/index.js";
 import type { DemandHistory } from "../autoscale/demand-history.js";
 import type { FailureKind, PassFailure } from "../autoscale/fallback.js";
-import type { SampleField } from "../autoscale/samples.js";
 import type { LeadingObservation } from "../autoscale/leading.js";
+import type { SampleField } from "../autoscale/samples.js";
 import type { NativeAutoscaleSetting } from "../azure/autoscale-settings.js";
 import {
   type AzureAdapters,

@@ -13,6 +13,8 @@
  * | DELETE | `/_emulator/faults[/{id}]`        |                                                          | removes one rule or all |
  * | POST   | `/_emulator/clock`                | `{ time?, speed?, advanceSeconds? }`                     | sets the virtual clock |
  * | POST   | `/_emulator/timing`               | `{ scaleDurationSeconds?, ingestionDelaySeconds? }`      | changes operation and ingestion times |
+ * | GET    | `/_emulator/ratelimit`            |                                                          | the metrics plane's rate limit (`metrics`, `null` when off) |
+ * | POST   | `/_emulator/ratelimit`            | `{ metrics: { capacity, refillPerSecond, status? } \| null }` | switches getBatch throttling on (buckets full) or off |
  * | POST   | `/_emulator/autoscalesettings`    | `{ targetResourceId, enabled?, minimum?, maximum?, default? }` | adds a native autoscale setting |
  * | DELETE | `/_emulator/autoscalesettings`    |                                                          | removes them all |
  * | GET    | `/_emulator/requests`             |                                                          | the last requests served (method, path, status, fault) |
@@ -46,6 +48,7 @@ import {
   json,
   queryParam,
 } from "./http.js";
+import { type MetricsRateLimit, validMetricsRateLimit } from "./ratelimit.js";
 import {
   type AppServersView,
   type AutoscaleSettingRecord,
@@ -71,6 +74,10 @@ export interface RequestRecord {
   resourceIds?: string[];
   /** The time span a getBatch asked for (its `starttime` and `endtime`). */
   span?: { start: string; end: string };
+  /** The metrics a getBatch asked for (its `metricnames`). */
+  metricNames?: string[];
+  /** The aggregations a getBatch asked for (its `aggregation`, e.g. `Maximum`). */
+  aggregation?: string;
   /** ID of the fault rule that fired. */
   fault?: string;
 }
@@ -102,6 +109,8 @@ export interface EmulatorSnapshot {
   faults: FaultRule[];
   autoscaleSettings: AutoscaleSettingRecord[];
   calls: CallCounters;
+  /** The metrics plane's rate limit; `null` when off. */
+  metricsRateLimit: MetricsRateLimit | null;
 }
 
 /** The control operations, in process. */
@@ -125,6 +134,10 @@ export interface EmulatorControl {
   setClock(change: { time?: Date; speed?: number }): void;
   advance(ms: number): void;
   setTiming(timing: { scaleDurationMs?: number; ingestionDelayMs?: number }): void;
+  /** The metrics plane's rate limit; `undefined` when off. */
+  metricsRateLimit(): MetricsRateLimit | undefined;
+  /** Switches getBatch throttling on (its buckets full) or, with `undefined`, off. @throws RangeError */
+  setMetricsRateLimit(limit: MetricsRateLimit | undefined): void;
   addAutoscaleSetting(spec: Omit<AutoscaleSettingSpec, "resourceGroup">): AutoscaleSettingRecord;
   clearAutoscaleSettings(): void;
   requests(): RequestRecord[];
@@ -301,6 +314,21 @@ export function handleControl(req: EmulatorRequest, control: EmulatorControl): E
           scaleDurationSeconds: s.scaleDurationSeconds,
           ingestionDelaySeconds: s.ingestionDelaySeconds,
         });
+      }
+      case "GET /_emulator/ratelimit":
+        return json(200, { metrics: control.metricsRateLimit() ?? null });
+      case "POST /_emulator/ratelimit": {
+        if (!("metrics" in body)) {
+          return armError(
+            400,
+            "InvalidRequest",
+            "metrics is required: { capacity, refillPerSecond } or null",
+          );
+        }
+        control.setMetricsRateLimit(
+          body["metrics"] === null ? undefined : validMetricsRateLimit(body["metrics"]),
+        );
+        return json(200, { metrics: control.metricsRateLimit() ?? null });
       }
       case "POST /_emulator/autoscalesettings": {
         const targetResourceId = str(body, "targetResourceId");

@@ -1,7 +1,8 @@
 /**
  * The emulator's HTTPS server: parses each request, serves the control API and the app servers'
  * `/metrics` (`appservers.ts`; no token, not logged, no faults), checks the bearer token, applies
- * fault rules, ARM's rate limit, then routes to the ARM or metrics handler and writes the answer
+ * fault rules, ARM's rate limit (ARM requests) or the metrics plane's (getBatch, when switched on:
+ * `ratelimit.ts`), then routes to the ARM or metrics handler and writes the answer
  * with ARM's usual headers (`x-ms-request-id`, `x-ms-correlation-request-id`,
  * `x-ms-routing-request-id`, `x-ms-ratelimit-remaining-subscription-reads|writes`).
  *
@@ -24,7 +25,7 @@ import { type EmulatorControl, handleControl, type RequestRecord } from "./contr
 import type { FaultRule, FaultTable } from "./faults.js";
 import { armError, type EmulatorRequest, type EmulatorResponse, INVALID_JSON } from "./http.js";
 import { batchResourceIds, handleGetBatch, isGetBatch, type MonitorFaultFlags } from "./monitor.js";
-import type { RateLimiter } from "./ratelimit.js";
+import type { MetricsThrottle, RateLimiter } from "./ratelimit.js";
 import type { RequestLog } from "./request-log.js";
 import type { EmulatorState } from "./state.js";
 
@@ -39,6 +40,8 @@ export interface EmulatorServerDeps {
   tls: TlsMaterial;
   /** ARM rate limiter; none = no throttling except by faults. */
   limiter?: RateLimiter;
+  /** The metrics plane's throttling (getBatch), off until switched on. */
+  metricsThrottle?: MetricsThrottle;
   /** Items per page of ARM lists. */
   armPageSize?: number;
   /** Called for every request served (not control requests). */
@@ -142,6 +145,12 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
       ...(subscriptionId ? { subscriptionId } : {}),
       ...(batch ? { region: (path.split("/")[2] ?? "").toLowerCase() } : {}),
       ...(resourceIds ? { resourceIds } : {}),
+      ...(batch && url.searchParams.get("metricnames")
+        ? { metricNames: (url.searchParams.get("metricnames") as string).split(",") }
+        : {}),
+      ...(batch && url.searchParams.get("aggregation")
+        ? { aggregation: url.searchParams.get("aggregation") as string }
+        : {}),
       ...(batch && url.searchParams.get("starttime") && url.searchParams.get("endtime")
         ? {
             span: {
@@ -179,7 +188,12 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
 
     const armFlags: ArmFaultFlags = {};
     const monitorFlags: MonitorFaultFlags = {};
-    const rule = deps.faults.match({ method, path, ...(resourceIds ? { resourceIds } : {}) });
+    const rule = deps.faults.match({
+      method,
+      path,
+      query: url.searchParams,
+      ...(resourceIds ? { resourceIds } : {}),
+    });
     if (rule) {
       const a = rule.action;
       switch (a.kind) {
@@ -225,6 +239,14 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
           monitorFlags.emptyTimeseries = true;
           record.fault = rule.id;
           break;
+        case "metricError":
+          monitorFlags.metricError = {
+            ...(a.metrics ? { metrics: a.metrics } : {}),
+            ...(a.code !== undefined ? { code: a.code } : {}),
+            ...(a.message !== undefined ? { message: a.message } : {}),
+          };
+          record.fault = rule.id;
+          break;
         case "notApplied":
           armFlags.notApplied = true;
           record.fault = rule.id;
@@ -251,6 +273,19 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
         );
       }
       headers[`x-ms-ratelimit-remaining-subscription-${bucket}`] = String(taken.remaining);
+    }
+
+    const throttled = batch && subscriptionId ? deps.metricsThrottle?.take(subscriptionId, now) : undefined;
+    if (throttled && !throttled.ok) {
+      return finish(
+        armError(
+          deps.metricsThrottle?.spec?.status ?? 429,
+          "TooManyRequests",
+          `The metrics:getBatch requests for subscription '${subscriptionId}' exceeded the limit. Please retry after ${throttled.retryAfterSeconds} seconds.`,
+          { "retry-after": String(throttled.retryAfterSeconds) },
+        ),
+        { rateLimited: true },
+      );
     }
 
     const response = batch
