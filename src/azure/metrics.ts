@@ -7,8 +7,9 @@
  * (`query-plan.ts`) — one per aggregation, each metric asked only for the aggregation it is read
  * as and Azure Monitor supports (SignalR and Web PubSub: `Maximum` for the gauges, `Total` for the
  * counters), and with `connectionsByEndpoint` one more for SignalR's `ConnectionCount` split by
- * `Endpoint`. Calls = queries × ceil(resources / 50) per scope, the queries of a batch in
- * parallel.
+ * `Endpoint`. Calls = queries × ceil(resources / 50) per scope. The queries of a batch go one after
+ * the other (batches run in parallel): a query Azure throttles gates the scope before the next
+ * one leaves, so no call of a throttled scope is sent after its 429.
  *
  * Each resource's answers are joined (`combineAnswers`) and read by `readMetricsAnswer`
  * (metric-samples.ts); one whose time grain cannot be read fails alone (a {@link TransientError}
@@ -204,7 +205,7 @@ export class AzureMetrics implements BatchQuerier {
     return result;
   }
 
-  /** Every query of one batch (in parallel), then each resource's answers read into `result`. */
+  /** Every query of one batch (in order), then each resource's answers read into `result`. */
   async #readBatch(
     batch: MetricsBatch,
     options: MetricsReadOptions,
@@ -216,27 +217,25 @@ export class AzureMetrics implements BatchQuerier {
     /** Per resource, the results of the metrics queries that answered. */
     const answered = new Map<string, MetricsResultLike[]>();
     let split: Map<string, MetricsResultLike> | undefined;
-    await Promise.all(
-      queries.map(async (query) => {
-        if (query.part === "endpointSplit") {
-          const answer = await this.#query(batch, query, options, result);
-          if ("error" in answer) result.failures.push(failure(batch, query, answer.error));
-          else split = resultsByResource(batch.resourceIds, answer.results);
-          return;
+    for (const query of queries) {
+      if (query.part === "endpointSplit") {
+        const answer = await this.#query(batch, query, options, result);
+        if ("error" in answer) result.failures.push(failure(batch, query, answer.error));
+        else split = resultsByResource(batch.resourceIds, answer.results);
+        continue;
+      }
+      for (const { batch: part, answer } of await this.#queryConfined(batch, query, options, result)) {
+        if ("error" in answer) {
+          result.failures.push(failure(part, query, answer.error));
+          continue;
         }
-        for (const { batch: part, answer } of await this.#queryConfined(batch, query, options, result)) {
-          if ("error" in answer) {
-            result.failures.push(failure(part, query, answer.error));
-            continue;
-          }
-          const byResource = resultsByResource(part.resourceIds, answer.results);
-          for (const id of part.resourceIds) {
-            const found = byResource.get(id);
-            answered.set(id, [...(answered.get(id) ?? []), ...(found ? [found] : [])]);
-          }
+        const byResource = resultsByResource(part.resourceIds, answer.results);
+        for (const id of part.resourceIds) {
+          const found = byResource.get(id);
+          answered.set(id, [...(answered.get(id) ?? []), ...(found ? [found] : [])]);
         }
-      }),
-    );
+      }
+    }
     for (const id of batch.resourceIds) {
       const parts = answered.get(id);
       if (parts === undefined) continue; // every metrics query failed: in `failures`
