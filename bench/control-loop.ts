@@ -1455,7 +1455,7 @@ function verdicts(results: readonly SizeResult[], comparisons: readonly LeadingC
     const getBatch = r.steady.byApiPerInterval["metrics:getBatch"] ?? 0;
     const okBatch = getBatch <= r.minimumGetBatchPerCycle;
     lines.push(
-      `${at}: metrics calls per cycle ${fmt(getBatch, 2)} vs ≤ ${r.minimumGetBatchPerCycle} (one per 50 of a subscription/region/type) — ${okBatch ? "met" : "MISSED"}`,
+      `${at}: metrics calls per cycle ${fmt(getBatch, 2)} vs ≤ ${r.minimumGetBatchPerCycle} (one per 50 of a subscription/region/type and query) — ${okBatch ? "met" : "MISSED"}`,
     );
     const okArm = r.steady.maxArmReadsPerSubscription <= 1;
     lines.push(
