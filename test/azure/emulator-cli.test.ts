@@ -70,38 +70,47 @@ async function waitFor(check: () => boolean, ms = 10_000): Promise<void> {
   }
 }
 
+/** The endpoints and instances `emulator -o json` prints. */
+interface EmulatorInfo {
+  armEndpoint: string;
+  metricsEndpoint: string;
+  controlEndpoint: string;
+  appServerMetrics: string;
+  appServerHttpMetrics: string;
+  caPath: string;
+  instances: { resourceId: string; demand: string }[];
+}
+
+/** Starts `emulator <args> -o json`; resolves once it printed, with what it printed and its stop. */
+async function startJson(args: string[]): Promise<{ info: EmulatorInfo; stop: () => Promise<void> }> {
+  const { io, out, abort } = makeIo();
+  const running = run([...args, "-o", "json"], io);
+  await waitFor(() => out.length > 0);
+  return {
+    info: JSON.parse(out.join("")) as EmulatorInfo,
+    stop: async () => {
+      abort.abort();
+      await running;
+    },
+  };
+}
+
 describe("signalr-autoscaler emulator", { timeout: 30_000 }, () => {
   it("runs with a trace scaled to a peak, prints endpoints and CA, serves until stopped", async () => {
-    const { io, out, abort } = makeIo();
-    const running = run(
-      [
-        "--trace",
-        "traces/nyc_taxi.csv",
-        "--peak-connections",
-        "120000",
-        "--instances",
-        "3",
-        "--speed",
-        "60",
-        "--app-server-http-port",
-        "0",
-        "--connection-lifetime",
-        "10m",
-        "-o",
-        "json",
-      ],
-      io,
-    );
-    await waitFor(() => out.length > 0);
-    const info = JSON.parse(out.join("")) as {
-      armEndpoint: string;
-      metricsEndpoint: string;
-      controlEndpoint: string;
-      appServerMetrics: string;
-      appServerHttpMetrics: string;
-      caPath: string;
-      instances: { resourceId: string; demand: string }[];
-    };
+    const { info, stop } = await startJson([
+      "--trace",
+      "traces/nyc_taxi.csv",
+      "--peak-connections",
+      "120000",
+      "--instances",
+      "3",
+      "--speed",
+      "60",
+      "--app-server-http-port",
+      "0",
+      "--connection-lifetime",
+      "10m",
+    ]);
     expect(info.armEndpoint).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     expect(info.metricsEndpoint).toBe(`${info.armEndpoint}/metrics/{region}`);
     expect(info.appServerMetrics).toBe(`${info.armEndpoint}/appservers/{name}/metrics`);
@@ -151,35 +160,21 @@ describe("signalr-autoscaler emulator", { timeout: 30_000 }, () => {
     expect(bad.status).toBe(400);
     expect(JSON.stringify(bad.json)).toContain("malformed resource ID");
 
-    abort.abort();
-    await running;
+    await stop();
     expect(existsSync(info.caPath)).toBe(false);
   });
 
   it("refuses as Azure does with --unit-quota, lags reads with --read-after-write-lag, and takes locks, policies and quotas over its control API", async () => {
-    const { io, out, abort } = makeIo();
-    const running = run(
-      [
-        "--pattern",
-        "constant",
-        "--units",
-        "100",
-        "--unit-quota",
-        "150",
-        "--read-after-write-lag",
-        "30s",
-        "-o",
-        "json",
-      ],
-      io,
-    );
-    await waitFor(() => out.length > 0);
-    const info = JSON.parse(out.join("")) as {
-      armEndpoint: string;
-      controlEndpoint: string;
-      caPath: string;
-      instances: { resourceId: string }[];
-    };
+    const { info, stop } = await startJson([
+      "--pattern",
+      "constant",
+      "--units",
+      "100",
+      "--unit-quota",
+      "150",
+      "--read-after-write-lag",
+      "30s",
+    ]);
     const ca = readFileSync(info.caPath, "utf8");
     const id = info.instances[0]?.resourceId as string;
     const rg = id.slice(0, id.indexOf("/providers/"));
@@ -242,8 +237,7 @@ describe("signalr-autoscaler emulator", { timeout: 30_000 }, () => {
     expect((await httpsJson(`${info.controlEndpoint}/quotas`, ca, "DELETE")).status).toBe(204);
     expect((await httpsJson(`${info.controlEndpoint}/quotas`, ca)).json).toEqual([]);
 
-    abort.abort();
-    await running;
+    await stop();
   });
 
   it("prints a readable table by default", async () => {
