@@ -22,7 +22,14 @@ import { handleAppServers } from "./appservers.js";
 import { type ArmFaultFlags, handleArm } from "./arm.js";
 import { type EmulatorControl, handleControl, type RequestRecord } from "./control.js";
 import type { FaultRule, FaultTable } from "./faults.js";
-import { armError, type EmulatorRequest, type EmulatorResponse, INVALID_JSON } from "./http.js";
+import {
+  armError,
+  type EmulatorRequest,
+  type EmulatorResponse,
+  INVALID_JSON,
+  json,
+  queryParam,
+} from "./http.js";
 import { batchResourceIds, handleGetBatch, isGetBatch, type MonitorFaultFlags } from "./monitor.js";
 import type { RateLimiter } from "./ratelimit.js";
 import type { RequestLog } from "./request-log.js";
@@ -87,6 +94,12 @@ function decodedPath(url: URL): string {
   }
 }
 
+/** `{ apiVersion }` of a request URL that has one, else `{}`. */
+function apiVersionOf(url: URL): { apiVersion?: string } {
+  const apiVersion = queryParam(url.searchParams, "api-version");
+  return apiVersion === undefined ? {} : { apiVersion };
+}
+
 function subscriptionOf(path: string): string | undefined {
   const m = /\/subscriptions\/([^/]+)/i.exec(path);
   return m?.[1];
@@ -140,6 +153,8 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
       kind,
       status: 0,
       ...(subscriptionId ? { subscriptionId } : {}),
+      ...apiVersionOf(url),
+      ...(!batch && method !== "GET" && body !== undefined && body !== INVALID_JSON ? { body } : {}),
       ...(batch ? { region: (path.split("/")[2] ?? "").toLowerCase() } : {}),
       ...(resourceIds ? { resourceIds } : {}),
       ...(batch && url.searchParams.get("starttime") && url.searchParams.get("endtime")
@@ -233,6 +248,16 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
           armFlags.failUpdate = true;
           record.fault = rule.id;
           break;
+        case "cancelUpdate":
+          armFlags.cancelUpdate = true;
+          record.fault = rule.id;
+          break;
+        case "longUpdate":
+          armFlags.updateSeconds = a.seconds;
+          record.fault = rule.id;
+          break;
+        case "respond":
+          return finish(json(a.status ?? 200, a.body), { fault: rule });
       }
     }
 
