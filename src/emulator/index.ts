@@ -12,3 +12,4 @@ export * from "./exposition.js";
 export * from "./faults.js";
 export * from "./ratelimit.js";
 export * from "./state.js";
+export * from "./traffic.js";
