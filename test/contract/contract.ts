@@ -93,9 +93,12 @@ export class ContractValidator {
   readonly #live: LiveValidator;
   readonly #operationStatus: ValidateFunction;
   readonly #errorResponse: ValidateFunction;
+  /** `operationId@api-version` of every long-running operation of the specs. */
+  readonly #longRunning: ReadonlySet<string>;
 
-  private constructor(live: LiveValidator, ajv: Ajv) {
+  private constructor(live: LiveValidator, ajv: Ajv, longRunning: ReadonlySet<string>) {
     this.#live = live;
+    this.#longRunning = longRunning;
     this.#operationStatus = ajv.compile({ $ref: "types.json#/definitions/OperationStatusResult" });
     this.#errorResponse = ajv.compile({ $ref: "types.json#/definitions/ErrorResponse" });
   }
@@ -121,7 +124,7 @@ export class ContractValidator {
     ajv.addFormat("arm-id", true);
     ajv.addFormat("double", true);
     ajv.addSchema(JSON.parse(readFileSync(`${SPECS_DIR}${COMMON_TYPES_V5}`, "utf8")), "types.json");
-    return new ContractValidator(live, ajv);
+    return new ContractValidator(live, ajv, longRunningOperations());
   }
 
   /** The spec files the validator found (absolute paths). */
@@ -158,6 +161,26 @@ export class ContractValidator {
       ...this.#issues(result.requestValidationResult, "request", operation, call, 0),
       ...this.#issues(result.responseValidationResult, "response", operation, call, exchange.response.status),
     ];
+    // oav checks a long-running operation's polling headers only on answers with a schema; a 202
+    // without a body (SignalR_Update, WebPubSub_Update) needs them as much.
+    const { status, headers } = exchange.response;
+    if (
+      (status === 201 || status === 202) &&
+      this.#longRunning.has(operation) &&
+      !headers["location"] &&
+      !headers["azure-asyncoperation"]
+    ) {
+      violations.push({
+        operation,
+        direction: "response",
+        call,
+        status,
+        code: "LRO_RESPONSE_HEADER",
+        path: "headers",
+        rule: "x-ms-long-running-operation: a 201/202 answer carries Location or Azure-AsyncOperation",
+        message: "neither Location nor Azure-AsyncOperation is set",
+      });
+    }
     return { operation, violations };
   }
 
@@ -306,6 +329,28 @@ export class ContractValidator {
     }
     return { operation, violations };
   }
+}
+
+/** Every `x-ms-long-running-operation` of {@link SPEC_FILES}, as `operationId@api-version`. */
+function longRunningOperations(): Set<string> {
+  const out = new Set<string>();
+  for (const file of Object.values(SPEC_FILES)) {
+    const spec = JSON.parse(readFileSync(`${SPECS_DIR}${file}`, "utf8")) as {
+      info: { version: string };
+      paths: Record<
+        string,
+        Record<string, { operationId?: string; "x-ms-long-running-operation"?: boolean }>
+      >;
+    };
+    for (const item of Object.values(spec.paths)) {
+      for (const op of Object.values(item)) {
+        if (op["x-ms-long-running-operation"] === true && op.operationId) {
+          out.add(`${op.operationId}@${spec.info.version}`);
+        }
+      }
+    }
+  }
+  return out;
 }
 
 function operationName(result: LiveValidationResult, method: string, url: string): string {

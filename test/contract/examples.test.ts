@@ -16,6 +16,8 @@ import { type ReplayAnswer, type ReplayServer, startReplayServer } from "./repla
 
 const SIGNALR_EXAMPLES =
   "specification/signalr/resource-manager/Microsoft.SignalRService/stable/2024-03-01/examples";
+const WEBPUBSUB_EXAMPLES =
+  "specification/webpubsub/resource-manager/Microsoft.SignalRService/stable/2024-03-01/examples";
 const METRICS_EXAMPLES = "specification/monitor/data-plane/Microsoft.Insights/stable/2024-02-01/examples";
 const AUTOSCALE_EXAMPLES =
   "specification/monitor/resource-manager/Microsoft.Insights/stable/2015-04-01/examples";
@@ -38,7 +40,10 @@ function answerOf(ex: OfficialExample, status: number): ReplayAnswer {
 
 /** The resource ID in an example's URL (ARM path without query), with the type spelled as ARM IDs spell it. */
 function resourceIdOf(ex: OfficialExample): string {
-  return new URL(ex.url).pathname.replace(/\/skus$/, "").replace("/signalR/", "/SignalR/");
+  return new URL(ex.url).pathname
+    .replace(/\/skus$/, "")
+    .replace("/signalR/", "/SignalR/")
+    .replace("/webPubSub/", "/WebPubSub/");
 }
 
 function adapters() {
@@ -96,6 +101,10 @@ describe("official examples against the validator", () => {
       "SignalR_ListBySubscription SignalR_ListBySubscription.json",
       "SignalR_ListSkus SignalR_ListSkus.json",
       "SignalR_Update SignalR_Update.json",
+      "WebPubSub_Get WebPubSub_Get.json",
+      "WebPubSub_ListBySubscription WebPubSub_ListBySubscription.json",
+      "WebPubSub_ListSkus WebPubSub_ListSkus.json",
+      "WebPubSub_Update WebPubSub_Update.json",
     ]);
   });
 
@@ -147,15 +156,20 @@ describe("official examples against the validator", () => {
   });
 });
 
-describe("official examples read by the adapters", () => {
-  it("SignalR_Get: SKU, units, provisioning state, location", async () => {
-    const ex = example(`${SIGNALR_EXAMPLES}/SignalR_Get.json`);
+const SERVICES = [
+  { service: "SignalR", dir: SIGNALR_EXAMPLES, name: "mySignalRService" },
+  { service: "WebPubSub", dir: WEBPUBSUB_EXAMPLES, name: "myWebPubSubService" },
+] as const;
+
+describe.each(SERVICES)("official $service examples read by the adapters", ({ service, dir, name }) => {
+  it(`${service}_Get: SKU, units, provisioning state, location`, async () => {
+    const ex = example(`${dir}/${service}_Get.json`);
     server.answer(() => answerOf(ex, 200));
     const instance = await adapters().instances.get(resourceIdOf(ex));
     expect(instance).toEqual({
       resourceId: resourceIdOf(ex),
-      service: "SignalR",
-      name: "mySignalRService",
+      service,
+      name,
       location: "eastus",
       sku: "Premium_P1",
       tier: "Premium",
@@ -164,40 +178,43 @@ describe("official examples read by the adapters", () => {
       terminal: true,
     });
     const sent = await validator.validate(lastExchange("GET", answerOf(ex, 200)));
+    expect(sent.operation).toBe(`${service}_Get@2024-03-01`);
     expect(sent.violations, formatViolations(sent.violations)).toEqual([]);
   });
 
-  it("SignalR_ListSkus: the ladders of the instance's own resource type, not the replicas' entries", async () => {
-    const ex = example(`${SIGNALR_EXAMPLES}/SignalR_ListSkus.json`);
+  it(`${service}_ListSkus: the ladders of the instance's own resource type, not the replicas' entries`, async () => {
+    const ex = example(`${dir}/${service}_ListSkus.json`);
     server.answer(() => answerOf(ex, 200));
     const allowed = await adapters().instances.listSkus(resourceIdOf(ex));
     expect(allowed.skus.map((s) => s.sku)).toEqual(["Free_F1", "Standard_S1", "Premium_P1"]);
     expect(allowed.ladders.Standard_S1).toEqual([
       1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100,
     ]);
-    // The example's Premium_P1 entry is for Microsoft.SignalRService/SignalR/replicas: the
+    // The example's Premium_P1 entry is for Microsoft.SignalRService/<type>/replicas: the
     // instance's own P1 ladder is not in it, so it stays the documented fallback.
     expect(allowed.fromService).toEqual(["Standard_S1"]);
     const sent = await validator.validate(lastExchange("GET", answerOf(ex, 200)));
+    expect(sent.operation).toBe(`${service}_ListSkus@2024-03-01`);
     expect(sent.violations, formatViolations(sent.violations)).toEqual([]);
   });
 
-  it("SignalR_ListBySubscription: each instance with its region, SKU and units", async () => {
-    const ex = example(`${SIGNALR_EXAMPLES}/SignalR_ListBySubscription.json`);
+  it(`${service}_ListBySubscription: each instance with its region, SKU and units`, async () => {
+    const ex = example(`${dir}/${service}_ListBySubscription.json`);
     server.answer(() => answerOf(ex, 200));
     const list = await adapters().instances.listBySubscription(
       "00000000-0000-0000-0000-000000000000",
-      "SignalR",
+      service,
     );
     expect(list.map((i) => [i.name, i.location, i.sku, i.units, i.provisioningState])).toEqual([
-      ["mySignalRService", "eastus", "Premium_P1", 1, "Succeeded"],
+      [name, "eastus", "Premium_P1", 1, "Succeeded"],
     ]);
     const sent = await validator.validate(lastExchange("GET", answerOf(ex, 200)));
+    expect(sent.operation).toBe(`${service}_ListBySubscription@2024-03-01`);
     expect(sent.violations, formatViolations(sent.violations)).toEqual([]);
   });
 
-  it("SignalR_Update answered 200: applied at once; the PATCH the adapter sends follows the spec", async () => {
-    const ex = example(`${SIGNALR_EXAMPLES}/SignalR_Update.json`);
+  it(`${service}_Update answered 200: applied at once; the PATCH the adapter sends follows the spec`, async () => {
+    const ex = example(`${dir}/${service}_Update.json`);
     server.answer((req) => (req.method === "PATCH" ? answerOf(ex, 200) : undefined));
     const a = adapters();
     const id = resourceIdOf(ex);
@@ -206,12 +223,12 @@ describe("official examples read by the adapters", () => {
     expect(op).toMatchObject({ resourceId: id, target: { sku: "Premium_P1", units: 1 }, acceptedWith: 200 });
     expect(op.operationUrl).toBeUndefined();
     const sent = await validator.validate(lastExchange("PATCH", answerOf(ex, 200)));
-    expect(sent.operation).toBe("SignalR_Update@2024-03-01");
+    expect(sent.operation).toBe(`${service}_Update@2024-03-01`);
     expect(sent.violations, formatViolations(sent.violations)).toEqual([]);
   });
 
-  it("SignalR_Update answered 202: accepted, with the operation's Azure-AsyncOperation URL", async () => {
-    const ex = example(`${SIGNALR_EXAMPLES}/SignalR_Update.json`);
+  it(`${service}_Update answered 202: accepted, with the operation's Azure-AsyncOperation URL`, async () => {
+    const ex = example(`${dir}/${service}_Update.json`);
     server.answer((req) => (req.method === "PATCH" ? answerOf(ex, 202) : undefined));
     const a = adapters();
     const id = resourceIdOf(ex);
@@ -222,7 +239,9 @@ describe("official examples read by the adapters", () => {
       `${server.url}/subscriptions/subid/providers/Microsoft.SignalRService/...pathToOperationStatus...`,
     );
   });
+});
 
+describe("official Monitor examples read by the adapters", () => {
   it("MetricBatchExample: one result per resource at PT15M; timestamp-only points carry no value", async () => {
     const ex = example(`${METRICS_EXAMPLES}/MetricBatchExample.json`);
     server.answer(() => answerOf(ex, 200));
