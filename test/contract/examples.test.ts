@@ -122,7 +122,7 @@ describe("official examples against the validator", () => {
     expect(results, formatViolations(results)).toEqual([]);
   });
 
-  it("catches what breaks the contract: a wrong type, an unlisted status, an unknown api-version, a missing parameter", async () => {
+  it("catches what breaks the contract: a wrong type, an unlisted status, an unknown api-version, an accepted update without polling URLs, a missing parameter", async () => {
     const get = example(`${SIGNALR_EXAMPLES}/SignalR_Get.json`);
     const [ok] = exampleExchanges(get) as [TrafficExchange];
     const body = structuredClone(ok.response.body) as { properties: Record<string, unknown> };
@@ -141,6 +141,16 @@ describe("official examples against the validator", () => {
     });
     expect(oldVersion.violations.map((v) => [v.direction, v.code])).toEqual([
       ["request", "OPERATION_NOT_FOUND_IN_CACHE_WITH_API"],
+    ]);
+
+    const update = example(`${SIGNALR_EXAMPLES}/SignalR_Update.json`);
+    const accepted = exampleExchanges(update).find((x) => x.response.status === 202) as TrafficExchange;
+    const noPolling = await validator.validate({
+      ...accepted,
+      response: { ...accepted.response, headers: {} },
+    });
+    expect(noPolling.violations.map((v) => [v.direction, v.code])).toEqual([
+      ["response", "LRO_RESPONSE_HEADER"],
     ]);
 
     const batch = example(`${METRICS_EXAMPLES}/MetricBatchExample2.json`);
