@@ -8,10 +8,13 @@
  * answer is held to the contract.
  */
 import { Agent, fetch } from "undici";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RunningEmulator, TrafficExchange } from "../../src/emulator/index.js";
 import { SUB_A, signalrId, startTestEmulator, webPubSubId } from "../azure/helpers.js";
 import { ContractValidator, type ContractViolation, formatViolations } from "./contract.js";
+
+// Loading the specs and serving over TLS take a second or two, more on a loaded machine.
+vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
 const ARM = "2024-03-01";
 let emulator: RunningEmulator;

@@ -5,7 +5,7 @@
  * adapters and the real SDK clients, pinning what they read. Requests the adapters send while
  * reading them are validated too.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createAzureAdapters } from "../../src/azure/index.js";
 import { readMetricsAnswer } from "../../src/azure/metric-samples.js";
 import type { TrafficExchange } from "../../src/emulator/index.js";
@@ -13,6 +13,9 @@ import { staticCredential } from "../azure/helpers.js";
 import { ContractValidator, formatViolations } from "./contract.js";
 import { exampleExchanges, type OfficialExample, officialExamples } from "./examples.js";
 import { type ReplayAnswer, type ReplayServer, startReplayServer } from "./replay-server.js";
+
+// Loading the specs and serving over TLS take a second or two, more on a loaded machine.
+vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
 const SIGNALR_EXAMPLES =
   "specification/signalr/resource-manager/Microsoft.SignalRService/stable/2024-03-01/examples";
