@@ -28,6 +28,7 @@ import { RateLimiter } from "./ratelimit.js";
 import { RequestLog } from "./request-log.js";
 import { type AppServerHttpServer, createAppServerHttpServer, createEmulatorServer } from "./server.js";
 import { EmulatorState, type InstanceSpec, StateError } from "./state.js";
+import type { TrafficRecorder } from "./traffic.js";
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
 const MINUTE = 60_000;
@@ -86,6 +87,8 @@ export interface EmulatorOptions {
   instances?: InstanceSpec[];
   /** Called for each Azure request served (not control requests). */
   onRequest?: Parameters<typeof createEmulatorServer>[0]["onRequest"];
+  /** Told each answered Azure request with its answer, as sent (`traffic.ts`). */
+  recordTraffic?: TrafficRecorder;
 }
 
 export interface RunningEmulator {
@@ -176,6 +179,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     ...(limiter ? { limiter } : {}),
     ...(options.armPageSize ? { armPageSize: options.armPageSize } : {}),
     ...(options.onRequest ? { onRequest: options.onRequest } : {}),
+    ...(options.recordTraffic ? { recordTraffic: options.recordTraffic } : {}),
   });
   let port: number;
   let appServerHttp: AppServerHttpServer | undefined;

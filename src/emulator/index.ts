@@ -14,3 +14,4 @@ export * from "./faults.js";
 export * from "./ratelimit.js";
 export * from "./refusals.js";
 export * from "./state.js";
+export * from "./traffic.js";

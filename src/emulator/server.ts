@@ -34,6 +34,7 @@ import { batchResourceIds, handleGetBatch, isGetBatch, type MonitorFaultFlags } 
 import type { RateLimiter } from "./ratelimit.js";
 import type { RequestLog } from "./request-log.js";
 import type { EmulatorState } from "./state.js";
+import { recordExchange, type TrafficRecorder } from "./traffic.js";
 
 /** Largest request body accepted, bytes. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -50,6 +51,8 @@ export interface EmulatorServerDeps {
   armPageSize?: number;
   /** Called for every request served (not control requests). */
   onRequest?: (record: RequestRecord) => void;
+  /** Told every answered Azure request with its answer (`traffic.ts`). */
+  recordTraffic?: TrafficRecorder;
 }
 
 export interface EmulatorServer {
@@ -177,6 +180,7 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
       if (extra.fault) record.fault = extra.fault.id;
       deps.log.add(record, extra.rateLimited ? { rateLimited: true } : {});
       deps.onRequest?.(record);
+      recordExchange(deps.recordTraffic, ereq, req.url ?? "/", response, headers);
       write(res, response, headers);
     };
 
