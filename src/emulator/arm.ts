@@ -297,22 +297,24 @@ function pollAfter(state: EmulatorState, op: OperationRecord): string {
   return String(Math.min(30, Math.max(1, Math.ceil(remaining / 1000))));
 }
 
+/** The answer to an accepted update (PATCH 202) or creation (PUT 201): its polling URLs, and for a PUT the resource. */
 function accepted(
   req: EmulatorRequest,
   state: EmulatorState,
   op: OperationRecord,
-  apiVersion: string,
+  contract: SkuContract,
   status = 202,
 ): EmulatorResponse {
-  const urls = operationUrls(req, op, apiVersion);
-  return {
-    status,
-    headers: {
-      "azure-asyncoperation": urls.asyncOperation,
-      location: urls.location,
-      "retry-after": pollAfter(state, op),
-    },
+  const urls = operationUrls(req, op, contract.version);
+  const headers = {
+    "azure-asyncoperation": urls.asyncOperation,
+    location: urls.location,
+    "retry-after": pollAfter(state, op),
   };
+  // A PUT's 201 carries the resource as it is now (spec: SignalR_CreateOrUpdate 201 is a
+  // SignalRResource); a PATCH's 202 has no body.
+  const view = status === 201 ? state.getInstance(op.resourceId) : undefined;
+  return view ? json(status, resourceBody(view, contract), headers) : { status, headers };
 }
 
 /** ARM's answer to an api-version the resource type does not have (or a malformed one). */
@@ -409,7 +411,7 @@ function writeInstance(
         ...(flags.updateSeconds !== undefined ? { durationMs: flags.updateSeconds * 1000 } : {}),
       },
     );
-    return accepted(req, state, op, contract.version, status);
+    return accepted(req, state, op, contract, status);
   } catch (err) {
     return stateError(err);
   }
@@ -463,7 +465,7 @@ function createInstance(
       units,
       ...(change.tags ? { tags: change.tags } : {}),
     });
-    return accepted(req, state, op, contract.version, 201);
+    return accepted(req, state, op, contract, 201);
   } catch (err) {
     return stateError(err);
   }

@@ -199,12 +199,13 @@ describe.each(SERVICES)("official $service examples read by the adapters", ({ se
     const ex = example(`${dir}/${service}_ListSkus.json`);
     server.answer(() => answerOf(ex, 200));
     const allowed = await adapters().instances.listSkus(resourceIdOf(ex));
-    expect(allowed.skus.map((s) => s.sku)).toEqual(["Free_F1", "Standard_S1", "Premium_P1"]);
+    // Only the entries of the instance's own resource type are kept: the example's Premium_P1
+    // entry is for Microsoft.SignalRService/<type>/replicas.
+    expect(allowed.skus.map((s) => s.sku)).toEqual(["Free_F1", "Standard_S1"]);
     expect(allowed.ladders.Standard_S1).toEqual([
       1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100,
     ]);
-    // The example's Premium_P1 entry is for Microsoft.SignalRService/<type>/replicas: the
-    // instance's own P1 ladder is not in it, so it stays the documented fallback.
+    // The instance's own P1 ladder is not in the answer, so it stays the documented fallback.
     expect(allowed.fromService).toEqual(["Standard_S1"]);
     const sent = await validator.validate(lastExchange("GET", answerOf(ex, 200)));
     expect(sent.operation).toBe(`${service}_ListSkus@2024-03-01`);
