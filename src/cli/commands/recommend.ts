@@ -15,15 +15,8 @@
  * A policy's leading signal (`spec.anticipation.leadingSignal`) is not read: `recommend` asks no
  * Prometheus, so its decision is what Azure Monitor alone gives, and a note says so.
  */
-import { readFile } from "node:fs/promises";
-import { resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
-import {
-  type CapacityPolicy,
-  type CapacityPolicyStatus,
-  PolicyError,
-  parsePolicyYaml,
-} from "../../api/index.js";
+import type { CapacityPolicyStatus } from "../../api/index.js";
 import {
   type CurrentState,
   type Decision,
@@ -36,11 +29,13 @@ import {
 import type { SkuName } from "../../capacity/skus.js";
 import { describePrometheusServer } from "../../prometheus/index.js";
 import { parseRfc3339 } from "../../shared/time-text.js";
+import { readFlagText } from "../azure-flags.js";
 import { type CliCommand, type CommonOptions, defineCommand } from "../command.js";
 import { UsageError } from "../errors.js";
 import type { CliIo } from "../io.js";
 import { parseMetricsBody, samplesFromBodies } from "../metrics-file.js";
 import { formatJson, formatTable } from "../output.js";
+import { readPolicyFile } from "../policy-file.js";
 
 interface RecommendFlags extends CommonOptions {
   policy?: string;
@@ -49,15 +44,6 @@ interface RecommendFlags extends CommonOptions {
   hpaMinReplicas?: string;
   status?: string;
   now?: string;
-}
-
-async function readText(flag: string, file: string, io: CliIo): Promise<string> {
-  try {
-    return await readFile(resolve(io.cwd, file), "utf8");
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new UsageError(`cannot read --${flag} ${file}: ${code ?? (err as Error).message}`);
-  }
 }
 
 const CURRENT = /^(Free_F1|Standard_S1|Premium_P1|Premium_P2)\/([0-9]+)(?:\/([0-9]+))?$/;
@@ -75,19 +61,6 @@ export function parseCurrent(raw: string): CurrentState {
   const current: CurrentState = { sku: m[1] as SkuName, units };
   if (m[3] !== undefined) current.replicas = Number(m[3]);
   return current;
-}
-
-function parsePolicyFile(text: string, file: string): CapacityPolicy {
-  try {
-    return parsePolicyYaml(text);
-  } catch (err) {
-    if (err instanceof PolicyError) {
-      const first = err.errors[0] ?? err.message.split("\n")[0] ?? "invalid";
-      const more = err.errors.length > 1 ? ` (and ${err.errors.length - 1} more)` : "";
-      throw new UsageError(`policy ${file}: ${first}${more}`);
-    }
-    throw err;
-  }
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -146,14 +119,16 @@ async function recommend(flags: RecommendFlags, io: CliIo): Promise<RecommendRep
   if (!flags.policy) throw new UsageError("--policy FILE is required (a CapacityPolicy manifest)");
   if (!flags.metrics || flags.metrics.length === 0)
     throw new UsageError("--metrics FILE is required (an Azure Monitor metrics response)");
-  const policy = parsePolicyFile(await readText("policy", flags.policy, io), flags.policy);
+  const policy = await readPolicyFile(flags.policy, io.cwd);
   const bodies = [];
-  for (const file of flags.metrics) bodies.push(parseMetricsBody(await readText("metrics", file, io), file));
+  for (const file of flags.metrics)
+    bodies.push(parseMetricsBody(await readFlagText(file, "--metrics", io.cwd), file));
   const spec = policy.spec;
   const { samples, endMs, notes } = samplesFromBodies(bodies, spec.target.service, spec.target.resourceId);
 
   let status: Partial<CapacityPolicyStatus> | undefined = policy.status;
-  if (flags.status) status = parseStatusFile(await readText("status", flags.status, io), flags.status);
+  if (flags.status)
+    status = parseStatusFile(await readFlagText(flags.status, "--status", io.cwd), flags.status);
   const history: DecisionHistory = historyFromStatus(status);
   if (!status)
     notes.push(
