@@ -247,8 +247,8 @@ describe("preflightRows", () => {
     ]);
     expect(r.error).toMatchObject({ kind: "NotFound", status: 404, code: "ResourceNotFound" });
     expect(row(rows, "permission Microsoft.SignalRService/SignalR/read").detail).toEqual([
-      "not known: the instance's GET got no answer that tells",
       "granted: the subscription's list answered",
+      "not known: the instance's GET got no answer that tells",
       "used to read the instance's SKU, units and provisioning state",
     ]);
     expect(preflightExitCode(rows, false)).toBe(1);
@@ -274,7 +274,7 @@ describe("preflightRows", () => {
     const p = row(rows, "permission Microsoft.Insights/metrics/read");
     expect(p.result).toBe("FAIL");
     expect(p.detail[0]).toBe(
-      "refused: metrics query 1 answered 403 AuthorizationFailed — assign Monitoring Reader",
+      "refused: metrics query 1 and metrics query 2 answered 403 AuthorizationFailed — assign Monitoring Reader",
     );
     expect(preflightExitCode(rows, false)).toBe(1);
   });
@@ -308,12 +308,12 @@ describe("preflightRows", () => {
       result: "WARN",
       detail: [
         expect.stringContaining("aggregation Maximum"),
-        "429 TooManyRequests: throttled, Azure asks to wait 20 s (until 12:00 UTC): not checked — run check again after it",
+        "429 TooManyRequests: throttled, Azure asks to wait 20 s (until 12:00:40 UTC): not checked — run check again after it",
         "Azure: 429 TooManyRequests: Rate limit exceeded.",
       ],
     });
     expect(row(rows, "metrics query 2 of 2").detail[1]).toBe(
-      "not sent: an earlier answer of this scope asked to wait until 12:00 UTC",
+      "not sent: an earlier answer of this scope asked to wait until 12:00:40 UTC",
     );
     expect(row(rows, "permission Microsoft.Insights/metrics/read").result).toBe("SKIP");
     expect(preflightExitCode(rows, false)).toBe(0);
@@ -655,6 +655,20 @@ spec:
     expect(row(preflightRows(TARGET, obs), "ARM request budget").result).toBe("WARN");
     obs.armQuota = [];
     expect(row(preflightRows(TARGET, obs), "ARM request budget").result).toBe("SKIP");
+  });
+});
+
+describe("preflightRows of a Web PubSub instance", () => {
+  it("names Web PubSub's RBAC actions", () => {
+    const id = ID.replace("/SignalR/chat-prod-we", "/WebPubSub/notify");
+    const rows = preflightRows({ resourceId: id, service: "WebPubSub" }, healthy());
+    expect(rows.filter((r) => r.check.startsWith("permission ")).map((r) => r.action)).toEqual([
+      "Microsoft.SignalRService/WebPubSub/read",
+      "Microsoft.SignalRService/WebPubSub/skus/read",
+      "Microsoft.Insights/metrics/read",
+      "Microsoft.Insights/autoscalesettings/read",
+      "Microsoft.SignalRService/WebPubSub/write",
+    ]);
   });
 });
 

@@ -69,6 +69,8 @@ function worse(a: CheckResult, b: CheckResult): CheckResult {
 
 /** `11:57 UTC` */
 const clock = (ms: number) => `${new Date(ms).toISOString().slice(11, 16)} UTC`;
+/** `11:57:20 UTC` */
+const clockSeconds = (ms: number) => `${new Date(ms).toISOString().slice(11, 19)} UTC`;
 /** `2025-06-02 11:57 UTC` */
 const stamp = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
 
@@ -150,7 +152,7 @@ function failedRead(
         ],
       };
     case "NotFound":
-      return { ...base, result: "FAIL", detail: [`${said}: ${notFound}`, azureSaid(err)] };
+      return { ...base, result: severity, detail: [`${said}: ${notFound}`, azureSaid(err)] };
     case "Throttled": {
       const t = err as ThrottledError;
       return {
@@ -158,8 +160,8 @@ function failedRead(
         result: "WARN",
         detail: [
           t.fromGate
-            ? `not sent: an earlier answer of this scope asked to wait until ${clock(t.notBefore.getTime())}`
-            : `${said}: throttled, Azure asks to wait ${Math.ceil(t.retryAfterMs / 1000)} s (until ${clock(t.notBefore.getTime())}): not checked — run check again after it`,
+            ? `not sent: an earlier answer of this scope asked to wait until ${clockSeconds(t.notBefore.getTime())}`
+            : `${said}: throttled, Azure asks to wait ${Math.ceil(t.retryAfterMs / 1000)} s (until ${clockSeconds(t.notBefore.getTime())}): not checked — run check again after it`,
           azureSaid(err),
         ],
       };
@@ -281,17 +283,23 @@ function listRow(target: PreflightTarget, obs: PreflightObservations, p: Permiss
     };
   }
   const what = `${fmt(o.ok.count)} ${target.service} instance${o.ok.count === 1 ? "" : "s"} in subscription ${sub}`;
-  return o.ok.found
-    ? {
-        check,
-        result: "OK",
-        detail: [`${what}, the target among them (the poll cycle reads it from this list)`],
-      }
-    : {
-        check,
-        result: "WARN",
-        detail: [`${what}, not the target: the operator reads it with one more GET each poll cycle`],
-      };
+  if (o.ok.found) {
+    return {
+      check,
+      result: "OK",
+      detail: [`${what}, the target among them (the poll cycle reads it from this list)`],
+    };
+  }
+  const missing = "error" in obs.instance && obs.instance.error.kind === "NotFound";
+  return {
+    check,
+    result: "WARN",
+    detail: [
+      missing
+        ? `${what}, not the target: it is not in the subscription either`
+        : `${what}, not the target: the operator reads it with one more GET each poll cycle`,
+    ],
+  };
 }
 
 function skusRow(target: PreflightTarget, obs: PreflightObservations, p: Permission): PreflightRow {
@@ -480,28 +488,40 @@ function budgetRow(obs: PreflightObservations): PreflightRow {
     : { check, result: "OK", detail: [line] };
 }
 
-/** The permission a read needed, from how the read went. */
+/** The permission a read needed, from how the reads that needed it went. */
 function permissionRow(
   p: Permission,
   reads: readonly { name: string; outcome: Outcome<unknown>; severity: CheckResult }[],
 ): PreflightRow {
-  const check = `permission ${p.action}`;
   let result: CheckResult = "SKIP";
-  const detail: string[] = [];
+  const granted: string[] = [];
+  const refused = new Map<string, string[]>();
+  const unknown: string[] = [];
   for (const r of reads) {
     const o = r.outcome;
     if ("ok" in o) {
       result = worse(result, "OK");
-      detail.push(`granted: ${r.name} answered`);
+      granted.push(r.name);
     } else if ("error" in o && o.error.kind === "Unauthorized" && o.error.status === 403) {
       result = worse(result, r.severity);
-      detail.push(`refused: ${r.name} answered 403 ${o.error.code ?? ""} — assign ${p.role}`.trimEnd());
+      const code = `403${o.error.code ? ` ${o.error.code}` : ""}`;
+      refused.set(code, [...(refused.get(code) ?? []), r.name]);
     } else {
-      detail.push(`not known: ${r.name} got no answer that tells`);
+      unknown.push(r.name);
     }
   }
-  detail.push(`used to ${p.usedFor}`);
-  return { check, result, detail, action: p.action };
+  const detail = [
+    ...(granted.length > 0 ? [`granted: ${list(granted)} answered`] : []),
+    ...[...refused].map(([code, names]) => `refused: ${list(names)} answered ${code} — assign ${p.role}`),
+    ...(unknown.length > 0 ? [`not known: ${list(unknown)} got no answer that tells`] : []),
+    `used to ${p.usedFor}`,
+  ];
+  return { check: `permission ${p.action}`, result, detail, action: p.action };
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function list(items: readonly string[]): string {
+  return items.length <= 1 ? (items[0] ?? "") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
 }
 
 function writeRow(obs: PreflightObservations, target: PreflightTarget, p: Permission): PreflightRow {

@@ -192,7 +192,12 @@ describe("signalr-autoscaler check against the emulator", { timeout: 60_000 }, (
     expect(rows["instance (GET)"]?.detail[0]).toBe(
       `404 ResourceNotFound: no instance ${MISSING}: check its subscription, resource group, name and type (SignalR or WebPubSub)`,
     );
-    expect(rows["instances (list)"]?.result).toBe("WARN");
+    expect(rows["instances (list)"]).toMatchObject({
+      result: "WARN",
+      detail: [expect.stringMatching(/, not the target: it is not in the subscription either$/)],
+    });
+    // listSkus of a missing instance is a consequence, not a refusal of its own.
+    expect(rows["unit ladders (listSkus)"]?.result).toBe("WARN");
     expect(rows["metrics"]).toEqual({
       check: "metrics",
       result: "SKIP",
@@ -250,7 +255,7 @@ describe("signalr-autoscaler check against the emulator", { timeout: 60_000 }, (
     const metricsRows = r.rows.filter((x) => x.check.startsWith("metrics query "));
     expect(metricsRows[0]).toMatchObject({ result: "WARN" });
     expect(metricsRows[0]?.detail[1]).toMatch(
-      /^429 TooManyRequests: throttled, Azure asks to wait 20 s \(until \d\d:\d\d UTC\): not checked — run check again after it$/,
+      /^429 TooManyRequests: throttled, Azure asks to wait 20 s \(until \d\d:\d\d:\d\d UTC\): not checked — run check again after it$/,
     );
     // A second query of the same scope is not sent: the wait Azure asked for holds.
     for (const x of metricsRows.slice(1)) {

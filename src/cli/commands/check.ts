@@ -79,11 +79,11 @@ function render(r: CheckReport): string {
   const verdict =
     r.exitCode === 0
       ? s.WARN > 0
-        ? "the operator can work on this instance; read the WARN rows"
+        ? "no check failed; read the WARN rows"
         : "the operator can work on this instance"
       : s.FAIL > 0
         ? "fix the FAIL rows before mode: Auto"
-        : "--strict: fix the WARN rows before mode: Auto";
+        : "--strict: a WARN row counts as failed";
   return `${head}${table}\n${s.OK} OK, ${s.WARN} WARN, ${s.FAIL} FAIL, ${s.SKIP} SKIP: ${verdict} (exit ${r.exitCode})\n`;
 }
 
