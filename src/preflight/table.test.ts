@@ -3,6 +3,7 @@ import { parsePolicyYaml } from "../api/index.js";
 import {
   type AllowedUnits,
   AuthenticationError,
+  type BatchQuery,
   CREDENTIAL_UNAVAILABLE,
   InvalidRequestError,
   type MetricsResultLike,
@@ -84,7 +85,7 @@ function answer(
 
 function query(
   names: readonly string[],
-  aggregation: string,
+  aggregation: BatchQuery["aggregation"],
   result: MetricsQueryObservation["answer"],
 ): MetricsQueryObservation {
   return {
@@ -412,7 +413,7 @@ describe("preflightRows", () => {
     const obs = healthy();
     obs.metrics = {
       ok: [
-        query(GAUGES, "Maximum,Total", {
+        query(GAUGES, "Total", {
           error: new InvalidRequestError(
             `metrics.queryResources (${SUB}/westeurope): invalid request (400 BadRequest: Aggregation 'Total' is not supported for metric ServerLoad.)`,
             { operation: "metrics.queryResources", status: 400, code: "BadRequest" },
