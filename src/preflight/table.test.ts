@@ -110,6 +110,7 @@ const LADDERS_FROM_SERVICE: AllowedUnits = {
   skus: (["Standard_S1", "Premium_P1", "Premium_P2"] as const).map((sku) => ({
     sku,
     tier: sku === "Standard_S1" ? "Standard" : "Premium",
+    resourceType: "Microsoft.SignalRService/SignalR",
     minimum: DEFAULT_LADDERS[sku][0],
     maximum: DEFAULT_LADDERS[sku].at(-1),
     default: DEFAULT_LADDERS[sku][0],
