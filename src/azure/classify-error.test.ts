@@ -5,8 +5,10 @@ import { classifyAzureError } from "./classify-error.js";
 import {
   AuthenticationError,
   InvalidRequestError,
+  isDurableRefusal,
   NotFoundError,
   OperationInProgressError,
+  RefusedError,
   ThrottledError,
   TransientError,
 } from "./errors.js";
@@ -31,6 +33,23 @@ const classify = (err: unknown, callerAborted = false) =>
   classifyAzureError(err, { operation: "instances.get", now: NOW, scope, callerAborted });
 
 describe("classifyAzureError", () => {
+  it("says the reason an ARM error body gives in details (the SignalR provider's BadArgument)", () => {
+    const err = httpError(400, "BadArgument");
+    err.message = "Invalid arguments";
+    (err.response as unknown as { parsedBody: unknown }).parsedBody = {
+      error: {
+        code: "BadArgument",
+        message: "Invalid arguments",
+        details: [{ code: "BadArgument", message: "SKU tier does not match name.", target: "sku" }],
+      },
+    };
+    const e = classify(err) as InvalidRequestError;
+    expect(e).toBeInstanceOf(InvalidRequestError);
+    expect(e.message).toBe(
+      "instances.get (sub-a/westeurope): invalid request (400 BadArgument: Invalid arguments: SKU tier does not match name.)",
+    );
+  });
+
   it("429 → throttled with the Retry-After wait", () => {
     const e = classify(httpError(429, "TooManyRequests", { "retry-after": "20", "x-ms-request-id": "r1" }));
     expect(e).toBeInstanceOf(ThrottledError);
@@ -75,7 +94,7 @@ describe("classifyAzureError", () => {
   );
 
   it.each([
-    [409, OperationInProgressError],
+    [409, InvalidRequestError],
     [401, AuthenticationError],
     [403, AuthenticationError],
     [404, NotFoundError],
@@ -89,6 +108,70 @@ describe("classifyAzureError", () => {
     expect(e).toBeInstanceOf(type);
     expect(e?.status).toBe(status);
     expect(e?.code).toBe("Code");
+  });
+
+  it.each([
+    [403, "RequestDisallowedByPolicy", "Resource 'hub' was disallowed by policy.", "Policy"],
+    [403, "RequestDisallowedByAzure", "Resource 'hub' was disallowed by Azure.", "Policy"],
+    [
+      409,
+      "ScopeLocked",
+      "The scope '/subscriptions/…/hub' cannot perform write operation because it is locked.",
+      "Lock",
+    ],
+    [400, "QuotaExceeded", "Operation results in exceeding quota limits of units.", "Quota"],
+    [
+      409,
+      "SubscriptionIsOverQuotaForSku",
+      "This region has quota of 150 units for your subscription.",
+      "Quota",
+    ],
+    [
+      400,
+      "OperationNotAllowed",
+      "The total units would exceed the subscription's regional quota of 150.",
+      "Quota",
+    ],
+  ] as const)("%d %s → refused by %s, durable, with Azure's message", (status, code, message, by) => {
+    const request = createPipelineRequest({ url: "https://management.azure.com/x" });
+    const err = new RestError(message, {
+      statusCode: status,
+      code,
+      request,
+      response: { status, headers: createHttpHeaders(), request },
+    });
+    const e = classify(err);
+    expect(e).toBeInstanceOf(RefusedError);
+    expect((e as RefusedError).refusedBy).toBe(by);
+    expect(e?.kind).toBe("Refused");
+    expect(e?.code).toBe(code);
+    expect(e?.message).toContain(message);
+    expect(isDurableRefusal(e as RefusedError)).toBe(true);
+    expect(e?.transient).toBe(false);
+  });
+
+  it.each(["OperationInProgress", "AnotherOperationInProgress", "Conflict", undefined])(
+    "409 %s → operation in progress: only in-progress codes (or none) mean wait",
+    (code) => {
+      const e = classify(httpError(409, code));
+      expect(e).toBeInstanceOf(OperationInProgressError);
+      expect(isDurableRefusal(e as OperationInProgressError)).toBe(false);
+    },
+  );
+
+  it.each(["MissingSubscriptionRegistration", "ResourceGroupBeingDeleted"])(
+    "409 %s is not an operation in progress: a durable refusal",
+    (code) => {
+      const e = classify(httpError(409, code));
+      expect(e?.kind).toBe("Invalid");
+      expect(isDurableRefusal(e as InvalidRequestError)).toBe(true);
+    },
+  );
+
+  it("a plain 403 stays an authorization failure; throttles and 5xx are not durable", () => {
+    expect(classify(httpError(403, "AuthorizationFailed"))?.kind).toBe("Unauthorized");
+    expect(isDurableRefusal(classify(httpError(429, "TooManyRequests")) as ThrottledError)).toBe(false);
+    expect(isDurableRefusal(classify(httpError(503)) as TransientError)).toBe(false);
   });
 
   it("connection errors and timeouts are transient", () => {

@@ -15,7 +15,14 @@
  *      `AnotherOperation…`) → operation in progress; other 429 and 529 → throttled with the
  *      `Retry-After` wait (seconds or HTTP date), honoured up to `AZURE_RETRY_AFTER_CAP_MS`
  *      (1 hour) unless `retryAfter` says otherwise; the message names the absolute end;
- *    - 409 → operation in progress; 401, 403 → authentication; 404 → not found;
+ *    - 400, 403, 409 whose error code names a durable refusal → refused ({@link refusalOf}): a
+ *      quota (`QuotaExceeded`, `SubscriptionIsOverQuotaForSku`, any code or message naming a
+ *      quota), an Azure Policy deny (`RequestDisallowedByPolicy`, `RequestDisallowedByAzure`), a
+ *      resource lock (`ScopeLocked`);
+ *    - 409 whose code says an operation is running (`…InProgress…`, `AnotherOperation…`,
+ *      `Conflict`), or that carries no code → operation in progress; any other 409
+ *      (`MissingSubscriptionRegistration`, …) → invalid request: only in-progress codes mean "wait";
+ *    - 401, 403 → authentication; 404 → not found;
  *    - 408, 5xx → transient; other 4xx → invalid request;
  * 5. `RestError` without a status (connection refused, reset, DNS, TLS, unreadable body) → transient;
  * 6. anything else → `undefined`: not an Azure failure, the caller rethrows it unchanged.
@@ -33,6 +40,8 @@ import {
   InvalidRequestError,
   NotFoundError,
   OperationInProgressError,
+  type RefusedBy,
+  RefusedError,
   ThrottledError,
   TransientError,
 } from "./errors.js";
@@ -59,12 +68,37 @@ const IDENTITY_ERRORS = new Set([
 /** The code of an authentication error raised while getting a token (no request was sent). */
 export const CREDENTIAL_UNAVAILABLE = "CredentialUnavailable";
 
-const IN_PROGRESS_CODE = /inprogress|conflict|anotheroperation/i;
+const IN_PROGRESS_CODE = /inprogress|anotheroperation|^conflict$/i;
 
-/** Error codes that say "the operation is running" rather than "slow down". */
+/** Error codes that say "the operation is running" rather than "slow down" or "no". */
 function isOperationInProgressCode(code: string | undefined): boolean {
   return code !== undefined && IN_PROGRESS_CODE.test(code);
 }
+
+const POLICY_CODE = /^RequestDisallowedBy(Policy|Azure)$/i;
+const LOCK_CODE = /^ScopeLocked$|locked/i;
+const QUOTA = /quota/i;
+
+/**
+ * What refused a request durably, from its error code (and, for quotas, its message), or
+ * `undefined`. Codes from Azure's docs: "Resolve errors for request disallowed by policy"
+ * (`RequestDisallowedByPolicy`, 403), "Lock your resources" (`ScopeLocked`, 409), "Resolve errors
+ * for resource quotas" (`QuotaExceeded`, `SubscriptionIsOverQuotaForSku`; quota refusals come as
+ * 400, 403 or 409 with a code or message naming the quota).
+ */
+export function refusalOf(status: number, code: string | undefined, message: string): RefusedBy | undefined {
+  if (status !== 400 && status !== 403 && status !== 409) return undefined;
+  if (code !== undefined && POLICY_CODE.test(code)) return "Policy";
+  if (code !== undefined && LOCK_CODE.test(code)) return "Lock";
+  if ((code !== undefined && QUOTA.test(code)) || QUOTA.test(message)) return "Quota";
+  return undefined;
+}
+
+const REFUSED_AS: Readonly<Record<RefusedBy, string>> = {
+  Quota: "refused by a quota",
+  Policy: "denied by an Azure Policy",
+  Lock: "refused by a resource lock",
+};
 
 interface ResponseLike {
   status?: number;
@@ -83,6 +117,24 @@ function errorName(err: unknown): string | undefined {
 
 function where(ctx: ClassifyContext): string {
   return ctx.scope ? `${ctx.operation} (${describeScope(ctx.scope)})` : ctx.operation;
+}
+
+/**
+ * The first `error.details[].message` of an ARM error body, when it differs from the message: the
+ * SignalR resource provider answers invalid arguments with the message "Invalid arguments" and
+ * the reason in `details` (`{ code: "BadArgument", message: "SKU tier does not match name.",
+ * target: "sku" }`).
+ */
+function detailOf(response: unknown, message: string): string | undefined {
+  const body = (response as { parsedBody?: unknown } | undefined)?.parsedBody as
+    | { error?: { details?: unknown } }
+    | undefined;
+  const details = body?.error?.details;
+  if (!Array.isArray(details)) return undefined;
+  const first = details.find(
+    (d): d is { message: string } => typeof d === "object" && d !== null && typeof d.message === "string",
+  );
+  return first && first.message !== message ? first.message : undefined;
 }
 
 /** First line of a service message, without trailing whitespace, at most 300 characters. */
@@ -114,6 +166,7 @@ export function classifyAzureError(err: unknown, ctx: ClassifyContext): AzureApi
   if (!isRestError(err)) return undefined;
 
   const response = err.response as ResponseLike | undefined;
+  const detail = detailOf(err.response, message);
   const status = err.statusCode ?? response?.status;
   const code = typeof err.code === "string" && err.code !== "" ? err.code : undefined;
   const requestId = headerOf(response, "x-ms-request-id");
@@ -125,7 +178,8 @@ export function classifyAzureError(err: unknown, ctx: ClassifyContext): AzureApi
     ...(requestId !== undefined ? { requestId } : {}),
     ...(correlationId !== undefined ? { correlationId } : {}),
   };
-  const said = `${status ?? "no response"}${code ? ` ${code}` : ""}${message ? `: ${message}` : ""}`;
+  const text = detail ? shortMessage(`${message}: ${detail}`) : message;
+  const said = `${status ?? "no response"}${code ? ` ${code}` : ""}${text ? `: ${text}` : ""}`;
 
   if (status === undefined || status <= 0) {
     return new TransientError(`${where(ctx)}: request failed (${said})`, details);
@@ -147,11 +201,17 @@ export function classifyAzureError(err: unknown, ctx: ClassifyContext): AzureApi
       { ...details, retryAfterMs, notBefore },
     );
   }
+  const refusedBy = refusalOf(status, code, message);
+  if (refusedBy !== undefined) {
+    return new RefusedError(`${where(ctx)}: ${REFUSED_AS[refusedBy]} (${said})`, { ...details, refusedBy });
+  }
   if (status === 409) {
-    return new OperationInProgressError(
-      `${where(ctx)}: conflict, another operation is in progress (${said})`,
-      details,
-    );
+    return code === undefined || isOperationInProgressCode(code)
+      ? new OperationInProgressError(
+          `${where(ctx)}: conflict, another operation is in progress (${said})`,
+          details,
+        )
+      : new InvalidRequestError(`${where(ctx)}: conflict (${said})`, details);
   }
   if (status === 401 || status === 403) {
     return new AuthenticationError(`${where(ctx)}: not authorized (${said})`, details);

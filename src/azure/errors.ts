@@ -5,7 +5,8 @@
  * | kind           | class                     | HTTP                                         | what to do                           |
  * |----------------|---------------------------|----------------------------------------------|--------------------------------------|
  * | `Throttled`    | {@link ThrottledError}      | 429 (and 529 from Monitor)                   | leave the scope alone until `notBefore` |
- * | `Conflict`     | {@link OperationInProgressError} | 409; 429 whose code says an operation is in progress | wait for the running operation, don't stack |
+ * | `Conflict`     | {@link OperationInProgressError} | 409 or 429 whose code says an operation is in progress | wait for the running operation, don't stack |
+ * | `Refused`      | {@link RefusedError}        | a quota, an Azure Policy deny or a resource lock, by error code (400, 403, 409) | back off; a person must raise the quota, change the policy or remove the lock |
  * | `Transient`    | {@link TransientError}      | 5xx, 408, timeouts, resets, refused connections | try again on a later pass            |
  * | `Unauthorized` | {@link AuthenticationError} | 401, 403, credential failures                | report; retrying will not help       |
  * | `NotFound`     | {@link NotFoundError}       | 404                                          | report the target as missing         |
@@ -110,6 +111,41 @@ export class NotFoundError extends withKind(AzureApiError, "NotFound") {}
 
 /** Azure rejected the request as invalid (400, 422, other 4xx). */
 export class InvalidRequestError extends withKind(AzureApiError, "Invalid") {}
+
+/** What refused a request durably (see {@link RefusedError}). */
+export type RefusedBy = "Quota" | "Policy" | "Lock";
+
+/**
+ * Azure refused the request for a reason that lasts until a person acts, named by its error code
+ * (classify-error.ts): a subscription quota (`QuotaExceeded`, `SubscriptionIsOverQuotaForSku`,
+ * … — SignalR's default is 150 units per region and subscription), an Azure Policy deny (403
+ * `RequestDisallowedByPolicy`), or a resource lock (409 `ScopeLocked`). Sending it again changes
+ * nothing; the message is Azure's.
+ */
+export class RefusedError extends withKind(AzureApiError, "Refused") {
+  /** What refused it. */
+  readonly refusedBy: RefusedBy;
+
+  constructor(message: string, details: AzureErrorDetails & { refusedBy: RefusedBy }) {
+    super(message, details);
+    this.refusedBy = details.refusedBy;
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), refusedBy: this.refusedBy };
+  }
+}
+
+/**
+ * True when sending the same request again cannot succeed until something changes outside the
+ * operator (the spec, a quota, a policy, a lock, a role, the resource ID): kinds `Refused`,
+ * `Invalid`, `Unauthorized` and `NotFound`. Throttled, in-progress and transient failures are not.
+ */
+export function isDurableRefusal(err: AzureApiError): boolean {
+  return (
+    err.kind === "Refused" || err.kind === "Invalid" || err.kind === "Unauthorized" || err.kind === "NotFound"
+  );
+}
 
 /** True for any of the typed Azure errors. */
 export function isAzureApiError(err: unknown): err is AzureApiError {

@@ -114,8 +114,12 @@ export interface BatchQuery {
   end: Date;
   /** ISO 8601 time grain: `PT1M`, `PT5M`, `PT1H`. */
   interval: string;
-  /** The aggregation, one every metric of the query supports (`query-plan.ts`), e.g. `Maximum`. */
-  aggregation: AggregationType;
+  /**
+   * The `aggregation` parameter: aggregation types, comma separated, every one supported by every
+   * metric of the query — Azure may refuse the query whole otherwise. The operator's queries carry
+   * one each, from the query plan (`query-plan.ts`), e.g. `Maximum`.
+   */
+  aggregation: AggregationType | (string & {});
   /** Dimension filter, e.g. `Endpoint eq '*'`. */
   filter?: string;
   /** Aborts the call. */

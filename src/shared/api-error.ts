@@ -16,6 +16,7 @@
  * | `Forbidden`    | 403                                         | —                                                  |
  * | `Gone`         | 410: resourceVersion too old                | —                                                  |
  * | `Invalid`      | 400, 422                                    | 400, 422, other 4xx                                |
+ * | `Refused`      | —                                           | a durable refusal by code: quota, policy, lock     |
  * | `Transient`    | 408, 429, 5xx, timeouts, network errors     | 408, 5xx, timeouts, network errors                 |
  * | `Unknown`      | anything else                               | —                                                  |
  */
@@ -27,6 +28,7 @@ export type ApiErrorKind =
   | "Forbidden"
   | "Gone"
   | "Invalid"
+  | "Refused"
   | "Transient"
   | "Unknown";
 
