@@ -210,9 +210,8 @@ describe("the emulator's answers against the published contract", () => {
         resourceids: [signalrId("chat")],
       }),
     );
-    const idle = (
-      answered[0]?.response.body as { values: { value: { timeseries: { data: object[] }[] }[] }[] }
-    ).values[0]?.value[0]?.timeseries[0]?.data;
+    type Body = { values: { value: { timeseries: { data: object[] }[] }[] }[] };
+    const idle = (answered[0]?.response.body as Body | undefined)?.values[0]?.value[0]?.timeseries[0]?.data;
     expect(idle?.every((p) => Object.keys(p).join() === "timeStamp")).toBe(true);
     const refused = [
       await call("POST", q("metricnames=ServerLoad,MessageCount&aggregation=Maximum,Total"), {
