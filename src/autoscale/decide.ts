@@ -39,6 +39,7 @@ import { anticipate } from "./anticipation.js";
 import { ceilSafe, rateLimit, stabilize, toleranceBand } from "./behavior.js";
 import { capacityTimeline, unitChanges } from "./capacity-timeline.js";
 import { type DecisionCondition, decisionConditions } from "./conditions.js";
+import { type WindowConnections, windowConnections } from "./connections.js";
 import type { DemandHistory } from "./demand-history.js";
 import { evaluateFallback, type FallbackState, type PassFailure } from "./fallback.js";
 import {
@@ -63,6 +64,7 @@ import {
   known,
   type MetricSample,
   SAMPLE_FIELDS,
+  type SampleField,
   type SampleWindow,
   series,
   windowSamples,
@@ -103,6 +105,12 @@ export interface DecisionInput {
   samples: readonly MetricSample[];
   /** This pass's metric fetch failure, when it failed; the samples are then not used. */
   failure?: PassFailure;
+  /**
+   * Metrics queries of this pass that failed while others answered (the Azure adapter asks one
+   * query per aggregation): the samples are those of the queries that answered, and the fields
+   * listed are unknown in them — never 0. Each gives a `MetricsPartial` reason.
+   */
+  partialFailures?: readonly PartialFailure[];
   current: CurrentState;
   /** What the last decision returned as `history` (from status); empty when absent. */
   history?: DecisionHistory;
@@ -121,6 +129,12 @@ export interface DecisionInput {
   demandHistory?: DemandHistory;
   /** The leading signal's readings from Prometheus (leading.ts), when the policy has one. */
   leading?: LeadingObservation;
+}
+
+/** A metrics query that failed while the others of its pass answered. */
+export interface PartialFailure extends PassFailure {
+  /** The sample fields it would have filled. */
+  fields: readonly SampleField[];
 }
 
 /** An ARM update that was sent and whose completion has not been observed yet. */
@@ -320,6 +334,7 @@ export function decide(input: DecisionInput): Decision {
   const currentSize: SkuUnits = { sku: curSku, units: current.units };
 
   // 2. signals
+  const connections = windowConnections(window, unitsAt, timeline.overlapsChange);
   const sig = evaluateSignals({
     spec,
     window,
@@ -327,6 +342,7 @@ export function decide(input: DecisionInput): Decision {
     sizes,
     unitsAt,
     overlapsChange: timeline.overlapsChange,
+    connections,
   });
   reasons.push(...sig.reasons);
   // Anticipation (anticipation.ts): what the demand will need one lead time ahead.
@@ -352,10 +368,14 @@ export function decide(input: DecisionInput): Decision {
     anticipation?.status ??
     (failure && spec.anticipation && spec.anticipation.mode !== "Off" ? history.anticipation : undefined);
   // A signal that did not respond to the last scale-out does not drive another (suspect.ts).
-  const levels = windowLevels(window);
+  const levels = windowLevels(window, connections);
   const suspect = inFlight
     ? undefined
-    : suspectServerLoad(history.scaleEvents.at(-1), (fromMs) => windowLevels(window, fromMs), nowMs);
+    : suspectServerLoad(
+        history.scaleEvents.at(-1),
+        (fromMs) => windowLevels(window, connections, fromMs),
+        nowMs,
+      );
   let heldAsk: number | undefined;
   if (suspect) {
     for (const n of sig.needs) {
@@ -417,6 +437,17 @@ export function decide(input: DecisionInput): Decision {
   // Traffic counters read as 0 because Azure answered them empty on an idle instance (idle-counters.ts).
   const idleCounters = counterIdleZeroReason(input.samples, window);
   if (idleCounters) reasons.push(idleCounters);
+  if (!failure) {
+    for (const p of input.partialFailures ?? []) {
+      reasons.push(
+        reason(
+          "MetricsPartial",
+          `${p.fields.join(", ")} unknown this pass, not zero: their query failed (${p.kind}): ${p.message}`,
+          { name: p.kind },
+        ),
+      );
+    }
+  }
   const metricsUsable = !failure && sig.needs.length > 0;
   const filling =
     failure || !ingestion
@@ -679,12 +710,7 @@ export function decide(input: DecisionInput): Decision {
   if (spec.appServer) {
     const traffic = spec.metrics.traffic;
     const msgSize = traffic?.messageSizeBytes ?? 2048;
-    const conn = series(window, (b) => {
-      const c = b.sample?.connections;
-      if (known(c)) return c;
-      const q = b.sample?.connectionQuotaUtilizationPercent;
-      return known(q) ? (q / 100) * unitsAt(b.start) * 1000 : null;
-    });
+    const conn = series(window, (b) => connections.get(b.start)?.value);
     const events = series(window, (b) => {
       const i = b.sample?.inboundBytesPerSecond;
       return known(i) ? i / msgSize : null;
@@ -848,16 +874,21 @@ export function decide(input: DecisionInput): Decision {
 
 /**
  * The peak levels of the window's buckets that start at or after `fromMs`, as measured: server
- * load %, connections, inbound + outbound bytes/s.
+ * load %, connections (each bucket's by the rule of connections.ts), inbound + outbound bytes/s.
  */
-function windowLevels(window: SampleWindow, fromMs = Number.NEGATIVE_INFINITY): SignalLevels {
+function windowLevels(
+  window: SampleWindow,
+  connections: WindowConnections,
+  fromMs = Number.NEGATIVE_INFINITY,
+): SignalLevels {
   const out: SignalLevels = {};
   for (const b of window.buckets) {
     const x = b.sample;
     if (!x || b.start < fromMs) continue;
     if (known(x.serverLoadPercent))
       out.serverLoadPercent = Math.max(out.serverLoadPercent ?? 0, x.serverLoadPercent);
-    if (known(x.connections)) out.connections = Math.max(out.connections ?? 0, x.connections);
+    const c = connections.get(b.start)?.value;
+    if (known(c)) out.connections = Math.max(out.connections ?? 0, c);
     if (known(x.inboundBytesPerSecond) && known(x.outboundBytesPerSecond)) {
       const bytes = x.inboundBytesPerSecond + x.outboundBytesPerSecond;
       out.bytesPerSecond = Math.max(out.bytesPerSecond ?? 0, bytes);

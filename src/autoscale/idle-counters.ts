@@ -1,13 +1,17 @@
 /**
- * Says when a decision read idle traffic counters as 0. Azure Monitor leaves a counter out of its
- * answer (no series, or no data point for a minute) when it counted nothing; the Azure adapter then
- * reads it as 0 — but only when a gauge of the same answer has a value for that minute — and lists
- * the field in the sample's `zeroFilled` (see `readMetricsAnswer` in src/azure/metric-samples.ts).
+ * Says when a decision read idle traffic counters as 0. Azure Monitor gives a counter no value for
+ * a minute in which it counted nothing (a point with only `timeStamp`, as the official getBatch
+ * example writes it; or no point, no series, a `null` field); the Azure adapter then reads it as
+ * 0 — but only when a gauge has a value for that minute (in the gauges' answer: the gauges and the
+ * counters are separate queries) — and lists the field in the sample's `zeroFilled` (see
+ * `readMetricsAnswer` in src/azure/metric-samples.ts). The window holds only minutes older than
+ * the ingestion delay, so a minute still filling is never read as idle.
  * A decision built on such zeros, for instance a scale-in, names them in a `CounterIdleZero`
  * reason. Pure.
  */
 import { type Reason, reason } from "./reasons.js";
 import { type MetricSample, MINUTE_MS, type SampleField, type SampleWindow } from "./samples.js";
+import { minuteRuns } from "./time.js";
 
 /** The Azure Monitor metric behind each counter field. */
 const COUNTER_METRICS: Partial<Record<SampleField, string>> = {
@@ -15,18 +19,6 @@ const COUNTER_METRICS: Partial<Record<SampleField, string>> = {
   inboundBytesPerSecond: "InboundTraffic",
   outboundBytesPerSecond: "OutboundTraffic",
 };
-
-/** Bucket starts as UTC minutes, consecutive ones as a range: `11:52–11:56, 11:58`. */
-function minuteRuns(starts: readonly number[]): string {
-  const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
-  const runs: [number, number][] = [];
-  for (const t of starts) {
-    const last = runs[runs.length - 1];
-    if (last && t === last[1] + MINUTE_MS) last[1] = t;
-    else runs.push([t, t]);
-  }
-  return runs.map(([a, b]) => (a === b ? hhmm(a) : `${hhmm(a)}–${hhmm(b)}`)).join(", ");
-}
 
 /**
  * `CounterIdleZero` when a bucket of `window` has a counter read as 0 by the idle rule (a sample of

@@ -13,7 +13,7 @@
 import type { CapacityPolicyStatus, StatusPatch, MetricSample as StatusSample } from "../api/index.js";
 import type { SkuName } from "../capacity/skus.js";
 import type { DecisionCondition } from "./conditions.js";
-import { type Decision, type DecisionPolicy, decide } from "./decide.js";
+import { type Decision, type DecisionPolicy, decide, type PartialFailure } from "./decide.js";
 import type { DemandHistory } from "./demand-history.js";
 import type { PassFailure } from "./fallback.js";
 import { historyFromStatus, recordScale } from "./history.js";
@@ -64,6 +64,8 @@ export interface PassInput {
   failure?: PassFailure;
   /** One-minute metric buckets of the instance. */
   samples: readonly MetricSample[];
+  /** Metrics queries that failed while others answered: these fields are unknown in `samples`. */
+  partialFailures?: readonly PartialFailure[];
   /** The app servers (when the policy names them). */
   appServer?: AppServerView;
   /** Another owner of the instance's capacity (a native Azure autoscale setting). */
@@ -194,6 +196,9 @@ export function planPass(input: PassInput): PassPlan {
     policy,
     samples: input.samples,
     ...(input.failure ? { failure: input.failure } : {}),
+    ...(input.partialFailures && input.partialFailures.length > 0
+      ? { partialFailures: input.partialFailures }
+      : {}),
     current: {
       sku,
       units,

@@ -36,6 +36,12 @@ const REASON_CODES = [
    * grow: its scale-out is held (suspect.ts); the other signals still act.
    */
   "SignalSuspect",
+  /**
+   * ConnectionCount and ConnectionQuotaUtilization × units × 1,000 differ by more than 1.5 % of
+   * the quota in some buckets: the higher is used (never the lower for a scale-in); the message
+   * says where, by how much and which (connections.ts).
+   */
+  "ConnectionsDisagree",
   /** Buckets were left out: newer than the ingestion delay, or with an unreadable time. */
   "SamplesIgnored",
   /**
@@ -63,6 +69,11 @@ const REASON_CODES = [
   "IngestionDelayObserved",
   /** No signal has a usable value this pass. */
   "MetricsUnavailable",
+  /**
+   * One of the pass's metrics queries failed while the others answered (one query per
+   * aggregation): the fields it would have filled are unknown this pass, never zero.
+   */
+  "MetricsPartial",
   /** Fetching metrics failed this pass (no data, throttled, auth, API error, …). */
   "FetchFailed",
   /**

@@ -39,8 +39,10 @@ export interface MetricSample extends Record<SampleField, number | null> {
   /** Start of the one-minute bucket: an RFC 3339 string (or a Date, as the Azure adapter gives it). */
   time: string | Date;
   /**
-   * Counter fields Azure answered without a data point for this bucket while a gauge had a value:
-   * read as 0 (idle), not unknown. Absent when none was.
+   * Counter fields Azure answered without a value for this bucket (no data point, a point with
+   * only `timeStamp`, or `null`) while a gauge had a value: read as 0 (idle), not unknown. Absent
+   * when none was. Only buckets older than the ingestion delay are read (see the module comment),
+   * so a bucket still filling is never taken as idle.
    */
   zeroFilled?: readonly SampleField[];
 }

@@ -7,9 +7,11 @@
  *   `value = peak / currentUnits · 100` (%), `ratio = value / targetPercent`. Outside the tolerance
  *   band the signal asks for `ceil(peak · 100 / targetPercent)` units — the HPA's
  *   `ceil(current · ratio)`.
- * - connections: the window's peak connection count (ConnectionCount, or when that is unknown
- *   ConnectionQuotaUtilization% · units then · 10), `ratio = peak / (currentUnits · 1,000 ·
- *   target%)`; asks for `ceil(peak / (1,000 · target%))` units.
+ * - connections: the window's peak connections, each bucket's from its two measures
+ *   (`connections.ts`: ConnectionCount, or ConnectionQuotaUtilization% · units then · 10 when that
+ *   is unknown, and the higher of the two when they disagree beyond 1.5 % of the quota — then a
+ *   `ConnectionsDisagree` reason), `ratio = peak / (currentUnits · 1,000 · target%)`; asks for
+ *   `ceil(peak / (1,000 · target%))` units.
  * - traffic: the window's peak inbound and outbound bytes/s, split over the workload's scenarios by
  *   share (each scenario gets `share` of both directions; messages/s = bytes/s ÷ messageSizeBytes,
  *   billed at ≥ 1,024 B), checked with the capacity model's `evaluate` against every bandwidth and
@@ -36,6 +38,13 @@ import { CONNECTIONS_PER_UNIT, type ScalableSku, type ServiceKind, type SkuUnits
 import { MIN_BILLED_MESSAGE_BYTES, type ScenarioName, scenariosOf } from "../capacity/tier-tables.js";
 import type { ScenarioDemand } from "../capacity/workload.js";
 import { ceilSafe, type ToleranceBand, toleranceBand } from "./behavior.js";
+import {
+  type ConnectionMeasure,
+  describeDisagreements,
+  disagreements,
+  type WindowConnections,
+  windowConnections,
+} from "./connections.js";
 import { type Reason, reason, type SignalName } from "./reasons.js";
 import { peak, type SampleWindow, type Series, type SeriesStatus, series } from "./samples.js";
 import { compareSizes, formatSize, type SizeList } from "./sizes.js";
@@ -65,6 +74,8 @@ export interface SignalReport {
   desiredSku?: ScalableSku;
   /** Traffic only: the capacity dimension that set the size ("outboundBandwidth", "smallGroup.inbound", …). */
   dimension?: string;
+  /** Connections only: the measure of the peak bucket (connections.ts). */
+  measure?: ConnectionMeasure;
   /** Buckets with a known value / buckets in the window. */
   knownBuckets: number;
   expectedBuckets: number;
@@ -95,6 +106,8 @@ export interface SignalContext {
    * read at the smaller size, understates the need, so it is left out of that demand series.
    */
   overlapsChange?: (startMs: number) => boolean;
+  /** Each bucket's connections (connections.ts); computed from the window when absent. */
+  connections?: WindowConnections;
 }
 
 /**
@@ -350,16 +363,16 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
   const connections = spec.metrics.connections;
   if (connections) {
     const target = connections.targetPercent;
-    const s = series(window, (b) => {
-      const c = b.sample?.connections;
-      if (typeof c === "number" && Number.isFinite(c) && c >= 0) return c;
-      const q = b.sample?.connectionQuotaUtilizationPercent;
-      return typeof q === "number" ? (q / 100) * unitsAt(b.start) * CONNECTIONS_PER_UNIT : q;
-    });
+    const byBucket = ctx.connections ?? windowConnections(window, unitsAt, ctx.overlapsChange);
+    const s = series(window, (b) => byBucket.get(b.start)?.value);
     const top = peak(s);
+    const differ = describeDisagreements(disagreements(byBucket));
+    if (differ) reasons.push(reason("ConnectionsDisagree", differ, { signal: "connections" }));
     if (top === undefined) {
       missing("connections", "connections", target, s);
     } else {
+      const peakStart = s.points.find((p) => p.value === top)?.start;
+      const measure = peakStart === undefined ? undefined : byBucket.get(peakStart)?.measure;
       const perUnit = CONNECTIONS_PER_UNIT * (target / 100);
       demandOf("connections", s, 1 / perUnit, (v, start) =>
         saturatedAt(v, unitsAt(start) * CONNECTIONS_PER_UNIT),
@@ -371,9 +384,11 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
         top,
         top / (current.units * perUnit),
         top / perUnit,
-        `${fmt(top)} connections vs ${fmt(current.units * perUnit)} (${current.units} units × 1,000 × ${target} %)`,
+        `${fmt(top)} connections${measure === "ConnectionQuotaUtilization" ? " (from ConnectionQuotaUtilization)" : ""} vs ${fmt(current.units * perUnit)} (${current.units} units × 1,000 × ${target} %)`,
         saturatedAt(top, current.units * CONNECTIONS_PER_UNIT),
       );
+      const report = reports.at(-1);
+      if (report && measure) report.measure = measure;
     }
   }
 

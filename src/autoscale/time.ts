@@ -23,3 +23,15 @@ export function parseTime(text: string | undefined): number {
 export function timeOf(time: string | Date | undefined): number {
   return time instanceof Date ? time.getTime() : typeof time === "string" ? parseTime(time) : Number.NaN;
 }
+
+/** Bucket starts (ms, ascending) as UTC minutes, consecutive ones as a range: `11:52–11:56, 11:58`. */
+export function minuteRuns(starts: readonly number[]): string {
+  const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
+  const runs: [number, number][] = [];
+  for (const t of starts) {
+    const last = runs[runs.length - 1];
+    if (last && t === last[1] + 60_000) last[1] = t;
+    else runs.push([t, t]);
+  }
+  return runs.map(([a, b]) => (a === b ? hhmm(a) : `${hhmm(a)}–${hhmm(b)}`)).join(", ");
+}

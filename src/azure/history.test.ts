@@ -1,11 +1,11 @@
 /**
  * The history reader with a stand-in for getBatch: which calls it sends (batching, spans, grain,
- * metric names), how an answer becomes points, the cache and its hourly refresh, the bound on
- * calls at 1,000 policies, and failures confined to their batch.
+ * metric names, one aggregation per query), how an answer becomes points, the cache and its
+ * hourly refresh, the bound on calls at 1,000 policies, and failures confined to their batch.
  */
 import { describe, expect, it } from "vitest";
 import type { MetricsBatch } from "./batching.js";
-import { ThrottledError, TransientError } from "./errors.js";
+import { InvalidRequestError, ThrottledError, TransientError } from "./errors.js";
 import { HistoryReader, type HistoryTarget } from "./history.js";
 import type { MetricsResultLike } from "./metric-samples.js";
 import type { BatchAnswer, BatchQuerier, BatchQuery } from "./metrics.js";
@@ -41,11 +41,25 @@ interface Call {
   query: BatchQuery;
 }
 
-/** getBatch as Azure answers it: one result per resource, one point per bucket of the span. */
+/** The aggregation Azure supports for each metric read here (metric reference). */
+const SUPPORTED: Record<string, readonly string[]> = {
+  ConnectionCount: ["Maximum"],
+  TotalConnectionCount: ["Maximum", "Average"],
+  InboundTraffic: ["Total"],
+  OutboundTraffic: ["Total"],
+};
+
+/**
+ * getBatch as Azure answers it: one result per resource with the metrics asked for, one point
+ * per bucket of the span, only the aggregation asked for; a metric asked for an aggregation it
+ * does not support is a 400.
+ */
 class FakeMonitor implements BatchQuerier {
   readonly calls: Call[] = [];
   /** Answers with this error for calls whose batch holds one of these resources. */
   failFor = new Set<string>();
+  /** Fails only the queries of this aggregation (with `failFor`; every query when unset). */
+  failAggregation: string | undefined;
   /** Resources whose answer has the wrong interval. */
   wrongGrain = new Set<string>();
   /** Buckets (ms) whose traffic has no data point (idle counters). */
@@ -55,7 +69,17 @@ class FakeMonitor implements BatchQuerier {
 
   async queryBatch(batch: MetricsBatch, query: BatchQuery): Promise<BatchAnswer> {
     this.calls.push({ batch, query });
-    if (batch.resourceIds.some((r) => this.failFor.has(r))) {
+    for (const name of query.metricNames) {
+      if (!SUPPORTED[name]?.includes(query.aggregation)) {
+        const message = `Sampling type is not found. Metric: ${name}, SamplingType: ${query.aggregation}`;
+        return {
+          error: new InvalidRequestError(message, { operation: query.operation, status: 400 }),
+          sent: true,
+        };
+      }
+    }
+    const failing = this.failAggregation === undefined || this.failAggregation === query.aggregation;
+    if (failing && batch.resourceIds.some((r) => this.failFor.has(r))) {
       return {
         error: new TransientError("service unavailable", { operation: query.operation, status: 503 }),
         sent: true,
@@ -70,36 +94,38 @@ class FakeMonitor implements BatchQuerier {
         name,
         timeseries: [{ data: times.map((t) => ({ timeStamp: new Date(t), ...point(t) })) }],
       });
-      const connections = query.metricNames.find((n) => n.endsWith("ConnectionCount")) as string;
+      const connections = batch.service === "SignalR" ? "ConnectionCount" : "TotalConnectionCount";
+      const all = [
+        metric(connections, (t) => ({ maximum: this.nullAt.has(t) ? undefined : demandOf(resourceId, t) })),
+        {
+          ...metric("InboundTraffic", (t) => ({ total: demandOf(resourceId, t) * (grainMs / 1000) })),
+          timeseries: [
+            {
+              // An idle bucket as the official example writes it: a point with only its timestamp.
+              data: times.map((t) =>
+                this.idleAt.has(t)
+                  ? { timeStamp: new Date(t) }
+                  : { timeStamp: new Date(t), total: demandOf(resourceId, t) * (grainMs / 1000) },
+              ),
+            },
+          ],
+        },
+        {
+          ...metric("OutboundTraffic", () => ({})),
+          timeseries: [
+            {
+              // An idle bucket left out altogether: the same as a point without a value.
+              data: times
+                .filter((t) => !this.idleAt.has(t))
+                .map((t) => ({ timeStamp: new Date(t), total: 2 * (grainMs / 1000) })),
+            },
+          ],
+        },
+      ];
       return {
         resourceId,
         granularity: this.wrongGrain.has(resourceId) ? "PT1M" : query.interval,
-        metrics: [
-          metric(connections, (t) => ({ maximum: this.nullAt.has(t) ? undefined : demandOf(resourceId, t) })),
-          {
-            ...metric("InboundTraffic", (t) => ({ total: demandOf(resourceId, t) * (grainMs / 1000) })),
-            timeseries: [
-              {
-                data: times
-                  .filter((t) => !this.idleAt.has(t))
-                  .map((t) => ({
-                    timeStamp: new Date(t),
-                    total: demandOf(resourceId, t) * (grainMs / 1000),
-                  })),
-              },
-            ],
-          },
-          {
-            ...metric("OutboundTraffic", () => ({})),
-            timeseries: [
-              {
-                data: times
-                  .filter((t) => !this.idleAt.has(t))
-                  .map((t) => ({ timeStamp: new Date(t), total: 2 * (grainMs / 1000) })),
-              },
-            ],
-          },
-        ],
+        metrics: all.filter((m) => query.metricNames.includes(m.name)),
       };
     });
     return { results, sent: true };
@@ -112,16 +138,34 @@ describe("HistoryReader: what it asks Azure Monitor", () => {
     const reader = new HistoryReader(monitor);
     reader.want([target("chat"), target("wps", { resourceId: id("wps", S1, "WebPubSub"), grain: "1h" })], T0);
     await reader.refresh(T0);
-    const byService = Object.fromEntries(monitor.calls.map((c) => [c.batch.service, c.query]));
-    expect(byService["SignalR"]).toMatchObject({
-      metricNames: ["ConnectionCount", "InboundTraffic", "OutboundTraffic"],
-      interval: "PT5M",
-      aggregation: "Maximum,Total",
-    });
-    expect(byService["WebPubSub"]).toMatchObject({
-      metricNames: ["TotalConnectionCount", "InboundTraffic", "OutboundTraffic"],
-      interval: "PT1H",
-    });
+    const asked = monitor.calls.map((c) => ({
+      service: c.batch.service,
+      metricNames: c.query.metricNames,
+      aggregation: c.query.aggregation,
+      interval: c.query.interval,
+    }));
+    expect(asked).toEqual([
+      { service: "SignalR", metricNames: ["ConnectionCount"], aggregation: "Maximum", interval: "PT5M" },
+      {
+        service: "SignalR",
+        metricNames: ["InboundTraffic", "OutboundTraffic"],
+        aggregation: "Total",
+        interval: "PT5M",
+      },
+      {
+        service: "WebPubSub",
+        metricNames: ["TotalConnectionCount"],
+        aggregation: "Maximum",
+        interval: "PT1H",
+      },
+      {
+        service: "WebPubSub",
+        metricNames: ["InboundTraffic", "OutboundTraffic"],
+        aggregation: "Total",
+        interval: "PT1H",
+      },
+    ]);
+    expect(reader.get(id("chat"), "5m")?.points).toHaveLength((7 * DAY) / (5 * MIN));
   });
 
   it("reads only complete buckets: those ending 10 minutes or more before now, over the days asked for", async () => {
@@ -158,7 +202,8 @@ describe("HistoryReader: what it asks Azure Monitor", () => {
       connections: demandOf(id("chat"), t),
       bytesPerSecond: demandOf(id("chat"), t) + 2,
     });
-    // Traffic without data points next to a known connection count: nothing was counted.
+    // Traffic without a value (a point with only its timestamp, or none) next to a known
+    // connection count of the other query: nothing was counted.
     expect(at(idle)).toEqual({ timeMs: idle, connections: demandOf(id("chat"), idle), bytesPerSecond: 0 });
     // No connection count and no traffic value: unknown, not zero.
     expect(at(unknown)?.connections).toBeNull();
@@ -177,8 +222,11 @@ describe("HistoryReader: what it asks Azure Monitor", () => {
       T0,
     );
     const report = await reader.refresh(T0);
-    expect(monitor.calls.map((c) => c.batch.resourceIds.length)).toEqual([50, 50, 20, 1, 1]);
-    expect(report.calls).toBe(5);
+    // Two queries (Maximum, Total) per batch.
+    expect(monitor.calls.map((c) => c.batch.resourceIds.length)).toEqual([
+      50, 50, 50, 50, 20, 20, 1, 1, 1, 1,
+    ]);
+    expect(report.calls).toBe(10);
     expect(report.reads.filter((r) => r.result === "success" && r.kind === "full")).toHaveLength(122);
   });
 
@@ -189,8 +237,8 @@ describe("HistoryReader: what it asks Azure Monitor", () => {
     await reader.refresh(T0);
     const fiveMinute = monitor.calls.filter((c) => c.query.interval === "PT5M");
     const hourly = monitor.calls.filter((c) => c.query.interval === "PT1H");
-    expect(fiveMinute).toHaveLength(2); // 14 days × 288 = 4,032 buckets
-    expect(hourly).toHaveLength(1); // 28 days × 24 = 672 buckets
+    expect(fiveMinute).toHaveLength(4); // 14 days × 288 = 4,032 buckets: 2 spans × 2 queries
+    expect(hourly).toHaveLength(2); // 28 days × 24 = 672 buckets: 1 span × 2 queries
     for (const c of fiveMinute) {
       expect((c.query.end.getTime() - c.query.start.getTime()) / (5 * MIN)).toBeLessThanOrEqual(2_016);
     }
@@ -205,7 +253,7 @@ describe("HistoryReader: cache and refresh", () => {
     const start = T0 + 20 * MIN; // 09:20
     reader.want([target("chat")], start);
     await reader.refresh(start);
-    expect(monitor.calls).toHaveLength(1); // 7 days at 5 min: 2,016 buckets, one call
+    expect(monitor.calls).toHaveLength(2); // 7 days at 5 min: 2,016 buckets, one span, two queries
     const first = reader.get(id("chat"), "5m");
     // Every cycle of the hour asks again; nothing is read until the next period (10:10).
     for (let t = start + 30_000; t < T0 + HOUR + 10 * MIN; t += 30_000) {
@@ -217,8 +265,8 @@ describe("HistoryReader: cache and refresh", () => {
     reader.want([target("chat")], next);
     expect(reader.due(next)).toBe(true);
     await reader.refresh(next);
-    expect(monitor.calls).toHaveLength(2);
-    const incremental = monitor.calls[1]?.query as BatchQuery;
+    expect(monitor.calls).toHaveLength(4);
+    const incremental = monitor.calls[2]?.query as BatchQuery;
     expect(incremental.start.toISOString()).toBe("2025-03-03T09:10:00.000Z");
     expect(incremental.end.toISOString()).toBe("2025-03-03T10:00:00.000Z");
     const second = reader.get(id("chat"), "5m");
@@ -230,7 +278,9 @@ describe("HistoryReader: cache and refresh", () => {
     expect(second?.points.at(-1)?.timeMs).toBe(Date.parse("2025-03-03T09:55:00Z"));
   });
 
-  it("makes at most one getBatch call per 50 policies per hour at steady state (1,000 policies, 24 hours)", async () => {
+  it("makes at most one getBatch call per 50 policies and aggregation per hour at steady state (1,000 policies, 24 hours)", {
+    timeout: 30_000,
+  }, async () => {
     const monitor = new FakeMonitor();
     const reader = new HistoryReader(monitor);
     // 1,000 policies in two regions; they come in over the first hour (100 every 6 minutes), and
@@ -253,10 +303,10 @@ describe("HistoryReader: cache and refresh", () => {
       callsPerHour.set(hour, (callsPerHour.get(hour) ?? 0) + monitor.calls.length - before);
     }
     const steady = [...callsPerHour.entries()].filter(([hour]) => hour >= 2).map(([, n]) => n);
-    // 500 resources per region: 10 calls each, 20 in all.
+    // 500 resources per region: 10 batches each, two queries (Maximum, Total) per batch: 40 calls.
     expect(steady.length).toBe(22);
-    expect(Math.max(...steady)).toBe(20);
-    expect(Math.min(...steady)).toBe(20);
+    expect(Math.max(...steady)).toBe(40);
+    expect(Math.min(...steady)).toBe(40);
     expect(reader.size).toBe(1_000);
     expect(reader.get(id("hub-999"), "1h")?.points).toHaveLength(7 * 24);
     expect(reader.get(id("hub-999"), "1h")?.readAtMs).toBe(Date.parse("2025-03-04T08:10:00Z"));
@@ -294,7 +344,7 @@ describe("HistoryReader: failures", () => {
     monitor.failFor.add(id("hub-0"));
     reader.want(many, T0);
     const report = await reader.refresh(T0);
-    expect(report.failedCalls).toBe(1);
+    expect(report.failedCalls).toBe(2);
     const failed = many.slice(0, 50).map((t) => reader.get(t.resourceId, "1h"));
     const served = many.slice(50).map((t) => reader.get(t.resourceId, "1h"));
     for (const h of failed) {
@@ -307,6 +357,28 @@ describe("HistoryReader: failures", () => {
     }
     expect(report.reads.filter((r) => r.result === "failure")).toHaveLength(50);
   });
+
+  it.each(["Maximum", "Total"])(
+    "a span whose %s query failed is a failure of its resources, not a history with holes",
+    async (aggregation) => {
+      const monitor = new FakeMonitor();
+      const reader = new HistoryReader(monitor);
+      monitor.failFor.add(id("chat"));
+      monitor.failAggregation = aggregation;
+      reader.want([target("chat", { grain: "1h" })], T0);
+      const report = await reader.refresh(T0);
+      expect(report).toMatchObject({ calls: 2, failedCalls: 1 });
+      expect(reader.get(id("chat"), "1h")).toMatchObject({ error: "service unavailable", points: [] });
+      // Retried whole: both queries again, and then the history is complete.
+      monitor.failFor.clear();
+      reader.want([target("chat", { grain: "1h" })], T0 + 5 * MIN);
+      expect((await reader.refresh(T0 + 5 * MIN)).calls).toBe(2);
+      const h = reader.get(id("chat"), "1h");
+      expect(h?.error).toBeUndefined();
+      expect(h?.points).toHaveLength(7 * 24);
+      expect(h?.points.every((p) => p.connections !== null && p.bytesPerSecond !== null)).toBe(true);
+    },
+  );
 
   it("fails one resource alone when its answer is not at the grain asked for", async () => {
     const monitor = new FakeMonitor();
@@ -362,7 +434,7 @@ describe("HistoryReader: failures", () => {
     });
     reader.want([target("chat")], T0);
     const report = await reader.refresh(T0);
-    expect(report).toMatchObject({ calls: 0, failedCalls: 1 });
+    expect(report).toMatchObject({ calls: 0, failedCalls: 2 }); // both queries refused by the gate
     expect(reader.get(id("chat"), "5m")?.error).toBe("throttled");
   });
 });

@@ -2,8 +2,10 @@
  * Reads instances' demand over past days — a {@link DemandHistory} per instance, the seasonal
  * forecast's input — from Azure Monitor, through the same `metrics:getBatch` call as the
  * one-minute metrics ({@link AzureMetrics.queryBatch}: at most 50 resources of one subscription,
- * region and service per call, the scope's throttle gate, the connection's request timeout), at
- * the policy's grain (`spec.anticipation.seasonal.grain`: `5m` → `PT5M`, `1h` → `PT1H`):
+ * region and service per call, the scope's throttle gate, the connection's request timeout) and
+ * the same query plan (`query-plan.ts`: one query per aggregation — `Maximum` for the connection
+ * count, `Total` for the traffic — so two calls per batch and span), at the policy's grain
+ * (`spec.anticipation.seasonal.grain`: `5m` → `PT5M`, `1h` → `PT1H`):
  *
  * | DemandPoint field | SignalR                          | Web PubSub                       | aggregation, unit                  |
  * |-------------------|----------------------------------|----------------------------------|------------------------------------|
@@ -28,7 +30,10 @@
  *   buckets are still being ingested and are left for the next refresh.
  *
  * Failures are confined to the resources of the failed call (or to one resource, for an answer
- * that cannot be read); nothing throws for an Azure failure. A resource never read successfully
+ * that cannot be read); nothing throws for an Azure failure. A span whose connection query
+ * answered but whose traffic query failed (or the other way round) is a failure of its resources,
+ * not a history with holes: a history is a cache read incrementally, so a span taken as read with
+ * one half missing would never be read again; the whole span is asked again at the retry. A resource never read successfully
  * gets a history with `error` and no points; one read before keeps its last history (its `readAtMs`
  * says how old) until that is older than `maxStaleMs` (default 3 hours), then gets the error. A
  * failed resource is tried again after `retryMs` (default 5 minutes), doubling per failure up to
@@ -41,9 +46,15 @@ import type { DemandHistory, DemandPoint } from "../autoscale/demand-history.js"
 import type { ServiceKind } from "../capacity/index.js";
 import { type MetricsBatch, planBatches } from "./batching.js";
 import { type AzureApiError, TransientError } from "./errors.js";
-import { aggregationParameter, METRIC_DEFINITIONS } from "./metric-definitions.js";
-import { MetricGrainError, readMetricsAnswer, resultsByResource } from "./metric-samples.js";
+import {
+  combineAnswers,
+  MetricGrainError,
+  type MetricsResultLike,
+  readMetricsAnswer,
+  resultsByResource,
+} from "./metric-samples.js";
 import { type BatchQuerier, forEachLimited } from "./metrics.js";
+import { metricQueries } from "./query-plan.js";
 import { resourceKey } from "./resource-id.js";
 
 const DAY_MS = 86_400_000;
@@ -133,11 +144,12 @@ interface PlannedCall {
   endMs: number;
 }
 
-/** The metrics a history reads for a service: the connection count and both traffic directions. */
-const HISTORY_FIELDS = new Set(["connections", "inboundBytesPerSecond", "outboundBytesPerSecond"]);
+/** The fields a history reads for a service: the connection count and both traffic directions. */
+const HISTORY_FIELDS = ["connections", "inboundBytesPerSecond", "outboundBytesPerSecond"] as const;
 
-function historyMetricNames(service: ServiceKind): string[] {
-  return METRIC_DEFINITIONS[service].filter((d) => HISTORY_FIELDS.has(d.field)).map((d) => d.name);
+/** The queries of one history call (one per aggregation). */
+function historyQueries(service: ServiceKind) {
+  return metricQueries(service, { fields: HISTORY_FIELDS });
 }
 
 /** Index of the first point at or after `timeMs` (points sorted by time). */
@@ -285,46 +297,60 @@ export class HistoryReader {
     const report: HistoryRefreshReport = { calls: 0, failedCalls: 0, reads: [] };
     const got = new Map<Entry, { points: DemandPoint[]; error?: string; kind: HistoryRead["kind"] }>();
     const byKey = new Map(due.map((e) => [`${resourceKey(e.resourceId)}|${e.grain}`, e]));
-    await forEachLimited(calls, this.#concurrency, async (call) => {
+    const queries = calls.flatMap((call) =>
+      historyQueries(call.batch.service).map((query) => ({ call, query })),
+    );
+    /** Per call, per resource: the results of the queries that answered, or the first error. */
+    const answers = new Map<PlannedCall, { results: Map<string, MetricsResultLike[]>; error?: string }>();
+    await forEachLimited(queries, this.#concurrency, async ({ call, query }) => {
       const answer = await this.#querier.queryBatch(call.batch, {
         operation: "metrics.queryResources(history)",
-        metricNames: historyMetricNames(call.batch.service),
+        metricNames: query.metricNames,
         start: new Date(call.startMs),
         end: new Date(call.endMs),
         interval: interval(call.grain),
-        aggregation: aggregationParameter(call.batch.service),
+        aggregation: query.aggregation,
         ...(options.signal ? { signal: options.signal } : {}),
       });
       if (answer.sent) report.calls++;
+      let got = answers.get(call);
+      if (!got) {
+        got = { results: new Map() };
+        answers.set(call, got);
+      }
+      if ("error" in answer) {
+        report.failedCalls++;
+        got.error ??= answer.error.message;
+        return;
+      }
+      const byResource = resultsByResource(call.batch.resourceIds, answer.results);
+      for (const [id, r] of byResource) got.results.set(id, [...(got.results.get(id) ?? []), r]);
+    });
+    for (const call of calls) {
+      const answer = answers.get(call);
       const entries = call.batch.resourceIds.map(
         (id) => byKey.get(`${resourceKey(id)}|${call.grain}`) as Entry,
       );
-      const slot = (e: Entry) => {
+      for (const e of entries) {
         let s = got.get(e);
         if (!s) {
           s = { points: [], kind: call.kind };
           got.set(e, s);
         }
-        return s;
-      };
-      if ("error" in answer) {
-        report.failedCalls++;
-        for (const e of entries) slot(e).error ??= answer.error.message;
-        return;
-      }
-      const results = resultsByResource(call.batch.resourceIds, answer.results);
-      for (const e of entries) {
-        const s = slot(e);
-        const r = results.get(e.resourceId);
-        if (!r) continue;
+        if (answer?.error !== undefined) {
+          s.error ??= answer.error;
+          continue;
+        }
+        const parts = answer?.results.get(e.resourceId);
+        if (!parts) continue;
         try {
-          s.points.push(...answerPoints(call, e, r));
+          s.points.push(...answerPoints(call, e, combineAnswers(parts)));
         } catch (err) {
           if (!(err instanceof MetricGrainError)) throw err;
           s.error ??= grainError(e, call, err).message;
         }
       }
-    });
+    }
     for (const [e, s] of got) {
       this.#apply(e, s, nowMs);
       report.reads.push({
@@ -417,11 +443,7 @@ export class HistoryReader {
 }
 
 /** The points of one resource's answer, checked against the grain asked for. */
-function answerPoints(
-  call: PlannedCall,
-  e: Entry,
-  result: Parameters<typeof readMetricsAnswer>[2],
-): DemandPoint[] {
+function answerPoints(call: PlannedCall, e: Entry, result: MetricsResultLike): DemandPoint[] {
   const answer = readMetricsAnswer(call.batch.service, e.resourceId, result);
   const wanted = HISTORY_GRAIN_SECONDS[call.grain];
   if (answer.grainFrom !== "assumed" && answer.grainSeconds !== wanted) {

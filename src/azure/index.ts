@@ -15,6 +15,7 @@ export * from "./instances.js";
 export * from "./metric-definitions.js";
 export * from "./metric-samples.js";
 export * from "./metrics.js";
+export * from "./query-plan.js";
 export * from "./quota.js";
 export * from "./resource-id.js";
 export * from "./scope.js";

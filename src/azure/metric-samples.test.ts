@@ -4,6 +4,7 @@ import { METRIC_DEFINITIONS, type MetricDefinition, timeGrainSeconds } from "./m
 import {
   addEndpointSplit,
   answerGrain,
+  combineAnswers,
   type DataPointLike,
   MetricGrainError,
   type MetricLike,
@@ -72,15 +73,17 @@ describe("readMetricsAnswer", () => {
         outboundBytesPerSecond: 0,
       },
       {
-        // the counters' data points are there but empty: unknown, although connections are known
+        // the counters' points carry only their timestamp while connections are known: nothing
+        // was counted (the official example's layout of an empty bucket)
         resourceId: RID,
         time: t1,
         serverLoadPercent: null,
         connectionQuotaUtilizationPercent: null,
         connections: 5600,
-        messagesPerSecond: null,
-        inboundBytesPerSecond: null,
-        outboundBytesPerSecond: null,
+        messagesPerSecond: 0,
+        inboundBytesPerSecond: 0,
+        outboundBytesPerSecond: 0,
+        zeroFilled: ["messagesPerSecond", "inboundBytesPerSecond", "outboundBytesPerSecond"],
       },
     ]);
   });
@@ -192,14 +195,41 @@ describe("readMetricsAnswer", () => {
     });
 
     it.each<[string, DataPointLike[], number | null, string[] | undefined]>([
-      ["no data point: 0", [{ timeStamp: t0, total: 120 }], 0, ["messagesPerSecond"]],
+      ["no data point", [{ timeStamp: t0, total: 120 }], 0, ["messagesPerSecond"]],
       [
-        "a null data point: unknown, not 0",
+        "a point with only its timestamp",
         [{ timeStamp: t0, total: 120 }, { timeStamp: t1 }],
-        null,
+        0,
+        ["messagesPerSecond"],
+      ],
+      [
+        "a null total",
+        [
+          { timeStamp: t0, total: 120 },
+          { timeStamp: t1, total: null as unknown as number },
+        ],
+        0,
+        ["messagesPerSecond"],
+      ],
+      [
+        "a value of 0",
+        [
+          { timeStamp: t0, total: 120 },
+          { timeStamp: t1, total: 0 },
+        ],
+        0,
         undefined,
       ],
-    ])("a counter series with %s, for a minute where a gauge is known", (_n, data, value, zeroFilled) => {
+      [
+        "a value",
+        [
+          { timeStamp: t0, total: 120 },
+          { timeStamp: t1, total: 60 },
+        ],
+        1,
+        undefined,
+      ],
+    ])("a counter series with %s at a minute where a gauge is known", (_n, data, value, zeroFilled) => {
       const answer = read("SignalR", {
         metrics: [
           metric("ConnectionCount", [
@@ -212,6 +242,80 @@ describe("readMetricsAnswer", () => {
       expect(answer.samples.map((s) => [s.messagesPerSecond, s.zeroFilled])).toEqual([
         [2, undefined],
         [value, zeroFilled],
+      ]);
+    });
+
+    it("reads the official example's layout: each empty bucket a point with only its timestamp", () => {
+      // MetricBatchExample.json (2024-02-01): a series whose buckets without data carry only
+      // `timeStamp`, one bucket with values among them — here a quiet SignalR instance, its
+      // counters answered that way, its gauges known in every bucket.
+      const times = [0, 1, 2, 3, 4].map((m) => new Date(t0.getTime() + m * MINUTE));
+      const answer = read("SignalR", {
+        resourceId: RID,
+        granularity: "PT1M",
+        metrics: [
+          metric(
+            "ServerLoad",
+            times.map((timeStamp) => ({ timeStamp, maximum: 1 })),
+          ),
+          metric(
+            "ConnectionQuotaUtilization",
+            times.map((timeStamp) => ({ timeStamp, maximum: 0 })),
+          ),
+          metric(
+            "ConnectionCount",
+            times.map((timeStamp) => ({ timeStamp, maximum: 2 })),
+          ),
+          metric(
+            "MessageCount",
+            times.map((timeStamp, i) => (i === 2 ? { timeStamp, total: 120 } : { timeStamp })),
+          ),
+          metric(
+            "InboundTraffic",
+            times.map((timeStamp) => ({ timeStamp })),
+          ),
+          metric(
+            "OutboundTraffic",
+            times.map((timeStamp) => ({ timeStamp })),
+          ),
+        ],
+      });
+      expect(
+        answer.samples.map((s) => [s.messagesPerSecond, s.inboundBytesPerSecond, s.outboundBytesPerSecond]),
+      ).toEqual([
+        [0, 0, 0],
+        [0, 0, 0],
+        [2, 0, 0],
+        [0, 0, 0],
+        [0, 0, 0],
+      ]);
+      expect(answer.samples[2]?.zeroFilled).toEqual(["inboundBytesPerSecond", "outboundBytesPerSecond"]);
+      expect(answer.samples[0]?.zeroFilled).toEqual([
+        "messagesPerSecond",
+        "inboundBytesPerSecond",
+        "outboundBytesPerSecond",
+      ]);
+    });
+
+    it("a minute missing from the counter series inside the span, with the gauge known there, is 0", () => {
+      const answer = read("SignalR", {
+        granularity: "PT1M",
+        metrics: [
+          metric(
+            "ConnectionCount",
+            [t0, t1, t2].map((timeStamp) => ({ timeStamp, maximum: 10 })),
+          ),
+          metric("InboundTraffic", [
+            { timeStamp: t0, total: 600 },
+            { timeStamp: t2, total: 1200 },
+          ]),
+        ],
+      });
+      expect(answer.samples.map((s) => s.inboundBytesPerSecond)).toEqual([10, 0, 20]);
+      expect(answer.samples.map((s) => s.zeroFilled)).toEqual([
+        undefined,
+        ["inboundBytesPerSecond"],
+        undefined,
       ]);
     });
 
@@ -385,6 +489,74 @@ describe("readMetricsAnswer", () => {
     ])("timeGrainSeconds(%s) = %s", (text, seconds) => {
       expect(timeGrainSeconds(text)).toBe(seconds);
     });
+  });
+});
+
+describe("combineAnswers: the gauges and the counters from separate queries", () => {
+  const gauges: MetricsResultLike = {
+    resourceId: RID,
+    granularity: "PT1M",
+    metrics: [
+      metric("ServerLoad", [{ timeStamp: t0, maximum: 3 }, { timeStamp: t1 }]),
+      metric("ConnectionCount", [{ timeStamp: t0, maximum: 40 }, { timeStamp: t1 }]),
+    ],
+  };
+  const counters: MetricsResultLike = {
+    resourceId: RID,
+    granularity: "PT1M",
+    metrics: [
+      metric("MessageCount", [{ timeStamp: t0 }, { timeStamp: t1 }]),
+      metric("InboundTraffic", [{ timeStamp: t0, total: 60 }, { timeStamp: t1 }]),
+      metric("OutboundTraffic", [{ timeStamp: t0 }, { timeStamp: t1 }]),
+    ],
+  };
+
+  it("reads an idle counter as 0 where the gauges' answer is known, unknown where it is not", () => {
+    const { samples } = read("SignalR", combineAnswers([gauges, counters]));
+    expect(
+      samples.map((s) => [s.messagesPerSecond, s.inboundBytesPerSecond, s.outboundBytesPerSecond]),
+    ).toEqual([
+      [0, 1, 0],
+      [null, null, null],
+    ]);
+    expect(samples.map((s) => s.zeroFilled)).toEqual([
+      ["messagesPerSecond", "outboundBytesPerSecond"],
+      undefined,
+    ]);
+  });
+
+  it("the counters' query failed: counters unknown, never 0, the gauges kept", () => {
+    const answer = read("SignalR", combineAnswers([gauges]));
+    expect(answer.samples[0]).toMatchObject({
+      serverLoadPercent: 3,
+      connections: 40,
+      messagesPerSecond: null,
+      inboundBytesPerSecond: null,
+      outboundBytesPerSecond: null,
+    });
+    expect(answer.samples[0]?.zeroFilled).toBeUndefined();
+    expect(answer.absent).toEqual([
+      "ConnectionQuotaUtilization",
+      "MessageCount",
+      "InboundTraffic",
+      "OutboundTraffic",
+    ]);
+  });
+
+  it("the gauges' query failed: gauges unknown, the counters' values kept, their empty buckets unknown", () => {
+    const { samples } = read("SignalR", combineAnswers([counters]));
+    expect(
+      samples.map((s) => [s.serverLoadPercent, s.connections, s.messagesPerSecond, s.inboundBytesPerSecond]),
+    ).toEqual([
+      [null, null, null, 1],
+      [null, null, null, null],
+    ]);
+  });
+
+  it("refuses answers that state different intervals", () => {
+    expect(() => combineAnswers([gauges, { ...counters, granularity: "PT5M" }])).toThrow(
+      "the answers of one span state different intervals: PT1M, PT5M",
+    );
   });
 });
 

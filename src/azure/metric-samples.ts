@@ -15,12 +15,21 @@
  *   spacing of its timestamps (PT1M when there is a single timestamp). Both must agree, in whole
  *   minutes; otherwise {@link MetricGrainError} (see {@link answerGrain}). Counters (`Total` per
  *   bucket) become rates per second: `Total ÷ grain seconds`.
- * - Idle counters: Azure leaves a counter out (no series, or no data point for a bucket) when it
- *   counted nothing. So a counter the answer carries without error, with no data point for a
- *   bucket in which a gauge of the same answer (server load, quota utilization or connections) has
- *   a value, is 0 there, and its field is listed in the sample's `zeroFilled`. A data point that is
- *   present but `null` stays unknown; a counter absent from the answer or with an error code stays
- *   unknown; a bucket without any gauge value stays unknown.
+ * - Idle counters: a bucket in which nothing was counted has no value — the official getBatch
+ *   example (`MetricBatchExample.json`, api-version 2024-02-01) writes it as a point carrying only
+ *   `timeStamp`; a body may also leave the point out, give the field as `null`, or answer the
+ *   counter with no series at all. So a counter the answer carries without error, with no value
+ *   for a bucket (no data point, a point without the field, or `null`) in which a gauge of the
+ *   answer (server load, quota utilization or connections) has a value, is 0 there, and its field
+ *   is listed in the sample's `zeroFilled`. A counter absent from the answer or with an error code
+ *   stays unknown; a value that is not a finite number (NaN, ±Infinity) stays unknown; a bucket
+ *   without any gauge value stays unknown. The decision reads a bucket only once it is older than
+ *   the ingestion delay (`autoscale/samples.ts`), so only complete buckets are read this way.
+ * - Several queries, one answer: the operator asks the gauges and the counters in separate
+ *   queries (one aggregation each, `query-plan.ts`); {@link combineAnswers} joins one resource's
+ *   answers to them before they are read, so the rule above holds across them. A query that
+ *   failed contributes nothing: its metrics are absent, so their fields are unknown, never 0
+ *   (counters included: their gauges may be known, but they were not answered).
  */
 import { type MetricSample as BucketSample, emptySample } from "../autoscale/samples.js";
 import type { ServiceKind } from "../capacity/index.js";
@@ -125,28 +134,44 @@ function usable(metric: MetricLike | undefined): metric is MetricLike {
   return metric !== undefined && (metric.errorCode === undefined || metric.errorCode === "Success");
 }
 
+/** The values of one metric per bucket, combined over its series. */
+interface MetricColumn {
+  /** Per timestamp (ms) with a value in some series: the combined value. */
+  values: Map<number, number>;
+  /** Timestamps where a series had a value that is no measurement (NaN, ±Infinity, not a number). */
+  invalid: Set<number>;
+  /** Every timestamp a data point was given for, with or without a value. */
+  times: Set<number>;
+}
+
 /**
- * Per timestamp (ms) any series has a data point for, `aggregation` combined over the series by
- * `across` (`max` or `sum` of the series with a value); `null` when no series has a value there.
+ * The metric's `aggregation` per timestamp, combined over the series by `across` (`max` or `sum`
+ * of the series with a value). A point whose field is absent or `null` has no value; one whose
+ * field is not a finite number marks the timestamp invalid.
  */
 function seriesValues(
   metric: MetricLike | undefined,
   aggregation: AggregationField,
   across: AcrossSeries,
   keep: (metadata: readonly { name?: string; value?: string }[]) => boolean = () => true,
-): Map<number, number | null> {
-  const out = new Map<number, number | null>();
+): MetricColumn {
+  const out: MetricColumn = { values: new Map(), invalid: new Set(), times: new Set() };
   if (!usable(metric)) return out;
   for (const series of metric.timeseries) {
     if (!keep(series.metadatavalues ?? [])) continue;
     for (const point of series.data ?? []) {
       const t = point.timeStamp.getTime();
       if (!Number.isFinite(t)) continue;
-      const v = finite(point[aggregation]);
-      const prev = out.get(t) ?? null;
-      if (v === null) out.set(t, prev);
-      else if (prev === null) out.set(t, v);
-      else out.set(t, across === "max" ? Math.max(prev, v) : prev + v);
+      out.times.add(t);
+      const raw: unknown = point[aggregation];
+      if (raw === undefined || raw === null) continue;
+      const v = finite(raw as number);
+      if (v === null) {
+        out.invalid.add(t);
+        continue;
+      }
+      const prev = out.values.get(t);
+      out.values.set(t, prev === undefined ? v : across === "max" ? Math.max(prev, v) : prev + v);
     }
   }
   return out;
@@ -219,27 +244,49 @@ export function readMetricsAnswer(
     const answered = usable(metric);
     if (!metric) absent.push(def.name);
     else if (!answered) failed.push({ metric: def.name, errorCode });
-    return { def, answered, values: seriesValues(metric, def.aggregation, def.acrossSeries) };
+    return { def, answered, column: seriesValues(metric, def.aggregation, def.acrossSeries) };
   });
-  const times = new Set(columns.flatMap((c) => [...c.values.keys()]));
+  const times = new Set(columns.flatMap((c) => [...c.column.times]));
   const grain = answerGrain(result.granularity, times);
   const samples = [...times]
     .sort((a, b) => a - b)
     .map((t) => {
       const sample: MetricSample = { ...emptySample(new Date(t)), resourceId };
-      for (const { def, values } of columns) {
-        const v = values.get(t) ?? null;
-        sample[def.field] = v === null ? null : def.kind === "counter" ? v / grain.seconds : v;
+      for (const { def, column } of columns) {
+        const v = column.invalid.has(t) ? undefined : column.values.get(t);
+        sample[def.field] = v === undefined ? null : def.kind === "counter" ? v / grain.seconds : v;
       }
       const gaugeKnown = columns.some(({ def }) => def.kind === "gauge" && measured(sample[def.field]));
       const idle = gaugeKnown
-        ? columns.filter(({ def, answered, values }) => def.kind === "counter" && answered && !values.has(t))
+        ? columns.filter(
+            ({ def, answered, column }) =>
+              def.kind === "counter" && answered && !column.values.has(t) && !column.invalid.has(t),
+          )
         : [];
       for (const { def } of idle) sample[def.field] = 0;
       if (idle.length > 0) sample.zeroFilled = idle.map(({ def }) => def.field);
       return sample;
     });
   return { samples, grainSeconds: grain.seconds, grainFrom: grain.from, absent, failed };
+}
+
+/**
+ * One resource's answers to several queries of one span (the metrics of each aggregation), as one
+ * answer: their metrics side by side. Answers to queries that failed are left out by the caller;
+ * their metrics are then absent (unknown).
+ * @throws MetricGrainError when the answers state different intervals.
+ */
+export function combineAnswers(parts: readonly MetricsResultLike[]): MetricsResultLike {
+  const grains = [...new Set(parts.flatMap((p) => (p.granularity === undefined ? [] : [p.granularity])))];
+  if (grains.length > 1) {
+    throw new MetricGrainError(`the answers of one span state different intervals: ${grains.join(", ")}`);
+  }
+  const resourceId = parts.find((p) => p.resourceId !== undefined)?.resourceId;
+  return {
+    ...(resourceId !== undefined ? { resourceId } : {}),
+    ...(grains[0] !== undefined ? { granularity: grains[0] } : {}),
+    metrics: parts.flatMap((p) => p.metrics),
+  };
 }
 
 function endpointIs(value: string) {
@@ -257,10 +304,11 @@ export function addEndpointSplit(samples: MetricSample[], split: MetricsResultLi
   const metric = split ? findMetric(split.metrics, def) : undefined;
   const client = seriesValues(metric, def.aggregation, def.acrossSeries, endpointIs("client"));
   const server = seriesValues(metric, def.aggregation, def.acrossSeries, endpointIs("server"));
+  const at = (c: MetricColumn, t: number) => (c.invalid.has(t) ? null : (c.values.get(t) ?? null));
   for (const s of samples) {
     const t = s.time.getTime();
-    s.clientConnections = client.get(t) ?? null;
-    s.serverConnections = server.get(t) ?? null;
+    s.clientConnections = at(client, t);
+    s.serverConnections = at(server, t);
   }
 }
 

@@ -2,23 +2,32 @@
  * Reads SignalR / Web PubSub metrics with `MetricsClient.queryResources` (Azure Monitor
  * `metrics:getBatch`, `@azure/monitor-query-metrics`).
  *
- * One call per batch of at most 50 resources of one subscription, region and service (see
- * `batching.ts`), against that region's metrics endpoint; every metric of the service in the same
- * call, PT1M grain, `Maximum,Total` aggregations (see `metric-definitions.ts`). With
- * `connectionsByEndpoint`, SignalR batches get one more call for `ConnectionCount` split by
- * `Endpoint`.
+ * Per batch of at most 50 resources of one subscription, region and service (see `batching.ts`),
+ * against that region's metrics endpoint, PT1M grain: the queries of the query plan
+ * (`query-plan.ts`) — one per aggregation, each metric asked only for the aggregation it is read
+ * as and Azure Monitor supports (SignalR and Web PubSub: `Maximum` for the gauges, `Total` for the
+ * counters), and with `connectionsByEndpoint` one more for SignalR's `ConnectionCount` split by
+ * `Endpoint`. Calls = queries × ceil(resources / 50) per scope. The queries of a batch go one after
+ * the other (batches run in parallel): a query Azure throttles gates the scope before the next
+ * one leaves, so no call of a throttled scope is sent after its 429.
  *
- * Each resource's answer is read by `readMetricsAnswer` (metric-samples.ts); one whose time grain
- * cannot be read fails alone (a {@link TransientError} for that resource in `failures`).
+ * Each resource's answers are joined (`combineAnswers`) and read by `readMetricsAnswer`
+ * (metric-samples.ts); one whose time grain cannot be read fails alone (a {@link TransientError}
+ * for that resource in `failures`).
  *
- * A batch that fails does not fail the others: its typed error is returned in `failures`; a batch
- * rejected as invalid (400) is split until the rejection is confined to the resources that cause
- * it, so the others in it still get their data. A
- * throttled batch gates its scope (subscription + region) in the throttle gate; later batches of
- * that scope fail fast until the wait is over, without a request.
+ * Failures: a batch's query that fails does not fail the others, nor the batch's other queries.
+ * - A query rejected as invalid (400) is split in halves until the rejection is confined to the
+ *   resources that cause it, so the others in it still get their data.
+ * - A throttled query gates its scope (subscription + region) in the throttle gate; later queries
+ *   of that scope fail fast until the wait is over, without a request.
+ * - A resource whose every metrics query failed has no samples (it is in `failures` only).
+ * - A resource for which one query failed and another answered keeps the samples of the answered
+ *   one: the fields of the failed query are `null` (unknown, never 0 — a counter of a failed
+ *   query is not read as idle however known the gauges are), and the failure is in `failures`
+ *   with the `fields` it left unknown.
  */
 import { MetricsClient, type MetricsQueryResourcesOptions } from "@azure/monitor-query-metrics";
-import type { ServiceKind } from "../capacity/index.js";
+import { SAMPLE_FIELDS, type SampleField } from "../autoscale/samples.js";
 import { type MetricsBatch, type MetricsTarget, planBatches } from "./batching.js";
 import {
   type AzureConnection,
@@ -29,21 +38,17 @@ import {
 import type { AzureApiError } from "./errors.js";
 import { ThrottledError, TransientError } from "./errors.js";
 import { failedCall } from "./gated-call.js";
-import {
-  aggregationParameter,
-  ENDPOINT_SPLIT,
-  METRIC_DEFINITIONS,
-  METRIC_GRAIN,
-  metricNamespace,
-} from "./metric-definitions.js";
+import { type AggregationType, METRIC_GRAIN, metricNamespace } from "./metric-definitions.js";
 import {
   addEndpointSplit,
+  combineAnswers,
   MetricGrainError,
   type MetricSample,
   type MetricsResultLike,
   readMetricsAnswer,
   resultsByResource,
 } from "./metric-samples.js";
+import { type MetricQuery, type MetricQueryPart, metricQueries } from "./query-plan.js";
 import { normalizeRegion } from "./scope.js";
 import { ThrottleGate } from "./throttle.js";
 
@@ -69,11 +74,18 @@ export interface MetricsReadOptions {
   ) => void;
 }
 
-/** A batch (or one resource of it, as a batch of one) that could not be read. */
+/** A query of a batch (or of part of it, or of one resource as a batch of one) that could not be read. */
 export interface MetricsFailure {
   batch: MetricsBatch;
-  /** `main` for the metrics call, `endpointSplit` for the extra ConnectionCount call (samples are then kept). */
-  part: "main" | "endpointSplit";
+  /**
+   * `metrics` for a query of metric values (`aggregation` says which), `endpointSplit` for the
+   * extra ConnectionCount call (the samples are kept, without the split).
+   */
+  part: MetricQueryPart;
+  /** The aggregation of the failed query; absent for an answer that could not be read at all (its grain). */
+  aggregation?: AggregationType;
+  /** Sample fields the failure leaves unknown for the batch's resources (every field for an unreadable answer). */
+  fields: readonly SampleField[];
   error: AzureApiError;
 }
 
@@ -102,8 +114,12 @@ export interface BatchQuery {
   end: Date;
   /** ISO 8601 time grain: `PT1M`, `PT5M`, `PT1H`. */
   interval: string;
-  /** Aggregations, e.g. `Maximum,Total`. */
-  aggregation: string;
+  /**
+   * The `aggregation` parameter: aggregation types, comma separated, every one supported by every
+   * metric of the query — Azure may refuse the query whole otherwise. The operator's queries carry
+   * one each, from the query plan (`query-plan.ts`), e.g. `Maximum`.
+   */
+  aggregation: AggregationType | (string & {});
   /** Dimension filter, e.g. `Endpoint eq '*'`. */
   filter?: string;
   /** Aborts the call. */
@@ -180,10 +196,7 @@ export class AzureMetrics implements BatchQuerier {
     const result: MetricsReadResult = { samples: new Map(), failures: [], calls: 0 };
     await forEachLimited(batches, this.#concurrency, async (whole) => {
       const mine: MetricsReadResult = { samples: new Map(), failures: [], calls: 0 };
-      for (const { batch, answer: main } of await this.#queryConfined(whole, options, mine)) {
-        if ("error" in main) mine.failures.push({ batch, part: "main", error: main.error });
-        else await this.#readAnswered(batch, main.results, options, mine);
-      }
+      await this.#readBatch(whole, options, mine);
       for (const [id, samples] of mine.samples) result.samples.set(id, samples);
       result.failures.push(...mine.failures);
       result.calls += mine.calls;
@@ -196,47 +209,51 @@ export class AzureMetrics implements BatchQuerier {
     return result;
   }
 
-  /**
-   * The main query of `batch`; a batch Azure rejects as invalid (400: kind `Invalid`) is split in
-   * halves and each half asked again, so the rejection is confined to the resources that cause it
-   * and the others still get their data — at most 2n − 1 calls for n resources, only when a
-   * request is rejected.
-   */
-  async #queryConfined(
+  /** Every query of one batch (in order), then each resource's answers read into `result`. */
+  async #readBatch(
     batch: MetricsBatch,
-    options: MetricsReadOptions,
-    result: MetricsReadResult,
-  ): Promise<{ batch: MetricsBatch; answer: BatchAnswer }[]> {
-    const answer = await this.#query(batch, options, false, result);
-    if (!("error" in answer) || answer.error.kind !== "Invalid" || batch.resourceIds.length < 2) {
-      return [{ batch, answer }];
-    }
-    const half = Math.ceil(batch.resourceIds.length / 2);
-    const parts = [batch.resourceIds.slice(0, half), batch.resourceIds.slice(half)];
-    const out: { batch: MetricsBatch; answer: BatchAnswer }[] = [];
-    for (const resourceIds of parts)
-      out.push(...(await this.#queryConfined({ ...batch, resourceIds }, options, result)));
-    return out;
-  }
-
-  /** Reads one answered batch into `result` (and its Endpoint split, when asked for). */
-  async #readAnswered(
-    batch: MetricsBatch,
-    results: readonly MetricsResultLike[],
     options: MetricsReadOptions,
     result: MetricsReadResult,
   ): Promise<void> {
-    const byResource = resultsByResource(batch.resourceIds, results);
-    const perResource = new Map<string, MetricSample[]>();
+    const queries = metricQueries(batch.service, {
+      ...(options.connectionsByEndpoint ? { connectionsByEndpoint: true } : {}),
+    });
+    /** Per resource, the results of the metrics queries that answered. */
+    const answered = new Map<string, MetricsResultLike[]>();
+    let split: Map<string, MetricsResultLike> | undefined;
+    for (const query of queries) {
+      if (query.part === "endpointSplit") {
+        const answer = await this.#query(batch, query, options, result);
+        if ("error" in answer) result.failures.push(failure(batch, query, answer.error));
+        else split = resultsByResource(batch.resourceIds, answer.results);
+        continue;
+      }
+      for (const { batch: part, answer } of await this.#queryConfined(batch, query, options, result)) {
+        if ("error" in answer) {
+          result.failures.push(failure(part, query, answer.error));
+          continue;
+        }
+        const byResource = resultsByResource(part.resourceIds, answer.results);
+        for (const id of part.resourceIds) {
+          const found = byResource.get(id);
+          answered.set(id, [...(answered.get(id) ?? []), ...(found ? [found] : [])]);
+        }
+      }
+    }
     for (const id of batch.resourceIds) {
-      const r = byResource.get(id);
+      const parts = answered.get(id);
+      if (parts === undefined) continue; // every metrics query failed: in `failures`
       try {
-        perResource.set(id, r ? readMetricsAnswer(batch.service, id, r).samples : []);
+        const samples =
+          parts.length > 0 ? readMetricsAnswer(batch.service, id, combineAnswers(parts)).samples : [];
+        if (split) addEndpointSplit(samples, split.get(id));
+        result.samples.set(id, samples);
       } catch (err) {
         if (!(err instanceof MetricGrainError)) throw err;
         result.failures.push({
           batch: { ...batch, resourceIds: [id] },
-          part: "main",
+          part: "metrics",
+          fields: SAMPLE_FIELDS,
           error: new TransientError(`metrics of ${id}: ${err.message}`, {
             operation: "metrics.queryResources",
             scope: batch.scope,
@@ -245,33 +262,49 @@ export class AzureMetrics implements BatchQuerier {
         });
       }
     }
-    if (options.connectionsByEndpoint && batch.service === "SignalR") {
-      const split = await this.#query(batch, options, true, result);
-      if ("error" in split) {
-        result.failures.push({ batch, part: "endpointSplit", error: split.error });
-      } else {
-        const splitBy = resultsByResource(batch.resourceIds, split.results);
-        for (const [id, samples] of perResource) addEndpointSplit(samples, splitBy.get(id));
-      }
+  }
+
+  /**
+   * One query of `batch`; a batch Azure rejects as invalid (400: kind `Invalid`) is split in
+   * halves and each half asked again, so the rejection is confined to the resources that cause it
+   * and the others still get their data — at most 2n − 1 calls for n resources, only when a
+   * request is rejected.
+   */
+  async #queryConfined(
+    batch: MetricsBatch,
+    query: MetricQuery,
+    options: MetricsReadOptions,
+    result: MetricsReadResult,
+  ): Promise<{ batch: MetricsBatch; answer: BatchAnswer }[]> {
+    const answer = await this.#query(batch, query, options, result);
+    if (!("error" in answer) || answer.error.kind !== "Invalid" || batch.resourceIds.length < 2) {
+      return [{ batch, answer }];
     }
-    for (const [id, samples] of perResource) result.samples.set(id, samples);
+    const half = Math.ceil(batch.resourceIds.length / 2);
+    const parts = [batch.resourceIds.slice(0, half), batch.resourceIds.slice(half)];
+    const out: { batch: MetricsBatch; answer: BatchAnswer }[] = [];
+    for (const resourceIds of parts)
+      out.push(...(await this.#queryConfined({ ...batch, resourceIds }, query, options, result)));
+    return out;
   }
 
   async #query(
     batch: MetricsBatch,
+    query: MetricQuery,
     options: MetricsReadOptions,
-    endpointSplit: boolean,
     result: MetricsReadResult,
   ): Promise<BatchAnswer> {
-    const service: ServiceKind = batch.service;
     const answer = await this.queryBatch(batch, {
-      operation: endpointSplit ? "metrics.queryResources(endpointSplit)" : "metrics.queryResources",
-      metricNames: endpointSplit ? [ENDPOINT_SPLIT.metric] : METRIC_DEFINITIONS[service].map((d) => d.name),
+      operation:
+        query.part === "endpointSplit"
+          ? "metrics.queryResources(endpointSplit)"
+          : `metrics.queryResources(${query.aggregation})`,
+      metricNames: query.metricNames,
       start: options.start,
       end: options.end,
       interval: METRIC_GRAIN,
-      aggregation: endpointSplit ? "Maximum" : aggregationParameter(service),
-      ...(endpointSplit ? { filter: ENDPOINT_SPLIT.filter } : {}),
+      aggregation: query.aggregation,
+      ...(query.filter !== undefined ? { filter: query.filter } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
     if (answer.sent) result.calls++;
@@ -322,4 +355,9 @@ export class AzureMetrics implements BatchQuerier {
       return { error: typed, sent: true };
     }
   }
+}
+
+/** The failure of `query` for the resources of `batch`. */
+function failure(batch: MetricsBatch, query: MetricQuery, error: AzureApiError): MetricsFailure {
+  return { batch, part: query.part, aggregation: query.aggregation, fields: query.fields, error };
 }

@@ -102,17 +102,18 @@ describe("CycleFetcher: demand history", () => {
     expect(first.get("ns/chat")?.samples).toEqual([]);
     expect(first.get("ns/chat")?.demandHistory).toBeUndefined();
     expect(history.size).toBe(1);
-    expect(monitor.batches.map((b) => b.resourceIds)).toEqual([[id("chat")]]);
+    // Two queries of one batch (Maximum for the connections, Total for the traffic).
+    expect(monitor.batches.map((b) => b.resourceIds)).toEqual([[id("chat")], [id("chat")]]);
 
     // A second cycle while the refresh runs starts no other.
     now += 30_000;
     await fetcher.read(targets);
-    expect(monitor.batches).toHaveLength(1);
+    expect(monitor.batches).toHaveLength(2);
     expect(metricsCalls.n).toBe(2);
 
     monitor.release();
     await fetcher.historySettled();
-    expect(outcomes).toEqual([{ report: expect.objectContaining({ calls: 1, failedCalls: 0 }) }]);
+    expect(outcomes).toEqual([{ report: expect.objectContaining({ calls: 2, failedCalls: 0 }) }]);
     now += 30_000;
     const third = await fetcher.read(targets);
     expect(third.get("ns/chat")?.demandHistory).toMatchObject({ grainSeconds: 3_600, points: [] });
@@ -146,6 +147,50 @@ describe("CycleFetcher: demand history", () => {
     await fetcher.historySettled();
     fetcher.forget(id("chat"));
     expect(history.size).toBe(0);
+  });
+});
+
+describe("CycleFetcher: one metrics query failed, the other answered", () => {
+  it("keeps the samples and names the failed query's fields; a policy whose every query failed gets the error", async () => {
+    const history = new HistoryReader(new GatedMonitor());
+    const base = adapters(history, { n: 0 });
+    const error = new TransientError("service error (503)", { operation: "metrics.queryResources" });
+    const batch = (ids: string[]): MetricsBatch => ({
+      scope: { subscriptionId: "11111111-1111-1111-1111-111111111111", region: "westeurope" },
+      service: "SignalR",
+      resourceIds: ids,
+    });
+    const counters = ["messagesPerSecond", "inboundBytesPerSecond", "outboundBytesPerSecond"] as const;
+    const gauges = ["serverLoadPercent", "connectionQuotaUtilizationPercent", "connections"] as const;
+    const azure = {
+      ...base,
+      metrics: {
+        read: async () => ({
+          samples: new Map([[id("chat"), []]]),
+          failures: [
+            {
+              batch: batch([id("chat"), id("plain")]),
+              part: "metrics",
+              aggregation: "Total",
+              fields: counters,
+              error,
+            },
+            { batch: batch([id("plain")]), part: "metrics", aggregation: "Maximum", fields: gauges, error },
+          ],
+          calls: 2,
+        }),
+      },
+    } as unknown as AzureAdapters;
+    const out = await new CycleFetcher(azure, { now: () => T0 }).read([target("chat"), target("plain")]);
+    const chat = out.get("ns/chat");
+    expect(chat?.samples).toEqual([]);
+    expect(chat?.metricsError).toBeUndefined();
+    expect(chat?.metricsPartial).toEqual([
+      { kind: "Network", message: "service error (503)", fields: counters },
+    ]);
+    const plain = out.get("ns/plain");
+    expect(plain?.samples).toBeUndefined();
+    expect(plain?.metricsError).toMatchObject({ kind: "Network", message: "service error (503)" });
   });
 });
 

@@ -33,6 +33,7 @@ import type { CapacityPolicy } from "../api/index.js";
 import type { DemandHistory } from "../autoscale/demand-history.js";
 import type { FailureKind, PassFailure } from "../autoscale/fallback.js";
 import type { LeadingObservation } from "../autoscale/leading.js";
+import type { SampleField } from "../autoscale/samples.js";
 import type { NativeAutoscaleSetting } from "../azure/autoscale-settings.js";
 import {
   type AzureAdapters,
@@ -74,6 +75,11 @@ export interface CycleReading {
   instanceError?: PassFailure & { cause: unknown };
   samples?: MetricSample[];
   metricsError?: PassFailure & { cause: unknown };
+  /**
+   * Queries of the instance's metrics that failed while others answered: `samples` are those of
+   * the queries that answered, the fields listed here are unknown in them (never 0).
+   */
+  metricsPartial?: (PassFailure & { fields: readonly SampleField[] })[];
   /** Native autoscale settings that target the instance (enabled ones only); undefined when unknown. */
   nativeSettings?: NativeAutoscaleSetting[];
   /** The instance's demand history as last read (policies with a seasonal forecast); undefined before the first read. */
@@ -152,17 +158,28 @@ function applyMetrics(
   samples: ReadonlyMap<string, MetricSample[]>,
   failures: readonly MetricsFailure[],
 ): void {
-  const failed = new Map<string, unknown>();
+  const failed = new Map<string, MetricsFailure[]>();
   for (const f of failures) {
-    if (f.part !== "main") continue;
-    for (const id of f.batch.resourceIds) failed.set(resourceKey(id), f.error);
+    if (f.part !== "metrics") continue;
+    for (const id of f.batch.resourceIds) {
+      const key = resourceKey(id);
+      failed.set(key, [...(failed.get(key) ?? []), f]);
+    }
   }
   for (const t of ready) {
     const reading = out.get(t.key) as CycleReading;
     const found = samples.get(t.resourceId);
-    const error = failed.get(resourceKey(t.resourceId));
-    if (found) reading.samples = found;
-    else if (error) reading.metricsError = passFailure(error);
+    const errors = failed.get(resourceKey(t.resourceId)) ?? [];
+    const error = errors[0]?.error;
+    if (found) {
+      reading.samples = found;
+      if (errors.length > 0) {
+        reading.metricsPartial = errors.map((f) => {
+          const { kind, message } = passFailure(f.error);
+          return { kind, message, fields: f.fields };
+        });
+      }
+    } else if (error) reading.metricsError = passFailure(error);
     else
       reading.metricsError = {
         kind: "NoData",

@@ -138,6 +138,10 @@ async function runPass(
     const fields = { namespace, policy: policy.metadata.name, failure: failure.kind, err: failure.message };
     deps.log.warn(fields, "Azure read failed");
   }
+  for (const p of error ? [] : (reading?.metricsPartial ?? [])) {
+    const fields = { namespace, policy: policy.metadata.name, failure: p.kind, unknown: p.fields.join(",") };
+    deps.log.warn({ ...fields, err: scrubSecrets(p.message) }, "Azure Monitor answered in part");
+  }
   const appServer = spec.appServer ? await readAppServer(policy, spec.appServer, deps) : undefined;
   const native = reading?.nativeSettings ?? [];
   const plan = planPass({
@@ -146,6 +150,11 @@ async function runPass(
     ...(reading?.instance ? { instance: reading.instance } : {}),
     ...(failure ? { failure } : {}),
     samples: reading?.samples ?? [],
+    ...(reading?.metricsPartial && !failure
+      ? {
+          partialFailures: reading.metricsPartial.map((p) => ({ ...p, message: scrubSecrets(p.message) })),
+        }
+      : {}),
     ...(appServer ? { appServer } : {}),
     ...(reading?.demandHistory && spec.anticipation?.seasonal && spec.anticipation.mode !== "Off"
       ? { demandHistory: reading.demandHistory }

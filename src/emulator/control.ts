@@ -13,6 +13,8 @@
  * | DELETE | `/_emulator/faults[/{id}]`        |                                                          | removes one rule or all |
  * | POST   | `/_emulator/clock`                | `{ time?, speed?, advanceSeconds? }`                     | sets the virtual clock |
  * | POST   | `/_emulator/timing`               | `{ scaleDurationSeconds?, ingestionDelaySeconds?, readAfterWriteLagSeconds? }` | changes operation, ingestion and read-after-write times |
+ * | GET    | `/_emulator/ratelimit`            |                                                          | the metrics plane's rate limit (`metrics`, `null` when off) |
+ * | POST   | `/_emulator/ratelimit`            | `{ metrics: { capacity, refillPerSecond, status? } \| null }` | switches getBatch throttling on (buckets full) or off |
  * | POST   | `/_emulator/quotas`               | `{ subscriptionId?, region?, service?, units }`           | sets a unit quota (absent fields: any) |
  * | GET    | `/_emulator/quotas`               |                                                          | the unit quotas |
  * | DELETE | `/_emulator/quotas[?subscriptionId=&region=&service=]` |                                     | removes the quota of exactly that key (none given: all) |
@@ -56,6 +58,7 @@ import {
   json,
   queryParam,
 } from "./http.js";
+import { type MetricsRateLimit, validMetricsRateLimit } from "./ratelimit.js";
 import { type PolicyAssignment, type ResourceLock, RuleSpecError, type UnitQuota } from "./refusals.js";
 import {
   type AppServersView,
@@ -89,6 +92,10 @@ export interface RequestRecord {
   resourceIds?: string[];
   /** The time span a getBatch asked for (its `starttime` and `endtime`). */
   span?: { start: string; end: string };
+  /** The metrics a getBatch asked for (its `metricnames`). */
+  metricNames?: string[];
+  /** The aggregations a getBatch asked for (its `aggregation`, e.g. `Maximum`). */
+  aggregation?: string;
   /** ID of the fault rule that fired. */
   fault?: string;
 }
@@ -124,6 +131,8 @@ export interface EmulatorSnapshot {
   faults: FaultRule[];
   autoscaleSettings: AutoscaleSettingRecord[];
   calls: CallCounters;
+  /** The metrics plane's rate limit; `null` when off. */
+  metricsRateLimit: MetricsRateLimit | null;
 }
 
 /** The control operations, in process. */
@@ -157,6 +166,10 @@ export interface EmulatorControl {
     ingestionDelayMs?: number;
     readAfterWriteLagMs?: number;
   }): void;
+  /** The metrics plane's rate limit; `undefined` when off. */
+  metricsRateLimit(): MetricsRateLimit | undefined;
+  /** Switches getBatch throttling on (its buckets full) or, with `undefined`, off. @throws RangeError */
+  setMetricsRateLimit(limit: MetricsRateLimit | undefined): void;
   /** Sets a unit quota (absent fields match any subscription, region, service). @throws RuleSpecError */
   setQuota(spec: UnitQuota): UnitQuota;
   /** Removes the quota of exactly that key; false when none. */
@@ -367,6 +380,21 @@ export function handleControl(req: EmulatorRequest, control: EmulatorControl): E
           ingestionDelaySeconds: s.ingestionDelaySeconds,
           readAfterWriteLagSeconds: s.readAfterWriteLagSeconds,
         });
+      }
+      case "GET /_emulator/ratelimit":
+        return json(200, { metrics: control.metricsRateLimit() ?? null });
+      case "POST /_emulator/ratelimit": {
+        if (!("metrics" in body)) {
+          return armError(
+            400,
+            "InvalidRequest",
+            "metrics is required: { capacity, refillPerSecond } or null",
+          );
+        }
+        control.setMetricsRateLimit(
+          body["metrics"] === null ? undefined : validMetricsRateLimit(body["metrics"]),
+        );
+        return json(200, { metrics: control.metricsRateLimit() ?? null });
       }
       case "POST /_emulator/quotas":
         return json(201, control.setQuota(body as unknown as UnitQuota));

@@ -24,7 +24,7 @@ import { createVirtualClock, type VirtualClock } from "./clock.js";
 import type { EmulatorControl, EmulatorSnapshot } from "./control.js";
 import { viewJson } from "./control.js";
 import { FaultTable } from "./faults.js";
-import { RateLimiter } from "./ratelimit.js";
+import { type MetricsRateLimit, MetricsThrottle, RateLimiter } from "./ratelimit.js";
 import { RequestLog } from "./request-log.js";
 import { type AppServerHttpServer, createAppServerHttpServer, createEmulatorServer } from "./server.js";
 import { EmulatorState, type InstanceSpec, StateError } from "./state.js";
@@ -67,6 +67,12 @@ export interface EmulatorOptions {
   seed?: string;
   /** Apply ARM's per-subscription read/write token buckets (default true). */
   armRateLimit?: boolean;
+  /**
+   * Throttle `metrics:getBatch` with a token bucket per subscription of these figures (429, or
+   * `status` 529, with `Retry-After`); default off. Switch it at run time with the control API
+   * (`POST /_emulator/ratelimit`). See `ratelimit.ts` for why no figures are Azure's.
+   */
+  metricsRateLimit?: MetricsRateLimit;
   /** Items per page of ARM lists (default 100). */
   armPageSize?: number;
   /** Demand of instances added without one (default: daily pattern, peak 10,000 connections). */
@@ -119,7 +125,7 @@ export interface RunningEmulator {
 
 /**
  * Starts the emulator.
- * @throws RangeError for a host that is not loopback; the errors of `addInstance` for bad
+ * @throws RangeError for a host that is not loopback or an invalid `metricsRateLimit`; the errors of `addInstance` for bad
  *   `instances`; I/O errors writing the CA.
  */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
@@ -152,7 +158,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const faults = new FaultTable();
   const log = new RequestLog();
   const limiter = options.armRateLimit === false ? undefined : new RateLimiter();
-  const control = createControl(state, faults, log, limiter);
+  const metricsThrottle = new MetricsThrottle(options.metricsRateLimit);
+  const control = createControl(state, faults, log, limiter, metricsThrottle);
 
   const tls = await generateServerCertificate({
     caName: "signalr-autoscaler emulator CA",
@@ -177,6 +184,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     log,
     tls,
     ...(limiter ? { limiter } : {}),
+    metricsThrottle,
     ...(options.armPageSize ? { armPageSize: options.armPageSize } : {}),
     ...(options.onRequest ? { onRequest: options.onRequest } : {}),
     ...(options.recordTraffic ? { recordTraffic: options.recordTraffic } : {}),
@@ -227,6 +235,7 @@ function createControl(
   faults: FaultTable,
   log: RequestLog,
   limiter: RateLimiter | undefined,
+  metricsThrottle: MetricsThrottle,
 ): EmulatorControl {
   const traffic = (resourceId: string, at?: Date): TrafficMinute | undefined => {
     const t = at?.getTime() ?? state.clock.nowMs() - MINUTE;
@@ -257,6 +266,7 @@ function createControl(
       if (change.time) state.clock.set(change.time);
       if (change.speed !== undefined) state.clock.setSpeed(change.speed);
       limiter?.reset();
+      metricsThrottle.reset();
     },
     advance: (ms) => state.clock.advance(ms),
     setTiming: (timing) => {
@@ -268,6 +278,8 @@ function createControl(
       if (timing.ingestionDelayMs !== undefined) state.ingestionDelayMs = timing.ingestionDelayMs;
       if (timing.readAfterWriteLagMs !== undefined) state.readAfterWriteLagMs = timing.readAfterWriteLagMs;
     },
+    metricsRateLimit: () => metricsThrottle.spec,
+    setMetricsRateLimit: (limit) => metricsThrottle.set(limit),
     setQuota: (spec) => state.refusals.setQuota(spec),
     removeQuota: (key) => state.refusals.removeQuota(key),
     clearQuotas: () => state.refusals.clearQuotas(),
@@ -304,6 +316,7 @@ function createControl(
       faults: faults.list(),
       autoscaleSettings: state.listAutoscaleSettings(),
       calls: log.counters(),
+      metricsRateLimit: metricsThrottle.spec ?? null,
     }),
   };
   return control;

@@ -48,6 +48,23 @@ describe("FaultTable", () => {
     );
   });
 
+  it("matches rules by query parameters, names and values in any case", () => {
+    const t = new FaultTable();
+    t.add({ path: "**/metrics:getBatch", query: { Aggregation: "total" }, action: { kind: "metricError" } });
+    const q = (s: string) => new URLSearchParams(s);
+    expect(
+      t.match({ method: "POST", path: "/m/metrics:getBatch", query: q("aggregation=Maximum") }),
+    ).toBeUndefined();
+    expect(t.match({ method: "POST", path: "/m/metrics:getBatch" })).toBeUndefined();
+    expect(
+      t.match({
+        method: "POST",
+        path: "/m/metrics:getBatch",
+        query: q("api-version=2024-02-01&aggregation=Total"),
+      })?.action.kind,
+    ).toBe("metricError");
+  });
+
   it("takes the update faults: cancelUpdate, longUpdate with seconds, respond with a body", () => {
     const t = new FaultTable();
     t.add({ path: "/a", action: { kind: "cancelUpdate" } });
@@ -60,6 +77,8 @@ describe("FaultTable", () => {
 
   it.each([
     [{}, "path"],
+    [{ path: "/x", query: { aggregation: 1 }, action: { kind: "reset" } }, "query"],
+    [{ path: "/x", action: { kind: "metricError", metrics: "ServerLoad" } }, "action.metrics"],
     [{ path: "/x" }, "action.kind"],
     [{ path: "/x", action: { kind: "explode" } }, "action.kind"],
     [{ path: "/x", action: { kind: "status", status: 99 } }, "action.status"],

@@ -1,6 +1,7 @@
 /**
- * Fault injection: rules matched by HTTP method and path pattern (and, for metrics, resource IDs),
- * each with a count of how often it fired. The table decides; the server carries out the action.
+ * Fault injection: rules matched by HTTP method and path pattern (and, for metrics, resource IDs;
+ * and by query parameters, e.g. `{ aggregation: "Total" }` for getBatch's counter query), each
+ * with a count of how often it fired. The table decides; the server carries out the action.
  *
  * Path patterns are globs on the URL path (no query), case-insensitive: `*` matches within one
  * segment, `**` across segments. Examples: `/subscriptions/sub-a/**`, `**\/SignalR/hub-1`,
@@ -15,6 +16,9 @@
  * - `reset`: destroy the connection without an answer;
  * - `nullSeries`: getBatch data points keep their timestamps but have no values;
  * - `emptyTimeseries`: getBatch metrics come with `timeseries: []`;
+ * - `metricError`: getBatch answers 200, but the named metrics (all when `metrics` is absent) come
+ *   with `errorCode` (default `InternalError`), `errorMessage` and `timeseries: []`, as Azure
+ *   Monitor reports a failure of one metric of a query;
  * - `notApplied`: an update (PATCH/PUT) runs and reports Succeeded but does not change the SKU or units;
  * - `failUpdate`: an update (PATCH/PUT) is accepted, runs its usual time, then ends `Failed`
  *   (provisioning state `Failed`, SKU and units unchanged);
@@ -40,6 +44,7 @@ export type FaultAction =
   | { kind: "reset" }
   | { kind: "nullSeries" }
   | { kind: "emptyTimeseries" }
+  | { kind: "metricError"; metrics?: string[]; code?: string; message?: string }
   | { kind: "notApplied" }
   | { kind: "failUpdate" }
   | { kind: "cancelUpdate" }
@@ -54,6 +59,11 @@ export interface FaultSpec {
   path: string;
   /** For getBatch: fire only when one of these resource IDs is in the request (any when absent). */
   resourceIds?: string[];
+  /**
+   * Fire only when every one of these query parameters has this value (names and values
+   * case-insensitive), e.g. `{ aggregation: "Total" }`; any query when absent.
+   */
+  query?: Record<string, string>;
   /** Let this many matching requests through first (default 0). */
   after?: number;
   /** Fire this many times, then stop matching (default: always). */
@@ -101,6 +111,7 @@ const KINDS = new Set([
   "reset",
   "nullSeries",
   "emptyTimeseries",
+  "metricError",
   "notApplied",
   "failUpdate",
   "cancelUpdate",
@@ -128,6 +139,13 @@ function validateFaultSpec(spec: unknown): FaultSpec {
   ) {
     throw new FaultSpecError("resourceIds must be a list of strings");
   }
+  const q = s["query"];
+  if (
+    q !== undefined &&
+    (typeof q !== "object" || q === null || !Object.values(q).every((v) => typeof v === "string"))
+  ) {
+    throw new FaultSpecError("query must map query parameter names to string values");
+  }
   const a = s["action"] as Record<string, unknown> | undefined;
   if (typeof a !== "object" || a === null || typeof a["kind"] !== "string" || !KINDS.has(a["kind"])) {
     throw new FaultSpecError(`action.kind must be one of ${[...KINDS].join(", ")}`);
@@ -144,6 +162,16 @@ function validateFaultSpec(spec: unknown): FaultSpec {
     const fmt = a["retryAfterFormat"];
     if (fmt !== undefined && fmt !== "seconds" && fmt !== "date") {
       throw new FaultSpecError('action.retryAfterFormat must be "seconds" or "date"');
+    }
+  }
+  if (a["kind"] === "metricError") {
+    const m = a["metrics"];
+    if (m !== undefined && (!Array.isArray(m) || !m.every((x) => typeof x === "string"))) {
+      throw new FaultSpecError("action.metrics must be a list of metric names");
+    }
+    for (const k of ["code", "message"] as const) {
+      if (a[k] !== undefined && typeof a[k] !== "string")
+        throw new FaultSpecError(`action.${k} must be a string`);
     }
   }
   if (a["kind"] === "delay" && (typeof a["ms"] !== "number" || !(a["ms"] >= 0))) {
@@ -174,6 +202,14 @@ export interface FaultProbe {
   path: string;
   /** Resource IDs in a getBatch body. */
   resourceIds?: readonly string[];
+  /** The request's query parameters. */
+  query?: URLSearchParams;
+}
+
+/** True when `query` has every parameter of `wanted` with its value (case-insensitive). */
+function queryMatches(wanted: Record<string, string>, query: URLSearchParams | undefined): boolean {
+  const given = new Map([...(query ?? [])].map(([k, v]) => [k.toLowerCase(), v.toLowerCase()]));
+  return Object.entries(wanted).every(([k, v]) => given.get(k.toLowerCase()) === v.toLowerCase());
 }
 
 export class FaultTable {
@@ -217,6 +253,7 @@ export class FaultTable {
         const wanted = new Set(rule.resourceIds.map((id) => id.toLowerCase()));
         if (!(probe.resourceIds ?? []).some((id) => wanted.has(id.toLowerCase()))) continue;
       }
+      if (rule.query && !queryMatches(rule.query, probe.query)) continue;
       if (rule.times !== undefined && rule.fired >= rule.times) continue;
       rule.seen++;
       if (rule.seen <= (rule.after ?? 0)) continue;

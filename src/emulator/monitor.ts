@@ -12,11 +12,25 @@
  * timeseries: [ { metadatavalues, data: [ { timeStamp, <aggregations> } ] } ] } ] } ] }`, one
  * entry per requested resource, in request order.
  *
- * Like Azure: at most 50 resources, all of the path's subscription and of the namespace's type
- * (else 400); a resource in another region than the endpoint's, or unknown, gets empty
- * `timeseries`; a filter on a dimension that a requested metric lacks is a 400 ("does not support
- * requested dimension combination"). Minutes newer than the ingestion delay have no values, the
- * one being ingested has partial totals.
+ * Strict, as the published contract (`specification/monitor/data-plane/Microsoft.Insights/stable/
+ * 2024-02-01/metricBatch.json` and its examples) and the metric reference say:
+ * - api-version 2024-02-01 only, the version whose contract is served here (any other: 400
+ *   `InvalidApiVersionParameter`);
+ * - at most 50 resources, all of the path's subscription and of the namespace's type (else 400);
+ *   a resource in another region than the endpoint's, or unknown, gets empty `timeseries`;
+ * - each metric only with the aggregations the metric reference lists for it
+ *   (`traffic/monitor-catalog.ts`): a query asking any metric for another is refused whole, 400
+ *   `BadRequest` "Sampling type is not found. Metric: …, SamplingType: …" (the text Azure Monitor
+ *   answers such a query with; it has also been reported with status 501);
+ * - a filter on a dimension that a requested metric lacks is a 400 ("does not support requested
+ *   dimension combination");
+ * - a bucket without data is a point carrying only `timeStamp`, as the official example writes it
+ *   — never `total: 0` or a `null` field: minutes newer than the ingestion delay, and a counter
+ *   (MessageCount, InboundTraffic, OutboundTraffic) that counted nothing; the minute being ingested
+ *   has partial totals;
+ * - every metric carries `errorCode` — `Success`, or (fault `metricError`) an error code with its
+ *   `errorMessage` and no series.
+ * Throttling (429/529 with `Retry-After`) is the server's, before this handler (`ratelimit.ts`).
  */
 import type { ServiceKind } from "../capacity/index.js";
 import {
@@ -31,6 +45,9 @@ import {
 import { type ArmRef, parseArmId, serviceOfNamespace } from "./arm-id.js";
 import { armError, type EmulatorRequest, type EmulatorResponse, isoTime, json, queryParam } from "./http.js";
 import type { Bucket, EmulatorState } from "./state.js";
+
+/** The api-versions of getBatch the emulator serves: the one whose contract it follows. */
+export const GETBATCH_API_VERSIONS: readonly string[] = ["2024-02-01"];
 
 /** Most resources per getBatch call. */
 const MAX_BATCH_RESOURCES = 50;
@@ -60,6 +77,8 @@ export interface MonitorFaultFlags {
   nullSeries?: boolean;
   /** Every metric comes with `timeseries: []`. */
   emptyTimeseries?: boolean;
+  /** These metrics (all when `metrics` is absent) answer with an error code and no series. */
+  metricError?: { metrics?: readonly string[]; code?: string; message?: string };
 }
 
 /** A parsed `filter`: one dimension and the values asked for (`*` = split by every value). */
@@ -113,8 +132,15 @@ export function handleGetBatch(
   const region = (seg[1] as string).toLowerCase();
   const subscriptionId = seg[3] as string;
   if (req.method !== "POST") return armError(405, "MethodNotAllowed", "metrics:getBatch takes POST.");
-  if (!queryParam(req.query, "api-version"))
-    return badRequest("The api-version query parameter is required.");
+  const apiVersion = queryParam(req.query, "api-version");
+  if (!apiVersion) return badRequest("The api-version query parameter is required.");
+  if (!GETBATCH_API_VERSIONS.includes(apiVersion)) {
+    return armError(
+      400,
+      "InvalidApiVersionParameter",
+      `The api-version '${apiVersion}' is invalid. The supported versions are '${GETBATCH_API_VERSIONS.join(",")}'.`,
+    );
+  }
 
   const namespace = queryParam(req.query, "metricnamespace");
   if (!namespace) return badRequest("metricnamespace is required for metrics:getBatch.");
@@ -178,6 +204,10 @@ export function handleGetBatch(
       }
       aggregations.push(a as AggregationName);
     }
+    for (const m of metrics) {
+      const unsupported = aggregations.find((a) => !m.aggregations.includes(a));
+      if (unsupported !== undefined) return unsupportedAggregation(namespace, m, unsupported);
+    }
   }
 
   let filter: DimensionFilter | undefined;
@@ -223,9 +253,9 @@ export function handleGetBatch(
       name: { value: metric.name, localizedValue: metric.displayName },
       displayDescription: metric.description,
       unit: metric.unit,
-      errorCode: "Success",
+      ...metricStatus(metric, flags),
       timeseries:
-        !servedHere || flags.emptyTimeseries
+        !servedHere || flags.emptyTimeseries || failing(metric, flags)
           ? []
           : seriesOf(metric, filter).map((dimValue) => ({
               metadatavalues:
@@ -263,6 +293,44 @@ export function handleGetBatch(
     };
   });
   return json(200, { values });
+}
+
+function aggregationTitle(a: AggregationName): string {
+  return a[0]?.toUpperCase() + a.slice(1);
+}
+
+/**
+ * The refusal of a query that asks `metric` for an aggregation the metric reference does not list
+ * for it: 400 `BadRequest`, in the words Azure Monitor answers it with ("Sampling type is not
+ * found"), naming what the metric supports.
+ */
+function unsupportedAggregation(
+  namespace: string,
+  metric: EmulatedMetric,
+  aggregation: AggregationName,
+): EmulatorResponse {
+  return badRequest(
+    `Sampling type is not found. Metric: ${namespace}, ${metric.name}, SamplingType: ${aggregationTitle(aggregation)}. Supported aggregation types of ${metric.name}: ${metric.aggregations.map(aggregationTitle).join(", ")}.`,
+  );
+}
+
+/** A metric the `metricError` fault names (all of them when it names none). */
+function failing(metric: EmulatedMetric, flags: MonitorFaultFlags): boolean {
+  const f = flags.metricError;
+  if (!f) return false;
+  return f.metrics === undefined || f.metrics.some((n) => n.toLowerCase() === metric.name.toLowerCase());
+}
+
+/** `errorCode: "Success"`, or the fault's error code and message. */
+function metricStatus(
+  metric: EmulatedMetric,
+  flags: MonitorFaultFlags,
+): { errorCode: string; errorMessage?: string } {
+  if (!failing(metric, flags)) return { errorCode: "Success" };
+  return {
+    errorCode: flags.metricError?.code ?? "InternalError",
+    errorMessage: flags.metricError?.message ?? `Failed to query metric ${metric.name}.`,
+  };
 }
 
 /**
@@ -334,7 +402,10 @@ function dataPoints(
         );
       }
       const agg = combineAggregates(minutes);
-      if (agg) for (const a of wanted) point[a] = agg[a];
+      // A counter that counted nothing has no value in the bucket: a point with only its
+      // timestamp, as the official example writes an empty bucket.
+      const counted = metric.kind !== "total" || (agg !== undefined && agg.total > 0);
+      if (agg && counted) for (const a of wanted) point[a] = agg[a];
     }
     out.push(point);
   }

@@ -1,7 +1,8 @@
 /**
  * The emulator's HTTPS server: parses each request, serves the control API and the app servers'
  * `/metrics` (`appservers.ts`; no token, not logged, no faults), checks the bearer token, applies
- * fault rules, ARM's rate limit, then routes to the ARM or metrics handler and writes the answer
+ * fault rules, ARM's rate limit (ARM requests) or the metrics plane's (getBatch, when switched on:
+ * `ratelimit.ts`), then routes to the ARM or metrics handler and writes the answer
  * with ARM's usual headers (`x-ms-request-id`, `x-ms-correlation-request-id`,
  * `x-ms-routing-request-id`, `x-ms-ratelimit-remaining-subscription-reads|writes`).
  *
@@ -31,7 +32,7 @@ import {
   queryParam,
 } from "./http.js";
 import { batchResourceIds, handleGetBatch, isGetBatch, type MonitorFaultFlags } from "./monitor.js";
-import type { RateLimiter } from "./ratelimit.js";
+import type { MetricsThrottle, RateLimiter } from "./ratelimit.js";
 import type { RequestLog } from "./request-log.js";
 import type { EmulatorState } from "./state.js";
 import { recordExchange, type TrafficRecorder } from "./traffic.js";
@@ -47,6 +48,8 @@ export interface EmulatorServerDeps {
   tls: TlsMaterial;
   /** ARM rate limiter; none = no throttling except by faults. */
   limiter?: RateLimiter;
+  /** The metrics plane's throttling (getBatch), off until switched on. */
+  metricsThrottle?: MetricsThrottle;
   /** Items per page of ARM lists. */
   armPageSize?: number;
   /** Called for every request served (not control requests). */
@@ -160,6 +163,12 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
       ...(!batch && method !== "GET" && body !== undefined && body !== INVALID_JSON ? { body } : {}),
       ...(batch ? { region: (path.split("/")[2] ?? "").toLowerCase() } : {}),
       ...(resourceIds ? { resourceIds } : {}),
+      ...(batch && url.searchParams.get("metricnames")
+        ? { metricNames: (url.searchParams.get("metricnames") as string).split(",") }
+        : {}),
+      ...(batch && url.searchParams.get("aggregation")
+        ? { aggregation: url.searchParams.get("aggregation") as string }
+        : {}),
       ...(batch && url.searchParams.get("starttime") && url.searchParams.get("endtime")
         ? {
             span: {
@@ -198,7 +207,12 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
 
     const armFlags: ArmFaultFlags = {};
     const monitorFlags: MonitorFaultFlags = {};
-    const rule = deps.faults.match({ method, path, ...(resourceIds ? { resourceIds } : {}) });
+    const rule = deps.faults.match({
+      method,
+      path,
+      query: url.searchParams,
+      ...(resourceIds ? { resourceIds } : {}),
+    });
     if (rule) {
       const a = rule.action;
       switch (a.kind) {
@@ -244,6 +258,14 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
           monitorFlags.emptyTimeseries = true;
           record.fault = rule.id;
           break;
+        case "metricError":
+          monitorFlags.metricError = {
+            ...(a.metrics ? { metrics: a.metrics } : {}),
+            ...(a.code !== undefined ? { code: a.code } : {}),
+            ...(a.message !== undefined ? { message: a.message } : {}),
+          };
+          record.fault = rule.id;
+          break;
         case "notApplied":
           armFlags.notApplied = true;
           record.fault = rule.id;
@@ -280,6 +302,19 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
         );
       }
       headers[`x-ms-ratelimit-remaining-subscription-${bucket}`] = String(taken.remaining);
+    }
+
+    const throttled = batch && subscriptionId ? deps.metricsThrottle?.take(subscriptionId, now) : undefined;
+    if (throttled && !throttled.ok) {
+      return finish(
+        armError(
+          deps.metricsThrottle?.spec?.status ?? 429,
+          "TooManyRequests",
+          `The metrics:getBatch requests for subscription '${subscriptionId}' exceeded the limit. Please retry after ${throttled.retryAfterSeconds} seconds.`,
+          { "retry-after": String(throttled.retryAfterSeconds) },
+        ),
+        { rateLimited: true },
+      );
     }
 
     const response = batch

@@ -6,6 +6,13 @@
  * Per minute: gauges (load, utilization, connection counts) have average = the minute's value,
  * minimum/maximum spread around it by a little within-minute noise; totals (messages, bytes) have
  * total = rate × 60 s. (Coarser grains are the emulator's: `emulator/monitor.ts`.)
+ *
+ * Each metric lists the aggregations the reference gives it (`aggregations`): ServerLoad and
+ * ConnectionQuotaUtilization Minimum, Maximum, Average; SignalR's ConnectionCount Maximum; Web
+ * PubSub's TotalConnectionCount Maximum, Average; MessageCount, InboundTraffic and
+ * OutboundTraffic Total ("Supported metrics for Microsoft.SignalRService/SignalR" and
+ * ".../WebPubSub", learn.microsoft.com/azure/azure-monitor/reference/supported-metrics/, and their
+ * `/replicas` pages). The emulator refuses a query that asks a metric for any other.
  */
 import type { ServiceKind } from "../capacity/index.js";
 import type { TrafficMinute } from "./traffic.js";
@@ -25,6 +32,8 @@ export interface EmulatedMetric {
   dimensions: readonly string[];
   /** The aggregation returned when the request names none. */
   primary: AggregationName;
+  /** The aggregations Azure Monitor supports for the metric (the module comment's sources). */
+  aggregations: readonly AggregationName[];
   kind: "gauge" | "total";
   /** Whether values are percentages (capped at 100). */
   percent: boolean;
@@ -35,6 +44,9 @@ export interface EmulatedMetric {
   /** Values of its dimension when split. */
   dimensionValues?: readonly string[];
 }
+
+/** What the reference lists for the percentages. */
+const MIN_MAX_AVG: readonly AggregationName[] = ["minimum", "maximum", "average"];
 
 /**
  * A metric without dimensions: a gauge is read as its Maximum and swings by up to `swing` within
@@ -48,6 +60,7 @@ function metric(
   unit: EmulatedMetric["unit"],
   value: EmulatedMetric["value"],
   swing = 0,
+  aggregations: readonly AggregationName[] = kind === "gauge" ? MIN_MAX_AVG : ["total"],
 ): EmulatedMetric {
   const primary = kind === "gauge" ? "maximum" : "total";
   return {
@@ -57,6 +70,7 @@ function metric(
     unit,
     dimensions: [],
     primary,
+    aggregations,
     kind,
     percent: unit === "Percent",
     swing,
@@ -112,6 +126,7 @@ const SIGNALR: readonly EmulatedMetric[] = [
             ? m.serverConnections
             : m.clientConnections + m.serverConnections,
       0.02,
+      ["maximum"],
     ),
     dimensions: ["Endpoint"],
     dimensionValues: ["client", "server"],
@@ -139,6 +154,7 @@ const WEBPUBSUB: readonly EmulatedMetric[] = [
     "Count",
     (m) => m.clientConnections + m.serverConnections,
     0.02,
+    ["maximum", "average"],
   ),
   inbound,
   outbound,

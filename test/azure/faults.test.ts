@@ -171,6 +171,9 @@ describe("faults become typed errors", { timeout: 30_000 }, () => {
       });
       const targets = [{ resourceId: WEST, region: "westeurope" }];
       const first = await metrics.read(targets, { start: START, end: END });
+      // The first query (Maximum) is throttled; the second (Total) is held by the gate, not sent.
+      expect(first.calls).toBe(1);
+      expect(first.failures.map((f) => (f.error as ThrottledError).fromGate)).toEqual([false, true]);
       const err = first.failures[0]?.error as ThrottledError;
       expect(err).toBeInstanceOf(ThrottledError);
       expect(err.retryAfterMs).toBe(1_200_000);
@@ -185,7 +188,7 @@ describe("faults become typed errors", { timeout: 30_000 }, () => {
       const third = await metrics.read(targets, { start: START, end: END });
       expect(third.failures).toEqual([]);
       const calls = emu.control.requests().filter((r) => r.region === "westeurope");
-      expect(calls).toHaveLength(2);
+      expect(calls).toHaveLength(3); // the throttled one, then both queries after the end
       expect(Date.parse(calls[1]?.at ?? "")).toBeGreaterThanOrEqual(end);
       recordFault({
         id: `metrics-429-retry-after-${format}-1200s`,
@@ -225,16 +228,20 @@ describe("faults become typed errors", { timeout: 30_000 }, () => {
       { resourceId: EAST, region: "eastus" },
     ];
     const first = await metrics.read(targets, { start: START, end: END });
-    expect(first.calls).toBe(2);
-    expect(first.failures).toHaveLength(1);
-    expect(first.failures[0]?.error).toBeInstanceOf(ThrottledError);
-    expect(first.failures[0]?.batch.scope.region).toBe("westeurope");
+    // westeurope: its first query throttled, its second held by the gate; eastus: both queries.
+    expect(first.calls).toBe(3);
+    expect(first.failures).toHaveLength(2);
+    for (const f of first.failures) {
+      expect(f.error).toBeInstanceOf(ThrottledError);
+      expect(f.batch.scope.region).toBe("westeurope");
+    }
     expect(first.samples.has(EAST)).toBe(true);
+    expect(first.samples.has(WEST)).toBe(false);
 
     emu.control.advance(19_000);
     const second = await metrics.read(targets, { start: START, end: END });
-    expect(second.calls).toBe(1);
-    expect((second.failures[0]?.error as ThrottledError | undefined)?.fromGate).toBe(true);
+    expect(second.calls).toBe(2);
+    expect(second.failures.map((f) => (f.error as ThrottledError).fromGate)).toEqual([true, true]);
     expect(second.samples.has(EAST)).toBe(true);
     expect(emu.control.requests().filter((r) => r.region === "westeurope")).toHaveLength(1);
     expect(metricsGate.snapshot()[0]?.scope.region).toBe("westeurope");

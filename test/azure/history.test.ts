@@ -1,8 +1,9 @@
 /**
  * Demand history through the real `MetricsClient.queryResources` (metrics:getBatch) against the
  * emulator: past days at PT1H and PT5M follow the emulator's daily traffic model (a visible
- * cycle), the hourly refresh reads only the new buckets, and a failed or hanging call is confined
- * to its batch while the one-minute metrics still read.
+ * cycle), two queries per batch and span (Maximum for the connections, Total for the traffic),
+ * the hourly refresh reads only the new buckets, and a failed or hanging call is confined to its
+ * batch while the one-minute metrics still read.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { DemandPoint } from "../../src/autoscale/demand-history.js";
@@ -48,9 +49,11 @@ describe("demand history against the emulator", { timeout: 60_000 }, () => {
     const reader = new HistoryReader(adaptersFor(emu).metrics);
     reader.want(want("1h"), T0.getTime());
     const report = await reader.refresh(T0.getTime());
-    // One call per service and region (SignalR westeurope, Web PubSub westeurope, SignalR eastus).
-    expect(report.calls).toBe(3);
-    expect(emu.control.calls().getBatch).toBe(3);
+    // Per service and region (SignalR westeurope, Web PubSub westeurope, SignalR eastus) one batch,
+    // two queries each.
+    expect(report.calls).toBe(6);
+    expect(emu.control.calls().getBatch).toBe(6);
+    expect(emu.control.requests().every((r) => r.status === 200)).toBe(true);
     for (const id of [CHAT, WPS, EAST]) {
       const h = reader.get(id, "1h");
       expect(h?.error).toBeUndefined();
@@ -85,7 +88,7 @@ describe("demand history against the emulator", { timeout: 60_000 }, () => {
     const targets = want("5m", 14).filter((t) => t.resourceId === CHAT);
     reader.want(targets, T0.getTime());
     const first = await reader.refresh(T0.getTime());
-    expect(first.calls).toBe(2);
+    expect(first.calls).toBe(4); // two spans × two queries
     const h1 = reader.get(CHAT, "5m");
     expect(h1?.points).toHaveLength(14 * 288);
     expect(h1?.points.every((p) => p.connections !== null && p.bytesPerSecond !== null)).toBe(true);
@@ -99,7 +102,7 @@ describe("demand history against the emulator", { timeout: 60_000 }, () => {
     reader.want(targets, emu.clock.nowMs());
     emu.control.resetRequests();
     const second = await reader.refresh(emu.clock.nowMs());
-    expect(second.calls).toBe(1);
+    expect(second.calls).toBe(2); // one span × two queries
     expect(second.reads).toEqual([expect.objectContaining({ kind: "incremental", points: 14 })]);
     const h2 = reader.get(CHAT, "5m");
     expect(h2?.points).toHaveLength(14 * 288);
@@ -125,7 +128,7 @@ describe("demand history against the emulator", { timeout: 60_000 }, () => {
     const started = performance.now();
     const report = await reader.refresh(T0.getTime());
     expect(performance.now() - started).toBeLessThan(10_000);
-    expect(report.failedCalls).toBe(2);
+    expect(report.failedCalls).toBe(4); // two batches × two queries
     expect(reader.get(EAST, "1h")).toMatchObject({ points: [], error: expect.any(String) });
     expect(reader.get(WPS, "1h")).toMatchObject({ points: [], error: expect.any(String) });
     expect(reader.get(CHAT, "1h")?.points).toHaveLength(7 * 24);

@@ -1,12 +1,20 @@
 /**
  * Metrics through the real `MetricsClient.queryResources` (metrics:getBatch) against the
- * emulator: batching (120 resources of one region in 3 calls), names and aggregations per service,
- * typed samples with null kept null, the ingestion delay, the Endpoint split, and faults on the
- * series.
+ * emulator: one query per aggregation (Maximum for the gauges, Total for the counters), batching
+ * (calls = queries × ceil(resources / 50) per scope, counted at the emulator), names and
+ * aggregations per service, typed samples with null kept null, idle counters written as
+ * timestamp-only points, the ingestion delay, the Endpoint split, one query's failure not
+ * discarding the other's data, throttling on the metrics plane, and faults on the series.
  */
 import { MetricsClient } from "@azure/monitor-query-metrics";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { InvalidRequestError, type MetricSample } from "../../src/azure/index.js";
+import {
+  InvalidRequestError,
+  type MetricSample,
+  metricQueries,
+  ThrottledError,
+  TransientError,
+} from "../../src/azure/index.js";
 import type { RunningEmulator } from "../../src/emulator/index.js";
 import { recordFault } from "../reliability/record.js";
 import {
@@ -55,6 +63,20 @@ describe("metrics:getBatch against the emulator", { timeout: 30_000 }, () => {
           units: 1,
           connections: 400,
         },
+        ...Array.from({ length: 51 }, (_, i) => ({
+          resourceId: webPubSubId(`wps-east-${String(i).padStart(2, "0")}`),
+          location: "eastus",
+          sku: "Standard_S1" as const,
+          units: 1,
+          connections: 100,
+        })),
+        {
+          resourceId: signalrId("quiet"),
+          location: "westeurope",
+          sku: "Premium_P1",
+          units: 1,
+          connections: 0,
+        },
       ],
     });
   });
@@ -69,9 +91,9 @@ describe("metrics:getBatch against the emulator", { timeout: 30_000 }, () => {
     });
     const [result] = await client.queryResources(
       [many[0] as string],
-      ["ServerLoad", "MessageCount"],
+      ["ServerLoad", "ConnectionCount"],
       "Microsoft.SignalRService/SignalR",
-      { startTime: START, endTime: END, interval: "PT1M", aggregation: "Maximum,Total" },
+      { startTime: START, endTime: END, interval: "PT1M", aggregation: "Maximum" },
     );
     expect(result?.resourceId).toBe(many[0]);
     expect(result?.resourceRegion).toBe("westeurope");
@@ -87,22 +109,116 @@ describe("metrics:getBatch against the emulator", { timeout: 30_000 }, () => {
     expect(data).toHaveLength(11);
     expect(data[0]?.timeStamp).toEqual(START);
     expect(typeof data[0]?.maximum).toBe("number");
-    expect(typeof data[0]?.total).toBe("number");
+    expect(data[0]?.total).toBeUndefined(); // only the aggregation asked for
     expect(data[10]?.maximum).toBeUndefined();
   });
 
-  it("reads 120 resources of one region in 3 calls", async () => {
+  it("refuses, as Azure may, a query asking a metric for an aggregation it does not support", async () => {
+    const client = new MetricsClient(emu.metricsEndpoint("westeurope"), staticCredential(), {
+      tlsOptions: { ca: emu.caPem },
+    });
+    const err = await caught(() =>
+      client.queryResources(
+        [many[0] as string],
+        ["ServerLoad", "MessageCount"],
+        "Microsoft.SignalRService/SignalR",
+        {
+          startTime: START,
+          endTime: END,
+          aggregation: "Maximum,Total",
+        },
+      ),
+    );
+    expect((err as { statusCode?: number }).statusCode).toBe(400);
+    expect((err as { code?: string }).code).toBe("BadRequest");
+    expect((err as Error).message).toContain(
+      "Sampling type is not found. Metric: Microsoft.SignalRService/SignalR, ServerLoad, SamplingType: Total",
+    );
+  });
+
+  it.each<[string, number, number]>([
+    ["1 SignalR instance", 1, 1],
+    ["50 SignalR instances", 50, 1],
+    ["51 Web PubSub instances", 51, 2],
+    ["120 SignalR instances", 120, 3],
+  ])("reads %s with queries × ceil(n / 50) calls, counted at the emulator", async (_name, n, batches) => {
     const { metrics } = adaptersFor(emu);
+    const webPubSub = _name.includes("Web PubSub");
+    const ids = webPubSub
+      ? Array.from({ length: n }, (_, i) => webPubSubId(`wps-east-${String(i).padStart(2, "0")}`))
+      : many.slice(0, n);
+    const region = webPubSub ? "eastus" : "westeurope";
     const result = await metrics.read(
-      many.map((resourceId) => ({ resourceId, region: "westeurope" })),
+      ids.map((resourceId) => ({ resourceId, region })),
       { start: START, end: END },
     );
+    const queries = metricQueries(webPubSub ? "WebPubSub" : "SignalR");
+    expect(queries).toHaveLength(2);
+    const served = emu.control.requests().filter((r) => r.kind === "getBatch");
+    expect(served).toHaveLength(queries.length * batches);
+    expect(result.calls).toBe(queries.length * batches);
+    expect(served.every((r) => r.status === 200)).toBe(true);
+    const sizes = served.map((r) => r.resourceIds?.length ?? 0).sort((a, b) => b - a);
+    const expected = Array.from({ length: batches }, (_, i) => Math.min(50, n - 50 * i)).flatMap((k) => [
+      k,
+      k,
+    ]);
+    expect(sizes).toEqual(expected.sort((a, b) => b - a));
     expect(result.failures).toEqual([]);
-    expect(result.calls).toBe(3);
-    const batches = emu.control.requests().filter((r) => r.kind === "getBatch");
-    expect(batches.map((r) => r.resourceIds?.length)).toEqual([50, 50, 20]);
-    expect(result.samples.size).toBe(120);
-    for (const id of many) expect(result.samples.get(id)).toHaveLength(11);
+    expect(result.samples.size).toBe(n);
+    for (const id of ids) expect(result.samples.get(id)).toHaveLength(11);
+  });
+
+  it("reads 120 resources across two regions and both services: calls per scope", async () => {
+    const { metrics } = adaptersFor(emu);
+    const targets = [
+      ...many.slice(0, 60).map((resourceId) => ({ resourceId, region: "westeurope" })),
+      { resourceId: signalrId("east-1"), region: "eastus" },
+      ...Array.from({ length: 51 }, (_, i) => ({
+        resourceId: webPubSubId(`wps-east-${String(i).padStart(2, "0")}`),
+        region: "eastus",
+      })),
+      { resourceId: webPubSubId("wps-1"), region: "westeurope" },
+      { resourceId: signalrId("other-sub", SUB_B), region: "westeurope" },
+    ];
+    const result = await metrics.read(targets, { start: START, end: END });
+    expect(result.failures).toEqual([]);
+    // SignalR westeurope: 60 → 2 batches; SignalR eastus: 1; Web PubSub eastus: 51 → 2;
+    // Web PubSub westeurope: 1; SignalR in the other subscription: 1. Two queries each.
+    const perScope = new Map<string, number>();
+    for (const r of emu.control.requests().filter((x) => x.kind === "getBatch")) {
+      const service = r.resourceIds?.[0]?.includes("/WebPubSub/") ? "WebPubSub" : "SignalR";
+      const key = `${r.subscriptionId}/${r.region}/${service}`;
+      perScope.set(key, (perScope.get(key) ?? 0) + 1);
+    }
+    expect(Object.fromEntries(perScope)).toEqual({
+      [`${SUB_A}/westeurope/SignalR`]: 4,
+      [`${SUB_A}/eastus/SignalR`]: 2,
+      [`${SUB_A}/eastus/WebPubSub`]: 4,
+      [`${SUB_A}/westeurope/WebPubSub`]: 2,
+      [`${SUB_B}/westeurope/SignalR`]: 2,
+    });
+    expect(result.calls).toBe(14);
+    expect(result.samples.size).toBe(targets.length);
+  });
+
+  it("reads a quiet instance's counters, written as points with only their timestamp, as 0 beside known gauges", async () => {
+    const { metrics } = adaptersFor(emu);
+    const id = signalrId("quiet");
+    const result = await metrics.read([{ resourceId: id, region: "westeurope" }], { start: START, end: END });
+    const samples = result.samples.get(id) as MetricSample[];
+    const complete = samples.filter((s) => s.time.getTime() <= Date.parse("2025-03-03T11:56:00Z"));
+    expect(complete).toHaveLength(7);
+    for (const s of complete) {
+      expect(s.connections).toBeGreaterThanOrEqual(0);
+      expect([s.messagesPerSecond, s.inboundBytesPerSecond, s.outboundBytesPerSecond]).toEqual([0, 0, 0]);
+      expect(s.zeroFilled).toEqual(["messagesPerSecond", "inboundBytesPerSecond", "outboundBytesPerSecond"]);
+    }
+    // Not yet ingested: the gauges have no value either, so the counters stay unknown.
+    for (const s of samples.slice(-3)) {
+      expect([s.connections, s.messagesPerSecond]).toEqual([null, null]);
+      expect(s.zeroFilled).toBeUndefined();
+    }
   });
 
   it("returns typed SignalR samples per minute, nulls for what is not ingested yet", async () => {
@@ -162,7 +278,7 @@ describe("metrics:getBatch against the emulator", { timeout: 30_000 }, () => {
       ],
       { start: START, end: END },
     );
-    expect(result.calls).toBe(4);
+    expect(result.calls).toBe(8); // 4 batches × 2 queries
     expect(result.failures).toEqual([]);
     const regions = emu.control
       .requests()
@@ -170,8 +286,12 @@ describe("metrics:getBatch against the emulator", { timeout: 30_000 }, () => {
       .sort();
     expect(regions).toEqual([
       `${SUB_A}/eastus`,
+      `${SUB_A}/eastus`,
       `${SUB_A}/westeurope`,
       `${SUB_A}/westeurope`,
+      `${SUB_A}/westeurope`,
+      `${SUB_A}/westeurope`,
+      `${SUB_B}/westeurope`,
       `${SUB_B}/westeurope`,
     ]);
     for (const s of result.samples.values()) expect(s.some((x) => x.connections !== null)).toBe(true);
@@ -185,7 +305,7 @@ describe("metrics:getBatch against the emulator", { timeout: 30_000 }, () => {
       end: END,
       connectionsByEndpoint: true,
     });
-    expect(result.calls).toBe(2);
+    expect(result.calls).toBe(3);
     const s = (result.samples.get(id) as MetricSample[])[6] as MetricSample;
     expect(s.clientConnections).toBeGreaterThanOrEqual(1_500);
     expect(s.serverConnections).toBeGreaterThanOrEqual(5);
@@ -203,7 +323,8 @@ describe("metrics:getBatch against the emulator", { timeout: 30_000 }, () => {
   it("keeps all-null series null and empty timeseries empty", async () => {
     const { metrics } = adaptersFor(emu);
     const id = many[3] as string;
-    emu.control.addFault({ path: "**/metrics:getBatch", action: { kind: "nullSeries" }, times: 1 });
+    // Both queries of the batch (Maximum, Total) answer that way.
+    emu.control.addFault({ path: "**/metrics:getBatch", action: { kind: "nullSeries" }, times: 2 });
     const nulls = await metrics.read([{ resourceId: id, region: "westeurope" }], { start: START, end: END });
     const samples = nulls.samples.get(id) as MetricSample[];
     expect(samples).toHaveLength(11);
@@ -215,7 +336,7 @@ describe("metrics:getBatch against the emulator", { timeout: 30_000 }, () => {
         null,
       ]);
     }
-    emu.control.addFault({ path: "**/metrics:getBatch", action: { kind: "emptyTimeseries" }, times: 1 });
+    emu.control.addFault({ path: "**/metrics:getBatch", action: { kind: "emptyTimeseries" }, times: 2 });
     const empty = await metrics.read([{ resourceId: id, region: "westeurope" }], { start: START, end: END });
     expect(empty.samples.get(id)).toEqual([]);
   });
@@ -261,14 +382,115 @@ describe("metrics:getBatch against the emulator", { timeout: 30_000 }, () => {
     emu.control.addFault({
       path: "**/metrics:getBatch",
       action: { kind: "status", status: 400, code: "BadRequest", message: "bad" },
-      times: 1,
+      times: 2,
     });
     const result = await metrics.read([{ resourceId: many[0] as string, region: "westeurope" }], {
       start: START,
       end: END,
     });
-    expect(result.failures[0]?.error).toBeInstanceOf(InvalidRequestError);
+    expect(result.failures.map((f) => f.aggregation).sort()).toEqual(["Maximum", "Total"]);
+    for (const f of result.failures) expect(f.error).toBeInstanceOf(InvalidRequestError);
     expect(result.samples.size).toBe(0);
+  });
+
+  it.each<["Maximum" | "Total", string[], string[]]>([
+    [
+      "Total",
+      ["serverLoadPercent", "connectionQuotaUtilizationPercent", "connections"],
+      ["messagesPerSecond", "inboundBytesPerSecond", "outboundBytesPerSecond"],
+    ],
+    [
+      "Maximum",
+      ["messagesPerSecond", "inboundBytesPerSecond", "outboundBytesPerSecond"],
+      ["serverLoadPercent", "connectionQuotaUtilizationPercent", "connections"],
+    ],
+  ])(
+    "a failed %s query keeps the other query's data; its own fields unknown, never 0",
+    async (aggregation, kept, lost) => {
+      const { metrics } = adaptersFor(emu);
+      const id = many[11] as string;
+      emu.control.addFault({
+        path: "**/metrics:getBatch",
+        query: { aggregation },
+        action: { kind: "status", status: 503, code: "ServiceUnavailable", message: "try later" },
+      });
+      const result = await metrics.read([{ resourceId: id, region: "westeurope" }], {
+        start: START,
+        end: END,
+      });
+      expect(result.calls).toBe(2);
+      expect(result.failures).toHaveLength(1);
+      expect(result.failures[0]).toMatchObject({ part: "metrics", aggregation, fields: lost });
+      expect(result.failures[0]?.error).toBeInstanceOf(TransientError);
+      const complete = (result.samples.get(id) as MetricSample[]).find(
+        (s) => s.time.toISOString() === "2025-03-03T11:56:00.000Z",
+      ) as MetricSample;
+      for (const f of kept) expect(complete[f as keyof MetricSample]).toEqual(expect.any(Number));
+      for (const f of lost) expect(complete[f as keyof MetricSample]).toBeNull();
+      expect(complete.zeroFilled).toBeUndefined();
+    },
+  );
+
+  it("a counter answered with an error code stays unknown beside known gauges (errorCode per metric)", async () => {
+    const { metrics } = adaptersFor(emu);
+    const id = signalrId("quiet");
+    emu.control.addFault({
+      path: "**/metrics:getBatch",
+      query: { aggregation: "Total" },
+      action: { kind: "metricError", metrics: ["InboundTraffic"], code: "InternalError", message: "oops" },
+    });
+    const result = await metrics.read([{ resourceId: id, region: "westeurope" }], { start: START, end: END });
+    expect(result.failures).toEqual([]);
+    const s = (result.samples.get(id) as MetricSample[])[3] as MetricSample;
+    expect(s.connections).toEqual(expect.any(Number));
+    expect([s.messagesPerSecond, s.inboundBytesPerSecond, s.outboundBytesPerSecond]).toEqual([0, null, 0]);
+    expect(s.zeroFilled).toEqual(["messagesPerSecond", "outboundBytesPerSecond"]);
+  });
+
+  it("throttles getBatch per subscription once switched on: 429 with Retry-After, the scope gated", async () => {
+    const { metrics } = adaptersFor(emu);
+    emu.control.setMetricsRateLimit({ capacity: 3, refillPerSecond: 0.05 });
+    try {
+      const id = many[12] as string;
+      const first = await metrics.read([{ resourceId: id, region: "westeurope" }], {
+        start: START,
+        end: END,
+      });
+      expect(first.failures).toEqual([]);
+      const second = await metrics.read([{ resourceId: id, region: "westeurope" }], {
+        start: START,
+        end: END,
+      });
+      // The subscription's bucket had one token left: one of the two queries is refused (429),
+      // the other answers — its data is kept.
+      const served = emu.control.requests().filter((r) => r.kind === "getBatch");
+      expect(served.map((r) => r.status).sort()).toEqual([200, 200, 200, 429]);
+      expect(emu.control.calls().rateLimited).toBe(1);
+      expect(second.calls).toBe(2);
+      expect(second.failures).toHaveLength(1);
+      const throttled = second.failures[0]?.error as ThrottledError;
+      expect(throttled).toBeInstanceOf(ThrottledError);
+      expect(throttled.notBefore.getTime() - emu.clock.now().getTime()).toBe(20_000); // 1 token at 0.05/s
+      expect(second.samples.get(id)).toHaveLength(11);
+      // Then the scope is gated: no request until the asked time.
+      const third = await metrics.read([{ resourceId: id, region: "westeurope" }], {
+        start: START,
+        end: END,
+      });
+      expect(third.calls).toBe(0);
+      expect(third.failures.map((f) => (f.error as ThrottledError).fromGate)).toEqual([true, true]);
+      // Another subscription has its own bucket.
+      const other = await metrics.read(
+        [{ resourceId: signalrId("other-sub", SUB_B), region: "westeurope" }],
+        {
+          start: START,
+          end: END,
+        },
+      );
+      expect(other.failures).toEqual([]);
+    } finally {
+      emu.control.setMetricsRateLimit(undefined);
+    }
   });
 
   it("splits a batch Azure rejects with a 400 until only the resource that causes it fails", async () => {
@@ -285,9 +507,10 @@ describe("metrics:getBatch against the emulator", { timeout: 30_000 }, () => {
         ids.map((resourceId) => ({ resourceId, region: "westeurope" })),
         { start: START, end: END },
       );
-      // 8 resources: the batch, then halves of 4, 2 and 1 along the rejected one's path.
-      expect(result.calls).toBe(7);
-      expect(result.failures.map((f) => f.batch.resourceIds)).toEqual([[bad]]);
+      // 8 resources, per query (Maximum, Total): the batch, then halves of 4, 2 and 1 along the
+      // rejected one's path.
+      expect(result.calls).toBe(14);
+      expect(result.failures.map((f) => f.batch.resourceIds)).toEqual([[bad], [bad]]);
       expect(result.failures[0]?.error).toBeInstanceOf(InvalidRequestError);
       expect([...result.samples.keys()].sort()).toEqual(ids.filter((id) => id !== bad).sort());
       for (const [, samples] of result.samples) expect(samples.length).toBeGreaterThan(0);
@@ -300,7 +523,7 @@ describe("metrics:getBatch against the emulator", { timeout: 30_000 }, () => {
         test: "test/azure/metrics.test.ts > splits a batch Azure rejects with a 400 until only the resource that causes it fails",
         figures: {
           getBatchCalls: result.calls,
-          resourcesFailed: result.failures.length,
+          resourcesFailed: new Set(result.failures.flatMap((f) => f.batch.resourceIds)).size,
           resourcesServed: result.samples.size,
         },
       });

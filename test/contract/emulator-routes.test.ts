@@ -188,6 +188,54 @@ describe("the emulator's answers against the published contract", () => {
     expect(violations, formatViolations(violations)).toEqual([]);
   });
 
+  it("the metrics plane's strict answers follow metricBatch.json: idle buckets, a failing metric, refusals, throttling", async () => {
+    const now = emulator.clock.nowMs();
+    const q = (query: string, service = "SignalR") =>
+      `/metrics/westeurope/subscriptions/${SUB_A}/metrics:getBatch?api-version=2024-02-01&metricnamespace=Microsoft.SignalRService/${service}&starttime=${new Date(now - 900_000).toISOString()}&endtime=${new Date(now).toISOString()}&interval=PT1M&${query}`;
+    const quiet = signalrId("quiet");
+    emulator.control.addInstance({ resourceId: quiet, sku: "Premium_P1", units: 1, connections: 0 });
+    const answered = [
+      // A quiet instance's counters: every bucket a point with only its timestamp.
+      await call("POST", q("metricnames=MessageCount,InboundTraffic,OutboundTraffic&aggregation=Total"), {
+        resourceids: [quiet],
+      }),
+    ];
+    emulator.control.addFault({
+      path: "**/metrics:getBatch",
+      times: 1,
+      action: { kind: "metricError", metrics: ["ConnectionCount"], code: "InternalError", message: "failed" },
+    });
+    answered.push(
+      await call("POST", q("metricnames=ServerLoad,ConnectionCount&aggregation=Maximum"), {
+        resourceids: [signalrId("chat")],
+      }),
+    );
+    type Body = { values: { value: { timeseries: { data: object[] }[] }[] }[] };
+    const idle = (answered[0]?.response.body as Body | undefined)?.values[0]?.value[0]?.timeseries[0]?.data;
+    expect(idle?.every((p) => Object.keys(p).join() === "timeStamp")).toBe(true);
+    const refused = [
+      await call("POST", q("metricnames=ServerLoad,MessageCount&aggregation=Maximum,Total"), {
+        resourceids: [signalrId("chat")],
+      }),
+    ];
+    emulator.control.setMetricsRateLimit({ capacity: 1, refillPerSecond: 0.01 });
+    try {
+      for (let i = 0; i < 2; i++) {
+        refused.push(
+          await call("POST", q("metricnames=ServerLoad&aggregation=Maximum"), {
+            resourceids: [signalrId("chat")],
+          }),
+        );
+      }
+    } finally {
+      emulator.control.setMetricsRateLimit(undefined);
+    }
+    expect(answered.map((e) => e.response.status)).toEqual([200, 200]);
+    expect(refused.map((e) => e.response.status)).toEqual([400, 200, 429]);
+    const violations = [...(await violationsOf(answered)), ...(await violationsOf(refused, true))];
+    expect(violations, formatViolations(violations)).toEqual([]);
+  });
+
   it("refusals answer with the specs' error shape (ErrorResponse), whatever was wrong with the request", async () => {
     const refused = [
       await call("GET", instancePath(signalrId("missing"))),

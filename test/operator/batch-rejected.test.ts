@@ -4,7 +4,8 @@
  * Monitor answers 400 to every request that holds the offender's ID. The operator splits the
  * refused batch, the innocent half is answered, and the other policy stays Ready with its metrics;
  * the offender reports `MetricsAvailable=False` naming the refused request, and neither scales in
- * on data it does not have. getBatch calls are counted per cycle from the emulator's request log.
+ * on data it does not have. getBatch calls are counted per cycle and query (one per aggregation:
+ * Maximum, Total) from the emulator's request log.
  */
 import { describe, expect, it } from "vitest";
 import type { RequestRecord } from "../../src/emulator/index.js";
@@ -47,8 +48,8 @@ describe("a metrics batch refused for one resource", () => {
 
     const getBatch = () => requests.all.filter((r) => r.kind === "getBatch");
     const shared = () => getBatch().filter((r) => has(r, innocentId) && has(r, offenderId));
-    // Several cycles in which both policies were due together.
-    await eventually(() => expect(shared().length).toBeGreaterThanOrEqual(4), 90_000, 200);
+    // Several cycles in which both policies were due together (two shared queries a cycle).
+    await eventually(() => expect(shared().length).toBeGreaterThanOrEqual(8), 90_000, 200);
 
     const innocent = await eventually(
       async () => {
@@ -76,13 +77,20 @@ describe("a metrics batch refused for one resource", () => {
     expect(innocentAlone.length).toBeGreaterThanOrEqual(shared().length);
     expect(innocentAlone.every((r) => r.status === 200)).toBe(true);
 
-    // Calls of each cycle in which both were due: from one shared request to the next.
+    // Every query is asked for one aggregation its metrics support (Maximum or Total).
+    expect(new Set(log.map((r) => r.aggregation))).toEqual(new Set(["Maximum", "Total"]));
+    // Calls of each cycle and query in which both were due: from one shared request of that
+    // query to the next.
     const cycles: RequestRecord[][] = [];
-    for (const r of log) {
-      if (has(r, innocentId) && has(r, offenderId)) cycles.push([r]);
-      else cycles.at(-1)?.push(r);
+    for (const aggregation of ["Maximum", "Total"]) {
+      const ofQuery: RequestRecord[][] = [];
+      for (const r of log.filter((x) => x.aggregation === aggregation)) {
+        if (has(r, innocentId) && has(r, offenderId)) ofQuery.push([r]);
+        else ofQuery.at(-1)?.push(r);
+      }
+      cycles.push(...ofQuery.slice(0, -1));
     }
-    const complete = cycles.slice(0, -1);
+    const complete = cycles;
     for (const calls of complete) {
       // The refused pair, each half asked again: the offender alone refused, the innocent answered.
       expect(calls.filter((r) => has(r, offenderId) && !has(r, innocentId))).toHaveLength(1);
@@ -107,9 +115,9 @@ describe("a metrics batch refused for one resource", () => {
         "the batch is split; the other policy stays Ready, MetricsAvailable=True, no Fallback; the offender MetricsAvailable=False FetchFailed naming the 400 InvalidRequest; no scale-in on unknown data",
       test: "test/operator/batch-rejected.test.ts > a metrics batch refused for one resource",
       figures: {
-        cyclesBothDue: complete.length,
-        getBatchPerCycleMin: Math.min(...perCycle),
-        getBatchPerCycleMax: Math.max(...perCycle),
+        cyclesBothDue: complete.length / 2,
+        getBatchPerCycleAndQueryMin: Math.min(...perCycle),
+        getBatchPerCycleAndQueryMax: Math.max(...perCycle),
         refusedGetBatch: log.filter((r) => r.status === 400).length,
         answeredGetBatch: log.filter((r) => r.status === 200).length,
         innocentConditions: `Ready=${condition(innocent, "Ready")?.status},MetricsAvailable=${condition(innocent, "MetricsAvailable")?.status},Fallback=${condition(innocent, "Fallback")?.status ?? "absent"}`,
