@@ -63,6 +63,11 @@ describe("an update that runs for 50 minutes", () => {
     expect(condition(stuck, "Ready")?.message).toMatch(/has run for 3\d min, past its deadline of 30 min/);
     expect(condition(stuck, "Ready")?.message).toContain("ARM reports Updating");
     expect(condition(stuck, "AbleToScale")).toMatchObject({ status: "False", reason: "ScaleInProgress" });
+    // What the metrics ask for is the update's target: nothing else limits it.
+    expect(condition(stuck, "ScalingLimited")).toMatchObject({
+      status: "False",
+      reason: "DesiredWithinRange",
+    });
     expect(stuck.status?.operation?.to).toEqual({ sku: "Premium_P1", units: 20 });
     // /metrics follows the pass's status write.
     await eventually(

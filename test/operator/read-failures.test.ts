@@ -86,6 +86,9 @@ describe("four 429s with Retry-After 20 s while an update runs", () => {
         if (ready?.reason === "Throttled") {
           seen.throttled.push(ready.message);
           expect(condition(p, "Reconciling")).toMatchObject({ status: "True", reason: "Throttled" });
+          // The update runs: nothing else is sent; the failed pass holds.
+          expect(condition(p, "AbleToScale")).toMatchObject({ status: "False", reason: "ScaleInProgress" });
+          expect(condition(p, "ScalingLimited")).toMatchObject({ status: "True", reason: "FailureCounted" });
         }
         if (p.status?.operation && p.status.desired) seen.desired.add(p.status.desired.units);
         const fired = emulator.control.requests().filter((r) => r.fault === fault.id);
@@ -188,6 +191,7 @@ describe.each(PERMANENT)("$name", (c) => {
     expect(condition(p, "Ready")?.message).toContain(c.said);
     expect(p.status?.conditions?.map((x) => x.type).sort()).toEqual([...CONDITION_TYPES].sort());
     expect(condition(p, "AbleToScale")).toMatchObject({ status: "False", reason: c.reason });
+    expect(condition(p, "ScalingLimited")).toMatchObject({ status: "Unknown", reason: c.reason });
     // A few more passes: still one Event.
     const from = harness.emulator.clock.nowMs();
     while (harness.emulator.clock.nowMs() < from + 2 * MIN) await sleep(100);

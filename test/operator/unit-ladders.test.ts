@@ -87,6 +87,13 @@ describe("unit ladders from listSkus", () => {
       expect.objectContaining({ sku: "Premium_P1", units: 20, outcome: "NotApplied" }),
     ]);
     expect(scaled.status?.unappliedUpdates).toBeUndefined();
+    expect(scaled.status?.lastReasons).toContain("UnitLadder");
+    expect(condition(scaled, "Stalled")?.status).toBe("False");
+    // 9,000 connections need 11.25 units: 20 is left out, so 30 is what the metrics ask for.
+    expect(condition(scaled, "ScalingLimited")).toMatchObject({
+      status: "False",
+      reason: "DesiredWithinRange",
+    });
     expect(skuReads(requests.all, id)).toHaveLength(2);
     const events = await eventsOnce(kube, ns, "chat", (es) => es.some((e) => e.reason === "ScaleSucceeded"));
     expect(events.some((e) => e.reason === "ScaleNotApplied")).toBe(true);
@@ -120,6 +127,8 @@ describe("unit ladders from listSkus", () => {
       200,
     );
     expect(scaled.status?.unitLadders?.source).toBe("BuiltIn");
+    expect(condition(scaled, "Ready")?.status).toBe("True");
+    expect(condition(scaled, "Stalled")?.status).toBe("False");
     expect(armWritesFor(requests.all, id)).toHaveLength(1);
     await eventually(
       () => expect(harness.emulator.clock.nowMs()).toBeGreaterThan(from + 20 * MIN),
