@@ -3,6 +3,7 @@
  * gate and quota recorder (one of each for both adapters when given), clients whose responses'
  * remaining-quota headers are recorded per scope, and calls through the gate.
  */
+import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import {
   type AzureConnection,
   armClientOptions,
@@ -65,15 +66,19 @@ export abstract class ArmAdapter {
 
   /**
    * The options of an ARM client of this adapter: its responses' quota headers are recorded for
-   * the scope of their URL (`regionOf` the instance, when known; see {@link armScopeOfUrl}).
+   * the scope of their URL (`regionOf` the instance, when known; see {@link armScopeOfUrl}), and
+   * `extra` policies run on every request.
    */
-  protected clientOptions(regionOf: (resourceId: string) => string | undefined = () => undefined) {
+  protected clientOptions(
+    regionOf: (resourceId: string) => string | undefined = () => undefined,
+    extra: readonly PipelinePolicy[] = [],
+  ) {
     const observe = responseHeadersPolicy((request, headers) => {
       const reading = parseQuotaHeaders(headers);
       const scope = reading ? armScopeOfUrl(request.url, regionOf) : undefined;
       if (reading && scope) this.quota.record(scope, reading, this.conn.now());
     });
-    return armClientOptions(this.conn, [observe]);
+    return armClientOptions(this.conn, [observe, ...extra]);
   }
 
   /** `fn` through the gate of `scope` (see {@link gatedCall}). */

@@ -33,6 +33,23 @@ const classify = (err: unknown, callerAborted = false) =>
   classifyAzureError(err, { operation: "instances.get", now: NOW, scope, callerAborted });
 
 describe("classifyAzureError", () => {
+  it("says the reason an ARM error body gives in details (the SignalR provider's BadArgument)", () => {
+    const err = httpError(400, "BadArgument");
+    err.message = "Invalid arguments";
+    (err.response as unknown as { parsedBody: unknown }).parsedBody = {
+      error: {
+        code: "BadArgument",
+        message: "Invalid arguments",
+        details: [{ code: "BadArgument", message: "SKU tier does not match name.", target: "sku" }],
+      },
+    };
+    const e = classify(err) as InvalidRequestError;
+    expect(e).toBeInstanceOf(InvalidRequestError);
+    expect(e.message).toBe(
+      "instances.get (sub-a/westeurope): invalid request (400 BadArgument: Invalid arguments: SKU tier does not match name.)",
+    );
+  });
+
   it("429 → throttled with the Retry-After wait", () => {
     const e = classify(httpError(429, "TooManyRequests", { "retry-after": "20", "x-ms-request-id": "r1" }));
     expect(e).toBeInstanceOf(ThrottledError);

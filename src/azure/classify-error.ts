@@ -119,6 +119,24 @@ function where(ctx: ClassifyContext): string {
   return ctx.scope ? `${ctx.operation} (${describeScope(ctx.scope)})` : ctx.operation;
 }
 
+/**
+ * The first `error.details[].message` of an ARM error body, when it differs from the message: the
+ * SignalR resource provider answers invalid arguments with the message "Invalid arguments" and
+ * the reason in `details` (`{ code: "BadArgument", message: "SKU tier does not match name.",
+ * target: "sku" }`).
+ */
+function detailOf(response: unknown, message: string): string | undefined {
+  const body = (response as { parsedBody?: unknown } | undefined)?.parsedBody as
+    | { error?: { details?: unknown } }
+    | undefined;
+  const details = body?.error?.details;
+  if (!Array.isArray(details)) return undefined;
+  const first = details.find(
+    (d): d is { message: string } => typeof d === "object" && d !== null && typeof d.message === "string",
+  );
+  return first && first.message !== message ? first.message : undefined;
+}
+
 /** First line of a service message, without trailing whitespace, at most 300 characters. */
 function shortMessage(message: string | undefined): string {
   const line = (message ?? "").split("\n")[0]?.trim() ?? "";
@@ -148,6 +166,7 @@ export function classifyAzureError(err: unknown, ctx: ClassifyContext): AzureApi
   if (!isRestError(err)) return undefined;
 
   const response = err.response as ResponseLike | undefined;
+  const detail = detailOf(err.response, message);
   const status = err.statusCode ?? response?.status;
   const code = typeof err.code === "string" && err.code !== "" ? err.code : undefined;
   const requestId = headerOf(response, "x-ms-request-id");
@@ -159,7 +178,8 @@ export function classifyAzureError(err: unknown, ctx: ClassifyContext): AzureApi
     ...(requestId !== undefined ? { requestId } : {}),
     ...(correlationId !== undefined ? { correlationId } : {}),
   };
-  const said = `${status ?? "no response"}${code ? ` ${code}` : ""}${message ? `: ${message}` : ""}`;
+  const text = detail ? shortMessage(`${message}: ${detail}`) : message;
+  const said = `${status ?? "no response"}${code ? ` ${code}` : ""}${text ? `: ${text}` : ""}`;
 
   if (status === undefined || status <= 0) {
     return new TransientError(`${where(ctx)}: request failed (${said})`, details);

@@ -7,9 +7,15 @@
  * Every call goes through the ARM throttle gate of its scope (subscription + the instance's
  * region, learned from `get`), is sent without SDK retries, and fails with one of the typed errors
  * of `errors.ts`. ARM's remaining-quota headers are recorded per scope in `quota`.
+ *
+ * Every request — reads, the PATCH, `listSkus`, list pages and the long-running operation's
+ * status and result polls — carries the api-version of its service ({@link SIGNALR_API_VERSION},
+ * {@link WEBPUBSUB_API_VERSION}): the SDK client's `apiVersion` option, and a pipeline policy that
+ * puts it on the URLs the SDK follows (`Azure-AsyncOperation`, `Location`, `nextLink`).
  */
 import { SignalRManagementClient } from "@azure/arm-signalr";
 import { WebPubSubManagementClient } from "@azure/arm-webpubsub";
+import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import {
   DEFAULT_LADDERS,
   isScalableSku,
@@ -22,6 +28,62 @@ import {
 import { ANY_REGION, ArmAdapter, type ArmAdapterOptions } from "./arm-adapter.js";
 import { parseResourceId, parseServiceKind, type ResourceRef, resourceKey } from "./resource-id.js";
 import { type AzureScope, normalizeRegion, UNKNOWN_REGION } from "./scope.js";
+
+/**
+ * The api-version of every `Microsoft.SignalRService/SignalR` call: the newest stable version of
+ * the SignalR REST spec, the first stable one whose `ResourceSku` has Premium_P2 (100–1,000 units)
+ * and that has replicas. Source: Azure/azure-rest-api-specs,
+ * `specification/signalr/resource-manager/Microsoft.SignalRService/SignalRService/readme.md`
+ * (stable tags 2018-10-01, 2020-05-01, 2021-10-01, 2022-02-01, 2023-02-01, 2024-03-01; later ones
+ * are previews) and `…/stable/2024-03-01/signalr.json` (commit e6eec14c). `@azure/arm-signalr`
+ * 5.2.0 sends 2023-02-01 unless told, whose SKUs stop at Premium_P1 and 100 units.
+ */
+export const SIGNALR_API_VERSION = "2024-03-01";
+
+/**
+ * The api-version of every `Microsoft.SignalRService/WebPubSub` call: the newest stable version of
+ * the Web PubSub REST spec, with Premium_P2 and replicas. Source: Azure/azure-rest-api-specs,
+ * `specification/webpubsub/resource-manager/Microsoft.SignalRService/SignalRService/readme.md`
+ * (stable tags 2021-10-01, 2023-02-01, 2024-03-01; later ones are previews) and
+ * `specification/webpubsub/resource-manager/Microsoft.SignalRService/stable/2024-03-01/webpubsub.json`
+ * (commit c9388702). `@azure/arm-webpubsub` 1.2.0 sends it by default; it is pinned here all the same.
+ */
+export const WEBPUBSUB_API_VERSION = "2024-03-01";
+
+/** The api-version each service's calls carry. */
+export const API_VERSIONS: Readonly<Record<ServiceKind, string>> = {
+  SignalR: SIGNALR_API_VERSION,
+  WebPubSub: WEBPUBSUB_API_VERSION,
+};
+
+/**
+ * Sets `api-version` on every request of a client (replacing any other value, any case): the
+ * SDK's own option covers the operations it builds, not always the URLs it follows from a
+ * response (the operation status and result polls, next pages).
+ */
+export function apiVersionPolicy(apiVersion: string): PipelinePolicy {
+  return {
+    name: "signalrAutoscalerApiVersion",
+    sendRequest(request, next) {
+      request.url = withApiVersion(request.url, apiVersion);
+      return next(request);
+    },
+  };
+}
+
+/**
+ * `url` with exactly one `api-version`, `apiVersion`, last; its other query parameters kept as
+ * written (a `nextLink`'s `$skipToken` is opaque).
+ */
+function withApiVersion(url: string, apiVersion: string): string {
+  const hash = url.indexOf("#");
+  const base = hash < 0 ? url : url.slice(0, hash);
+  const at = base.indexOf("?");
+  const path = at < 0 ? base : base.slice(0, at);
+  const params = at < 0 ? [] : base.slice(at + 1).split("&");
+  const kept = params.filter((p) => p !== "" && p.split("=")[0]?.toLowerCase() !== "api-version");
+  return `${path}?${[...kept, `api-version=${encodeURIComponent(apiVersion)}`].join("&")}`;
+}
 
 /** Provisioning states after which nothing more happens. */
 const TERMINAL_STATES = new Set(["succeeded", "failed", "canceled"]);
@@ -52,6 +114,8 @@ export interface InstanceState {
 
 /** One SKU's capacity rules as `listSkus` reports them. */
 export interface SkuCapacityInfo {
+  /** The resource type the entry is for, as `listSkus` spells it (`Microsoft.SignalRService/SignalR`). */
+  resourceType: string | undefined;
   sku: string;
   tier: string | undefined;
   minimum: number | undefined;
@@ -67,7 +131,7 @@ export interface AllowedUnits {
   ladders: UnitLadders;
   /** The SKUs whose ladder came from `listSkus`. */
   fromService: ScalableSku[];
-  /** Everything `listSkus` returned. */
+  /** The entries `listSkus` returned for the instance's own resource type (not its replicas'). */
   skus: SkuCapacityInfo[];
 }
 
@@ -120,6 +184,7 @@ interface ArmResource {
 }
 
 interface SkuListItem {
+  resourceType?: string;
   sku?: { name: string; tier?: string };
   capacity?: {
     minimum?: number;
@@ -223,7 +288,9 @@ export class AzureInstances extends ArmAdapter {
     const key = `${service}/${subscriptionId.toLowerCase()}`;
     let ops = this.#clients.get(key);
     if (!ops) {
-      const options = this.clientOptions((id) => this.regionOf(id));
+      const apiVersion = API_VERSIONS[service];
+      const base = this.clientOptions((id) => this.regionOf(id), [apiVersionPolicy(apiVersion)]);
+      const options = { ...base, apiVersion };
       ops =
         service === "SignalR"
           ? serviceOps(new SignalRManagementClient(this.conn.credential, subscriptionId, options).signalR)
@@ -250,8 +317,12 @@ export class AzureInstances extends ArmAdapter {
   }
 
   /**
-   * The allowed unit counts per SKU (`listSkus`). SKUs `listSkus` does not describe, or describes
-   * without `allowedValues`, keep the documented ladder (`DEFAULT_LADDERS`).
+   * The allowed unit counts per SKU (`listSkus`), from the entries of the instance's own resource
+   * type only (case-insensitive; an entry without `resourceType` counts as its own): `listSkus`
+   * also lists the SKUs of the instance's replicas (`…/replicas`, as in the official example
+   * `SignalR_ListSkus.json` of 2024-03-01), which are not the instance's. SKUs it does not
+   * describe, or describes without `allowedValues`, keep the documented ladder (`DEFAULT_LADDERS`);
+   * `fromService` names those whose ladder came from the service.
    * @throws ResourceIdError; a typed Azure error on failure.
    */
   async listSkus(resourceId: string, options: CallOptions = {}): Promise<AllowedUnits> {
@@ -259,10 +330,12 @@ export class AzureInstances extends ArmAdapter {
     const list = await this.call("instances.listSkus", this.scopeOf(ref.id), options.signal, () =>
       this.#ops(ref.service, ref.subscriptionId).listSkus(ref.resourceGroup, ref.name, options.signal),
     );
+    const ownType = ref.resourceType.toLowerCase();
     const skus: SkuCapacityInfo[] = (list.value ?? []).flatMap((item) =>
-      item.sku
+      item.sku && (item.resourceType === undefined || item.resourceType.toLowerCase() === ownType)
         ? [
             {
+              resourceType: item.resourceType,
               sku: item.sku.name,
               tier: item.sku.tier,
               minimum: item.capacity?.minimum,

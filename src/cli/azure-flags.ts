@@ -1,15 +1,22 @@
 /**
- * The Azure connection flags `run` and `simulate --resource-id` share: endpoints, the CA to trust
- * and the credential, each with an environment variable as its default (the Deployment in
- * `deploy/` sets them).
+ * The Azure connection flags `run`, `check` and `simulate --resource-id` share: endpoints, the CA
+ * to trust and the credential, each with an environment variable as its default (the Deployment
+ * in `deploy/` sets them); and the deadlines of one call and of one token request (`run`,
+ * `check`).
  */
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { TokenCredential } from "@azure/identity";
 import { type Command, Option } from "commander";
-import { type AzureConnection, createAzureCredential } from "../azure/index.js";
+import {
+  type AzureConnection,
+  createAzureCredential,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_TOKEN_TIMEOUT_MS,
+} from "../azure/index.js";
 import type { Logger } from "../controller/logging.js";
 import { UsageError } from "./errors.js";
+import { positiveSeconds, secondsOf } from "./flags.js";
 
 /** The flags' values. */
 export interface AzureFlags {
@@ -45,6 +52,44 @@ export function azureOptions(cmd: Command, env: Readonly<Record<string, string |
         .choices(["auto", "static"])
         .default(env["AZURE_CREDENTIAL"] ?? "auto"),
     );
+}
+
+/** The deadline flags' values, seconds as typed. */
+export interface AzureTimeoutFlags {
+  azureRequestTimeout: string;
+  azureTokenTimeout: string;
+}
+
+/** Adds `--azure-request-timeout` and `--azure-token-timeout` (defaults: the adapters' own). */
+export function azureTimeoutOptions(
+  cmd: Command,
+  env: Readonly<Record<string, string | undefined>>,
+): Command {
+  return cmd
+    .option(
+      "--azure-request-timeout <seconds>",
+      "deadline of one HTTP call to ARM or Azure Monitor",
+      env["AZURE_REQUEST_TIMEOUT"] ?? secondsOf(DEFAULT_REQUEST_TIMEOUT_MS),
+    )
+    .option(
+      "--azure-token-timeout <seconds>",
+      "deadline of one token request to Microsoft Entra ID (or the managed identity endpoint)",
+      env["AZURE_TOKEN_TIMEOUT"] ?? secondsOf(DEFAULT_TOKEN_TIMEOUT_MS),
+    );
+}
+
+/**
+ * The deadlines the flags give, ms.
+ * @throws UsageError for a value that is not a number of seconds above 0.
+ */
+export function azureTimeouts(flags: AzureTimeoutFlags): {
+  requestTimeoutMs: number;
+  tokenTimeoutMs: number;
+} {
+  return {
+    requestTimeoutMs: positiveSeconds(flags.azureRequestTimeout, "--azure-request-timeout") * 1000,
+    tokenTimeoutMs: positiveSeconds(flags.azureTokenTimeout, "--azure-token-timeout") * 1000,
+  };
 }
 
 /** A credential that hands out a fixed token: only for an emulator (the real ARM refuses it). */

@@ -2,12 +2,22 @@
  * Errors the CLI maps to exit codes, and how they are printed.
  *
  * - {@link UsageError}: the user's input (flags, files) is wrong → exit code 2.
+ * - {@link ExitStatus}: the command printed its result and ends with the code it carries (`check`
+ *   with a FAIL row → 1); nothing more is printed.
  * - anything else thrown by a command → exit code 1.
  */
 import { scrubSecrets } from "../shared/redact.js";
 
 export class UsageError extends Error {
   override readonly name = "UsageError";
+}
+
+/** A command that printed its result and ends with `code`, without an error message. */
+export class ExitStatus extends Error {
+  override readonly name = "ExitStatus";
+  constructor(readonly code: number) {
+    super(`exit status ${code}`);
+  }
 }
 
 /** Exit codes of the `signalr-autoscaler` binary. */

@@ -32,6 +32,17 @@ export function numberFlag(
   return value;
 }
 
+/** A default in ms as the seconds a flag takes (e.g. 30000 → "30"). */
+export const secondsOf = (ms: number): string => String(ms / 1000);
+
+/** A flag of seconds above 0. @throws UsageError naming the flag otherwise. */
+export function positiveSeconds(text: string, flag: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new UsageError(`${flag} must be a number of seconds > 0, got "${text}"`);
+  return value;
+}
+
 /** A duration flag ("90s", "5m", "1h30m") in milliseconds. */
 export function durationFlag(name: string, text: string): number {
   try {

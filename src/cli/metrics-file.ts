@@ -1,26 +1,48 @@
 /**
- * Reads an Azure Monitor metrics response saved to a file — what the REST API (or
- * `az monitor metrics list`) returned — for `recommend`:
+ * Reads the Azure Monitor metrics answers a user saved to files — what the REST API, `az rest` or
+ * `az monitor metrics list` printed — for `recommend`. Each file is one of:
  *
  * - a metrics:getBatch body: `{ "values": [ { "resourceid", "starttime", "endtime", "interval",
- *   "value": [metric…] } ] }`;
- * - a single-resource body (`GET {resourceId}/providers/Microsoft.Insights/metrics`):
- *   `{ "timespan": "start/end", "interval", "value": [metric…] }`;
+ *   "value": [metric…] } ] }` (Monitor `data-plane/Microsoft.Insights/stable/2024-02-01/metricBatch.json`);
+ * - a single-resource body (`GET {resourceId}/providers/Microsoft.Insights/metrics`,
+ *   `resource-manager/Microsoft.Insights/stable/2018-01-01/metrics_API.json`):
+ *   `{ "cost", "timespan": "start/end", "interval", "namespace", "resourceregion", "value": [metric…] }`
+ *   — also as `az monitor metrics list --output json` prints it: keys sorted, every aggregation of
+ *   a data point present (`null` for those not asked for), timestamps with a `+00:00` offset, the
+ *   interval as a Python time span (`0:01:00`, `1 day, 0:00:00`), `errorMessage: null` and a
+ *   `resourceGroup` on each metric;
  *
- * where a metric is `{ "id", "name": { "value", "localizedValue" }, "errorCode"?, "timeseries":
- * [ { "metadatavalues": [ { "name": { "value" }, "value" } ], "data": [ { "timeStamp", "maximum"
- * | "average" | "total" | … } ] } ] }`.
+ * where a metric is `{ "id", "name": { "value", "localizedValue" }, "errorCode"?, "errorMessage"?,
+ * "timeseries": [ { "metadatavalues": [ { "name": { "value" }, "value" } ], "data": [ { "timeStamp",
+ * "maximum" | "average" | "total" | … } ] } ] }`. Timestamps are RFC 3339 with an offset; the
+ * interval is ISO 8601 (`PT1M`) or a time span as Python or .NET prints it (shared/time-text.ts).
  *
- * The body is turned into the SDK's shape (its `interval` becomes the result's `granularity`) and
+ * Several files (one per aggregation, as `az` queries them: gauges with Maximum, counters with
+ * Total) are merged per metric: the copy that carries the aggregation the operator reads wins; two
+ * such copies of one metric are refused.
+ *
+ * The answer is turned into the SDK's shape (its `interval` becomes the result's `granularity`) and
  * then into samples by the Azure adapter's own mapping, `readMetricsAnswer`
  * (src/azure/metric-samples.ts), so `recommend` reads a pasted response exactly as the operator
  * reads a live one: the same cross-series rules, idle counters, and time grain (a body without
- * `interval` takes it from its timestamps). Every problem is a {@link UsageError} with one line
- * naming the file (and the JSON path, for a malformed body).
+ * `interval` takes it from its timestamps).
+ *
+ * Said, not hidden: an Azure error body pasted instead of metrics (`{"error": {"code", "message"}}`,
+ * `{"code", "message"}`, or the Azure CLI's `(Code) message` text) is refused with its code and
+ * message; a metric answered with an `errorCode` is named with its `errorMessage`; a metric that
+ * carries only other aggregations than the one the operator reads (an `average`-only body, the
+ * portal's default) is named with the aggregation it lacks and the `az` command that gets it —
+ * refused when no metric is left to decide on, a note otherwise. Every problem is a
+ * {@link UsageError} with one line naming the file (and the JSON path, for a malformed body).
  */
 
 import type { MetricSample } from "../autoscale/samples.js";
-import { METRIC_DEFINITIONS } from "../azure/metric-definitions.js";
+import {
+  type AggregationField,
+  METRIC_DEFINITIONS,
+  type MetricDefinition,
+  timeGrainSeconds,
+} from "../azure/metric-definitions.js";
 import {
   type DataPointLike,
   MetricGrainError,
@@ -31,19 +53,33 @@ import {
 } from "../azure/metric-samples.js";
 import { resourceKey } from "../azure/resource-id.js";
 import type { ServiceKind } from "../capacity/skus.js";
+import { isoDuration, parseRfc3339, parseTimeSpan } from "../shared/time-text.js";
 import { UsageError } from "./errors.js";
+
+/** One metric of a body, with what the reader needs to say about it. */
+export interface BodyMetric {
+  metric: MetricLike;
+  /** `errorMessage` of a metric answered with an error code. */
+  errorMessage?: string;
+  /** The aggregations at least one of its data points has a value for. */
+  aggregations: AggregationField[];
+}
 
 /** One resource's metrics from a response body. */
 export interface ResourceMetrics {
   /** `resourceid` of a getBatch entry; absent in a single-resource body. */
   resourceId?: string;
-  /** End of the queried time span, RFC 3339, when the body says. */
-  endTime?: string;
-  result: MetricsResultLike;
+  /** End of the queried time span, ms since the epoch, when the body says. */
+  endMs?: number;
+  /** The body's interval as written, and as ISO 8601. */
+  interval?: { text: string; iso: string };
+  metrics: BodyMetric[];
 }
 
 /** A parsed metrics body. */
 export interface MetricsBody {
+  /** The file, as the user named it. */
+  file: string;
   format: "getBatch" | "single";
   resources: ResourceMetrics[];
 }
@@ -54,6 +90,11 @@ const AGGREGATIONS = ["average", "minimum", "maximum", "total", "count"] as cons
 
 function isObject(v: unknown): v is Json {
   return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** One line of a service message: whitespace runs (newlines included) become one space. */
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
 }
 
 class BodyReader {
@@ -79,6 +120,41 @@ class BodyReader {
     return v;
   }
 
+  /** An RFC 3339 time with an offset, ms. */
+  time(v: unknown, path: string): number {
+    const ms = typeof v === "string" ? parseRfc3339(v) : undefined;
+    if (ms === undefined) {
+      this.fail(
+        path,
+        `must be an RFC 3339 time with Z or a UTC offset (2025-06-02T11:40:00Z, …+00:00), got ${JSON.stringify(v ?? null)}`,
+      );
+    }
+    return ms;
+  }
+
+  optionalTime(v: unknown, path: string): number | undefined {
+    return v === undefined || v === null ? undefined : this.time(v, path);
+  }
+
+  /** `PT1M`, `0:01:00` (Python), `00:01:00` (.NET) → the text and its ISO 8601 form. */
+  interval(v: unknown, path: string): ResourceMetrics["interval"] {
+    const text = this.optionalString(v, path);
+    if (text === undefined) return undefined;
+    if (timeGrainSeconds(text) !== undefined) return { text, iso: text.trim().toUpperCase() };
+    const seconds = parseTimeSpan(text);
+    if (seconds === undefined) {
+      this.fail(
+        path,
+        `must be an ISO 8601 duration (PT1M) or a time span as the Azure CLI prints it (0:01:00, 1 day, 0:00:00), got ${JSON.stringify(text)}`,
+      );
+    }
+    if (seconds <= 0) this.fail(path, `${JSON.stringify(text)} is not a positive duration`);
+    if (!Number.isInteger(seconds)) {
+      this.fail(path, `${JSON.stringify(text)} (${seconds} seconds) is not a whole number of minutes`);
+    }
+    return { text, iso: isoDuration(seconds) };
+  }
+
   /** `{ "value": "X", "localizedValue": "Y" }` or a plain string → "X". */
   name(v: unknown, path: string): string {
     if (typeof v === "string") return v;
@@ -88,11 +164,12 @@ class BodyReader {
     return value;
   }
 
-  metric(v: unknown, path: string): MetricLike {
+  metric(v: unknown, path: string): BodyMetric {
     const o = this.object(v, path);
     const name = this.name(o["name"], `${path}.name`);
     const id = this.optionalString(o["id"], `${path}.id`) ?? "";
     const errorCode = this.optionalString(o["errorCode"], `${path}.errorCode`);
+    const errorMessage = this.optionalString(o["errorMessage"], `${path}.errorMessage`);
     const series =
       o["timeseries"] === undefined || o["timeseries"] === null
         ? []
@@ -103,7 +180,10 @@ class BodyReader {
       timeseries: series.map((s, i) => this.series(s, `${path}.timeseries[${i}]`)),
     };
     if (errorCode !== undefined) metric.errorCode = errorCode;
-    return metric;
+    const aggregations = AGGREGATIONS.filter((agg) =>
+      metric.timeseries.some((s) => (s.data ?? []).some((p) => p[agg] !== undefined)),
+    );
+    return { metric, aggregations, ...(errorMessage ? { errorMessage: oneLine(errorMessage) } : {}) };
   }
 
   series(v: unknown, path: string): MetricLike["timeseries"][number] {
@@ -127,13 +207,11 @@ class BodyReader {
     };
   }
 
-  point(v: unknown, path: string) {
+  point(v: unknown, path: string): DataPointLike {
     const o = this.object(v, path);
-    const stamp = o["timeStamp"] ?? o["timestamp"];
-    if (typeof stamp !== "string" || !Number.isFinite(Date.parse(stamp))) {
-      this.fail(`${path}.timeStamp`, `must be an RFC 3339 time, got ${JSON.stringify(stamp ?? null)}`);
-    }
-    const point: DataPointLike = { timeStamp: new Date(stamp) };
+    const point: DataPointLike = {
+      timeStamp: new Date(this.time(o["timeStamp"] ?? o["timestamp"], `${path}.timeStamp`)),
+    };
     for (const agg of AGGREGATIONS) {
       const value = o[agg];
       if (value === undefined || value === null) continue;
@@ -143,68 +221,91 @@ class BodyReader {
     }
     return point;
   }
+
+  /** A resource's entry: its metrics, interval and end, from the keys of either layout. */
+  resource(o: Json, path: string, metricsPath: string): ResourceMetrics {
+    const metrics = this.array(o["value"], metricsPath).map((m, j) => this.metric(m, `${metricsPath}[${j}]`));
+    const res: ResourceMetrics = { metrics };
+    const interval = this.interval(o["interval"], `${path}interval`);
+    if (interval) res.interval = interval;
+    const timespan = this.optionalString(o["timespan"], `${path}timespan`);
+    const end =
+      timespan !== undefined
+        ? this.time(timespan.split("/")[1], `${path}timespan (its end)`)
+        : this.optionalTime(o["endtime"] ?? o["endTime"], `${path}endtime`);
+    if (end !== undefined) res.endMs = end;
+    return res;
+  }
 }
 
-/** End of a `"start/end"` timespan. */
-function timespanEnd(timespan: string | undefined): string | undefined {
-  const end = timespan?.split("/")[1];
-  return end !== undefined && Number.isFinite(Date.parse(end)) ? end : undefined;
+/** The code and message of an Azure error body (`{ error: { code, message } }` or `{ code, message }`). */
+function azureErrorOf(root: Json): { code: string; message: string } | undefined {
+  const e = isObject(root["error"]) ? root["error"] : root["value"] === undefined ? root : undefined;
+  if (!e || root["values"] !== undefined) return undefined;
+  const code = e["code"];
+  const message = e["message"];
+  if (typeof code !== "string" && typeof message !== "string") return undefined;
+  return { code: typeof code === "string" ? code : "(no code)", message: oneLine(String(message ?? "")) };
 }
+
+/** `(Code) message` as the Azure CLI prints an error (after `ERROR: `), from its first such line. */
+const CLI_ERROR = /^\s*(?:ERROR:\s*)?\(([A-Za-z][\w.]*)\)\s*(.*)$/m;
 
 /**
- * Parses the text of a metrics response (JSON). Throws {@link UsageError} (one line) when it is not
- * JSON or not one of the two shapes.
+ * Parses the text of a metrics response (JSON) saved to `file`.
+ * @throws UsageError (one line) when it is not JSON, is an Azure error rather than metrics (its
+ *   code and message said), or is not one of the two layouts.
  */
 export function parseMetricsBody(text: string, file: string): MetricsBody {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch (err) {
+    const cli = CLI_ERROR.exec(text);
+    if (cli) {
+      throw new UsageError(
+        `metrics ${file}: is an Azure CLI error, not a metrics answer: ${cli[1]}: ${oneLine(cli[2] ?? "")}`,
+      );
+    }
     throw new UsageError(`metrics ${file}: not JSON (${(err as Error).message.split("\n")[0]})`);
   }
   const r = new BodyReader(file);
   const root = r.object(doc, "(root)");
+  const error = azureErrorOf(root);
+  if (error) {
+    throw new UsageError(
+      `metrics ${file}: is an Azure error answer, not metrics: ${error.code}: ${error.message}`,
+    );
+  }
   if (root["values"] !== undefined) {
     const values = r.array(root["values"], "values");
     if (values.length === 0) r.fail("values", "is empty: the response holds no resource");
     return {
+      file,
       format: "getBatch",
       resources: values.map((v, i) => {
         const o = r.object(v, `values[${i}]`);
-        const metrics = r
-          .array(o["value"], `values[${i}].value`)
-          .map((m, j) => r.metric(m, `values[${i}].value[${j}]`));
-        const interval = r.optionalString(o["interval"], `values[${i}].interval`);
-        const res: ResourceMetrics = { result: { metrics, ...(interval ? { granularity: interval } : {}) } };
+        const res = r.resource(o, `values[${i}].`, `values[${i}].value`);
         const id = r.optionalString(o["resourceid"] ?? o["resourceId"], `values[${i}].resourceid`);
-        if (id !== undefined) {
-          res.resourceId = id;
-          res.result = { ...res.result, resourceId: id };
-        }
-        const end = r.optionalString(o["endtime"] ?? o["endTime"], `values[${i}].endtime`);
-        if (end !== undefined && Number.isFinite(Date.parse(end))) res.endTime = end;
+        if (id !== undefined) res.resourceId = id;
         return res;
       }),
     };
   }
   if (root["value"] !== undefined) {
-    const metrics = r.array(root["value"], "value").map((m, j) => r.metric(m, `value[${j}]`));
-    const interval = r.optionalString(root["interval"], "interval");
-    const res: ResourceMetrics = { result: { metrics, ...(interval ? { granularity: interval } : {}) } };
-    const end = timespanEnd(r.optionalString(root["timespan"], "timespan"));
-    if (end !== undefined) res.endTime = end;
-    return { format: "single", resources: [res] };
+    return { file, format: "single", resources: [r.resource(root, "", "value")] };
   }
   return r.fail(
     "(root)",
-    'has neither "values" (metrics:getBatch) nor "value" (single resource): not an Azure Monitor metrics response',
+    'has neither "values" (metrics:getBatch) nor "value" (single resource): not an Azure Monitor metrics answer',
   );
 }
 
-/** What {@link samplesFromBody} found. */
+/** What {@link samplesFromBodies} found. */
 export interface BodySamples {
   samples: MetricSample[];
-  resource: ResourceMetrics;
+  /** End of the queried time span (the latest of the files'), ms, when they say. */
+  endMs?: number;
   /** Notes for the reader (e.g. the resource ID differs from the policy's). */
   notes: string[];
 }
@@ -227,50 +328,206 @@ function grainNotes(answer: MetricsAnswer): string[] {
   return notes;
 }
 
+/** The entry of `resourceId` in `body`: the matching getBatch entry (case-insensitive ID), or the only one. */
+function resourceOf(body: MetricsBody, resourceId: string, notes: string[]): ResourceMetrics {
+  const match = body.resources.find(
+    (r) => r.resourceId !== undefined && resourceKey(r.resourceId) === resourceKey(resourceId),
+  );
+  if (match) return match;
+  if (body.resources.length > 1) {
+    throw new UsageError(
+      `metrics ${body.file}: none of its ${body.resources.length} resources is the policy's target ${resourceId}`,
+    );
+  }
+  const only = body.resources[0] as ResourceMetrics;
+  if (only.resourceId !== undefined) {
+    notes.push(
+      `the metrics of ${body.file} are of ${only.resourceId}, not of the policy's target ${resourceId}`,
+    );
+  }
+  return only;
+}
+
+/** True when `m` is the metric of `def`: by the last segment of its ID, else by name or display name. */
+function isMetricOf(m: MetricLike, def: MetricDefinition): boolean {
+  const names = [m.id.split("/").pop() || m.name, m.name].map((n) => n.toLowerCase());
+  return names.includes(def.name.toLowerCase()) || names.includes(def.displayName.toLowerCase());
+}
+
+const answered = (m: BodyMetric) => m.metric.errorCode === undefined || m.metric.errorCode === "Success";
+
+/** Why a metric of the service gives the decision nothing. */
+type Missing =
+  | { def: MetricDefinition; why: "absent" }
+  | { def: MetricDefinition; why: "failed"; errorCode: string; errorMessage?: string; file: string }
+  | { def: MetricDefinition; why: "aggregation"; has: AggregationField[]; file: string };
+
+/** `maximum` → `Maximum`, as the REST API's `aggregation` parameter and `az --aggregation` spell it. */
+const aggregationName = (a: AggregationField) => `${a[0]?.toUpperCase()}${a.slice(1)}`;
+
 /**
- * The samples of `resourceId` in `body`: the matching getBatch entry (case-insensitive ID), or the
- * only one, read by `readMetricsAnswer`. Throws {@link UsageError} when several resources are
- * present and none matches, when the time grain cannot be read (irregular timestamps, or an
- * interval that disagrees with them), or when no metric of the service is present.
+ * The metric of `def` across the files: the one copy answered without error that carries the
+ * aggregation the operator reads, else what is wrong with the copies there are.
+ * @throws UsageError when two files both carry it.
  */
-export function samplesFromBody(
-  body: MetricsBody,
-  file: string,
+function pickMetric(
+  def: MetricDefinition,
+  found: readonly { file: string; metric: BodyMetric }[],
+): { chosen?: BodyMetric; missing?: Missing } {
+  const copies = found.filter((f) => isMetricOf(f.metric.metric, def));
+  const good = copies.filter((c) => answered(c.metric) && c.metric.aggregations.includes(def.aggregation));
+  if (good.length > 1) {
+    throw new UsageError(
+      `metrics: ${def.name} with its ${aggregationName(def.aggregation)} is in ${good.map((g) => g.file).join(" and ")}: give each metric once`,
+    );
+  }
+  if (good[0]) return { chosen: good[0].metric };
+  // Answered without error and without any value (idle, or still being ingested): it speaks for itself.
+  const empty = copies.find((c) => answered(c.metric) && c.metric.aggregations.length === 0);
+  if (empty) return { chosen: empty.metric };
+  const failed = copies.find((c) => !answered(c.metric));
+  if (failed) {
+    return {
+      chosen: failed.metric,
+      missing: {
+        def,
+        why: "failed",
+        errorCode: String(failed.metric.metric.errorCode),
+        file: failed.file,
+        ...(failed.metric.errorMessage ? { errorMessage: failed.metric.errorMessage } : {}),
+      },
+    };
+  }
+  const other = copies[0];
+  if (other) {
+    return { missing: { def, why: "aggregation", has: other.metric.aggregations, file: other.file } };
+  }
+  return { missing: { def, why: "absent" } };
+}
+
+/** `a, b and c` */
+function list(items: readonly string[]): string {
+  return items.length <= 1 ? (items[0] ?? "") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
+}
+
+/** An `az` command line and the file it writes. */
+export interface AzFetch {
+  command: string;
+  file: string;
+}
+
+/**
+ * The `az monitor metrics list` command lines that get `defs` of `resourceId` as the operator
+ * reads them: one per aggregation (the gauges' Maximum, the counters' Total), PT1M, JSON, each
+ * into its own file.
+ */
+export function azMetricsCommands(resourceId: string, defs: readonly MetricDefinition[]): AzFetch[] {
+  const byAggregation = new Map<AggregationField, MetricDefinition[]>();
+  for (const d of defs) byAggregation.set(d.aggregation, [...(byAggregation.get(d.aggregation) ?? []), d]);
+  return [...byAggregation].map(([agg, group]) => {
+    const file = `${group[0]?.kind === "gauge" ? "gauges" : "counters"}.json`;
+    return {
+      command: `az monitor metrics list --resource ${resourceId} --metrics ${group.map((d) => d.name).join(" ")} --aggregation ${aggregationName(agg)} --interval PT1M --output json > ${file}`,
+      file,
+    };
+  });
+}
+
+/** What a missing metric lacks, grouped: one phrase per kind of problem. */
+function missingPhrases(missing: readonly Missing[]): string[] {
+  const phrases: string[] = [];
+  const lacking = missing.filter(
+    (m): m is Extract<Missing, { why: "aggregation" }> => m.why === "aggregation",
+  );
+  const groups = new Map<string, typeof lacking>();
+  for (const m of lacking) {
+    const key = `${m.def.aggregation}|${m.has.join(",")}`;
+    groups.set(key, [...(groups.get(key) ?? []), m]);
+  }
+  for (const group of groups.values()) {
+    const first = group[0] as (typeof lacking)[number];
+    const kind = first.def.kind === "gauge" ? "gauges" : "counters";
+    phrases.push(
+      `${list(group.map((m) => m.def.name))} ${group.length === 1 ? "carries" : "carry"} only ${list(first.has)} and the operator reads ${group.length === 1 ? "its" : "their"} ${aggregationName(first.def.aggregation)} (${kind})`,
+    );
+  }
+  const failures = new Map<string, string[]>();
+  for (const m of missing) {
+    if (m.why !== "failed") continue;
+    const answer = `errorCode ${m.errorCode}${m.errorMessage ? ` ("${m.errorMessage}")` : ""}`;
+    failures.set(answer, [...(failures.get(answer) ?? []), m.def.name]);
+  }
+  for (const [answer, names] of failures) phrases.push(`${list(names)} came back with ${answer}`);
+  const absent = missing.filter((m) => m.why === "absent").map((m) => m.def.name);
+  if (absent.length > 0) phrases.push(`${list(absent)} ${absent.length === 1 ? "is" : "are"} not in it`);
+  return phrases;
+}
+
+/**
+ * The samples of `resourceId` in `bodies` (one or more files, merged per metric), read by
+ * `readMetricsAnswer`, with notes on what is missing and why.
+ * @throws UsageError when several resources are present in a file and none matches, when the files'
+ *   intervals differ, when the time grain cannot be read (irregular timestamps, or an interval that
+ *   disagrees with them), when a metric is in two files, or when no metric of the service is left
+ *   to decide on (each one absent, answered with an error, or without the aggregation the
+ *   operator reads — the message says which, and the `az` command lines that get them).
+ */
+export function samplesFromBodies(
+  bodies: readonly MetricsBody[],
   service: ServiceKind,
   resourceId: string,
 ): BodySamples {
   const notes: string[] = [];
-  const match = body.resources.find(
-    (r) => r.resourceId !== undefined && resourceKey(r.resourceId) === resourceKey(resourceId),
+  const files = bodies.map((b) => b.file).join(", ");
+  const picked = bodies.map((body) => ({ body, resource: resourceOf(body, resourceId, notes) }));
+  const intervals = picked.flatMap(({ body, resource }) =>
+    resource.interval ? [{ file: body.file, ...resource.interval }] : [],
   );
-  let resource = match;
-  if (!resource) {
-    if (body.resources.length > 1) {
-      throw new UsageError(
-        `metrics ${file}: none of its ${body.resources.length} resources is the policy's target ${resourceId}`,
-      );
-    }
-    resource = body.resources[0] as ResourceMetrics;
-    if (resource.resourceId !== undefined) {
-      notes.push(`the metrics are of ${resource.resourceId}, not of the policy's target ${resourceId}`);
-    }
-  }
-  const defs = METRIC_DEFINITIONS[service];
-  let answer: MetricsAnswer;
-  try {
-    answer = readMetricsAnswer(service, resource.resourceId ?? resourceId, resource.result);
-  } catch (err) {
-    if (err instanceof MetricGrainError) throw new UsageError(`metrics ${file}: ${err.message}`);
-    throw err;
-  }
-  if (answer.absent.length === defs.length) {
+  const interval = intervals[0];
+  const other = intervals.find((i) => i.iso !== interval?.iso);
+  if (interval && other) {
     throw new UsageError(
-      `metrics ${file}: no ${service} metric in it (expected some of ${defs.map((d) => d.name).join(", ")})`,
+      `metrics: ${interval.file} has interval ${interval.text} and ${other.file} ${other.text}: give answers of one interval`,
     );
   }
-  for (const f of answer.failed) {
-    notes.push(`metric ${f.metric} returned errorCode ${f.errorCode}: its values count as unknown`);
+  const found = picked.flatMap(({ body, resource }) =>
+    resource.metrics.map((metric) => ({ file: body.file, metric })),
+  );
+  const defs = METRIC_DEFINITIONS[service];
+  const chosen: MetricLike[] = [];
+  const missing: Missing[] = [];
+  for (const def of defs) {
+    const pick = pickMetric(def, found);
+    if (pick.chosen) chosen.push(pick.chosen.metric);
+    if (pick.missing) missing.push(pick.missing);
+  }
+  if (missing.every((m) => m.why === "absent") && missing.length === defs.length) {
+    throw new UsageError(
+      `metrics ${files}: no ${service} metric in it (expected some of ${defs.map((d) => d.name).join(", ")})`,
+    );
+  }
+  const fetch = azMetricsCommands(
+    resourceId,
+    missing.filter((m) => m.why !== "failed").map((m) => m.def),
+  );
+  const commands = fetch.map((f) => f.command).join(" ; ");
+  if (missing.length === defs.length) {
+    throw new UsageError(
+      `metrics ${files}: no metric the operator reads is usable: ${missingPhrases(missing).join("; ")}${fetch.length > 0 ? `. Get them as the operator reads them: ${commands} — then give each file: ${fetch.map((f) => `--metrics ${f.file}`).join(" ")}` : ""}`,
+    );
+  }
+  for (const phrase of missingPhrases(missing)) notes.push(`${phrase}: read as unknown`);
+  if (fetch.length > 0)
+    notes.push(`get what is missing with: ${commands} — and give each file as one more --metrics`);
+  const result: MetricsResultLike = { metrics: chosen, ...(interval ? { granularity: interval.iso } : {}) };
+  let answer: MetricsAnswer;
+  try {
+    answer = readMetricsAnswer(service, resourceId, result);
+  } catch (err) {
+    if (err instanceof MetricGrainError) throw new UsageError(`metrics ${files}: ${err.message}`);
+    throw err;
   }
   notes.push(...grainNotes(answer));
-  return { samples: answer.samples, resource, notes };
+  const ends = picked.flatMap(({ resource }) => (resource.endMs !== undefined ? [resource.endMs] : []));
+  return { samples: answer.samples, notes, ...(ends.length > 0 ? { endMs: Math.max(...ends) } : {}) };
 }

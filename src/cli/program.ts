@@ -1,7 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { VERSION } from "../shared/version.js";
 import { commands } from "./commands/index.js";
-import { ExitCode, formatCliError, UsageError } from "./errors.js";
+import { ExitCode, ExitStatus, formatCliError, UsageError } from "./errors.js";
 import type { CliIo } from "./io.js";
 
 /**
@@ -39,7 +39,8 @@ async function buildProgram(argv: readonly string[], io: CliIo): Promise<Command
 
 /**
  * Runs the CLI with `argv` (without the node and script entries) and returns the exit code:
- * 0 on success, 2 on bad usage ({@link UsageError} or a flag error), 1 on any other failure.
+ * 0 on success, 2 on bad usage ({@link UsageError} or a flag error), a command's own code
+ * ({@link ExitStatus}: it printed its result), 1 on any other failure.
  * Errors are printed as one line, credentials redacted; the stack trace only with `--verbose`.
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
@@ -55,6 +56,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       // commander has already printed its message.
       return err.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
     }
+    if (err instanceof ExitStatus) return err.code;
     io.stderr(formatCliError(err, verbose));
     return err instanceof UsageError ? ExitCode.usage : ExitCode.failure;
   }

@@ -79,7 +79,7 @@ export async function replayWindow(
       demand: traffic?.offeredConnections,
       sku: view.sku,
       units: view.units,
-      updatingTo: view.operation?.status === "InProgress" ? view.operation.target : undefined,
+      updatingTo: view.operation?.status === "Running" ? view.operation.target : undefined,
       replicas: replicaLog[replicaLog.length - 1]?.replicas,
       reason: passReason(report),
     });

@@ -29,7 +29,7 @@ export class CapacityTracker {
     if (view.sku !== this.#last.sku || view.units !== this.#last.units) {
       this.#last = { sku: view.sku, units: view.units };
       const op = [...this.#ops.values()].find(
-        (o) => o.apply && o.target.sku === view.sku && o.target.units === view.units,
+        (o) => o.outcome === "applied" && o.target.sku === view.sku && o.target.units === view.units,
       );
       // Seen without its operation (a scale faster than the sampling): from now.
       if (!op) this.#seen.push({ fromMs: this.emulator.clock.nowMs(), sku: view.sku, units: view.units });
@@ -41,7 +41,7 @@ export class CapacityTracker {
     const changes = [
       this.initial,
       ...[...this.#ops.values()]
-        .filter((o) => o.apply)
+        .filter((o) => o.outcome === "applied")
         .map((o) => ({ fromMs: o.completesMs, sku: o.target.sku, units: o.target.units })),
       ...this.#seen,
     ].sort((a, b) => a.fromMs - b.fromMs);

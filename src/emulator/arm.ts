@@ -1,31 +1,54 @@
 /**
  * The Azure Resource Manager part of the emulator, for `Microsoft.SignalRService/SignalR` and
- * `Microsoft.SignalRService/WebPubSub` (REST shapes of api-versions 2023-02-01 and 2024-03-01, the
- * ones `@azure/arm-signalr` 5 and `@azure/arm-webpubsub` 1 send) and
- * `Microsoft.Insights/autoscaleSettings`:
+ * `Microsoft.SignalRService/WebPubSub` (api-versions 2023-02-01 and 2024-03-01, each with its own
+ * SKU contract: `api-versions.ts`) and `Microsoft.Insights/autoscaleSettings`:
  *
  * | method      | path (segments case-insensitive)                                                        |
  * |-------------|------------------------------------------------------------------------------------------|
  * | GET         | `/subscriptions/{s}/resourceGroups/{g}/providers/Microsoft.SignalRService/{type}/{name}` |
- * | PATCH, PUT  | same: a long-running operation (202, `Azure-AsyncOperation`, `Location`); 409 while one runs |
+ * | PATCH, PUT  | same: a long-running operation (202/201, `Azure-AsyncOperation`, `Location`)            |
  * | GET         | `…/{name}/skus` (listSkus)                                                              |
  * | GET         | `/subscriptions/{s}[/resourceGroups/{g}]/providers/Microsoft.SignalRService/{type}` (list, paged) |
  * | GET         | `/subscriptions/{s}/providers/Microsoft.SignalRService/locations/{l}/operationStatuses/{id}` |
  * | GET         | `/subscriptions/{s}/providers/Microsoft.SignalRService/locations/{l}/operationResults/{id}` |
  * | GET         | `/subscriptions/{s}[/resourceGroups/{g}]/providers/Microsoft.Insights/autoscalesettings` |
  *
- * Every route needs `api-version`. Handlers return a response; faults, auth and rate limits are
- * the server's.
+ * Every route needs `api-version`; SignalR and Web PubSub routes take only the versions served
+ * (400 `InvalidApiVersionParameter` for a malformed one, 400 `NoRegisteredProviderFound` for one the
+ * type does not have, with ARM's messages). A write goes through, in order: the resource locks
+ * (409 `ScopeLocked`), the Azure Policy deny assignments (403 `RequestDisallowedByPolicy`), the
+ * SKU contract of the api-version asked (400 `BadArgument`, the SignalR resource provider's answer
+ * to invalid arguments: "Invalid arguments" with the reason in `details`, target `sku`), an
+ * operation already running (409 `Conflict`: wait, don't stack), the unit quota (409
+ * `OperationNotAllowed`), and the instance's unit ladder (400 `BadArgument`, or accepted and not
+ * applied, per its `ladderEnforcement`). Reads may lag an accepted write (`EmulatorState.armView`).
+ *
+ * Long-running operations report `status` `Running` until terminal, then `Succeeded`, `Failed` or
+ * `Canceled` (ARM RPC "Asynchronous operations": terminal states Succeeded, Failed, Canceled, every
+ * other value means running; `error` required for Failed and Canceled; `Running` is a value of the
+ * specs' `ProvisioningState` enum).
+ *
+ * Handlers return a response; faults, auth and rate limits are the server's.
  */
 import { type ServiceKind, SKU_NAMES, SKU_TIER, type SkuName } from "../capacity/index.js";
+import {
+  apiVersionProblem,
+  SKU_TIERS,
+  type SkuContract,
+  servedVersions,
+  skuContract,
+} from "./api-versions.js";
 import { ARM_TYPES, serviceOfType } from "./arm-id.js";
 import { armError, type EmulatorRequest, type EmulatorResponse, isoTime, json, queryParam } from "./http.js";
+import { policyDeniedError, quotaExceededError, scopeLockedError, type WriteTarget } from "./refusals.js";
 import {
   allowedUnits,
   type EmulatorState,
   type InstanceView,
   type OperationRecord,
+  operationConflict,
   StateError,
+  type UpdateOutcome,
 } from "./state.js";
 
 const SIZE: Readonly<Record<SkuName, string>> = {
@@ -42,6 +65,9 @@ const SCALE_TYPE: Readonly<Record<SkuName, string>> = {
   Premium_P2: "Automatic",
 };
 
+/** SKUs replicas can have (Premium only). */
+const REPLICA_SKUS: readonly SkuName[] = ["Premium_P1", "Premium_P2"];
+
 /** Options of the ARM handlers. */
 export interface ArmContext {
   state: EmulatorState;
@@ -49,16 +75,20 @@ export interface ArmContext {
   pageSize?: number;
 }
 
-/** What a fault asked the ARM handler to do differently. */
+/** What a fault asked the ARM handler to do differently with an update. */
 export interface ArmFaultFlags {
   /** The update reports success but does not apply. */
   notApplied?: boolean;
   /** The update runs, then ends Failed without applying. */
   failUpdate?: boolean;
+  /** The update runs, then ends Canceled without applying. */
+  cancelUpdate?: boolean;
+  /** The update stays Updating this many virtual seconds (instead of the scale duration). */
+  updateSeconds?: number;
 }
 
-/** The JSON ARM returns for an instance. */
-function resourceBody(view: InstanceView): Record<string, unknown> {
+/** The JSON ARM returns for an instance, in the shape of `contract`'s version. */
+function resourceBody(view: InstanceView, contract: SkuContract): Record<string, unknown> {
   const service = view.ref.service;
   return {
     id: view.resourceId,
@@ -86,27 +116,46 @@ function resourceBody(view: InstanceView): Record<string, unknown> {
       publicNetworkAccess: "Enabled",
       disableLocalAuth: false,
       disableAadAuth: false,
+      // Properties of the versions with replicas (2024-03-01).
+      ...(contract.replicas ? { regionEndpointEnabled: "Enabled", resourceStopped: "false" } : {}),
     },
   };
 }
 
-function skuListBody(service: ServiceKind): Record<string, unknown> {
+function skuEntry(resourceType: string, sku: SkuName, allowed: readonly number[]): Record<string, unknown> {
   return {
-    value: SKU_NAMES.map((sku) => {
-      const allowed = allowedUnits(sku);
-      return {
-        resourceType: ARM_TYPES[service],
-        sku: { name: sku, tier: SKU_TIER[sku] },
-        capacity: {
-          minimum: allowed[0],
-          maximum: allowed[allowed.length - 1],
-          default: allowed[0],
-          allowedValues: [...allowed],
-          scaleType: SCALE_TYPE[sku],
-        },
-      };
-    }),
+    resourceType,
+    sku: { name: sku, tier: SKU_TIER[sku] },
+    capacity: {
+      minimum: allowed[0],
+      maximum: allowed[allowed.length - 1],
+      default: allowed[0],
+      allowedValues: [...allowed],
+      scaleType: SCALE_TYPE[sku],
+    },
   };
+}
+
+/**
+ * `listSkus` of an instance in `contract`'s version: the version's SKUs with the instance's
+ * ladders, and — in versions with replicas — the replicas' SKUs (resource type `…/replicas`, the
+ * documented ladders), as the official example `SignalR_ListSkus.json` of 2024-03-01 lists them.
+ */
+function skuListBody(
+  state: EmulatorState,
+  view: InstanceView,
+  contract: SkuContract,
+): Record<string, unknown> {
+  const type = ARM_TYPES[view.ref.service];
+  const own = SKU_NAMES.filter((sku) => contract.skus[sku] !== undefined).map((sku) =>
+    skuEntry(type, sku, state.ladderOf(view.resourceId, sku)),
+  );
+  const replicas = contract.replicas
+    ? REPLICA_SKUS.filter((sku) => contract.skus[sku] !== undefined).map((sku) =>
+        skuEntry(`${type}/replicas`, sku, allowedUnits(sku)),
+      )
+    : [];
+  return { value: [...own, ...replicas] };
 }
 
 function operationUrls(req: EmulatorRequest, op: OperationRecord, apiVersion: string) {
@@ -118,20 +167,24 @@ function operationUrls(req: EmulatorRequest, op: OperationRecord, apiVersion: st
   };
 }
 
+const OPERATION_ERRORS: Partial<Record<OperationRecord["status"], { code: string; message: string }>> = {
+  Failed: { code: "InternalServerError", message: "The operation failed." },
+  Canceled: { code: "OperationCanceled", message: "The operation was canceled." },
+};
+
 function operationStatusBody(
   req: EmulatorRequest,
   op: OperationRecord,
   apiVersion: string,
 ): Record<string, unknown> {
+  const error = OPERATION_ERRORS[op.status];
   return {
     id: operationUrls(req, op, apiVersion).asyncOperation.split("?")[0]?.slice(req.baseUrl.length),
     name: op.id,
     status: op.status,
     startTime: isoTime(op.startedMs),
     ...(op.endMs !== undefined ? { endTime: isoTime(op.endMs) } : {}),
-    ...(op.status === "Failed"
-      ? { error: { code: "InternalServerError", message: "The operation failed." } }
-      : {}),
+    ...(error ? { error } : {}),
   };
 }
 
@@ -156,19 +209,31 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
+/** What a PATCH/PUT body asks for. */
+interface Change {
+  sku?: string;
+  tier?: string;
+  units?: number;
+  tags?: Record<string, string>;
+}
+
 /** Reads `sku` and `tags` of a PATCH/PUT body. */
-function readChange(
-  body: unknown,
-): { sku?: string; units?: number; tags?: Record<string, string> } | EmulatorResponse {
+function readChange(body: unknown): Change | EmulatorResponse {
   if (!isObject(body))
     return armError(400, "InvalidRequestContent", "The request content must be a JSON object.");
-  const out: { sku?: string; units?: number; tags?: Record<string, string> } = {};
+  const out: Change = {};
   const sku = body["sku"];
   if (sku !== undefined) {
     if (!isObject(sku) || typeof sku["name"] !== "string") {
       return armError(400, "InvalidRequestContent", "sku.name is required and must be a string.");
     }
     out.sku = sku["name"];
+    const tier = sku["tier"];
+    if (tier !== undefined) {
+      if (typeof tier !== "string")
+        return armError(400, "InvalidRequestContent", "sku.tier must be a string.");
+      out.tier = tier;
+    }
     const capacity = sku["capacity"];
     if (capacity !== undefined) {
       if (typeof capacity !== "number")
@@ -181,28 +246,229 @@ function readChange(
   return out;
 }
 
+/** The SignalR resource provider's 400 for invalid arguments: the reason is in `details`. */
+function badArgument(reason: string): EmulatorResponse {
+  return armError(
+    400,
+    "BadArgument",
+    "Invalid arguments",
+    {},
+    {
+      details: [{ code: "BadArgument", message: reason, target: "sku" }],
+    },
+  );
+}
+
+/** The 400 for a unit count off the ladder the service enforces. */
+function offLadder(sku: SkuName, units: number, ladder: readonly number[]): EmulatorResponse {
+  return badArgument(`The capacity ${units} is not valid for ${sku}. Allowed values: ${ladder.join(", ")}.`);
+}
+
+/**
+ * Why `sku` (name, tier, capacity) is not valid in `contract`'s version, or `undefined`. Tier
+ * `Basic` is the deprecated name of `Standard`.
+ */
+export function skuContractProblem(
+  contract: SkuContract,
+  sku: { name: string; tier?: string; units: number },
+): string | undefined {
+  const range = (contract.skus as Record<string, { minimum: number; maximum: number } | undefined>)[sku.name];
+  if (!range) {
+    const names = Object.keys(contract.skus).join(", ");
+    return `The SKU '${sku.name}' is not valid in api-version ${contract.version}. Allowed values: ${names}.`;
+  }
+  const name = sku.name as SkuName;
+  if (sku.tier !== undefined) {
+    if (!SKU_TIERS.includes(sku.tier)) {
+      return `The SKU tier '${sku.tier}' is not valid. Allowed values: ${SKU_TIERS.join(", ")}.`;
+    }
+    const tier = sku.tier === "Basic" ? "Standard" : sku.tier;
+    if (tier !== SKU_TIER[name]) return "SKU tier does not match name.";
+  }
+  if (!Number.isInteger(sku.units) || sku.units < range.minimum || sku.units > range.maximum) {
+    return `The capacity ${sku.units} is not valid for ${name} in api-version ${contract.version}: allowed from ${range.minimum} to ${range.maximum}.`;
+  }
+  return undefined;
+}
+
 /** Seconds to wait before polling a running operation: its remaining real time, 1–30 s. */
 function pollAfter(state: EmulatorState, op: OperationRecord): string {
   const remaining = state.clock.realDuration(Math.max(0, op.completesMs - state.clock.nowMs()));
   return String(Math.min(30, Math.max(1, Math.ceil(remaining / 1000))));
 }
 
+/** The answer to an accepted update (PATCH 202) or creation (PUT 201): its polling URLs, and for a PUT the resource. */
 function accepted(
   req: EmulatorRequest,
   state: EmulatorState,
   op: OperationRecord,
-  apiVersion: string,
+  contract: SkuContract,
   status = 202,
 ): EmulatorResponse {
-  const urls = operationUrls(req, op, apiVersion);
-  return {
-    status,
-    headers: {
-      "azure-asyncoperation": urls.asyncOperation,
-      location: urls.location,
-      "retry-after": pollAfter(state, op),
-    },
+  const urls = operationUrls(req, op, contract.version);
+  const headers = {
+    "azure-asyncoperation": urls.asyncOperation,
+    location: urls.location,
+    "retry-after": pollAfter(state, op),
   };
+  // A PUT's 201 carries the resource as it is now (spec: SignalR_CreateOrUpdate 201 is a
+  // SignalRResource); a PATCH's 202 has no body.
+  const view = status === 201 ? state.getInstance(op.resourceId) : undefined;
+  return view ? json(status, resourceBody(view, contract), headers) : { status, headers };
+}
+
+/** ARM's answer to an api-version the resource type does not have (or a malformed one). */
+function apiVersionError(
+  service: ServiceKind,
+  typeName: string,
+  version: string,
+  location: string,
+): EmulatorResponse | undefined {
+  const problem = apiVersionProblem(service, version);
+  if (problem === undefined) return undefined;
+  const supported = servedVersions(service).join(", ");
+  if (problem === "malformed") {
+    return armError(
+      400,
+      "InvalidApiVersionParameter",
+      `The api-version '${version}' is invalid. The supported versions are '${supported}'.`,
+    );
+  }
+  return armError(
+    400,
+    "NoRegisteredProviderFound",
+    `No registered resource provider found for location '${location}' and API version '${version}' for type '${typeName}'. The supported api-versions are '${supported}'.`,
+  );
+}
+
+/** How an update ends, from the faults that matched it. */
+function faultOutcome(flags: ArmFaultFlags): UpdateOutcome | undefined {
+  if (flags.failUpdate) return "failed";
+  if (flags.cancelUpdate) return "canceled";
+  if (flags.notApplied) return "notApplied";
+  return undefined;
+}
+
+/**
+ * A write (PATCH, or PUT on an existing instance) through the refusals, the SKU contract, the
+ * running operation, the quota and the ladder; then the update starts.
+ */
+function writeInstance(
+  req: EmulatorRequest,
+  state: EmulatorState,
+  view: InstanceView,
+  change: Change,
+  contract: SkuContract,
+  flags: ArmFaultFlags,
+  status: number,
+): EmulatorResponse {
+  const sku = change.sku ?? view.sku;
+  const units = change.units ?? view.units;
+  const target: WriteTarget = {
+    resourceId: view.resourceId,
+    name: view.ref.name,
+    subscriptionId: view.ref.subscriptionId,
+    sku,
+    units,
+  };
+  const locks = state.refusals.writeLocksOn(view.resourceId);
+  if (locks.length > 0) return scopeLockedError(view.resourceId, locks);
+  const denied = state.refusals.denyingPolicies(target);
+  if (denied.length > 0) return policyDeniedError(target, denied);
+  const invalid = skuContractProblem(contract, {
+    name: sku,
+    ...(change.tier ? { tier: change.tier } : {}),
+    units,
+  });
+  if (invalid) return badArgument(invalid);
+  const skuName = sku as SkuName;
+  if (state.isBusy(view.resourceId)) return stateError(operationConflict(view.ref.name));
+  const quota = quotaExceededError(
+    state.refusals.quotaFor(view.ref.subscriptionId, view.location, view.ref.service),
+    {
+      service: view.ref.service,
+      region: view.location,
+      inUse: state.unitsInUse(view.ref.service, view.ref.subscriptionId, view.location),
+      requested: (skuName === "Free_F1" ? 0 : units) - state.unitsHeldBy(view.resourceId),
+    },
+  );
+  if (quota) return quota;
+  let outcome = faultOutcome(flags);
+  const changes = skuName !== view.sku || units !== view.units;
+  const ladder = state.ladderOf(view.resourceId, skuName);
+  if (changes && !ladder.includes(units)) {
+    if (view.ladderEnforcement === "refuse") {
+      return offLadder(skuName, units, ladder);
+    }
+    outcome ??= "notApplied";
+  }
+  try {
+    const op = state.beginUpdate(
+      view.resourceId,
+      { sku: skuName, units, ...(change.tags ? { tags: change.tags } : {}) },
+      {
+        ...(outcome ? { outcome } : {}),
+        ...(flags.updateSeconds !== undefined ? { durationMs: flags.updateSeconds * 1000 } : {}),
+      },
+    );
+    return accepted(req, state, op, contract, status);
+  } catch (err) {
+    return stateError(err);
+  }
+}
+
+/** A create (PUT on an unknown ID) through the refusals, the SKU contract, the quota and the documented ladder. */
+function createInstance(
+  req: EmulatorRequest,
+  state: EmulatorState,
+  resourceId: string,
+  ref: { name: string; subscriptionId: string; service: ServiceKind },
+  change: Change,
+  body: Record<string, unknown>,
+  contract: SkuContract,
+): EmulatorResponse {
+  if (typeof body["location"] !== "string" || change.sku === undefined) {
+    return armError(400, "InvalidRequestContent", "location and sku are required to create a resource.");
+  }
+  const location = body["location"].replace(/\s+/g, "").toLowerCase();
+  const units = change.units ?? 1;
+  const target: WriteTarget = {
+    resourceId,
+    name: ref.name,
+    subscriptionId: ref.subscriptionId,
+    sku: change.sku,
+    units,
+  };
+  const locks = state.refusals.writeLocksOn(resourceId);
+  if (locks.length > 0) return scopeLockedError(resourceId, locks);
+  const denied = state.refusals.denyingPolicies(target);
+  if (denied.length > 0) return policyDeniedError(target, denied);
+  const invalid = skuContractProblem(contract, {
+    name: change.sku,
+    ...(change.tier ? { tier: change.tier } : {}),
+    units,
+  });
+  if (invalid) return badArgument(invalid);
+  const sku = change.sku as SkuName;
+  const quota = quotaExceededError(state.refusals.quotaFor(ref.subscriptionId, location, ref.service), {
+    service: ref.service,
+    region: location,
+    inUse: state.unitsInUse(ref.service, ref.subscriptionId, location),
+    requested: sku === "Free_F1" ? 0 : units,
+  });
+  if (quota) return quota;
+  if (!allowedUnits(sku).includes(units)) return offLadder(sku, units, allowedUnits(sku));
+  try {
+    const op = state.beginCreate(resourceId, {
+      location: body["location"],
+      sku,
+      units,
+      ...(change.tags ? { tags: change.tags } : {}),
+    });
+    return accepted(req, state, op, contract, 201);
+  } catch (err) {
+    return stateError(err);
+  }
 }
 
 /**
@@ -228,13 +494,16 @@ export function handleArm(
   const pageSize = ctx.pageSize ?? 100;
   const { state } = ctx;
   const notAllowed = () => armError(405, "MethodNotAllowed", `${req.method} is not supported here.`);
-  /** A list endpoint (GET only, with an api-version): one page of `items()`. */
-  const list = (items: () => readonly unknown[]) =>
-    req.method !== "GET"
-      ? notAllowed()
-      : !apiVersion
-        ? missingVersion()
-        : json(200, page(req, items(), pageSize));
+  /** A list endpoint (GET only, with an api-version the type has): one page of `items()`. */
+  const list = (items: () => readonly unknown[], service?: ServiceKind) => {
+    if (req.method !== "GET") return notAllowed();
+    if (!apiVersion) return missingVersion();
+    if (service) {
+      const refused = apiVersionError(service, service, apiVersion, "global");
+      if (refused) return refused;
+    }
+    return json(200, page(req, items(), pageSize));
+  };
 
   // /subscriptions/{s}/providers/{ns}/…
   if (lower[2] === "providers") {
@@ -247,28 +516,39 @@ export function handleArm(
       if (req.method !== "GET") return notAllowed();
       if (!apiVersion) return missingVersion();
       const op = state.getOperation(seg[7] as string);
+      const service = op ? (state.getInstance(op.resourceId)?.ref.service ?? "SignalR") : "SignalR";
+      const refused = apiVersionError(service, `locations/${seg[6]}`, apiVersion, seg[5] as string);
+      if (refused) return refused;
       if (!op || op.subscriptionId.toLowerCase() !== subscriptionId.toLowerCase()) {
         return armError(404, "NotFound", `Operation '${seg[7]}' was not found.`);
       }
       if (lower[6] === "operationstatuses") {
         const headers: Record<string, string> =
-          op.status === "InProgress" ? { "retry-after": pollAfter(state, op) } : {};
+          op.status === "Running" ? { "retry-after": pollAfter(state, op) } : {};
         return json(200, operationStatusBody(req, op, apiVersion), headers);
       }
       if (lower[6] === "operationresults") {
-        if (op.status === "InProgress") {
+        if (op.status === "Running") {
           const urls = operationUrls(req, op, apiVersion);
           return { status: 202, headers: { location: urls.location, "retry-after": pollAfter(state, op) } };
         }
         const view = state.getInstance(op.resourceId);
-        return view ? json(200, resourceBody(view)) : { status: 204 };
+        const contract = view ? skuContract(view.ref.service, apiVersion) : undefined;
+        return view && contract ? json(200, resourceBody(view, contract)) : { status: 204 };
       }
       return undefined;
     }
     if (seg.length === 5) {
-      const service = serviceOf(seg[4] as string);
+      const service = serviceOfType(seg[4] as string);
       if (!service) return undefined;
-      return list(() => state.listInstances({ subscriptionId, service }).map(resourceBody));
+      const contract = apiVersion ? skuContract(service, apiVersion) : undefined;
+      return list(
+        () =>
+          contract
+            ? state.armInstances({ subscriptionId, service }).map((v) => resourceBody(v, contract))
+            : [],
+        service,
+      );
     }
     return undefined;
   }
@@ -281,14 +561,27 @@ export function handleArm(
     return list(() => state.listAutoscaleSettings({ subscriptionId, resourceGroup }).map(autoscaleBody));
   }
   if (ns !== "microsoft.signalrservice") return undefined;
-  const service = serviceOf(seg[6] as string);
+  const service = serviceOfType(seg[6] as string);
   if (!service) return undefined;
   if (seg.length === 7) {
-    return list(() => state.listInstances({ subscriptionId, resourceGroup, service }).map(resourceBody));
+    const contract = apiVersion ? skuContract(service, apiVersion) : undefined;
+    return list(
+      () =>
+        contract
+          ? state
+              .armInstances({ subscriptionId, resourceGroup, service })
+              .map((v) => resourceBody(v, contract))
+          : [],
+      service,
+    );
   }
   const name = seg[7] as string;
   const resourceId = `/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}/providers/${ARM_TYPES[service]}/${name}`;
   if (!apiVersion) return missingVersion();
+  const existing = state.getInstance(resourceId);
+  const refused = apiVersionError(service, service, apiVersion, existing?.location ?? "global");
+  if (refused) return refused;
+  const contract = skuContract(service, apiVersion) as SkuContract;
   const notFound = () =>
     armError(
       404,
@@ -298,65 +591,38 @@ export function handleArm(
 
   if (seg.length === 9 && lower[8] === "skus") {
     if (req.method !== "GET") return notAllowed();
-    return state.getInstance(resourceId) ? json(200, skuListBody(service)) : notFound();
+    return existing ? json(200, skuListBody(state, existing, contract)) : notFound();
   }
   if (seg.length !== 8) return undefined;
 
   switch (req.method) {
     case "GET": {
-      const view = state.getInstance(resourceId);
-      return view ? json(200, resourceBody(view)) : notFound();
+      const view = state.armView(resourceId);
+      return view ? json(200, resourceBody(view, contract)) : notFound();
     }
     case "PATCH": {
-      if (!state.getInstance(resourceId)) return notFound();
+      if (!existing) return notFound();
       const change = readChange(req.body);
       if ("status" in change) return change;
-      try {
-        const op = state.beginUpdate(resourceId, change, !flags.notApplied, flags.failUpdate === true);
-        return accepted(req, state, op, apiVersion);
-      } catch (err) {
-        return stateError(err);
-      }
+      return writeInstance(req, state, existing, change, contract, flags, 202);
     }
     case "PUT": {
       const change = readChange(req.body);
       if ("status" in change) return change;
-      try {
-        if (state.getInstance(resourceId)) {
-          return accepted(
-            req,
-            state,
-            state.beginUpdate(resourceId, change, !flags.notApplied, flags.failUpdate === true),
-            apiVersion,
-            201,
-          );
-        }
-        const body = req.body as Record<string, unknown>;
-        if (typeof body["location"] !== "string" || change.sku === undefined) {
-          return armError(
-            400,
-            "InvalidRequestContent",
-            "location and sku are required to create a resource.",
-          );
-        }
-        const op = state.beginCreate(resourceId, {
-          location: body["location"],
-          sku: change.sku,
-          units: change.units ?? 1,
-          ...(change.tags ? { tags: change.tags } : {}),
-        });
-        return accepted(req, state, op, apiVersion, 201);
-      } catch (err) {
-        return stateError(err);
-      }
+      if (existing) return writeInstance(req, state, existing, change, contract, flags, 201);
+      return createInstance(
+        req,
+        state,
+        resourceId,
+        { name, subscriptionId, service },
+        change,
+        req.body as Record<string, unknown>,
+        contract,
+      );
     }
     default:
       return armError(405, "MethodNotAllowed", `${req.method} is not supported on this resource.`);
   }
-}
-
-function serviceOf(type: string): ServiceKind | undefined {
-  return serviceOfType(type);
 }
 
 function autoscaleBody(

@@ -6,13 +6,22 @@
  * |--------|-----------------------------------|----------------------------------------------------------|------|
  * | GET    | `/_emulator/state`                |                                                          | clock, timing, instances with their current traffic, faults, autoscale settings, call counters |
  * | POST   | `/_emulator/instances`            | instance (below)                                         | adds or replaces an instance |
- * | PATCH  | `/_emulator/instances`            | `{ resourceId, sku?, units?, provisioningState?, <demand> }` | changes it at once (no operation) |
+ * | PATCH  | `/_emulator/instances`            | `{ resourceId, sku?, units?, provisioningState?, ladders?, ladderEnforcement?, <demand> }` | changes it at once (no operation; ladders merged per SKU) |
  * | DELETE | `/_emulator/instances?resourceId=`|                                                          | removes it |
  * | POST   | `/_emulator/faults`               | fault rule (`faults.ts`)                                 | adds a rule → `{ id, … }` |
  * | GET    | `/_emulator/faults`               |                                                          | rules with their counters |
  * | DELETE | `/_emulator/faults[/{id}]`        |                                                          | removes one rule or all |
  * | POST   | `/_emulator/clock`                | `{ time?, speed?, advanceSeconds? }`                     | sets the virtual clock |
- * | POST   | `/_emulator/timing`               | `{ scaleDurationSeconds?, ingestionDelaySeconds? }`      | changes operation and ingestion times |
+ * | POST   | `/_emulator/timing`               | `{ scaleDurationSeconds?, ingestionDelaySeconds?, readAfterWriteLagSeconds? }` | changes operation, ingestion and read-after-write times |
+ * | POST   | `/_emulator/quotas`               | `{ subscriptionId?, region?, service?, units }`           | sets a unit quota (absent fields: any) |
+ * | GET    | `/_emulator/quotas`               |                                                          | the unit quotas |
+ * | DELETE | `/_emulator/quotas[?subscriptionId=&region=&service=]` |                                     | removes the quota of exactly that key (none given: all) |
+ * | POST   | `/_emulator/locks`                | `{ scope, level: "ReadOnly" \| "CanNotDelete", name? }`   | adds a resource lock |
+ * | GET    | `/_emulator/locks`                |                                                          | the locks |
+ * | DELETE | `/_emulator/locks?scope=[&name=]` |                                                          | removes the locks at that scope |
+ * | POST   | `/_emulator/policies`             | `{ name, scope?, deny: { skus?, maxUnits? } }`            | sets an Azure Policy deny assignment |
+ * | GET    | `/_emulator/policies`             |                                                          | the policy assignments |
+ * | DELETE | `/_emulator/policies[?name=]`     |                                                          | removes one (no name: all) |
  * | POST   | `/_emulator/autoscalesettings`    | `{ targetResourceId, enabled?, minimum?, maximum?, default? }` | adds a native autoscale setting |
  * | DELETE | `/_emulator/autoscalesettings`    |                                                          | removes them all |
  * | GET    | `/_emulator/requests`             |                                                          | the last requests served (method, path, status, fault) |
@@ -21,7 +30,8 @@
  * | POST   | `/_emulator/appservers/{name}/restart` |                                                     | restarts them: their `/metrics` counters start again from 0 now (a counter reset) |
  *
  * Instance body: `{ resourceId, location?, sku?, units?, provisioningState?, tags?, mix?
- * ("broadcast=0.2,echo=0.8"), messageSizeBytes?, <demand> }`, where `<demand>` is
+ * ("broadcast=0.2,echo=0.8"), messageSizeBytes?, ladders? ({ "<sku>": [units, …] }),
+ * ladderEnforcement? ("refuse" | "ignore"), <demand> }`, where `<demand>` is
  * `connections` (fixed), or `pattern` (`constant` | `daily` | `ramp`) with `peakConnections` (and,
  * for `daily`, optionally `peakHourUtc` and `troughFraction`), or `traceCsv` (the text of a
  * `timestamp,value` trace) with `peakConnections`.
@@ -46,12 +56,16 @@ import {
   json,
   queryParam,
 } from "./http.js";
+import { type PolicyAssignment, type ResourceLock, RuleSpecError, type UnitQuota } from "./refusals.js";
 import {
   type AppServersView,
   type AutoscaleSettingRecord,
   type AutoscaleSettingSpec,
+  type InstanceLadders,
   type InstanceSpec,
   type InstanceView,
+  type LadderEnforcement,
+  parseLadders,
   StateError,
 } from "./state.js";
 
@@ -65,6 +79,10 @@ export interface RequestRecord {
   status: number;
   /** Subscription of the request path. */
   subscriptionId?: string;
+  /** The request's `api-version` query parameter. */
+  apiVersion?: string;
+  /** The JSON body of an ARM write (PATCH, PUT, POST). */
+  body?: unknown;
   /** Region of a getBatch endpoint. */
   region?: string;
   /** Resource IDs of a getBatch body. */
@@ -93,6 +111,10 @@ export interface EmulatorSnapshot {
   speed: number;
   scaleDurationSeconds: number;
   ingestionDelaySeconds: number;
+  readAfterWriteLagSeconds: number;
+  quotas: UnitQuota[];
+  locks: ResourceLock[];
+  policies: PolicyAssignment[];
   instances: (Omit<InstanceView, "ref" | "createdAt" | "mix"> & {
     service: ServiceKind;
     createdAt: string;
@@ -109,7 +131,13 @@ export interface EmulatorControl {
   addInstance(spec: InstanceSpec): InstanceView;
   updateInstance(
     resourceId: string,
-    patch: { sku?: string; units?: number; provisioningState?: string },
+    patch: {
+      sku?: string;
+      units?: number;
+      provisioningState?: string;
+      ladders?: InstanceLadders;
+      ladderEnforcement?: LadderEnforcement;
+    },
   ): InstanceView;
   setDemand(resourceId: string, demand: { demand?: DemandSpec; connections?: number }): InstanceView;
   removeInstance(resourceId: string): boolean;
@@ -124,7 +152,27 @@ export interface EmulatorControl {
   now(): Date;
   setClock(change: { time?: Date; speed?: number }): void;
   advance(ms: number): void;
-  setTiming(timing: { scaleDurationMs?: number; ingestionDelayMs?: number }): void;
+  setTiming(timing: {
+    scaleDurationMs?: number;
+    ingestionDelayMs?: number;
+    readAfterWriteLagMs?: number;
+  }): void;
+  /** Sets a unit quota (absent fields match any subscription, region, service). @throws RuleSpecError */
+  setQuota(spec: UnitQuota): UnitQuota;
+  /** Removes the quota of exactly that key; false when none. */
+  removeQuota(key: Omit<UnitQuota, "units">): boolean;
+  clearQuotas(): void;
+  quotas(): UnitQuota[];
+  /** Adds a resource lock on a subscription, resource group or resource. @throws RuleSpecError */
+  addLock(spec: { scope: string; level: ResourceLock["level"]; name?: string }): ResourceLock;
+  /** Removes the locks at exactly `scope` (or the one named `name`); how many went. */
+  removeLocks(scope: string, name?: string): number;
+  locks(): ResourceLock[];
+  /** Sets an Azure Policy deny assignment. @throws RuleSpecError */
+  setPolicy(spec: PolicyAssignment): PolicyAssignment;
+  /** Removes a policy assignment; false when none had that name. */
+  removePolicy(name: string): boolean;
+  policies(): PolicyAssignment[];
   addAutoscaleSetting(spec: Omit<AutoscaleSettingSpec, "resourceGroup">): AutoscaleSettingRecord;
   clearAutoscaleSettings(): void;
   requests(): RequestRecord[];
@@ -203,6 +251,9 @@ function instanceFromJson(body: Record<string, unknown>): InstanceSpec {
   if (units !== undefined) spec.units = units;
   const state = str(body, "provisioningState");
   if (state !== undefined) spec.provisioningState = state;
+  if (body["ladders"] !== undefined) spec.ladders = parseLadders(body["ladders"]);
+  const enforcement = str(body, "ladderEnforcement");
+  if (enforcement !== undefined) spec.ladderEnforcement = enforcement as LadderEnforcement;
   if (isObject(body["tags"])) {
     spec.tags = Object.fromEntries(Object.entries(body["tags"]).map(([k, v]) => [k, String(v)]));
   }
@@ -221,6 +272,7 @@ function toResponse(err: unknown): EmulatorResponse {
   if (
     err instanceof ArmIdError ||
     err instanceof FaultSpecError ||
+    err instanceof RuleSpecError ||
     err instanceof TraceFormatError ||
     err instanceof WorkloadError ||
     err instanceof RangeError
@@ -228,6 +280,12 @@ function toResponse(err: unknown): EmulatorResponse {
     return armError(400, "InvalidRequest", err.message);
   }
   throw err;
+}
+
+/** `{ [name]: value }` for a query parameter that is present, else `{}`. */
+function optionalQuery(req: EmulatorRequest, name: string): Record<string, string> {
+  const v = queryParam(req.query, name);
+  return v === undefined ? {} : { [name]: v };
 }
 
 /** Handles `/_emulator/…`; `undefined` for other paths. */
@@ -249,10 +307,15 @@ export function handleControl(req: EmulatorRequest, control: EmulatorControl): E
         const sku = str(body, "sku");
         const units = num(body, "units");
         const provisioningState = str(body, "provisioningState");
+        const ladderEnforcement = str(body, "ladderEnforcement");
         let view = control.updateInstance(resourceId, {
           ...(sku !== undefined ? { sku } : {}),
           ...(units !== undefined ? { units } : {}),
           ...(provisioningState !== undefined ? { provisioningState } : {}),
+          ...(body["ladders"] !== undefined ? { ladders: parseLadders(body["ladders"]) } : {}),
+          ...(ladderEnforcement !== undefined
+            ? { ladderEnforcement: ladderEnforcement as LadderEnforcement }
+            : {}),
         });
         const demand = demandFromJson(body);
         if (demand.demand || demand.connections !== undefined) view = control.setDemand(resourceId, demand);
@@ -292,15 +355,60 @@ export function handleControl(req: EmulatorRequest, control: EmulatorControl): E
       case "POST /_emulator/timing": {
         const scale = num(body, "scaleDurationSeconds");
         const ingestion = num(body, "ingestionDelaySeconds");
+        const lag = num(body, "readAfterWriteLagSeconds");
         control.setTiming({
           ...(scale !== undefined ? { scaleDurationMs: scale * 1000 } : {}),
           ...(ingestion !== undefined ? { ingestionDelayMs: ingestion * 1000 } : {}),
+          ...(lag !== undefined ? { readAfterWriteLagMs: lag * 1000 } : {}),
         });
         const s = control.snapshot();
         return json(200, {
           scaleDurationSeconds: s.scaleDurationSeconds,
           ingestionDelaySeconds: s.ingestionDelaySeconds,
+          readAfterWriteLagSeconds: s.readAfterWriteLagSeconds,
         });
+      }
+      case "POST /_emulator/quotas":
+        return json(201, control.setQuota(body as unknown as UnitQuota));
+      case "GET /_emulator/quotas":
+        return json(200, control.quotas());
+      case "DELETE /_emulator/quotas": {
+        const key = {
+          ...optionalQuery(req, "subscriptionId"),
+          ...optionalQuery(req, "region"),
+          ...optionalQuery(req, "service"),
+        } as Omit<UnitQuota, "units">;
+        if (Object.keys(key).length === 0) {
+          control.clearQuotas();
+          return { status: 204 };
+        }
+        return control.removeQuota(key)
+          ? { status: 204 }
+          : armError(404, "NotFound", "no quota with that key");
+      }
+      case "POST /_emulator/locks":
+        return json(201, control.addLock(body as unknown as Parameters<EmulatorControl["addLock"]>[0]));
+      case "GET /_emulator/locks":
+        return json(200, control.locks());
+      case "DELETE /_emulator/locks": {
+        const scope = queryParam(req.query, "scope");
+        if (!scope) return armError(400, "InvalidRequest", "scope query parameter is required");
+        const name = queryParam(req.query, "name");
+        return control.removeLocks(scope, name) > 0
+          ? { status: 204 }
+          : armError(404, "NotFound", `no lock at ${scope}`);
+      }
+      case "POST /_emulator/policies":
+        return json(201, control.setPolicy(body as unknown as PolicyAssignment));
+      case "GET /_emulator/policies":
+        return json(200, control.policies());
+      case "DELETE /_emulator/policies": {
+        const name = queryParam(req.query, "name");
+        if (name === undefined) {
+          for (const p of control.policies()) control.removePolicy(p.name);
+          return { status: 204 };
+        }
+        return control.removePolicy(name) ? { status: 204 } : armError(404, "NotFound", `no policy ${name}`);
       }
       case "POST /_emulator/autoscalesettings": {
         const targetResourceId = str(body, "targetResourceId");

@@ -16,7 +16,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { isSkuName, type SkuName } from "../capacity/index.js";
+import { isSkuName } from "../capacity/index.js";
 import { generateServerCertificate } from "../shared/tls.js";
 import type { DemandSpec, TrafficMinute } from "../traffic/index.js";
 import { parseArmId } from "./arm-id.js";
@@ -28,6 +28,7 @@ import { RateLimiter } from "./ratelimit.js";
 import { RequestLog } from "./request-log.js";
 import { type AppServerHttpServer, createAppServerHttpServer, createEmulatorServer } from "./server.js";
 import { EmulatorState, type InstanceSpec, StateError } from "./state.js";
+import type { TrafficRecorder } from "./traffic.js";
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
 const MINUTE = 60_000;
@@ -49,6 +50,17 @@ export interface EmulatorOptions {
   scaleDurationMs?: number;
   /** Virtual time before a minute's metrics are fully ingested, ms (default 3 minutes). */
   ingestionDelayMs?: number;
+  /**
+   * Virtual time after an accepted update during which ARM reads still show the instance as
+   * before it (old SKU and units, its provisioning state then), ms (default 0).
+   */
+  readAfterWriteLagMs?: number;
+  /**
+   * Unit quota of every subscription and region, per service (default: none, unlimited). Azure
+   * SignalR Service's default is 150 ("Azure SignalR Service limits"); `POST /_emulator/quotas`
+   * sets more specific ones.
+   */
+  unitQuota?: number;
   /** Relative noise on server load (default 0.05). */
   noiseAmplitude?: number;
   /** Noise seed (default `emulator`). */
@@ -75,6 +87,8 @@ export interface EmulatorOptions {
   instances?: InstanceSpec[];
   /** Called for each Azure request served (not control requests). */
   onRequest?: Parameters<typeof createEmulatorServer>[0]["onRequest"];
+  /** Told each answered Azure request with its answer, as sent (`traffic.ts`). */
+  recordTraffic?: TrafficRecorder;
 }
 
 export interface RunningEmulator {
@@ -122,6 +136,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     clock,
     ...(options.scaleDurationMs !== undefined ? { scaleDurationMs: options.scaleDurationMs } : {}),
     ...(options.ingestionDelayMs !== undefined ? { ingestionDelayMs: options.ingestionDelayMs } : {}),
+    ...(options.readAfterWriteLagMs !== undefined
+      ? { readAfterWriteLagMs: options.readAfterWriteLagMs }
+      : {}),
     ...(options.noiseAmplitude !== undefined ? { noiseAmplitude: options.noiseAmplitude } : {}),
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
     ...(options.defaultDemand ? { defaultDemand: options.defaultDemand } : {}),
@@ -130,6 +147,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       ? { connectionLifetimeSeconds: options.connectionLifetimeSeconds }
       : {}),
   });
+  if (options.unitQuota !== undefined) state.refusals.setQuota({ units: options.unitQuota });
   for (const spec of options.instances ?? []) state.addInstance(spec);
   const faults = new FaultTable();
   const log = new RequestLog();
@@ -161,6 +179,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     ...(limiter ? { limiter } : {}),
     ...(options.armPageSize ? { armPageSize: options.armPageSize } : {}),
     ...(options.onRequest ? { onRequest: options.onRequest } : {}),
+    ...(options.recordTraffic ? { recordTraffic: options.recordTraffic } : {}),
   });
   let port: number;
   let appServerHttp: AppServerHttpServer | undefined;
@@ -216,14 +235,13 @@ function createControl(
   const control: EmulatorControl = {
     addInstance: (spec) => state.addInstance(spec),
     updateInstance: (resourceId, patch) => {
-      const change: { sku?: SkuName; units?: number; provisioningState?: string } = {};
-      if (patch.sku !== undefined) {
-        if (!isSkuName(patch.sku)) throw new StateError(400, "InvalidSku", `unknown SKU "${patch.sku}"`);
-        change.sku = patch.sku;
-      }
-      if (patch.units !== undefined) change.units = patch.units;
-      if (patch.provisioningState !== undefined) change.provisioningState = patch.provisioningState;
-      return state.patchInstance(parseArmId(resourceId).id, change);
+      const { sku, ...rest } = patch;
+      if (sku !== undefined && !isSkuName(sku))
+        throw new StateError(400, "InvalidSku", `unknown SKU "${sku}"`);
+      return state.patchInstance(parseArmId(resourceId).id, {
+        ...rest,
+        ...(sku !== undefined ? { sku } : {}),
+      });
     },
     setDemand: (resourceId, demand) => state.setDemand(resourceId, demand),
     removeInstance: (resourceId) => state.removeInstance(resourceId),
@@ -248,7 +266,18 @@ function createControl(
       }
       if (timing.scaleDurationMs !== undefined) state.scaleDurationMs = timing.scaleDurationMs;
       if (timing.ingestionDelayMs !== undefined) state.ingestionDelayMs = timing.ingestionDelayMs;
+      if (timing.readAfterWriteLagMs !== undefined) state.readAfterWriteLagMs = timing.readAfterWriteLagMs;
     },
+    setQuota: (spec) => state.refusals.setQuota(spec),
+    removeQuota: (key) => state.refusals.removeQuota(key),
+    clearQuotas: () => state.refusals.clearQuotas(),
+    quotas: () => state.refusals.quotas(),
+    addLock: (spec) => state.refusals.addLock(spec),
+    removeLocks: (scope, name) => state.refusals.removeLocks(scope, name),
+    locks: () => state.refusals.locks(),
+    setPolicy: (spec) => state.refusals.setPolicy(spec),
+    removePolicy: (name) => state.refusals.removePolicy(name),
+    policies: () => state.refusals.policies(),
     addAutoscaleSetting: (spec) => state.addAutoscaleSetting(spec),
     clearAutoscaleSettings: () => state.clearAutoscaleSettings(),
     requests: () => log.records(),
@@ -261,6 +290,10 @@ function createControl(
       speed: state.clock.speed,
       scaleDurationSeconds: state.scaleDurationMs / 1000,
       ingestionDelaySeconds: state.ingestionDelayMs / 1000,
+      readAfterWriteLagSeconds: state.readAfterWriteLagMs / 1000,
+      quotas: state.refusals.quotas(),
+      locks: state.refusals.locks(),
+      policies: state.refusals.policies(),
       instances: state.listInstances().map((v) => {
         const t = traffic(v.resourceId);
         return {

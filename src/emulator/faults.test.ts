@@ -48,6 +48,16 @@ describe("FaultTable", () => {
     );
   });
 
+  it("takes the update faults: cancelUpdate, longUpdate with seconds, respond with a body", () => {
+    const t = new FaultTable();
+    t.add({ path: "/a", action: { kind: "cancelUpdate" } });
+    t.add({ path: "/b", action: { kind: "longUpdate", seconds: 7200 } });
+    t.add({ path: "/c", action: { kind: "respond", body: { value: [] } } });
+    expect(t.match({ method: "PATCH", path: "/a" })?.action).toEqual({ kind: "cancelUpdate" });
+    expect(t.match({ method: "PATCH", path: "/b" })?.action).toEqual({ kind: "longUpdate", seconds: 7200 });
+    expect(t.match({ method: "GET", path: "/c" })?.action).toEqual({ kind: "respond", body: { value: [] } });
+  });
+
   it.each([
     [{}, "path"],
     [{ path: "/x" }, "action.kind"],
@@ -56,6 +66,10 @@ describe("FaultTable", () => {
     [{ path: "/x", times: -1, action: { kind: "reset" } }, "times"],
     [{ path: "/x", action: { kind: "delay" } }, "action.ms"],
     [{ path: "/x", action: { kind: "status", status: 429, retryAfterFormat: "hours" } }, "retryAfterFormat"],
+    [{ path: "/x", action: { kind: "longUpdate" } }, "action.seconds"],
+    [{ path: "/x", action: { kind: "longUpdate", seconds: -1 } }, "action.seconds"],
+    [{ path: "/x", action: { kind: "respond", status: 700, body: {} } }, "action.status"],
+    [{ path: "/x", action: { kind: "respond" } }, "action.body"],
   ])("rejects %j", (spec, field) => {
     expect(() => new FaultTable().add(spec as never)).toThrow(FaultSpecError);
     expect(() => new FaultTable().add(spec as never)).toThrow(field);

@@ -17,7 +17,13 @@
  * - `emptyTimeseries`: getBatch metrics come with `timeseries: []`;
  * - `notApplied`: an update (PATCH/PUT) runs and reports Succeeded but does not change the SKU or units;
  * - `failUpdate`: an update (PATCH/PUT) is accepted, runs its usual time, then ends `Failed`
- *   (provisioning state `Failed`, SKU and units unchanged).
+ *   (provisioning state `Failed`, SKU and units unchanged);
+ * - `cancelUpdate`: an update is accepted, runs its usual time, then ends `Canceled` (operation
+ *   status and provisioning state `Canceled`, SKU and units unchanged);
+ * - `longUpdate`: an update is accepted and stays `Updating` for `seconds` virtual seconds (instead
+ *   of the scale duration), then succeeds;
+ * - `respond`: answer with `status` (default 200) and this JSON `body` — an answer of Azure's
+ *   published examples, replayed as is.
  */
 
 export type FaultAction =
@@ -35,7 +41,10 @@ export type FaultAction =
   | { kind: "nullSeries" }
   | { kind: "emptyTimeseries" }
   | { kind: "notApplied" }
-  | { kind: "failUpdate" };
+  | { kind: "failUpdate" }
+  | { kind: "cancelUpdate" }
+  | { kind: "longUpdate"; seconds: number }
+  | { kind: "respond"; status?: number; body: unknown };
 
 /** A rule as given to {@link FaultTable.add}. */
 export interface FaultSpec {
@@ -94,6 +103,9 @@ const KINDS = new Set([
   "emptyTimeseries",
   "notApplied",
   "failUpdate",
+  "cancelUpdate",
+  "longUpdate",
+  "respond",
 ]);
 
 /** Checks a spec from the control API. @throws FaultSpecError */
@@ -136,6 +148,22 @@ function validateFaultSpec(spec: unknown): FaultSpec {
   }
   if (a["kind"] === "delay" && (typeof a["ms"] !== "number" || !(a["ms"] >= 0))) {
     throw new FaultSpecError("action.ms must be ≥ 0");
+  }
+  if (
+    a["kind"] === "longUpdate" &&
+    (typeof a["seconds"] !== "number" || !Number.isFinite(a["seconds"]) || !(a["seconds"] >= 0))
+  ) {
+    throw new FaultSpecError("action.seconds must be a number of virtual seconds ≥ 0");
+  }
+  if (a["kind"] === "respond") {
+    const status = a["status"];
+    if (
+      status !== undefined &&
+      (typeof status !== "number" || !Number.isInteger(status) || status < 100 || status > 599)
+    ) {
+      throw new FaultSpecError("action.status must be an HTTP status (100–599)");
+    }
+    if (!("body" in a)) throw new FaultSpecError("action.body is required (the JSON to answer with)");
   }
   return s as unknown as FaultSpec;
 }

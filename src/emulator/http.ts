@@ -42,14 +42,22 @@ export function json(status: number, body: unknown, headers: Record<string, stri
   return { status, body, headers };
 }
 
-/** An ARM error response: `{ "error": { "code", "message" } }`. */
+/** The optional fields of an ARM error (common-types `ErrorDetail`). */
+export interface ArmErrorExtra {
+  target?: string;
+  details?: { code: string; message: string; target?: string }[];
+  additionalInfo?: { type: string; info: Record<string, unknown> }[];
+}
+
+/** An ARM error response: `{ "error": { "code", "message", target?, details?, additionalInfo? } }`. */
 export function armError(
   status: number,
   code: string,
   message: string,
   headers: Record<string, string> = {},
+  extra: ArmErrorExtra = {},
 ): EmulatorResponse {
-  return { status, headers, body: { error: { code, message } } };
+  return { status, headers, body: { error: { code, message, ...extra } } };
 }
 
 /** Formats a time as ARM does: ISO 8601 UTC without milliseconds when they are 0. */

@@ -22,11 +22,19 @@ import { handleAppServers } from "./appservers.js";
 import { type ArmFaultFlags, handleArm } from "./arm.js";
 import { type EmulatorControl, handleControl, type RequestRecord } from "./control.js";
 import type { FaultRule, FaultTable } from "./faults.js";
-import { armError, type EmulatorRequest, type EmulatorResponse, INVALID_JSON } from "./http.js";
+import {
+  armError,
+  type EmulatorRequest,
+  type EmulatorResponse,
+  INVALID_JSON,
+  json,
+  queryParam,
+} from "./http.js";
 import { batchResourceIds, handleGetBatch, isGetBatch, type MonitorFaultFlags } from "./monitor.js";
 import type { RateLimiter } from "./ratelimit.js";
 import type { RequestLog } from "./request-log.js";
 import type { EmulatorState } from "./state.js";
+import { recordExchange, type TrafficRecorder } from "./traffic.js";
 
 /** Largest request body accepted, bytes. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -43,6 +51,8 @@ export interface EmulatorServerDeps {
   armPageSize?: number;
   /** Called for every request served (not control requests). */
   onRequest?: (record: RequestRecord) => void;
+  /** Told every answered Azure request with its answer (`traffic.ts`). */
+  recordTraffic?: TrafficRecorder;
 }
 
 export interface EmulatorServer {
@@ -85,6 +95,12 @@ function decodedPath(url: URL): string {
   } catch {
     return url.pathname;
   }
+}
+
+/** `{ apiVersion }` of a request URL that has one, else `{}`. */
+function apiVersionOf(url: URL): { apiVersion?: string } {
+  const apiVersion = queryParam(url.searchParams, "api-version");
+  return apiVersion === undefined ? {} : { apiVersion };
 }
 
 function subscriptionOf(path: string): string | undefined {
@@ -140,6 +156,8 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
       kind,
       status: 0,
       ...(subscriptionId ? { subscriptionId } : {}),
+      ...apiVersionOf(url),
+      ...(!batch && method !== "GET" && body !== undefined && body !== INVALID_JSON ? { body } : {}),
       ...(batch ? { region: (path.split("/")[2] ?? "").toLowerCase() } : {}),
       ...(resourceIds ? { resourceIds } : {}),
       ...(batch && url.searchParams.get("starttime") && url.searchParams.get("endtime")
@@ -162,6 +180,7 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
       if (extra.fault) record.fault = extra.fault.id;
       deps.log.add(record, extra.rateLimited ? { rateLimited: true } : {});
       deps.onRequest?.(record);
+      recordExchange(deps.recordTraffic, ereq, req.url ?? "/", response, headers);
       write(res, response, headers);
     };
 
@@ -233,6 +252,16 @@ export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
           armFlags.failUpdate = true;
           record.fault = rule.id;
           break;
+        case "cancelUpdate":
+          armFlags.cancelUpdate = true;
+          record.fault = rule.id;
+          break;
+        case "longUpdate":
+          armFlags.updateSeconds = a.seconds;
+          record.fault = rule.id;
+          break;
+        case "respond":
+          return finish(json(a.status ?? 200, a.body), { fault: rule });
       }
     }
 

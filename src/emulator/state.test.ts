@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createVirtualClock } from "./clock.js";
-import { EmulatorState, StateError } from "./state.js";
+import { EmulatorState, parseLadders, StateError } from "./state.js";
 
 const ID = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/hub-1";
 const T0 = new Date("2025-01-01T12:00:00Z");
@@ -24,7 +24,7 @@ describe("EmulatorState", () => {
     expect(state.getInstance(ID)).toMatchObject({ provisioningState: "Updating", units: 1 });
     expect(() => state.beginUpdate(ID, { units: 3 })).toThrow(StateError);
     clock.advance(59_999);
-    expect(state.getOperation(op.id)?.status).toBe("InProgress");
+    expect(state.getOperation(op.id)?.status).toBe("Running");
     clock.advance(1);
     expect(state.getOperation(op.id)?.status).toBe("Succeeded");
     expect(state.getInstance(ID)).toMatchObject({ provisioningState: "Succeeded", units: 2 });
@@ -32,16 +32,17 @@ describe("EmulatorState", () => {
 
   it("an update that does not apply still reports success", () => {
     const { clock, state } = setup();
-    state.beginUpdate(ID, { units: 2 }, false);
+    state.beginUpdate(ID, { units: 2 }, { outcome: "notApplied" });
     clock.advance(60_000);
     expect(state.getInstance(ID)).toMatchObject({ provisioningState: "Succeeded", units: 1 });
   });
 
-  it("validates SKU and units against the ladders", () => {
+  it("refuses a SKU that does not exist and a unit count that is not a whole number > 0", () => {
     const { state } = setup();
-    expect(() => state.beginUpdate(ID, { units: 15 })).toThrow("allowed values: 1, 2, 3");
-    expect(() => state.beginUpdate(ID, { sku: "Premium_P2", units: 50 })).toThrow("allowed values: 100, 200");
     expect(() => state.beginUpdate(ID, { sku: "Basic_B9" })).toThrow("is not valid");
+    expect(() => state.beginUpdate(ID, { units: 2.5 })).toThrow("whole number");
+    expect(() => state.beginUpdate(ID, { units: 0 })).toThrow("whole number");
+    expect(state.isBusy(ID)).toBe(false);
   });
 
   it("computes buckets from the capacity and demand in force at each minute", () => {
@@ -74,5 +75,87 @@ describe("EmulatorState", () => {
     expect(state.getInstance(id)).toMatchObject({ provisioningState: "Creating", location: "eastus" });
     clock.advance(60_000);
     expect(state.getInstance(id)?.provisioningState).toBe("Succeeded");
+  });
+
+  it("ends an update as its outcome says: Canceled and Failed leave SKU and units unchanged", () => {
+    const { clock, state } = setup();
+    const op = state.beginUpdate(ID, { units: 2 }, { outcome: "canceled" });
+    clock.advance(60_000);
+    expect(state.getOperation(op.id)).toMatchObject({ status: "Canceled", endMs: T0.getTime() + 60_000 });
+    expect(state.getInstance(ID)).toMatchObject({ provisioningState: "Canceled", units: 1 });
+    const failed = state.beginUpdate(ID, { units: 2 }, { outcome: "failed", durationMs: 5_000 });
+    clock.advance(4_999);
+    expect(state.getOperation(failed.id)?.status).toBe("Running");
+    clock.advance(1);
+    expect(state.getInstance(ID)).toMatchObject({ provisioningState: "Failed", units: 1 });
+  });
+
+  it("ARM reads show the instance as before an accepted update for the read-after-write lag", () => {
+    const { clock, state } = setup();
+    state.readAfterWriteLagMs = 90_000;
+    state.beginUpdate(ID, { sku: "Premium_P1", units: 5 });
+    expect(state.armView(ID)).toMatchObject({ units: 1, provisioningState: "Succeeded" });
+    expect(state.getInstance(ID)).toMatchObject({ units: 1, provisioningState: "Updating" });
+    // The lag outlasts the update: still the old units after it completed.
+    clock.advance(60_000);
+    expect(state.getInstance(ID)?.units).toBe(5);
+    expect(state.armView(ID)).toMatchObject({ units: 1, provisioningState: "Succeeded" });
+    clock.advance(30_000);
+    expect(state.armView(ID)).toMatchObject({ units: 5, provisioningState: "Succeeded" });
+    expect(state.armInstances().map((v) => v.units)).toEqual([5]);
+  });
+
+  it("counts the units a subscription holds in a region per service, a running update at its larger size", () => {
+    const { state } = setup();
+    const other = ID.replace("hub-1", "hub-2");
+    const east = ID.replace("hub-1", "hub-3");
+    const pubsub = ID.replace("SignalR/hub-1", "WebPubSub/hub-4");
+    const free = ID.replace("hub-1", "hub-5");
+    state.addInstance({ resourceId: other, location: "westeurope", sku: "Premium_P1", units: 20 });
+    state.addInstance({ resourceId: east, location: "eastus", sku: "Premium_P1", units: 30 });
+    state.addInstance({ resourceId: pubsub, location: "westeurope", sku: "Premium_P1", units: 40 });
+    state.addInstance({ resourceId: free, location: "westeurope", sku: "Free_F1", units: 1 });
+    expect(state.unitsInUse("SignalR", "S", "West Europe")).toBe(21);
+    state.beginUpdate(other, { units: 50 });
+    expect(state.unitsInUse("SignalR", "s", "westeurope")).toBe(51);
+    expect(state.unitsHeldBy(other)).toBe(50);
+    state.beginUpdate(ID, { units: 2 }, { outcome: "notApplied" });
+    expect(state.unitsHeldBy(ID)).toBe(1);
+    expect(state.unitsInUse("WebPubSub", "s", "westeurope")).toBe(40);
+    expect(state.unitsHeldBy(ID.replace("hub-1", "nope"))).toBe(0);
+  });
+
+  it("keeps each instance's ladders and enforcement; units set directly may be on either ladder", () => {
+    const { state } = setup();
+    const id = ID.replace("hub-1", "hub-9");
+    const view = state.addInstance({
+      resourceId: id,
+      sku: "Premium_P1",
+      units: 30,
+      ladders: { Premium_P1: [100, 1, 50, 2, 2] },
+      ladderEnforcement: "ignore",
+    });
+    expect(view.ladders).toEqual({ Premium_P1: [1, 2, 50, 100] });
+    expect(view.ladderEnforcement).toBe("ignore");
+    expect(state.ladderOf(id, "Premium_P1")).toEqual([1, 2, 50, 100]);
+    expect(state.ladderOf(id, "Premium_P2")).toEqual([100, 200, 300, 400, 500, 600, 700, 800, 900, 1000]);
+    expect(() => state.patchInstance(id, { units: 15 })).toThrow("allowed values: 1, 2, 3");
+    const patched = state.patchInstance(id, {
+      ladders: { Standard_S1: [1, 3] },
+      ladderEnforcement: "refuse",
+    });
+    expect(patched.ladders).toEqual({ Premium_P1: [1, 2, 50, 100], Standard_S1: [1, 3] });
+    expect(patched.ladderEnforcement).toBe("refuse");
+    expect(() => state.patchInstance(id, { ladderEnforcement: "maybe" as never })).toThrow(StateError);
+  });
+
+  it.each([
+    [[], "must be an object"],
+    [{ Basic_B1: [1] }, 'unknown SKU "Basic_B1"'],
+    [{ Premium_P1: [] }, "non-empty list"],
+    [{ Premium_P1: [1, 2.5] }, "whole numbers > 0"],
+    [{ Premium_P1: [0] }, "whole numbers > 0"],
+  ])("refuses the ladders %j", (ladders, message) => {
+    expect(() => parseLadders(ladders)).toThrow(message);
   });
 });

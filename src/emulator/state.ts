@@ -11,6 +11,14 @@
  * client of the offered demand, refused ones included), and the client connections they hold (the
  * accepted ones). `appservers.ts` serves them as Prometheus metrics.
  *
+ * Each instance may carry its own unit ladders (`ladders`: what the service enforces, and
+ * `listSkus` reports) and says what an update to a count off them gets (`ladderEnforcement`:
+ * refused, or accepted and not applied). The rules that refuse writes before the service sees them
+ * (locks, Azure Policy, unit quotas) are in {@link EmulatorState.refusals}.
+ *
+ * ARM reads may lag a write: for `readAfterWriteLagMs` after an update was accepted, the instance
+ * reads as it was before it ({@link EmulatorState.armView}).
+ *
  * Time always comes from the virtual clock passed in; operations complete lazily, when state is
  * next read at or after their completion time.
  */
@@ -31,6 +39,7 @@ import {
 } from "../traffic/index.js";
 import { type ArmRef, armKey, parseArmId } from "./arm-id.js";
 import type { VirtualClock } from "./clock.js";
+import { RefusalRules } from "./refusals.js";
 
 const MINUTE = 60_000;
 const DAY = 1440 * MINUTE;
@@ -47,9 +56,49 @@ function offeredAt(demand: readonly DemandEntry[], minuteMs: number): number {
   return Math.max(0, Math.round(entry.fn(new Date(minuteMs + MINUTE / 2))));
 }
 
-/** Units allowed for a SKU (Free_F1: exactly 1). */
+/** Units allowed for a SKU by default, the documented ladders (Free_F1: exactly 1). */
 export function allowedUnits(sku: SkuName): readonly number[] {
   return sku === "Free_F1" ? [1] : DEFAULT_LADDERS[sku];
+}
+
+/** Unit ladders of one instance, per SKU (SKUs not given keep {@link allowedUnits}). */
+export type InstanceLadders = Partial<Record<SkuName, readonly number[]>>;
+
+/**
+ * What an update to a unit count off the instance's ladder gets: `refuse` — 400, as the service's
+ * validation answers; `ignore` — accepted, runs, ends Succeeded without applying (answered but
+ * not applied, as the Web PubSub CLI bug report Azure/azure-webpubsub#256 describes).
+ */
+export type LadderEnforcement = "refuse" | "ignore";
+
+/** How an update ends: applied; Succeeded without applying; Failed; Canceled (both unchanged). */
+export type UpdateOutcome = "applied" | "notApplied" | "failed" | "canceled";
+
+/**
+ * Checks unit ladders from the control API: SKU names as keys, lists of whole numbers > 0 (sorted
+ * and deduplicated here).
+ * @throws StateError 400 naming the bad entry.
+ */
+export function parseLadders(value: unknown): InstanceLadders {
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new StateError(400, "InvalidLadders", 'ladders must be an object: { "<sku>": [units, …] }');
+  const out: InstanceLadders = {};
+  for (const [sku, list] of Object.entries(value)) {
+    if (!isSkuName(sku)) throw new StateError(400, "InvalidLadders", `ladders: unknown SKU "${sku}"`);
+    if (
+      !Array.isArray(list) ||
+      list.length === 0 ||
+      !list.every((u) => typeof u === "number" && Number.isInteger(u) && u > 0)
+    ) {
+      throw new StateError(
+        400,
+        "InvalidLadders",
+        `ladders.${sku} must be a non-empty list of whole numbers > 0`,
+      );
+    }
+    out[sku] = [...new Set(list as number[])].sort((a, b) => a - b);
+  }
+  return out;
 }
 
 /** An instance to create. */
@@ -75,6 +124,10 @@ export interface InstanceSpec {
    * days have metrics: the same demand model, at the instance's first capacity).
    */
   createdAt?: Date;
+  /** Unit ladders the service enforces for this instance (default: the documented ones). */
+  ladders?: InstanceLadders;
+  /** What an update off the ladder gets (default `refuse`). */
+  ladderEnforcement?: LadderEnforcement;
 }
 
 /** Problems a request to the state can have, mapped to ARM error responses by the server. */
@@ -87,6 +140,25 @@ export class StateError extends Error {
   ) {
     super(message);
   }
+}
+
+/** The 409 a write gets while an operation runs on the instance: wait, don't stack. */
+export function operationConflict(name: string): StateError {
+  return new StateError(
+    409,
+    "Conflict",
+    `Another operation is in progress on resource '${name}'. Please retry after it completes.`,
+  );
+}
+
+function parseEnforcement(value: unknown): LadderEnforcement {
+  if (value !== "refuse" && value !== "ignore")
+    throw new StateError(
+      400,
+      "InvalidLadderEnforcement",
+      `ladderEnforcement must be "refuse" or "ignore", got ${JSON.stringify(value)}`,
+    );
+  return value;
 }
 
 interface CapacityEntry {
@@ -111,10 +183,19 @@ export interface OperationRecord {
   target: { sku: SkuName; units: number };
   startedMs: number;
   completesMs: number;
-  /** False when a fault made the update report success without applying. */
-  apply: boolean;
-  status: "InProgress" | "Succeeded" | "Failed";
+  /** How it ends when its time comes. */
+  outcome: UpdateOutcome;
+  /** Its status as `operationStatuses` reports it (ARM: `Running` until terminal). */
+  status: "Running" | "Succeeded" | "Failed" | "Canceled";
   endMs?: number;
+}
+
+/** What an instance looked like before its last accepted update (what a lagging read shows). */
+interface BeforeWrite {
+  acceptedMs: number;
+  sku: SkuName;
+  units: number;
+  provisioningState: string;
 }
 
 interface InstanceRecord {
@@ -131,6 +212,10 @@ interface InstanceRecord {
   negotiations: NegotiateCounter;
   /** When the app servers (re)started: their counters count from here. */
   appServersStartMs: number;
+  ladders: InstanceLadders;
+  ladderEnforcement: LadderEnforcement;
+  /** The instance before its last accepted update. */
+  beforeWrite?: BeforeWrite;
 }
 
 /** An instance as ARM shows it. */
@@ -146,6 +231,9 @@ export interface InstanceView {
   mix: WorkloadMix;
   demand: string;
   operation?: OperationRecord;
+  /** The ladders set for this instance (SKUs absent keep the documented ones). */
+  ladders: InstanceLadders;
+  ladderEnforcement: LadderEnforcement;
 }
 
 /** An instance's app servers at the current virtual time. */
@@ -221,12 +309,18 @@ export interface EmulatorStateOptions {
    * (default 1,200: `traffic/arrivals.ts`).
    */
   connectionLifetimeSeconds?: number;
+  /** Virtual time after an accepted update during which ARM reads show the instance as before, ms (default 0). */
+  readAfterWriteLagMs?: number;
 }
 
 export class EmulatorState {
   readonly clock: VirtualClock;
   scaleDurationMs: number;
   ingestionDelayMs: number;
+  /** Virtual time after an accepted update during which ARM reads show the instance as before, ms. */
+  readAfterWriteLagMs: number;
+  /** Locks, policy assignments and unit quotas that refuse writes. */
+  readonly refusals = new RefusalRules();
   readonly noiseAmplitude: number;
   readonly seed: string;
   readonly historyDays: number;
@@ -234,8 +328,6 @@ export class EmulatorState {
   readonly #defaultDemand: DemandSpec;
   readonly #instances = new Map<string, InstanceRecord>();
   readonly #operations = new Map<string, OperationRecord>();
-  /** Operations that end Failed (the `failUpdate` fault). */
-  readonly #failing = new Set<string>();
   readonly #autoscale = new Map<string, AutoscaleSettingRecord>();
   #nextOp = 1;
 
@@ -243,6 +335,7 @@ export class EmulatorState {
     this.clock = options.clock;
     this.scaleDurationMs = options.scaleDurationMs ?? 3 * MINUTE;
     this.ingestionDelayMs = options.ingestionDelayMs ?? 3 * MINUTE;
+    this.readAfterWriteLagMs = options.readAfterWriteLagMs ?? 0;
     this.noiseAmplitude = options.noiseAmplitude ?? 0.05;
     this.seed = options.seed ?? "emulator";
     this.historyDays = options.historyDays ?? DEFAULT_HISTORY_DAYS;
@@ -262,15 +355,14 @@ export class EmulatorState {
   settle(): void {
     const now = this.clock.nowMs();
     for (const op of this.#operations.values()) {
-      if (op.status !== "InProgress" || op.completesMs > now) continue;
-      const failed = this.#failing.delete(op.id);
-      op.status = failed ? "Failed" : "Succeeded";
+      if (op.status !== "Running" || op.completesMs > now) continue;
+      op.status = op.outcome === "failed" ? "Failed" : op.outcome === "canceled" ? "Canceled" : "Succeeded";
       op.endMs = op.completesMs;
       const inst = this.#instances.get(armKey(op.resourceId));
       if (!inst || inst.operationId !== op.id) continue;
       inst.provisioningState = op.status;
       delete inst.operationId;
-      if (op.apply)
+      if (op.outcome === "applied")
         inst.capacity.push({ fromMs: op.completesMs, sku: op.target.sku, units: op.target.units });
     }
   }
@@ -284,7 +376,9 @@ export class EmulatorState {
     const sku = spec.sku ?? "Premium_P1";
     if (!isSkuName(sku)) throw new StateError(400, "InvalidSku", `unknown SKU "${String(sku)}"`);
     const units = spec.units ?? 1;
-    this.#checkUnits(sku, units);
+    const ladders = spec.ladders ? parseLadders(spec.ladders) : {};
+    this.#checkUnits(sku, units, ladders);
+    const ladderEnforcement = parseEnforcement(spec.ladderEnforcement ?? "refuse");
     const mix = spec.mix ?? defaultMix(ref.service);
     if (mix.service !== ref.service) {
       throw new StateError(
@@ -316,6 +410,8 @@ export class EmulatorState {
         lifetimeSeconds: this.connectionLifetimeSeconds,
       }),
       appServersStartMs: createdMs,
+      ladders,
+      ladderEnforcement,
     };
     this.#instances.set(armKey(ref.id), record);
     return this.#view(record);
@@ -336,8 +432,9 @@ export class EmulatorState {
     }
   }
 
-  #checkUnits(sku: SkuName, units: number): void {
-    const allowed = allowedUnits(sku);
+  /** Units set directly (control API) must be on the instance's ladder or the documented one. */
+  #checkUnits(sku: SkuName, units: number, ladders: InstanceLadders): void {
+    const allowed = [...new Set([...(ladders[sku] ?? []), ...allowedUnits(sku)])].sort((a, b) => a - b);
     if (!allowed.includes(units)) {
       throw new StateError(
         400,
@@ -345,6 +442,11 @@ export class EmulatorState {
         `capacity ${units} is not valid for ${sku}; allowed values: ${allowed.join(", ")}`,
       );
     }
+  }
+
+  /** The unit ladder the service enforces for an instance's SKU: its own, else the documented one. */
+  ladderOf(resourceId: string, sku: SkuName): readonly number[] {
+    return this.#require(resourceId).ladders[sku] ?? allowedUnits(sku);
   }
 
   /** Changes an instance's demand from now on (history before now is kept). */
@@ -356,17 +458,34 @@ export class EmulatorState {
     return this.#view(inst);
   }
 
-  /** Sets SKU, units or provisioning state directly (no operation), from now on. */
+  /**
+   * Sets SKU, units, provisioning state, ladders (merged per SKU) or the ladder enforcement
+   * directly (no operation), from now on.
+   * @throws StateError 404 (unknown), 400 (bad SKU, units, ladders or enforcement).
+   */
   patchInstance(
     resourceId: string,
-    patch: { sku?: SkuName; units?: number; provisioningState?: string },
+    patch: {
+      sku?: SkuName;
+      units?: number;
+      provisioningState?: string;
+      ladders?: InstanceLadders;
+      ladderEnforcement?: LadderEnforcement;
+    },
   ): InstanceView {
     const inst = this.#require(resourceId);
     const current = this.#capacityAt(inst, Number.POSITIVE_INFINITY);
     const sku = patch.sku ?? current.sku;
     const units = patch.units ?? current.units;
     if (!isSkuName(sku)) throw new StateError(400, "InvalidSku", `unknown SKU "${String(sku)}"`);
-    this.#checkUnits(sku, units);
+    const ladders = patch.ladders ? { ...inst.ladders, ...parseLadders(patch.ladders) } : inst.ladders;
+    const enforcement =
+      patch.ladderEnforcement !== undefined
+        ? parseEnforcement(patch.ladderEnforcement)
+        : inst.ladderEnforcement;
+    if (patch.sku !== undefined || patch.units !== undefined) this.#checkUnits(sku, units, ladders);
+    inst.ladders = ladders;
+    inst.ladderEnforcement = enforcement;
     if (sku !== current.sku || units !== current.units)
       inst.capacity.push({ fromMs: this.clock.nowMs(), sku, units });
     if (patch.provisioningState !== undefined) inst.provisioningState = patch.provisioningState;
@@ -408,7 +527,63 @@ export class EmulatorState {
       mix: inst.mix,
       demand: (inst.demand[inst.demand.length - 1] as DemandEntry).describe,
       ...(op ? { operation: { ...op } } : {}),
+      ladders: { ...inst.ladders },
+      ladderEnforcement: inst.ladderEnforcement,
     };
+  }
+
+  /**
+   * An instance as an ARM read shows it now: within `readAfterWriteLagMs` of its last accepted
+   * update, its SKU, units and provisioning state from before that update; else as it is.
+   */
+  armView(resourceId: string): InstanceView | undefined {
+    const view = this.getInstance(resourceId);
+    if (!view) return undefined;
+    const before = this.#instances.get(armKey(resourceId))?.beforeWrite;
+    if (!before || this.clock.nowMs() >= before.acceptedMs + this.readAfterWriteLagMs) return view;
+    return { ...view, sku: before.sku, units: before.units, provisioningState: before.provisioningState };
+  }
+
+  /** {@link listInstances} as ARM reads show them (see {@link armView}). */
+  armInstances(
+    filter: { subscriptionId?: string; resourceGroup?: string; service?: ServiceKind } = {},
+  ): InstanceView[] {
+    return this.listInstances(filter).map((v) => this.armView(v.resourceId) ?? v);
+  }
+
+  /**
+   * Units the service's instances of a subscription hold in a region, for its unit quota:
+   * Free_F1 instances hold none; an instance with an update running that applies holds the larger
+   * of its current and target units.
+   */
+  unitsInUse(service: ServiceKind, subscriptionId: string, region: string): number {
+    this.settle();
+    const where = region.replace(/\s+/g, "").toLowerCase();
+    let total = 0;
+    for (const i of this.#instances.values()) {
+      if (
+        i.ref.service === service &&
+        i.ref.subscriptionId.toLowerCase() === subscriptionId.toLowerCase() &&
+        i.location === where
+      )
+        total += this.#held(i);
+    }
+    return total;
+  }
+
+  /** Units one instance holds for its unit quota (0 when unknown; see {@link unitsInUse}). */
+  unitsHeldBy(resourceId: string): number {
+    this.settle();
+    const inst = this.#instances.get(armKey(resourceId));
+    return inst ? this.#held(inst) : 0;
+  }
+
+  #held(inst: InstanceRecord): number {
+    const cap = this.#capacityAt(inst, Number.POSITIVE_INFINITY);
+    const now = cap.sku === "Free_F1" ? 0 : cap.units;
+    const op = inst.operationId ? this.#operations.get(inst.operationId) : undefined;
+    if (op?.status !== "Running" || op.outcome !== "applied") return now;
+    return Math.max(now, op.target.sku === "Free_F1" ? 0 : op.target.units);
   }
 
   /** An instance, or `undefined`. */
@@ -435,26 +610,27 @@ export class EmulatorState {
       .map((i) => this.#view(i));
   }
 
+  /** True while an operation runs on the instance (a write then gets {@link operationConflict}). */
+  isBusy(resourceId: string): boolean {
+    return this.#require(resourceId).operationId !== undefined;
+  }
+
   /**
-   * Starts an update of SKU and/or units (ARM PATCH or PUT on an existing instance). Takes
-   * `scaleDurationMs` when the capacity changes, no time otherwise.
-   * `apply: false`: reports Succeeded without changing SKU or units; `fail: true`: ends Failed, unchanged.
-   * @throws StateError 404 (unknown), 409 (an operation is running), 400 (invalid SKU or units).
+   * Starts an update of SKU and/or units (ARM PATCH or PUT on an existing instance), validated
+   * against the api-version, the ladders and the refusal rules by the ARM handler. Runs
+   * `durationMs` (default: `scaleDurationMs` when the capacity changes, no time otherwise), then
+   * ends as `outcome` says (default `applied`). Reads within `readAfterWriteLagMs` show the
+   * instance as it was before.
+   * @throws StateError 404 (unknown), 409 (an operation is running: {@link operationConflict}),
+   *   400 (not a SKU name; units not a whole number > 0).
    */
   beginUpdate(
     resourceId: string,
     change: { sku?: string; units?: number; tags?: Record<string, string> },
-    apply = true,
-    fail = false,
+    options: { outcome?: UpdateOutcome; durationMs?: number } = {},
   ): OperationRecord {
     const inst = this.#require(resourceId);
-    if (inst.operationId) {
-      throw new StateError(
-        409,
-        "Conflict",
-        `Another operation is in progress on resource '${inst.ref.name}'. Please retry after it completes.`,
-      );
-    }
+    if (inst.operationId) throw operationConflict(inst.ref.name);
     const current = this.#capacityAt(inst, Number.POSITIVE_INFINITY);
     const sku = change.sku ?? current.sku;
     if (!isSkuName(sku)) {
@@ -465,19 +641,20 @@ export class EmulatorState {
       );
     }
     const units = change.units ?? current.units;
-    if (!Number.isInteger(units))
-      throw new StateError(400, "InvalidCapacity", `capacity must be a whole number, got ${units}`);
-    this.#checkUnits(sku, units);
+    if (!Number.isInteger(units) || units < 1)
+      throw new StateError(400, "InvalidCapacity", `capacity must be a whole number > 0, got ${units}`);
+    const durationMs =
+      options.durationMs ?? (sku !== current.sku || units !== current.units ? this.scaleDurationMs : 0);
+    if (!(durationMs >= 0)) throw new RangeError(`durationMs must be ≥ 0, got ${durationMs}`);
     if (change.tags) inst.tags = { ...change.tags };
-    const changes = sku !== current.sku || units !== current.units;
-    const op = this.#startOperation(
-      inst,
-      "update",
-      { sku, units },
-      changes ? this.scaleDurationMs : 0,
-      apply && !fail,
-    );
-    if (fail) this.#failing.add(op.id);
+    const now = this.clock.nowMs();
+    inst.beforeWrite = {
+      acceptedMs: now,
+      sku: current.sku,
+      units: current.units,
+      provisioningState: inst.provisioningState,
+    };
+    const op = this.#startOperation(inst, "update", { sku, units }, durationMs, options.outcome ?? "applied");
     inst.provisioningState = "Updating";
     this.settle();
     return { ...op };
@@ -503,13 +680,14 @@ export class EmulatorState {
       createdAt: this.clock.now(),
     });
     const inst = this.#instances.get(armKey(view.resourceId)) as InstanceRecord;
+    // The capacity is the instance's from its creation: the operation has nothing left to apply.
     return {
       ...this.#startOperation(
         inst,
         "create",
         { sku: body.sku, units: body.units },
         this.scaleDurationMs,
-        false,
+        "notApplied",
       ),
     };
   }
@@ -520,7 +698,7 @@ export class EmulatorState {
     kind: OperationRecord["kind"],
     target: OperationRecord["target"],
     durationMs: number,
-    apply: boolean,
+    outcome: UpdateOutcome,
   ): OperationRecord {
     const now = this.clock.nowMs();
     const op: OperationRecord = {
@@ -532,8 +710,8 @@ export class EmulatorState {
       target,
       startedMs: now,
       completesMs: now + durationMs,
-      apply,
-      status: "InProgress",
+      outcome,
+      status: "Running",
     };
     this.#operations.set(op.id, op);
     inst.operationId = op.id;

@@ -70,38 +70,47 @@ async function waitFor(check: () => boolean, ms = 10_000): Promise<void> {
   }
 }
 
+/** The endpoints and instances `emulator -o json` prints. */
+interface EmulatorInfo {
+  armEndpoint: string;
+  metricsEndpoint: string;
+  controlEndpoint: string;
+  appServerMetrics: string;
+  appServerHttpMetrics: string;
+  caPath: string;
+  instances: { resourceId: string; demand: string }[];
+}
+
+/** Starts `emulator <args> -o json`; resolves once it printed, with what it printed and its stop. */
+async function startJson(args: string[]): Promise<{ info: EmulatorInfo; stop: () => Promise<void> }> {
+  const { io, out, abort } = makeIo();
+  const running = run([...args, "-o", "json"], io);
+  await waitFor(() => out.length > 0);
+  return {
+    info: JSON.parse(out.join("")) as EmulatorInfo,
+    stop: async () => {
+      abort.abort();
+      await running;
+    },
+  };
+}
+
 describe("signalr-autoscaler emulator", { timeout: 30_000 }, () => {
   it("runs with a trace scaled to a peak, prints endpoints and CA, serves until stopped", async () => {
-    const { io, out, abort } = makeIo();
-    const running = run(
-      [
-        "--trace",
-        "traces/nyc_taxi.csv",
-        "--peak-connections",
-        "120000",
-        "--instances",
-        "3",
-        "--speed",
-        "60",
-        "--app-server-http-port",
-        "0",
-        "--connection-lifetime",
-        "10m",
-        "-o",
-        "json",
-      ],
-      io,
-    );
-    await waitFor(() => out.length > 0);
-    const info = JSON.parse(out.join("")) as {
-      armEndpoint: string;
-      metricsEndpoint: string;
-      controlEndpoint: string;
-      appServerMetrics: string;
-      appServerHttpMetrics: string;
-      caPath: string;
-      instances: { resourceId: string; demand: string }[];
-    };
+    const { info, stop } = await startJson([
+      "--trace",
+      "traces/nyc_taxi.csv",
+      "--peak-connections",
+      "120000",
+      "--instances",
+      "3",
+      "--speed",
+      "60",
+      "--app-server-http-port",
+      "0",
+      "--connection-lifetime",
+      "10m",
+    ]);
     expect(info.armEndpoint).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     expect(info.metricsEndpoint).toBe(`${info.armEndpoint}/metrics/{region}`);
     expect(info.appServerMetrics).toBe(`${info.armEndpoint}/appservers/{name}/metrics`);
@@ -151,9 +160,84 @@ describe("signalr-autoscaler emulator", { timeout: 30_000 }, () => {
     expect(bad.status).toBe(400);
     expect(JSON.stringify(bad.json)).toContain("malformed resource ID");
 
-    abort.abort();
-    await running;
+    await stop();
     expect(existsSync(info.caPath)).toBe(false);
+  });
+
+  it("refuses as Azure does with --unit-quota, lags reads with --read-after-write-lag, and takes locks, policies and quotas over its control API", async () => {
+    const { info, stop } = await startJson([
+      "--pattern",
+      "constant",
+      "--units",
+      "100",
+      "--unit-quota",
+      "150",
+      "--read-after-write-lag",
+      "30s",
+    ]);
+    const ca = readFileSync(info.caPath, "utf8");
+    const id = info.instances[0]?.resourceId as string;
+    const rg = id.slice(0, id.indexOf("/providers/"));
+    const state = (await httpsJson(`${info.controlEndpoint}/state`, ca)).json as {
+      quotas: unknown[];
+      readAfterWriteLagSeconds: number;
+    };
+    expect(state.quotas).toEqual([{ units: 150 }]);
+    expect(state.readAfterWriteLagSeconds).toBe(30);
+
+    const az = createAzureAdapters({ credential: staticCredential(), armEndpoint: info.armEndpoint, ca });
+    await expect(az.instances.beginScale(id, { sku: "Premium_P2", units: 200 })).rejects.toMatchObject({
+      kind: "Refused",
+      refusedBy: "Quota",
+      code: "OperationNotAllowed",
+    });
+
+    const lock = await httpsJson(`${info.controlEndpoint}/locks`, ca, "POST", {
+      scope: rg,
+      level: "ReadOnly",
+    });
+    expect(lock).toEqual({ status: 201, json: { scope: rg, level: "ReadOnly", name: "emulator-ReadOnly" } });
+    await expect(az.instances.beginScale(id, { sku: "Premium_P1", units: 90 })).rejects.toMatchObject({
+      refusedBy: "Lock",
+      code: "ScopeLocked",
+    });
+    const unlocked = await httpsJson(
+      `${info.controlEndpoint}/locks?scope=${encodeURIComponent(rg)}`,
+      ca,
+      "DELETE",
+    );
+    expect(unlocked.status).toBe(204);
+
+    const policy = await httpsJson(`${info.controlEndpoint}/policies`, ca, "POST", {
+      name: "no-scale-in",
+      deny: { skus: ["Standard_S1"] },
+    });
+    expect(policy.status).toBe(201);
+    await expect(az.instances.beginScale(id, { sku: "Standard_S1", units: 90 })).rejects.toMatchObject({
+      refusedBy: "Policy",
+      status: 403,
+    });
+    expect((await httpsJson(`${info.controlEndpoint}/policies?name=no-scale-in`, ca, "DELETE")).status).toBe(
+      204,
+    );
+    expect(
+      (await httpsJson(`${info.controlEndpoint}/policies`, ca, "POST", { name: "x", deny: {} })).status,
+    ).toBe(400);
+
+    const quota = await httpsJson(`${info.controlEndpoint}/quotas`, ca, "POST", {
+      subscriptionId: "00000000-0000-0000-0000-000000000000",
+      region: "westeurope",
+      units: 1000,
+    });
+    expect(quota.status).toBe(201);
+    const op = await az.instances.beginScale(id, { sku: "Premium_P2", units: 200 });
+    expect(op.acceptedWith).toBe(202);
+    // Within the read-after-write lag, the instance still reads as before: Succeeded at 100 units.
+    await expect(az.instances.get(id)).resolves.toMatchObject({ units: 100, provisioningState: "Succeeded" });
+    expect((await httpsJson(`${info.controlEndpoint}/quotas`, ca, "DELETE")).status).toBe(204);
+    expect((await httpsJson(`${info.controlEndpoint}/quotas`, ca)).json).toEqual([]);
+
+    await stop();
   });
 
   it("prints a readable table by default", async () => {
@@ -187,6 +271,8 @@ describe("signalr-autoscaler emulator", { timeout: 30_000 }, () => {
     [["--host", "0.0.0.0"], /--host must be a loopback address/],
     [["--connection-lifetime", "0s"], /--connection-lifetime must be longer than 0/],
     [["--app-server-http-port", "70000"], /--app-server-http-port must be a port/],
+    [["--unit-quota", "-5"], /--unit-quota must be a whole number of units ≥ 0/],
+    [["--read-after-write-lag", "soon"], /--read-after-write-lag: invalid duration "soon"/],
   ])("rejects %j with a usage error", async (args, message) => {
     const { io } = makeIo();
     let error: unknown;

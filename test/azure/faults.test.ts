@@ -4,13 +4,15 @@
  * virtual clock, stopped: time moves only when a test advances it.
  */
 import { inspect } from "node:util";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   AuthenticationError,
   type AzureApiError,
   InvalidRequestError,
+  isDurableRefusal,
   NotFoundError,
   OperationInProgressError,
+  RefusedError,
   ThrottledError,
   TransientError,
 } from "../../src/azure/index.js";
@@ -297,7 +299,83 @@ describe("faults become typed errors", { timeout: 30_000 }, () => {
       instances.beginScale(WEST, { sku: "Premium_P1", units: 15 }),
     )) as InvalidRequestError;
     expect(invalid).toBeInstanceOf(InvalidRequestError);
-    expect(invalid.code).toBe("InvalidCapacity");
+    expect(invalid.code).toBe("BadArgument");
+    expect(invalid.status).toBe(400);
+    expect(invalid.message).toContain(
+      "Invalid arguments: The capacity 15 is not valid for Premium_P1. Allowed values: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20",
+    );
+  });
+
+  describe("refusals by error code", () => {
+    const RG = WEST.slice(0, WEST.indexOf("/providers/"));
+    afterEach(() => {
+      // Let the updates a test started end, so that the next one (back at T0) finds none running.
+      emu.control.advance(120_000);
+      for (const id of [WEST, EAST]) emu.control.updateInstance(id, { sku: "Premium_P1", units: 2 });
+      emu.control.removeLocks(RG);
+      for (const p of emu.control.policies()) emu.control.removePolicy(p.name);
+      emu.control.clearQuotas();
+    });
+
+    it("the unit quota of the subscription in the region → RefusedError Quota (409 OperationNotAllowed)", async () => {
+      const { instances } = await warmAdapters();
+      emu.control.setQuota({ subscriptionId: SUB_A, region: "westeurope", units: 150 });
+      const err = (await caught(() =>
+        instances.beginScale(WEST, { sku: "Premium_P2", units: 200 }),
+      )) as RefusedError;
+      expect(err).toBeInstanceOf(RefusedError);
+      expect([err.refusedBy, err.status, err.code, isDurableRefusal(err)]).toEqual([
+        "Quota",
+        409,
+        "OperationNotAllowed",
+        true,
+      ]);
+      expect(err.message).toContain(
+        "Operation results in exceeding quota limits of SignalR units in region 'westeurope'. Maximum allowed: 150, Current in use: 2, Additional requested: 198.",
+      );
+      // Within the quota, and in another region, the same subscription still scales.
+      expect((await instances.beginScale(WEST, { sku: "Premium_P1", units: 100 })).acceptedWith).toBe(202);
+      expect((await instances.beginScale(EAST, { sku: "Premium_P2", units: 200 })).acceptedWith).toBe(202);
+    });
+
+    it("a ReadOnly lock on the resource group → RefusedError Lock (409 ScopeLocked); reads go on", async () => {
+      const { instances } = await warmAdapters();
+      emu.control.addLock({ scope: RG, level: "ReadOnly", name: "freeze" });
+      const err = (await caught(() =>
+        instances.beginScale(WEST, { sku: "Premium_P1", units: 3 }),
+      )) as RefusedError;
+      expect(err).toBeInstanceOf(RefusedError);
+      expect([err.refusedBy, err.status, err.code]).toEqual(["Lock", 409, "ScopeLocked"]);
+      expect(err.message).toContain(
+        `cannot perform write operation because following scope(s) are locked: '${RG}'.`,
+      );
+      await expect(instances.get(WEST)).resolves.toMatchObject({ units: 2 });
+      expect(emu.control.removeLocks(RG)).toBe(1);
+      expect((await instances.beginScale(WEST, { sku: "Premium_P1", units: 3 })).acceptedWith).toBe(202);
+    });
+
+    it("an Azure Policy deny → RefusedError Policy (403 RequestDisallowedByPolicy) naming the assignment", async () => {
+      const { instances } = await warmAdapters();
+      emu.control.setPolicy({ name: "max-50-units", deny: { maxUnits: 50 } });
+      const err = (await caught(() =>
+        instances.beginScale(WEST, { sku: "Premium_P1", units: 60 }),
+      )) as RefusedError;
+      expect(err).toBeInstanceOf(RefusedError);
+      expect([err.refusedBy, err.status, err.code]).toEqual(["Policy", 403, "RequestDisallowedByPolicy"]);
+      expect(err.message).toContain("Resource 'west-1' was disallowed by policy. Policy identifiers:");
+      expect(err.message).toContain('"policyAssignment":{"name":"max-50-units"');
+      expect((await instances.beginScale(WEST, { sku: "Premium_P1", units: 50 })).acceptedWith).toBe(202);
+    });
+
+    it("a 409 while an update runs → OperationInProgressError (wait), not a refusal", async () => {
+      const { instances } = await warmAdapters();
+      await instances.beginScale(WEST, { sku: "Premium_P1", units: 3 });
+      const err = (await caught(() =>
+        instances.beginScale(WEST, { sku: "Premium_P1", units: 4 }),
+      )) as OperationInProgressError;
+      expect(err).toBeInstanceOf(OperationInProgressError);
+      expect([err.status, err.code, isDurableRefusal(err)]).toEqual([409, "Conflict", false]);
+    });
   });
 
   it("a scale accepted by ARM is reported started even when the first status poll is throttled", async () => {

@@ -69,6 +69,20 @@ export function emulatorConnection(
   };
 }
 
+/** The Azure flags of the CLI's commands (`run`, `check`, `simulate --resource-id`) pointed at `emulator`. */
+export function emulatorCliFlags(emulator: RunningEmulator): string[] {
+  return [
+    "--arm-endpoint",
+    emulator.armEndpoint,
+    "--metrics-endpoint",
+    emulator.metricsEndpointTemplate,
+    "--ca-file",
+    emulator.caPath,
+    "--azure-credential",
+    "static",
+  ];
+}
+
 /** Adapters against `emulator`. */
 export function adaptersFor(
   emulator: RunningEmulator,

@@ -1,16 +1,27 @@
 /**
  * ARM instances through the real SDK clients against the emulator over HTTPS: reads, listSkus,
  * a scale through the long-running operation to completion and its verification, conflicts,
- * an update that reports success without applying, paging, native autoscale settings.
+ * an update that reports success without applying, paging, native autoscale settings; the
+ * api-version every request carries and the PATCH bodies against that version's schema; updates
+ * that are canceled, run long, are read back late, or go off the ladder the service enforces.
  */
 import { SignalRManagementClient } from "@azure/arm-signalr";
 import { WebPubSubManagementClient } from "@azure/arm-webpubsub";
+import { isRestError } from "@azure/core-rest-pipeline";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { OperationInProgressError, ResourceIdError, UnknownServiceError } from "../../src/azure/index.js";
+import {
+  InvalidRequestError,
+  OperationInProgressError,
+  ResourceIdError,
+  SIGNALR_API_VERSION,
+  UnknownServiceError,
+  WEBPUBSUB_API_VERSION,
+} from "../../src/azure/index.js";
 import { type RunningEmulator, startEmulator } from "../../src/emulator/index.js";
 import {
   adaptersFor,
   caught,
+  resetEmulator,
   SUB_A,
   SUB_B,
   signalrId,
@@ -58,8 +69,21 @@ describe("ARM instances against the emulator", { timeout: 30_000 }, () => {
     expect(r.kind).toBe("SignalR");
     expect(r.systemData?.createdAt).toBeInstanceOf(Date);
 
-    const skus = await signalr.signalR.listSkus("rg-chat", "chat-prod");
-    const p2 = skus.value?.find((s) => s.sku?.name === "Premium_P2");
+    // The SDK's own api-version (2023-02-01) has no Premium_P2; 2024-03-01 has it, and replicas.
+    const old = await signalr.signalR.listSkus("rg-chat", "chat-prod");
+    expect(old.value?.map((s) => s.sku?.name)).toEqual(["Free_F1", "Standard_S1", "Premium_P1"]);
+    const current = new SignalRManagementClient(credential, SUB_A, {
+      ...options,
+      apiVersion: SIGNALR_API_VERSION,
+    });
+    const skus = await current.signalR.listSkus("rg-chat", "chat-prod");
+    expect(skus.value?.filter((s) => s.resourceType?.endsWith("/replicas")).map((s) => s.sku?.name)).toEqual([
+      "Premium_P1",
+      "Premium_P2",
+    ]);
+    const p2 = skus.value?.find(
+      (s) => s.sku?.name === "Premium_P2" && s.resourceType === "Microsoft.SignalRService/SignalR",
+    );
     expect(p2?.resourceType).toBe("Microsoft.SignalRService/SignalR");
     expect(p2?.capacity?.allowedValues).toEqual([100, 200, 300, 400, 500, 600, 700, 800, 900, 1000]);
     expect(p2?.capacity?.minimum).toBe(100);
@@ -256,5 +280,260 @@ describe("ARM instances against the emulator", { timeout: 30_000 }, () => {
     const seen = quota.get({ subscriptionId: SUB_A, region: "westeurope" });
     expect(seen?.remaining["subscription-reads"]).toBeGreaterThan(200);
     expect(seen?.servedBy).toBe("emulator");
+  });
+});
+
+/**
+ * `ResourceSku` and `SignalRSkuTier` / `WebPubSubSkuTier` of api-version 2024-03-01, as the
+ * specs state them (Azure/azure-rest-api-specs, `specification/signalr/resource-manager/
+ * Microsoft.SignalRService/stable/2024-03-01/signalr.json` at e6eec14c and `specification/
+ * webpubsub/resource-manager/Microsoft.SignalRService/stable/2024-03-01/webpubsub.json` at
+ * c9388702): `sku.name` "Allowed values: Standard_S1, Free_F1, Premium_P1, Premium_P2", the tier
+ * enum, and the `capacity` values "If present, following values are allowed".
+ */
+const SPEC_2024_03_01 = {
+  names: ["Standard_S1", "Free_F1", "Premium_P1", "Premium_P2"],
+  tiers: ["Free", "Basic", "Standard", "Premium"],
+  tierOf: { Free_F1: "Free", Standard_S1: "Standard", Premium_P1: "Premium", Premium_P2: "Premium" },
+  capacity: {
+    Free_F1: [1],
+    Standard_S1: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100],
+    Premium_P1: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100],
+    Premium_P2: [100, 200, 300, 400, 500, 600, 700, 800, 900, 1000],
+  },
+} as const;
+
+/**
+ * The 200 body of the official example `SignalR_ListSkus.json` of 2024-03-01
+ * (`specification/signalr/resource-manager/Microsoft.SignalRService/stable/2024-03-01/examples/`,
+ * Azure/azure-rest-api-specs at f7b84a5c, MIT): Free_F1 and Standard_S1 of the instance's type,
+ * and Premium_P1 of its replicas (`Microsoft.SignalRService/SignalR/replicas`).
+ */
+const S1_P1_VALUES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100];
+const LIST_SKUS_EXAMPLE = {
+  value: [
+    {
+      resourceType: "Microsoft.SignalRService/SignalR",
+      sku: { name: "Free_F1", tier: "Free" },
+      capacity: { minimum: 0, maximum: 1, default: 1, allowedValues: [1], scaleType: "Manual" },
+    },
+    {
+      resourceType: "Microsoft.SignalRService/SignalR",
+      sku: { name: "Standard_S1", tier: "Standard" },
+      capacity: { minimum: 0, maximum: 100, default: 1, allowedValues: S1_P1_VALUES, scaleType: "Manual" },
+    },
+    {
+      resourceType: "Microsoft.SignalRService/SignalR/replicas",
+      sku: { name: "Premium_P1", tier: "Standard" },
+      capacity: { minimum: 0, maximum: 100, default: 1, allowedValues: S1_P1_VALUES, scaleType: "Automatic" },
+    },
+  ],
+};
+
+describe("ARM against the published contract", { timeout: 30_000 }, () => {
+  let emu: RunningEmulator;
+  const HUB = signalrId("contract-hub");
+  const PUB = webPubSubId("contract-pubsub");
+
+  beforeAll(async () => {
+    emu = await startTestEmulator({ armPageSize: 1 });
+  });
+  afterAll(async () => {
+    await emu?.stop();
+  });
+  beforeEach(() => {
+    resetEmulator(emu);
+    emu.control.setTiming({ readAfterWriteLagMs: 0 });
+    for (const v of emu.control.instances()) emu.control.removeInstance(v.resourceId);
+    emu.control.addInstance({ resourceId: HUB, location: "westeurope", sku: "Premium_P1", units: 100 });
+    emu.control.addInstance({ resourceId: PUB, location: "eastus", sku: "Premium_P1", units: 10 });
+  });
+
+  it.each([
+    ["SignalR", () => HUB, SIGNALR_API_VERSION, { sku: "Premium_P2", units: 200 }, "westeurope"],
+    ["WebPubSub", () => PUB, WEBPUBSUB_API_VERSION, { sku: "Premium_P1", units: 20 }, "eastus"],
+  ] as const)(
+    "%s: every request carries api-version 2024-03-01, and the PATCH body is of its schema",
+    async (service, id, apiVersion, target, region) => {
+      expect(apiVersion).toBe("2024-03-01");
+      emu.control.addInstance({ resourceId: id().replace(/-(hub|pubsub)$/, "-second"), location: region });
+      const { instances } = adaptersFor(emu);
+      await instances.get(id());
+      await instances.listSkus(id());
+      // Two instances of the service, one per page: the second page is fetched from nextLink.
+      expect((await instances.listBySubscription(SUB_A, service)).length).toBe(2);
+      const op = await instances.beginScale(id(), target);
+      expect(op.pollWarning).toBeUndefined();
+      emu.control.advance(120_000);
+      expect((await instances.observeUpdate(id(), op.target)).state).toBe("applied");
+
+      const sent = emu.control.requests();
+      const kinds = sent.map((r) =>
+        r.path.includes("/operationStatuses/")
+          ? "poll"
+          : r.path.endsWith("/skus")
+            ? "listSkus"
+            : r.method === "PATCH"
+              ? "PATCH"
+              : /\/providers\/Microsoft\.SignalRService\/(SignalR|WebPubSub)$/i.test(r.path)
+                ? "list"
+                : "GET",
+      );
+      expect(new Set(kinds)).toEqual(new Set(["GET", "listSkus", "list", "PATCH", "poll"]));
+      expect(kinds.filter((k) => k === "list")).toHaveLength(2);
+      expect(sent.filter((r) => r.apiVersion !== apiVersion)).toEqual([]);
+
+      const patches = sent.filter((r) => r.method === "PATCH");
+      expect(patches).toHaveLength(1);
+      const body = patches[0]?.body as {
+        location: string;
+        sku: { name: string; tier: string; capacity: number };
+        properties?: unknown;
+      };
+      // The SDK serializes the flattened properties as an empty object: nothing else is sent.
+      expect(Object.keys(body).sort()).toEqual(["location", "properties", "sku"]);
+      expect(body.properties).toEqual({});
+      expect(body.location).toBe(region);
+      expect(SPEC_2024_03_01.names).toContain(body.sku.name);
+      expect(SPEC_2024_03_01.tiers).toContain(body.sku.tier);
+      const name = body.sku.name as keyof typeof SPEC_2024_03_01.capacity;
+      expect(body.sku.tier).toBe(SPEC_2024_03_01.tierOf[name]);
+      expect(SPEC_2024_03_01.capacity[name]).toContain(body.sku.capacity);
+      expect(body.sku).toEqual({
+        name: target.sku,
+        tier: SPEC_2024_03_01.tierOf[name],
+        capacity: target.units,
+      });
+    },
+  );
+
+  it("the SDK's default api-version (2023-02-01) cannot ask for Premium_P2: the emulator refuses it as that version's enum does", async () => {
+    const client = new SignalRManagementClient(staticCredential(), SUB_A, {
+      endpoint: emu.armEndpoint,
+      $host: emu.armEndpoint,
+      tlsOptions: { ca: emu.caPem },
+    });
+    const err = await caught(() =>
+      client.signalR.beginUpdate("rg-chat", "contract-hub", {
+        location: "westeurope",
+        sku: { name: "Premium_P2", tier: "Premium", capacity: 200 },
+      }),
+    );
+    expect(isRestError(err) ? [err.statusCode, err.code, err.message] : err).toEqual([
+      400,
+      "BadArgument",
+      "Invalid arguments",
+    ]);
+    expect(emu.control.requests().map((r) => r.apiVersion)).toEqual(["2023-02-01"]);
+    // A version ARM does not have for the type is refused before anything else.
+    const future = new SignalRManagementClient(staticCredential(), SUB_A, {
+      endpoint: emu.armEndpoint,
+      $host: emu.armEndpoint,
+      tlsOptions: { ca: emu.caPem },
+      apiVersion: "2026-01-01",
+    });
+    const refused = await caught(() => future.signalR.get("rg-chat", "contract-hub"));
+    expect(isRestError(refused) ? [refused.statusCode, refused.code] : refused).toEqual([
+      400,
+      "NoRegisteredProviderFound",
+    ]);
+  });
+
+  it("listSkus as the official example answers it: only the instance's own resource type counts", async () => {
+    const { instances } = adaptersFor(emu);
+    emu.control.addFault({
+      method: "GET",
+      path: "**/contract-hub/skus",
+      times: 1,
+      action: { kind: "respond", body: LIST_SKUS_EXAMPLE },
+    });
+    const allowed = await instances.listSkus(HUB);
+    // The replicas' Premium_P1 is not the instance's: Premium_P1 and Premium_P2 keep the documented ladders.
+    expect(allowed.fromService).toEqual(["Standard_S1"]);
+    expect(allowed.skus.map((s) => [s.resourceType, s.sku])).toEqual([
+      ["Microsoft.SignalRService/SignalR", "Free_F1"],
+      ["Microsoft.SignalRService/SignalR", "Standard_S1"],
+    ]);
+    expect(allowed.ladders.Standard_S1).toEqual(S1_P1_VALUES);
+    expect(allowed.ladders.Premium_P2).toEqual([100, 200, 300, 400, 500, 600, 700, 800, 900, 1000]);
+  });
+
+  it("listSkus reads the ladder the service enforces for the instance, not its replicas'", async () => {
+    const { instances } = adaptersFor(emu);
+    emu.control.updateInstance(HUB, { ladders: { Premium_P1: [1, 2, 5, 10, 20, 50, 100] } });
+    const allowed = await instances.listSkus(HUB);
+    expect(allowed.fromService).toEqual(["Standard_S1", "Premium_P1", "Premium_P2"]);
+    expect(allowed.ladders.Premium_P1).toEqual([1, 2, 5, 10, 20, 50, 100]);
+    expect(allowed.skus.every((s) => s.resourceType === "Microsoft.SignalRService/SignalR")).toBe(true);
+  });
+
+  it("an update off that ladder: refused (400) or, when the service ignores it, answered but not applied", async () => {
+    const { instances } = adaptersFor(emu);
+    emu.control.updateInstance(PUB, { ladders: { Premium_P1: [1, 2, 5, 10, 20, 50, 100] } });
+    const refused = (await caught(() =>
+      instances.beginScale(PUB, { sku: "Premium_P1", units: 30 }),
+    )) as InvalidRequestError;
+    expect(refused).toBeInstanceOf(InvalidRequestError);
+    expect([refused.status, refused.code]).toEqual([400, "BadArgument"]);
+    expect(refused.message).toContain(
+      "The capacity 30 is not valid for Premium_P1. Allowed values: 1, 2, 5, 10, 20, 50, 100.",
+    );
+
+    emu.control.updateInstance(PUB, { ladderEnforcement: "ignore" });
+    const op = await instances.beginScale(PUB, { sku: "Premium_P1", units: 30 });
+    expect(op.acceptedWith).toBe(202);
+    expect((await instances.observeUpdate(PUB, op.target)).state).toBe("inProgress");
+    emu.control.advance(120_000);
+    const seen = await instances.observeUpdate(PUB, op.target);
+    expect(seen.state).toBe("notApplied");
+    expect(seen.instance).toMatchObject({ units: 10, provisioningState: "Succeeded" });
+  });
+
+  it("a canceled update is seen Canceled with SKU and units unchanged", async () => {
+    const { instances } = adaptersFor(emu);
+    emu.control.addFault({
+      method: "PATCH",
+      path: "**/contract-hub",
+      times: 1,
+      action: { kind: "cancelUpdate" },
+    });
+    const op = await instances.beginScale(HUB, { sku: "Premium_P2", units: 200 });
+    emu.control.advance(120_000);
+    const seen = await instances.observeUpdate(HUB, op.target);
+    expect(seen.state).toBe("failed");
+    expect(seen.instance).toMatchObject({
+      provisioningState: "Canceled",
+      terminal: true,
+      sku: "Premium_P1",
+      units: 100,
+    });
+  });
+
+  it("a long update stays in progress for its seconds, then applies", async () => {
+    const { instances } = adaptersFor(emu);
+    emu.control.addFault({
+      method: "PATCH",
+      path: "**/contract-hub",
+      times: 1,
+      action: { kind: "longUpdate", seconds: 3 * 3600 },
+    });
+    const op = await instances.beginScale(HUB, { sku: "Premium_P2", units: 200 });
+    emu.control.advance(3 * 3600_000 - 1_000);
+    expect((await instances.observeUpdate(HUB, op.target)).instance.provisioningState).toBe("Updating");
+    emu.control.advance(1_000);
+    expect((await instances.observeUpdate(HUB, op.target)).state).toBe("applied");
+  });
+
+  it("a read right after the 202 shows the old size with Succeeded, for the read-after-write lag", async () => {
+    const { instances } = adaptersFor(emu);
+    emu.control.setTiming({ readAfterWriteLagMs: 45_000 });
+    const op = await instances.beginScale(HUB, { sku: "Premium_P2", units: 200 });
+    const early = await instances.observeUpdate(HUB, op.target);
+    expect(early.state).toBe("notApplied");
+    expect(early.instance).toMatchObject({ sku: "Premium_P1", units: 100, provisioningState: "Succeeded" });
+    emu.control.advance(45_000);
+    expect((await instances.observeUpdate(HUB, op.target)).state).toBe("inProgress");
+    emu.control.advance(120_000);
+    expect((await instances.observeUpdate(HUB, op.target)).state).toBe("applied");
   });
 });

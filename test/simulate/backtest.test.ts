@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCaptured } from "../../src/cli/test-io.js";
 import { createVirtualClock, type RunningEmulator, startEmulator } from "../../src/emulator/index.js";
 import { dailyPattern } from "../../src/traffic/index.js";
-import { signalrId, webPubSubId } from "../azure/helpers.js";
+import { emulatorCliFlags, signalrId, webPubSubId } from "../azure/helpers.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const POLICY = "examples/signalr-chat.yaml";
@@ -39,16 +39,7 @@ describe("simulate --resource-id against the emulator", { timeout: 120_000 }, ()
     await emu?.stop();
   });
 
-  const azureFlags = () => [
-    "--arm-endpoint",
-    emu.armEndpoint,
-    "--metrics-endpoint",
-    emu.metricsEndpointTemplate,
-    "--ca-file",
-    emu.caPath,
-    "--azure-credential",
-    "static",
-  ];
+  const azureFlags = () => emulatorCliFlags(emu);
 
   /** `simulate` of the example policy on `CHAT` up to the emulator's now, with `args`. */
   const backtest = (...args: string[]) =>

@@ -28,6 +28,7 @@ const ABOVE_THE_PURE_LAYERS = [
   "azure",
   "prometheus",
   "cli",
+  "preflight",
   "demo",
   "simulate",
   "emulator",
@@ -65,6 +66,23 @@ const LAYER_RULES: readonly LayerRule[] = [
     from: ["prometheus"],
     forbidden: ["controller", "kube", "azure", "api", "autoscale", "capacity", "emulator", "traffic"],
     why: "the Prometheus adapter is thin: it builds on shared/ only, and the controller composes it",
+  },
+  {
+    from: ["preflight"],
+    forbidden: ["kube", "emulator", "demo", "simulate", "localcluster"],
+    why: "the preflight reads Azure through the adapters, as the operator's poll cycle does, and nothing else",
+  },
+  {
+    from: [
+      ...ABOVE_THE_PURE_LAYERS.filter((room) => room !== "cli"),
+      "autoscale",
+      "capacity",
+      "api",
+      "traffic",
+      "chart",
+    ],
+    forbidden: ["preflight"],
+    why: "only the commands use the preflight",
   },
   { from: "*", forbidden: ["cli"], why: "the commands are the top layer" },
 ];

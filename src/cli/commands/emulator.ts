@@ -53,6 +53,8 @@ interface EmulatorFlags extends CommonOptions {
   start?: string;
   scaleDuration: string;
   ingestionDelay: string;
+  readAfterWriteLag: string;
+  unitQuota?: string;
   port: string;
   appServerHttpPort?: string;
   connectionLifetime: string;
@@ -200,6 +202,16 @@ async function emulatorPlan(
   );
   const scaleDurationMs = durationFlag("scale-duration", flags.scaleDuration);
   const ingestionDelayMs = durationFlag("ingestion-delay", flags.ingestionDelay);
+  const readAfterWriteLagMs = durationFlag("read-after-write-lag", flags.readAfterWriteLag);
+  const unitQuota =
+    flags.unitQuota === undefined
+      ? undefined
+      : number(
+          "unit-quota",
+          flags.unitQuota,
+          (n) => Number.isInteger(n) && n >= 0,
+          "a whole number of units ≥ 0",
+        );
   const port = number(
     "port",
     flags.port,
@@ -243,6 +255,8 @@ async function emulatorPlan(
       ...(start ? { start } : {}),
       scaleDurationMs,
       ingestionDelayMs,
+      readAfterWriteLagMs,
+      ...(unitQuota !== undefined ? { unitQuota } : {}),
       historyDays,
       armRateLimit: flags.rateLimit,
       ...(flags.caFile !== undefined ? { caPath: resolve(cwd, flags.caFile) } : {}),
@@ -373,6 +387,15 @@ export const emulatorCommand: CliCommand = defineCommand<EmulatorFlags>({
         "--ingestion-delay <duration>",
         "virtual time before a minute's metrics are complete (e.g. 3m)",
         "3m",
+      )
+      .option(
+        "--read-after-write-lag <duration>",
+        "virtual time after an accepted update during which ARM reads still show the old SKU and units, Succeeded (e.g. 30s)",
+        "0s",
+      )
+      .option(
+        "--unit-quota <n>",
+        "units each service may hold per subscription and region; an update over it is refused as Azure refuses it (Azure's default is 150; default: unlimited)",
       )
       .option("--port <port>", "port on loopback (0: any free port)", "0")
       .option(

@@ -33,8 +33,8 @@ const NOT_FOR_RUN = [
   /\/node_modules\/vega(-[a-z]+)?\//,
   /\/node_modules\/cli-progress\//,
   /\/node_modules\/selfsigned\//,
-  /\/src\/(emulator|simulate|demo|chart|localcluster)\//,
-  /\/src\/cli\/commands\/(size|recommend|simulate|demo|emulator)\.ts$/,
+  /\/src\/(emulator|simulate|demo|chart|localcluster|preflight)\//,
+  /\/src\/cli\/commands\/(size|recommend|check|simulate|demo|emulator)\.ts$/,
 ];
 
 let dir: string;

@@ -15,6 +15,7 @@ export const commands: readonly CommandEntry[] = [
   { name: "run", load: async () => (await import("./run.js")).runCommand },
   { name: "size", load: async () => (await import("./size.js")).sizeCommand },
   { name: "recommend", load: async () => (await import("./recommend.js")).recommendCommand },
+  { name: "check", load: async () => (await import("./check.js")).checkCommand },
   { name: "simulate", load: async () => (await import("./simulate.js")).simulateCommand },
   { name: "demo", load: async () => (await import("./demo.js")).demoCommand },
   { name: "emulator", load: async () => (await import("./emulator.js")).emulatorCommand },

@@ -104,7 +104,9 @@ describe("signalr-autoscaler recommend", () => {
     expect(body.desired).toEqual({ sku: "Premium_P1", units: 20 });
     expect(body.limitedBy).toBe("MetricsIncomplete");
     expect(body.scaleIn).toEqual({ allowed: false, blockedBy: ["MetricsIncomplete"] });
-    expect(body.notes.join("\n")).toContain("OutboundTraffic returned errorCode Throttled");
+    expect(body.notes).toContain(
+      'OutboundTraffic came back with errorCode Throttled ("Metric data is temporarily unavailable."): read as unknown',
+    );
     const metrics = body.conditions.find((c: { type: string }) => c.type === "MetricsAvailable");
     expect(metrics).toMatchObject({ status: "True", reason: "SomeMetricsMissing" });
   });
@@ -291,6 +293,11 @@ describe("signalr-autoscaler recommend", () => {
       "a bad --now",
       [...CHAT, "--current", "Premium_P1/10", "--now", "noon"],
       /^error: --now must be an RFC 3339 time/,
+    ],
+    [
+      "a --now without a UTC offset (a local time of no known zone)",
+      [...CHAT, "--current", "Premium_P1/10", "--now", "2025-06-02T12:00:00"],
+      /^error: --now must be an RFC 3339 time with Z or a UTC offset/,
     ],
   ])("exits 2 with one clear line for %s", async (_n, argv, message) => {
     const r = await run(...argv);

@@ -6,23 +6,17 @@
  *
  * Inputs: a CapacityPolicy manifest (`--policy`, YAML or JSON, as applied or as
  * `kubectl get capol NAME -o yaml` prints it — its status then supplies the history), the metrics
- * response (`--metrics`: a metrics:getBatch body or a single-resource metrics body, see
- * ../metrics-file.ts), the current capacity (`--current SKU/units[/replicas]`, or the status's
- * `current`), an optional status file with the history (`--status`), and the time of the decision
- * (`--now`; default: the end of the response's time span).
+ * response (`--metrics`, once or more: a metrics:getBatch body, a single-resource metrics body, or
+ * what `az monitor metrics list` prints, see ../metrics-file.ts), the current capacity
+ * (`--current SKU/units[/replicas]`, or the status's `current`), an optional status file with the
+ * history (`--status`), and the time of the decision (`--now`, RFC 3339 with an offset; default:
+ * the end of the responses' time span).
  *
  * A policy's leading signal (`spec.anticipation.leadingSignal`) is not read: `recommend` asks no
  * Prometheus, so its decision is what Azure Monitor alone gives, and a note says so.
  */
-import { readFile } from "node:fs/promises";
-import { resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
-import {
-  type CapacityPolicy,
-  type CapacityPolicyStatus,
-  PolicyError,
-  parsePolicyYaml,
-} from "../../api/index.js";
+import type { CapacityPolicyStatus } from "../../api/index.js";
 import {
   type CurrentState,
   type Decision,
@@ -34,28 +28,22 @@ import {
 } from "../../autoscale/index.js";
 import type { SkuName } from "../../capacity/skus.js";
 import { describePrometheusServer } from "../../prometheus/index.js";
+import { parseRfc3339 } from "../../shared/time-text.js";
+import { readFlagText } from "../azure-flags.js";
 import { type CliCommand, type CommonOptions, defineCommand } from "../command.js";
 import { UsageError } from "../errors.js";
 import type { CliIo } from "../io.js";
-import { parseMetricsBody, samplesFromBody } from "../metrics-file.js";
+import { parseMetricsBody, samplesFromBodies } from "../metrics-file.js";
 import { formatJson, formatTable } from "../output.js";
+import { readPolicyFile } from "../policy-file.js";
 
 interface RecommendFlags extends CommonOptions {
   policy?: string;
-  metrics?: string;
+  metrics?: string[];
   current?: string;
   hpaMinReplicas?: string;
   status?: string;
   now?: string;
-}
-
-async function readText(flag: string, file: string, io: CliIo): Promise<string> {
-  try {
-    return await readFile(resolve(io.cwd, file), "utf8");
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new UsageError(`cannot read --${flag} ${file}: ${code ?? (err as Error).message}`);
-  }
 }
 
 const CURRENT = /^(Free_F1|Standard_S1|Premium_P1|Premium_P2)\/([0-9]+)(?:\/([0-9]+))?$/;
@@ -73,19 +61,6 @@ export function parseCurrent(raw: string): CurrentState {
   const current: CurrentState = { sku: m[1] as SkuName, units };
   if (m[3] !== undefined) current.replicas = Number(m[3]);
   return current;
-}
-
-function parsePolicyFile(text: string, file: string): CapacityPolicy {
-  try {
-    return parsePolicyYaml(text);
-  } catch (err) {
-    if (err instanceof PolicyError) {
-      const first = err.errors[0] ?? err.message.split("\n")[0] ?? "invalid";
-      const more = err.errors.length > 1 ? ` (and ${err.errors.length - 1} more)` : "";
-      throw new UsageError(`policy ${file}: ${first}${more}`);
-    }
-    throw err;
-  }
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -120,9 +95,11 @@ function parseStatusFile(text: string, file: string): Partial<CapacityPolicyStat
 }
 
 function parseNow(raw: string): number {
-  const ms = Date.parse(raw);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(raw) || !Number.isFinite(ms)) {
-    throw new UsageError(`--now must be an RFC 3339 time such as 2025-06-02T12:00:00Z, got "${raw}"`);
+  const ms = parseRfc3339(raw);
+  if (ms === undefined) {
+    throw new UsageError(
+      `--now must be an RFC 3339 time with Z or a UTC offset, such as 2025-06-02T12:00:00Z, got "${raw}"`,
+    );
   }
   return ms;
 }
@@ -140,19 +117,18 @@ export interface RecommendReport {
 
 async function recommend(flags: RecommendFlags, io: CliIo): Promise<RecommendReport> {
   if (!flags.policy) throw new UsageError("--policy FILE is required (a CapacityPolicy manifest)");
-  if (!flags.metrics) throw new UsageError("--metrics FILE is required (an Azure Monitor metrics response)");
-  const policy = parsePolicyFile(await readText("policy", flags.policy, io), flags.policy);
-  const body = parseMetricsBody(await readText("metrics", flags.metrics, io), flags.metrics);
+  if (!flags.metrics || flags.metrics.length === 0)
+    throw new UsageError("--metrics FILE is required (an Azure Monitor metrics response)");
+  const policy = await readPolicyFile(flags.policy, io.cwd);
+  const bodies = [];
+  for (const file of flags.metrics)
+    bodies.push(parseMetricsBody(await readFlagText(file, "--metrics", io.cwd), file));
   const spec = policy.spec;
-  const { samples, resource, notes } = samplesFromBody(
-    body,
-    flags.metrics,
-    spec.target.service,
-    spec.target.resourceId,
-  );
+  const { samples, endMs, notes } = samplesFromBodies(bodies, spec.target.service, spec.target.resourceId);
 
   let status: Partial<CapacityPolicyStatus> | undefined = policy.status;
-  if (flags.status) status = parseStatusFile(await readText("status", flags.status, io), flags.status);
+  if (flags.status)
+    status = parseStatusFile(await readFlagText(flags.status, "--status", io.cwd), flags.status);
   const history: DecisionHistory = historyFromStatus(status);
   if (!status)
     notes.push(
@@ -180,8 +156,8 @@ async function recommend(flags: RecommendFlags, io: CliIo): Promise<RecommendRep
   if (flags.now) {
     nowMs = parseNow(flags.now);
     nowSource = "flag";
-  } else if (resource.endTime !== undefined) {
-    nowMs = Date.parse(resource.endTime);
+  } else if (endMs !== undefined) {
+    nowMs = endMs;
     nowSource = "response";
   } else {
     nowMs = Date.now();
@@ -355,8 +331,8 @@ export const recommendCommand: CliCommand = defineCommand<RecommendFlags>({
         "CapacityPolicy manifest (YAML or JSON; a kubectl -o yaml dump also supplies its status)",
       )
       .option(
-        "--metrics <file>",
-        "Azure Monitor metrics response: a metrics:getBatch body or a single-resource metrics body (JSON)",
+        "--metrics <file...>",
+        "Azure Monitor metrics response (JSON): a metrics:getBatch body, a single-resource body or az monitor metrics list output; several files (one per aggregation) are merged",
       )
       .option(
         "--current <sku/units[/replicas]>",
@@ -370,6 +346,7 @@ export const recommendCommand: CliCommand = defineCommand<RecommendFlags>({
       ),
   examples: [
     "signalr-autoscaler recommend --policy chat.yaml --metrics getbatch.json --current Premium_P1/10/3",
+    "signalr-autoscaler recommend --policy chat.yaml --metrics gauges.json counters.json --current Premium_P1/10",
     "kubectl get capol chat -o yaml > chat.yaml && signalr-autoscaler recommend --policy chat.yaml --metrics metrics.json -o json",
   ],
   action: async (flags, io) => {

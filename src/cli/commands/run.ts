@@ -8,11 +8,7 @@ import { existsSync } from "node:fs";
 import { homedir, hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { Option } from "commander";
-import {
-  createAzureAdapters,
-  DEFAULT_REQUEST_TIMEOUT_MS,
-  DEFAULT_TOKEN_TIMEOUT_MS,
-} from "../../azure/index.js";
+import { createAzureAdapters } from "../../azure/index.js";
 import { realClock } from "../../controller/clock.js";
 import { DEFAULT_POLL_CYCLE_TIMEOUT_MS, DEFAULT_READINESS_MARGIN_MS } from "../../controller/cycle-watch.js";
 import { startProbeServer } from "../../controller/http.js";
@@ -29,16 +25,20 @@ import {
 } from "../../kube/client.js";
 import {
   type AzureFlags,
+  type AzureTimeoutFlags,
   azureConnection,
   azureOptions,
+  azureTimeoutOptions,
+  azureTimeouts,
   logCredential,
   readFlagText,
 } from "../azure-flags.js";
 import { type CliCommand, type CommonOptions, defineCommand } from "../command.js";
 import { UsageError } from "../errors.js";
+import { positiveSeconds, secondsOf as seconds } from "../flags.js";
 import type { CliIo } from "../io.js";
 
-interface RunFlags extends CommonOptions, AzureFlags {
+interface RunFlags extends CommonOptions, AzureFlags, AzureTimeoutFlags {
   kubeconfig?: string;
   context?: string;
   namespace?: string[];
@@ -52,24 +52,12 @@ interface RunFlags extends CommonOptions, AzureFlags {
   retryPeriod: string;
   identity?: string;
   workers: string;
-  azureRequestTimeout: string;
-  azureTokenTimeout: string;
   kubeRequestTimeout: string;
   pollCycleTimeout: string;
   readinessMargin: string;
   statusRefreshInterval: string;
   logLevel: LogLevel;
   logFormat: "json" | "pretty";
-}
-
-/** A default in ms as the seconds a flag takes (e.g. 30000 → "30"). */
-const seconds = (ms: number): string => String(ms / 1000);
-
-function positiveSeconds(text: string, flag: string): number {
-  const value = Number(text);
-  if (!Number.isFinite(value) || value <= 0)
-    throw new UsageError(`${flag} must be a number of seconds > 0, got "${text}"`);
-  return value;
 }
 
 async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
@@ -84,8 +72,7 @@ async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
     throw new UsageError("--renew-deadline must be shorter than --lease-duration");
   if (retryPeriodSeconds * 1.2 >= renewDeadlineSeconds)
     throw new UsageError("--retry-period (plus 20 % jitter) must be shorter than --renew-deadline");
-  const azureRequestTimeoutMs = positiveSeconds(flags.azureRequestTimeout, "--azure-request-timeout") * 1000;
-  const azureTokenTimeoutMs = positiveSeconds(flags.azureTokenTimeout, "--azure-token-timeout") * 1000;
+  const timeouts = azureTimeouts(flags);
   const kubeRequestTimeoutMs = positiveSeconds(flags.kubeRequestTimeout, "--kube-request-timeout") * 1000;
   const pollCycleTimeoutMs = positiveSeconds(flags.pollCycleTimeout, "--poll-cycle-timeout") * 1000;
   const readinessMarginMs = positiveSeconds(flags.readinessMargin, "--readiness-margin") * 1000;
@@ -140,11 +127,7 @@ async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
 
   const { connection, credential } = await azureConnection(flags, io.env, io.cwd);
   logCredential(log, credential);
-  const azure = createAzureAdapters({
-    ...connection,
-    requestTimeoutMs: azureRequestTimeoutMs,
-    tokenTimeoutMs: azureTokenTimeoutMs,
-  });
+  const azure = createAzureAdapters({ ...connection, ...timeouts });
   const metrics = new OperatorMetrics();
   const identity = flags.identity ?? io.env["POD_NAME"] ?? hostname();
   const operator = new Operator(
@@ -203,7 +186,7 @@ export const runCommand: CliCommand = defineCommand<RunFlags>({
   name: "run",
   description:
     "Run the operator: watch CapacityPolicies, poll Azure Monitor, scale instances and app servers.",
-  flags: (cmd, { env }) =>
+  flags: (cmd, { env }) => {
     azureOptions(cmd, env)
       .option(
         "--kubeconfig <file>",
@@ -241,17 +224,8 @@ export const runCommand: CliCommand = defineCommand<RunFlags>({
       )
       .option("--retry-period <seconds>", "time between election attempts", env["RETRY_PERIOD"] ?? "2")
       .option("--identity <name>", "this replica's identity (default $POD_NAME or the host name)")
-      .option("--workers <n>", "concurrent reconcile passes", env["WORKERS"] ?? "16")
-      .option(
-        "--azure-request-timeout <seconds>",
-        "deadline of one HTTP call to ARM or Azure Monitor",
-        env["AZURE_REQUEST_TIMEOUT"] ?? seconds(DEFAULT_REQUEST_TIMEOUT_MS),
-      )
-      .option(
-        "--azure-token-timeout <seconds>",
-        "deadline of one token request to Microsoft Entra ID (or the managed identity endpoint)",
-        env["AZURE_TOKEN_TIMEOUT"] ?? seconds(DEFAULT_TOKEN_TIMEOUT_MS),
-      )
+      .option("--workers <n>", "concurrent reconcile passes", env["WORKERS"] ?? "16");
+    return azureTimeoutOptions(cmd, env)
       .option(
         "--kube-request-timeout <seconds>",
         "deadline of one Kubernetes API call (not of watches)",
@@ -281,6 +255,7 @@ export const runCommand: CliCommand = defineCommand<RunFlags>({
         new Option("--log-format <format>", "json, or pretty for people")
           .choices(["json", "pretty"])
           .default(env["LOG_FORMAT"] ?? "json"),
-      ),
+      );
+  },
   action: runOperator,
 });

@@ -1,0 +1,76 @@
+/**
+ * What a preflight read from Azure, as data: the probe (probe.ts) fills it, the table (table.ts)
+ * turns it into rows. Nothing here does I/O.
+ */
+import type { CapacityPolicy } from "../api/index.js";
+import type {
+  AllowedUnits,
+  AzureApiError,
+  BatchQuery,
+  InstanceState,
+  MetricsResultLike,
+  NativeAutoscaleSetting,
+  QuotaObservation,
+} from "../azure/index.js";
+import type { ServiceKind } from "../capacity/skus.js";
+import type { Principal } from "./principal.js";
+
+/** What one read gave: its answer, the typed error Azure's answer (or its absence) became, or why it was not sent. */
+export type Outcome<T> = { ok: T } | { error: AzureApiError } | { skipped: string };
+
+/** The instance a preflight checks. */
+export interface PreflightTarget {
+  /** Its ARM resource ID, as given. */
+  resourceId: string;
+  service: ServiceKind;
+  /** The policy it was checked for (its SKUs, metrics times and seasonal history), when one was given. */
+  policy?: CapacityPolicy;
+}
+
+/** A token the credential handed out for one audience. */
+export interface TokenObservation {
+  /** Which of the operator's clients uses it. */
+  audience: "ARM" | "metrics";
+  /** The scope asked for, e.g. `https://management.azure.com/.default`. */
+  scope: string;
+  outcome: Outcome<{ expiresOnMs: number; principal?: Principal }>;
+}
+
+/** One `metrics:getBatch` call, exactly as `AzureMetrics.queryBatch` was asked to send it, and its answer. */
+export interface MetricsQueryObservation {
+  /** The query (metric names, aggregation, interval, span, filter, the adapter operation). */
+  query: Omit<BatchQuery, "signal">;
+  /** The region whose metrics endpoint it went to. */
+  region: string;
+  resourceIds: readonly string[];
+  /** False when the throttle gate refused it without a request (an earlier answer asked to wait). */
+  sent: boolean;
+  answer: { results: readonly MetricsResultLike[] } | { error: AzureApiError };
+}
+
+/** The durations of the decision that size and judge the metrics read, seconds. */
+export interface MetricsTimes {
+  windowSeconds: number;
+  ingestionDelaySeconds: number;
+}
+
+/** Everything a preflight read, in the order it read it. */
+export interface PreflightObservations {
+  /** When the check ran, ms since the epoch. */
+  atMs: number;
+  tokens: TokenObservation[];
+  /** GET of the instance. */
+  instance: Outcome<InstanceState>;
+  /** The subscription's instances of the service (the operator's poll cycle reads them so): how many, and the target among them. */
+  instanceList: Outcome<{ count: number; found?: InstanceState }>;
+  /** `listSkus` of the instance. */
+  skus: Outcome<AllowedUnits>;
+  /** The metrics queries the operator sends for this instance (the one-minute read, and the history of a seasonal policy). */
+  metrics: Outcome<MetricsQueryObservation[]>;
+  /** The decision's window and ingestion delay the one-minute read was sized by. */
+  times: MetricsTimes;
+  /** Native autoscale settings that target the instance (enabled or not). */
+  autoscaleSettings: Outcome<NativeAutoscaleSetting[]>;
+  /** ARM's remaining-request headers, as last seen per scope. */
+  armQuota: QuotaObservation[];
+}

@@ -1,0 +1,223 @@
+/**
+ * The preflight's reads: every read the operator makes for one instance, made once through the
+ * operator's own adapters, recorded as {@link PreflightObservations}. Read-only: no call here
+ * writes (the one POST is `metrics:getBatch`, a query).
+ *
+ * In order:
+ * 1. a token for ARM and one for the metrics data plane, each within the token timeout;
+ * 2. the instance (GET), the subscription's instances of the service (the list the poll cycle
+ *    reads), and `listSkus`;
+ * 3. the metrics, through `AzureMetrics` itself — the same `read` the poll cycle calls, over the
+ *    same span (controller/fetch.ts: from the decision's window plus ingestion delay, or its
+ *    maximum sample age, before the next whole minute) — and, for a policy with a seasonal
+ *    forecast, the history reader's first full read (`HistoryReader.refresh`). Every getBatch
+ *    call is recorded as `queryBatch` was asked to send it, so whatever queries the operator
+ *    sends, this sends the same;
+ * 4. the native autoscale settings of the subscription that target the instance.
+ *
+ * Every HTTP call has the connection's request timeout and every token request its token
+ * timeout; `signal` aborts everything. Azure failures are recorded, never thrown.
+ */
+import { KnownMonitorMetricsQueryAudience } from "@azure/monitor-query-metrics";
+import type { CapacityPolicySpec } from "../api/index.js";
+import { policyTimes } from "../autoscale/decide.js";
+import { effectiveIngestionDelay } from "../autoscale/ingestion.js";
+import {
+  AuthenticationError,
+  AzureAutoscaleSettings,
+  type AzureConnection,
+  AzureInstances,
+  AzureMetrics,
+  type BatchAnswer,
+  type BatchQuery,
+  CREDENTIAL_UNAVAILABLE,
+  classifyAzureError,
+  HistoryReader,
+  isAzureApiError,
+  type MetricsBatch,
+  parseResourceId,
+  QuotaRecorder,
+  resolveConnection,
+  resourceKey,
+  ThrottleGate,
+} from "../azure/index.js";
+import { seasonalHistory } from "../controller/fetch.js";
+import type {
+  MetricsQueryObservation,
+  MetricsTimes,
+  Outcome,
+  PreflightObservations,
+  PreflightTarget,
+  TokenObservation,
+} from "./observations.js";
+import { principalOfToken } from "./principal.js";
+
+/** How a preflight reaches Azure. */
+export interface ProbeOptions {
+  /** The connection the operator would use (endpoints, CA, credential, request and token timeouts). */
+  connection: AzureConnection;
+  /** Wall-clock time, ms: the metrics span ends at the next whole minute after it. */
+  now: () => number;
+  /** Aborts every call (the user pressed Ctrl-C). */
+  signal?: AbortSignal;
+}
+
+/** An {@link AzureMetrics} that records every getBatch call it is asked to send, and its answer. */
+class RecordingMetrics extends AzureMetrics {
+  readonly queries: MetricsQueryObservation[] = [];
+
+  override async queryBatch(batch: MetricsBatch, query: BatchQuery): Promise<BatchAnswer> {
+    const answer = await super.queryBatch(batch, query);
+    const { signal: _signal, ...asked } = query;
+    this.queries.push({
+      query: asked,
+      region: batch.scope.region,
+      resourceIds: [...batch.resourceIds],
+      sent: answer.sent,
+      answer: "error" in answer ? { error: answer.error } : { results: answer.results },
+    });
+    return answer;
+  }
+}
+
+/** The durations the poll cycle sizes a policy's read by (defaults for a bare resource ID). */
+function metricsTimes(target: PreflightTarget): MetricsTimes & { lookbackMs: number } {
+  const policy = target.policy;
+  const t = policyTimes(
+    policy?.spec ?? ({ metrics: {}, behavior: { settleSeconds: 0 } } as unknown as CapacityPolicySpec),
+  );
+  const delay = effectiveIngestionDelay(t.ingestionDelaySeconds, policy?.status?.ingestion);
+  return {
+    windowSeconds: t.windowSeconds,
+    ingestionDelaySeconds: delay,
+    lookbackMs: Math.max(t.windowSeconds + delay, t.maxSampleAgeSeconds) * 1000,
+  };
+}
+
+/** Runs `fn`; an Azure failure becomes the outcome's error, anything else is thrown. */
+async function attempt<T>(fn: () => Promise<T>): Promise<Outcome<T>> {
+  try {
+    return { ok: await fn() };
+  } catch (err) {
+    if (isAzureApiError(err)) return { error: err };
+    throw err;
+  }
+}
+
+/** A token for `scope` from the connection's credential, within its token timeout. */
+async function token(
+  audience: TokenObservation["audience"],
+  scope: string,
+  options: ProbeOptions,
+): Promise<TokenObservation> {
+  const conn = resolveConnection(options.connection);
+  const operation = `credential.getToken(${audience})`;
+  try {
+    const got = await conn.credential.getToken(scope, options.signal ? { abortSignal: options.signal } : {});
+    if (!got) {
+      const error = new AuthenticationError(`${operation}: the credential returned no token`, {
+        operation,
+        code: CREDENTIAL_UNAVAILABLE,
+      });
+      return { audience, scope, outcome: { error } };
+    }
+    const principal = principalOfToken(got.token);
+    return {
+      audience,
+      scope,
+      outcome: { ok: { expiresOnMs: got.expiresOnTimestamp, ...(principal ? { principal } : {}) } },
+    };
+  } catch (err) {
+    const typed = classifyAzureError(err, {
+      operation,
+      now: new Date(options.now()),
+      callerAborted: options.signal?.aborted === true,
+    });
+    if (!typed) throw err;
+    return { audience, scope, outcome: { error: typed } };
+  }
+}
+
+const skipped = (why: string) => ({ skipped: why }) as const;
+
+/**
+ * Reads what the operator reads for `target`, once.
+ * @throws ResourceIdError for a malformed resource ID; the caller's abort; errors that are not
+ *   Azure failures. Azure failures are recorded in the observations.
+ */
+export async function probeAzure(
+  target: PreflightTarget,
+  options: ProbeOptions,
+): Promise<PreflightObservations> {
+  const ref = parseResourceId(target.resourceId);
+  const atMs = options.now();
+  const conn = resolveConnection(options.connection);
+  const metricsScope = conn.metricsScope ?? `${KnownMonitorMetricsQueryAudience.AzurePublicCloud}/.default`;
+  const tokens = [await token("ARM", conn.armScope, options), await token("metrics", metricsScope, options)];
+  const armToken = tokens[0]?.outcome;
+  const metricsToken = tokens[1]?.outcome;
+  const call = options.signal ? { signal: options.signal } : {};
+
+  const armGate = new ThrottleGate(conn.now);
+  const quota = new QuotaRecorder();
+  const instances = new AzureInstances(options.connection, { gate: armGate, quota });
+  const settings = new AzureAutoscaleSettings(options.connection, { gate: armGate, quota });
+  const metrics = new RecordingMetrics(options.connection);
+  const noArm = armToken && !("ok" in armToken) ? "no ARM token (see the credential)" : undefined;
+
+  const instance = noArm ? skipped(noArm) : await attempt(() => instances.get(ref.id, call));
+  const instanceList = noArm
+    ? skipped(noArm)
+    : await attempt(async () => {
+        const all = await instances.listBySubscription(ref.subscriptionId, ref.service, call);
+        const found = all.find((i) => resourceKey(i.resourceId) === resourceKey(ref.id));
+        return { count: all.length, ...(found ? { found } : {}) };
+      });
+  const skus = noArm ? skipped(noArm) : await attempt(() => instances.listSkus(ref.id, call));
+
+  const times = metricsTimes(target);
+  const region =
+    "ok" in instance
+      ? instance.ok.location
+      : "ok" in instanceList
+        ? instanceList.ok.found?.location
+        : undefined;
+  let metricsOutcome: Outcome<MetricsQueryObservation[]>;
+  if (metricsToken && !("ok" in metricsToken))
+    metricsOutcome = skipped("no metrics token (see the credential)");
+  else if (region === undefined) {
+    metricsOutcome = skipped(
+      "the instance's region is unknown (its read failed): the metrics endpoint is regional",
+    );
+  } else {
+    const end = Math.ceil(atMs / 60_000) * 60_000;
+    await metrics.read([{ resourceId: target.resourceId, region }], {
+      start: new Date(end - times.lookbackMs - 60_000),
+      end: new Date(end),
+      ...call,
+    });
+    const seasonal = target.policy ? seasonalHistory(target.policy) : undefined;
+    if (seasonal) {
+      const history = new HistoryReader(metrics);
+      history.want([{ resourceId: target.resourceId, region, ...seasonal }], atMs);
+      await history.refresh(atMs, call);
+    }
+    metricsOutcome = { ok: metrics.queries };
+  }
+
+  const autoscaleSettings = noArm
+    ? skipped(noArm)
+    : await attempt(async () => (await settings.findFor([ref.id], call)).get(ref.id) ?? []);
+
+  return {
+    atMs,
+    tokens,
+    instance,
+    instanceList,
+    skus,
+    metrics: metricsOutcome,
+    times: { windowSeconds: times.windowSeconds, ingestionDelaySeconds: times.ingestionDelaySeconds },
+    autoscaleSettings,
+    armQuota: quota.snapshot(),
+  };
+}
