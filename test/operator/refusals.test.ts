@@ -98,9 +98,14 @@ describe.each(CASES)("a PATCH refused by $name ($status $code)", (c) => {
     expect(condition(held, "ScalingLimited")?.message).toContain(c.code);
     expect(condition(held, "ScalingLimited")?.message).toContain(c.message);
     expect(held.status?.conditions).toHaveLength(10);
-    const scrape = (await harness.metrics.expose()).body;
-    expect(scrape).toContain(
-      `signalr_autoscaler_update_refused{namespace="${ns}",policy="chat",refused_by="${c.refusedBy}"} 1`,
+    // /metrics follows the pass's status write.
+    await eventually(
+      async () =>
+        expect((await harness.metrics.expose()).body).toContain(
+          `signalr_autoscaler_update_refused{namespace="${ns}",policy="chat",refused_by="${c.refusedBy}"} 1`,
+        ),
+      10_000,
+      50,
     );
 
     // 25 virtual minutes: 5 tries, 1, 2, 4, 8 minutes apart, then none.
