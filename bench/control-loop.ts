@@ -1176,9 +1176,11 @@ async function comparePerResource(
     lookbackMs: (300 + 180) * 1000,
   }));
   // Batched: the second read of a fetcher, as in steady state (the first one also reads the native
-  // autoscale settings, which are re-read every 5 minutes only).
+  // autoscale settings, which are re-read every 5 minutes only, and each instance's unit ladders,
+  // read in the background and re-read every 6 hours only).
   const fetcher = new CycleFetcher(azure, { now: Date.now });
   await fetcher.read(cycleTargets);
+  await fetcher.laddersSettled();
   await control(emu, "DELETE", "/requests");
   let t0 = performance.now();
   await fetcher.read(cycleTargets);

@@ -5,10 +5,11 @@
 --
 --   Progressing  no status yet; a generation the operator has not yet observed; an ARM update in
 --                flight (status.operation); Ready Unknown, or False while the instance's capacity is
---                not known yet (InstanceUnavailable)
+--                not known yet (InstanceUnavailable) or Azure throttles for a known time (Throttled)
 --   Degraded     Ready False for InvalidSpec, OutOfScope, UnsupportedSku, Conflict, Fallback,
---                UpdateNotApplied or UpdateFailed (the operator's Stalled=True); or the Conflict
---                or Fallback condition True
+--                UpdateNotApplied, UpdateFailed, UpdateRefused, ProgressDeadlineExceeded,
+--                InstanceNotFound, AuthorizationFailed or InvalidRequest (the operator's
+--                Stalled=True); or the Conflict or Fallback condition True
 --   Suspended    Ready True with reason Paused (mode Paused or the paused annotation)
 --   Healthy      Ready True for the current generation
 local hs = {}
@@ -44,6 +45,11 @@ local degradedReasons = {
   Fallback = true,
   UpdateNotApplied = true,
   UpdateFailed = true,
+  UpdateRefused = true,
+  ProgressDeadlineExceeded = true,
+  InstanceNotFound = true,
+  AuthorizationFailed = true,
+  InvalidRequest = true,
 }
 
 local status = obj.status

@@ -107,3 +107,22 @@ export const SHARE_SUM_TOLERANCE = 0.01;
 export const MAX_RECOMMENDATIONS = 60;
 export const MAX_SCALE_EVENTS = 30;
 export const MAX_REASONS = 20;
+/** Most unit counts of one SKU's ladder kept in `status.unitLadders.service`. */
+export const MAX_LADDER_RUNGS = 1000;
+/** Most unit counts kept in `status.unitLadders.excluded`. */
+export const MAX_EXCLUDED_COUNTS = 40;
+
+/** How an update that did not take ended (`status.unappliedUpdates.lastOutcome`). */
+export const UNAPPLIED_OUTCOMES = ["NotApplied", "Failed", "Canceled", "Refused"] as const;
+
+/**
+ * What refused an update durably (`status.unappliedUpdates.refusedBy`): what Azure's error code
+ * names (a quota, an Azure Policy deny, a resource lock), or the kind of the refusal (an invalid
+ * request, a missing role, a missing resource).
+ */
+export const REFUSAL_CAUSES = ["Quota", "Policy", "Lock", "Invalid", "Unauthorized", "NotFound"] as const;
+export type RefusalCause = (typeof REFUSAL_CAUSES)[number];
+
+/** Where the unit ladders of a decision came from (`status.unitLadders.source`). */
+export const LADDER_SOURCES = ["Service", "BuiltIn"] as const;
+export type LadderSource = (typeof LADDER_SOURCES)[number];

@@ -38,9 +38,12 @@ import {
   FALLBACK_ACTIONS,
   HISTORY_GRAINS,
   KIND,
+  LADDER_SOURCES,
   LEADING_MEASURES,
+  MAX_EXCLUDED_COUNTS,
   MAX_HISTORY_DAYS,
   MAX_INGESTION_DELAY_SECONDS,
+  MAX_LADDER_RUNGS,
   MAX_REASONS,
   MAX_RECOMMENDATIONS,
   MAX_SAMPLE_AGE_SECONDS,
@@ -51,10 +54,12 @@ import {
   MODES,
   P1_MAX_UNITS,
   P2_MIN_UNITS,
+  REFUSAL_CAUSES,
   SCALING_POLICY_TYPES,
   SELECT_POLICIES,
   SHARE_SUM_TOLERANCE,
   TIME_GRAINS,
+  UNAPPLIED_OUTCOMES,
 } from "./constants.js";
 import { DURATION_PATTERN } from "./duration.js";
 import { resourceIdCelRule } from "./resource-id.js";
@@ -901,7 +906,7 @@ const UnappliedUpdatesSchema = Type.Object(
   {
     count: Type.Integer({
       description:
-        "Consecutive updates that did not take — ARM reported Succeeded while the instance kept its size, or the update ended Failed or Canceled — updates. The operator waits 1, 2, 4, 8 … minutes (at most 30) after each before the next, and sends none after 5 until the spec (metadata.generation) or the instance (its SKU, units or provisioning state) changes.",
+        "Consecutive updates that did not take — ARM reported Succeeded while the instance kept its size, the update ended Failed or Canceled, or ARM refused it durably (a quota, an Azure Policy deny, a resource lock, an invalid request, a missing role, a missing resource) — updates. The operator waits 1, 2, 4, 8 … minutes (at most 30) after each before the next, and sends none after 5 until the spec (metadata.generation) or the instance (its SKU, units or provisioning state) changes.",
       minimum: 1,
     }),
     lastTime: DateTime("When the last of them was observed ending (RFC 3339)."),
@@ -911,16 +916,93 @@ const UnappliedUpdatesSchema = Type.Object(
       Type.Integer({ description: "metadata.generation they were sent under.", minimum: 0 }),
     ),
     lastOutcome: Type.Optional(
-      StringEnum(["NotApplied", "Failed", "Canceled"] as const, {
+      StringEnum(UNAPPLIED_OUTCOMES, {
         description:
-          "How the last of them ended: NotApplied — ARM answered Succeeded, the SKU and units did not change (reason UpdateNotApplied); Failed or Canceled — its provisioning state (reason UpdateFailed). Absent: NotApplied.",
+          "How the last of them ended: NotApplied — ARM answered Succeeded, the SKU and units did not change (reason UpdateNotApplied); Failed or Canceled — its provisioning state (reason UpdateFailed); Refused — ARM refused the PATCH outright (reason UpdateRefused; refusedBy, code and message say why). Absent: NotApplied.",
+      }),
+    ),
+    refusedBy: Type.Optional(
+      StringEnum(REFUSAL_CAUSES, {
+        description:
+          "What refused the last of them (lastOutcome Refused): Quota — a subscription quota (SignalR: 150 units per region by default); Policy — an Azure Policy deny (403 RequestDisallowedByPolicy); Lock — a resource lock (409 ScopeLocked); Invalid — ARM called the request invalid (400); Unauthorized — the operator's identity may not write the instance (401, 403); NotFound — the instance does not exist (404).",
+      }),
+    ),
+    code: Type.Optional(
+      Type.String({ description: "Azure's error code of the refusal (error.code).", maxLength: 128 }),
+    ),
+    message: Type.Optional(
+      Type.String({ description: "Azure's error message of the refusal, as ARM gave it.", maxLength: 1024 }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Updates that did not take (ARM answered Succeeded and the SKU and units did not change, the update ended Failed or Canceled, or ARM refused it durably): to is what the last one asked, instance the size it kept.",
+  },
+);
+
+const UnitCountList = (description: string) =>
+  Type.Array(Type.Integer({ description: "A unit count, units.", minimum: 1, maximum: MAX_UNITS }), {
+    description,
+    maxItems: MAX_LADDER_RUNGS,
+  });
+
+const UnitLaddersSchema = Type.Object(
+  {
+    source: StringEnum(LADDER_SOURCES, {
+      description:
+        "Where the unit counts of the last decision came from: Service — ARM listSkus (capacity.allowedValues) for at least one allowed SKU; BuiltIn — the documented ladders (docs/tier-tables.md: 1–10, 20 … 100; Premium_P2 100 … 1,000), used until listSkus answers, when it fails, or when it describes none of the allowed SKUs.",
+    }),
+    readAt: Type.Optional(
+      DateTime("When listSkus last answered for the instance (RFC 3339); re-read every 6 hours."),
+    ),
+    service: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            sku: TargetSku("SKU listSkus described."),
+            units: UnitCountList("Its allowedValues, ascending, units."),
+          },
+          { additionalProperties: false },
+        ),
+        {
+          description:
+            "The ladders listSkus reported, per SKU it described with allowedValues; SKUs it did not describe keep the documented ladder. Kept so that a restarted operator uses them until its next read.",
+          maxItems: SCALABLE_SKUS.length,
+        },
+      ),
+    ),
+    excluded: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            sku: TargetSku("SKU of the unit count."),
+            units: UnitsField("The unit count, units."),
+            time: DateTime("When the update to it was observed not taking (RFC 3339)."),
+            outcome: StringEnum(["NotApplied", "Refused"] as const, {
+              description:
+                "NotApplied — ARM answered Succeeded and the instance kept its size; Refused — ARM refused the PATCH as invalid (400).",
+            }),
+          },
+          { additionalProperties: false },
+        ),
+        {
+          description: `Unit counts the operator no longer asks for (at most ${MAX_EXCLUDED_COUNTS}): an update to one was answered but did not apply, so the service does not offer it whatever its ladder says. Cleared when the spec (metadata.generation) or the ladder the service reports changes.`,
+          maxItems: MAX_EXCLUDED_COUNTS,
+        },
+      ),
+    ),
+    generation: Type.Optional(
+      Type.Integer({
+        description: "metadata.generation the excluded counts were recorded under.",
+        minimum: 0,
       }),
     ),
   },
   {
     additionalProperties: false,
     description:
-      "Updates that did not take (ARM answered Succeeded and the SKU and units did not change, or the update ended Failed or Canceled): to is what the last one asked, instance the size it kept.",
+      "The unit ladders (allowed unit counts per SKU) the decision used: where they came from, and the counts left out because the service did not apply them.",
   },
 );
 
@@ -1160,6 +1242,7 @@ export const CapacityPolicyStatusSchema = Type.Object(
     lastSample: Type.Optional(MetricSampleSchema),
     operation: Type.Optional(OperationSchema),
     unappliedUpdates: Type.Optional(UnappliedUpdatesSchema),
+    unitLadders: Type.Optional(UnitLaddersSchema),
     lastScaleTime: Type.Optional(DateTime("When the unit count or SKU last changed (RFC 3339).")),
     recommendations: Type.Optional(
       Type.Array(RecommendationSchema, {
@@ -1270,6 +1353,7 @@ export type ScaleOperation = Static<typeof OperationSchema>;
 export type Recommendation = Static<typeof RecommendationSchema>;
 export type ScaleEvent = Static<typeof ScaleEventSchema>;
 export type UnappliedUpdates = Static<typeof UnappliedUpdatesSchema>;
+export type UnitLaddersStatus = Static<typeof UnitLaddersSchema>;
 export type PolicyCondition = Static<typeof PolicyConditionSchema>;
 export type AnticipationStatus = Static<typeof AnticipationStatusSchema>;
 

@@ -41,6 +41,7 @@ import type { DemandHistory } from "./demand-history.js";
 import { seasonalForecast } from "./forecast.js";
 import type { ScaleEvent } from "./history.js";
 import { type LeadingObservation, leadingSignal } from "./leading.js";
+import { measuredScaleSeconds } from "./overdue.js";
 import type { DemandSeries } from "./signals.js";
 import { fmt } from "./signals.js";
 import { parseTime } from "./time.js";
@@ -125,10 +126,7 @@ function scaleDuration(
   previous: AnticipationStatus | undefined,
   defaultSeconds: number,
 ): { seconds: number; source: "Measured" | "Default" } {
-  const measured = events
-    .slice(-MEASURED_UPDATES)
-    .map((e) => (parseTime(e.time) - parseTime(e.startedAt ?? e.time)) / 1000)
-    .filter((s) => Number.isFinite(s) && s > 0);
+  const measured = measuredScaleSeconds(events.slice(-MEASURED_UPDATES));
   if (measured.length > 0) {
     return {
       seconds: Math.min(Math.round(median(measured)), MAX_SCALE_DURATION_SECONDS),

@@ -5,17 +5,18 @@
  *
  * | type | True when | reasons |
  * |---|---|---|
- * | Ready | a decision could be made | Decided / UnsupportedSku, UpdateNotApplied, UpdateFailed (pass.ts) |
+ * | Ready | a decision could be made and no read failed durably | Decided / Throttled (a throttle of known length: held until it ends), InstanceNotFound, AuthorizationFailed, InvalidRequest (a read Azure refuses durably: failures.ts), UnsupportedSku, UpdateNotApplied, UpdateFailed, UpdateRefused, ProgressDeadlineExceeded (pass.ts) |
  * | MetricsAvailable | some signal has a usable value | MetricsComplete, SomeMetricsMissing / CredentialUnavailable (no token: failed or timed out), FetchFailed, NoMetrics, MetricsStale |
  * | AbleToScale | the operator may change capacity | ReadyForNewScale, ScaleUpStabilized, ScaleDownStabilized, Settling, OutsideScaleInWindow, RecommendOnly / Paused, Conflict, UnsupportedSku (pass.ts adds ScaleInProgress, FailedUpdateScale, UpdateNotApplied, UpdateFailed) |
  * | ScalingActive | metrics drive the decision | ValidMetricFound / FailedGetMetrics, ScalingDisabled |
  * | ScalingLimited | something held the result back from what metrics asked | the {@link LimitCode} / DesiredWithinRange |
- * | Fallback | the fallback action applies | FallbackHold, FallbackFixed / MetricsHealthy, FailuresBelowThreshold |
+ * | Fallback | the fallback action applies | FallbackHold, FallbackFixed / MetricsHealthy, FailuresBelowThreshold, Throttled |
  * | Conflict | another owner fights over the capacity | the caller's reason / NoConflict |
  */
 
-import type { ConditionStatus, ConditionType } from "../api/constants.js";
+import { type ConditionStatus, type ConditionType, DECISION_CONDITION_TYPES } from "../api/constants.js";
 import type { AnticipationStatus } from "../api/index.js";
+import { durableFailure } from "./failures.js";
 import type { FallbackState, PassFailure } from "./fallback.js";
 import type { LimitCode } from "./reasons.js";
 import type { SignalReport } from "./signals.js";
@@ -70,7 +71,20 @@ const cond = (
 /** The conditions of a decision, one of each type, in the order of `CONDITION_TYPES`. */
 export function decisionConditions(c: ConditionInput): DecisionCondition[] {
   const out: DecisionCondition[] = [];
-  out.push(cond("Ready", "True", "Decided", "the policy is valid and a decision was made"));
+  const durable = durableFailure(c.failure);
+  const throttledUntil = c.fallback.throttledUntil;
+  if (durable) out.push(cond("Ready", "False", durable.reason, durable.message));
+  else if (throttledUntil) {
+    const what = c.failure?.read === "metrics" ? "the metrics reads" : "the instance reads";
+    out.push(
+      cond(
+        "Ready",
+        "False",
+        "Throttled",
+        `Azure throttles ${what} until ${throttledUntil}: the capacity is held and read again after it`,
+      ),
+    );
+  } else out.push(cond("Ready", "True", "Decided", "the policy is valid and a decision was made"));
 
   const unknown = c.signals.filter((s) => s.status !== "Ok");
   if (c.failure) {
@@ -157,6 +171,15 @@ export function decisionConditions(c: ConditionInput): DecisionCondition[] {
         }`,
       ),
     );
+  } else if (fb.throttledUntil) {
+    out.push(
+      cond(
+        "Fallback",
+        "False",
+        "Throttled",
+        `${fb.consecutiveFailures} failed passes on a throttle that ends at ${fb.throttledUntil}: holding; the fallback does not switch on for it`,
+      ),
+    );
   } else if (fb.failed) {
     out.push(
       cond(
@@ -201,4 +224,20 @@ export function decisionConditions(c: ConditionInput): DecisionCondition[] {
     out.push(cond("Anticipating", "True", a.mode, a.message));
   }
   return out;
+}
+
+/**
+ * The conditions of a pass that stopped before deciding (an invalid spec, a target out of scope,
+ * an instance that cannot be read): one of each type, so that none is left from an earlier pass
+ * saying what is no longer known. `Ready` and `AbleToScale` are False with the blocker's reason;
+ * the others are Unknown with it (not evaluated).
+ */
+export function blockedConditions(blocker: { reason: string; message: string }): DecisionCondition[] {
+  return DECISION_CONDITION_TYPES.map((type) =>
+    type === "Ready"
+      ? cond(type, "False", blocker.reason, blocker.message)
+      : type === "AbleToScale"
+        ? cond(type, "False", blocker.reason, `nothing is changed: ${blocker.message}`)
+        : cond(type, "Unknown", blocker.reason, `not evaluated: ${blocker.message}`),
+  );
 }

@@ -41,6 +41,7 @@ import { capacityTimeline, unitChanges } from "./capacity-timeline.js";
 import { type DecisionCondition, decisionConditions } from "./conditions.js";
 import { type WindowConnections, windowConnections } from "./connections.js";
 import type { DemandHistory } from "./demand-history.js";
+import { nearThrottleEnd } from "./failures.js";
 import { evaluateFallback, type FallbackState, type PassFailure } from "./fallback.js";
 import {
   compactRecommendations,
@@ -123,6 +124,8 @@ export interface DecisionInput {
   now: Date | number | string;
   /** Unit ladders from ARM `listSkus`; the documented ladders when absent. */
   ladders?: UnitLadders;
+  /** Which ladders those are, when they differ from the documented ones (ladders.ts `UnitLadder`). */
+  laddersReason?: Reason;
   /** Another owner of the capacity was detected (e.g. an Azure autoscale setting): act on nothing. */
   conflict?: { reason: string; message: string };
   /** The instance's demand over past days, for the seasonal forecast (demand-history.ts). */
@@ -345,6 +348,7 @@ export function decide(input: DecisionInput): Decision {
     connections,
   });
   reasons.push(...sig.reasons);
+  if (input.laddersReason) reasons.push(input.laddersReason);
   // Anticipation (anticipation.ts): what the demand will need one lead time ahead.
   const scaleUpTolerance = toleranceBand(spec.behavior).up;
   const anticipation = failure
@@ -456,7 +460,10 @@ export function decide(input: DecisionInput): Decision {
   const complete =
     !failure && sig.reports.length > 0 && sig.reports.every((r) => r.status === "Ok") && filling.length === 0;
   const passFailed = !metricsUsable;
-  const fallback = evaluateFallback(spec.fallback, history.consecutiveFailures, passFailed);
+  const throttledUntil = passFailed
+    ? nearThrottleEnd(failure, nowMs, history.consecutiveFailures + 1, spec.pollIntervalSeconds)
+    : undefined;
+  const fallback = evaluateFallback(spec.fallback, history.consecutiveFailures, passFailed, throttledUntil);
   if (failure) {
     reasons.push(
       reason("FetchFailed", `fetching metrics failed (${failure.kind}): ${failure.message}`, {
@@ -640,26 +647,38 @@ export function decide(input: DecisionInput): Decision {
         limitMessage = reasons.findLast((r) => r.code === first)?.message;
       }
     }
-  } else if (fallback.active) {
-    // 6. fallback
-    let message = `${fallback.consecutiveFailures} consecutive failures (threshold ${fallback.threshold}): holding ${formatSize(currentSize)}`;
-    if (fallback.action === "Fixed" && fallback.fixedUnits !== undefined) {
-      const fixed = sizes.firstAtLeast(fallback.fixedUnits) ?? sizes.top();
-      if (fixed && fixed.units > currentSize.units) {
-        target = fixed;
-        message = `${fallback.consecutiveFailures} consecutive failures (threshold ${fallback.threshold}): fixed ${formatSize(fixed)}`;
-      } else {
-        message = `${fallback.consecutiveFailures} consecutive failures (threshold ${fallback.threshold}): fixed ${fallback.fixedUnits} units is not above the current ${currentSize.units}, holding`;
-      }
-    }
-    limit("Fallback", message, { units: target.units, name: fallback.action });
-    blockers.push("Fallback");
   } else {
-    limit(
-      "FailureCounted",
-      `pass failed (${fallback.consecutiveFailures} of ${fallback.threshold} before the fallback): holding ${formatSize(currentSize)}`,
-    );
-    blockers.push("FailureCounted");
+    // 6. a failed pass holds the capacity: the size in place, or the one an update in flight is
+    // reaching (holding the size it leaves would undo it); the fallback may raise it.
+    const holding = heldSize(currentSize, inFlight);
+    const held = `${formatSize(holding)}${sameSize(holding, currentSize) ? "" : " (the update in flight)"}`;
+    target = holding;
+    if (fallback.active) {
+      let message = `${fallback.consecutiveFailures} consecutive failures (threshold ${fallback.threshold}): holding ${held}`;
+      if (fallback.action === "Fixed" && fallback.fixedUnits !== undefined) {
+        const fixed = sizes.firstAtLeast(fallback.fixedUnits) ?? sizes.top();
+        if (fixed && fixed.units > holding.units) {
+          target = fixed;
+          message = `${fallback.consecutiveFailures} consecutive failures (threshold ${fallback.threshold}): fixed ${formatSize(fixed)}`;
+        } else {
+          message = `${fallback.consecutiveFailures} consecutive failures (threshold ${fallback.threshold}): fixed ${fallback.fixedUnits} units is not above ${held}, holding`;
+        }
+      }
+      limit("Fallback", message, { units: target.units, name: fallback.action });
+      blockers.push("Fallback");
+    } else if (fallback.throttledUntil) {
+      limit(
+        "FailureCounted",
+        `Azure throttles until ${fallback.throttledUntil}: holding ${held} until then (${fallback.consecutiveFailures} failed passes; the fallback does not switch on for a throttle of known length)`,
+      );
+      blockers.push("FailureCounted");
+    } else {
+      limit(
+        "FailureCounted",
+        `pass failed (${fallback.consecutiveFailures} of ${fallback.threshold} before the fallback): holding ${held}`,
+      );
+      blockers.push("FailureCounted");
+    }
   }
 
   // 7. floors and ceiling (on a size of the list, so the clamps below are the last word)
@@ -873,6 +892,15 @@ export function decide(input: DecisionInput): Decision {
 }
 
 /**
+ * The size a failed pass holds: the one an update in flight is reaching (so that `status.desired`
+ * shows where the instance is going, and no decision undoes the update), else the current one.
+ */
+function heldSize(current: SkuUnits, inFlight: InFlightUpdate | undefined): SkuUnits {
+  const to = inFlight?.to;
+  return to && isScalableSku(to.sku) ? { sku: to.sku, units: to.units } : current;
+}
+
+/**
  * The peak levels of the window's buckets that start at or after `fromMs`, as measured: server
  * load %, connections (each bucket's by the rule of connections.ts), inbound + outbound bytes/s.
  */
@@ -925,7 +953,13 @@ function noDecision(
       : `no SKU of ${spec.skus.join(", ")} is one online change from ${input.current.sku}`);
   const reasonText = refusal?.reason ?? "UnsupportedSku";
   const failed = input.failure !== undefined;
-  const fallback = evaluateFallback(spec.fallback, history.consecutiveFailures, failed);
+  const nowMs = Date.parse(nowIso);
+  const fallback = evaluateFallback(
+    spec.fallback,
+    history.consecutiveFailures,
+    failed,
+    nearThrottleEnd(input.failure, nowMs, history.consecutiveFailures + 1, spec.pollIntervalSeconds),
+  );
   const conditions = decisionConditions({
     paused: mode === "Paused",
     recommendOnly: mode === "Recommend",

@@ -15,9 +15,15 @@
  *   (unapplied.ts).
  * - While the instance is not terminal an update runs — ours (`status.operation`) or another
  *   writer's — and no second one is sent (ARM would answer 409).
+ * - Read after write: a GET right after ARM accepted the PATCH may still be served from before it
+ *   (ARM's reads are eventually consistent across its regional caches), showing the old size with
+ *   `Succeeded`. Within {@link readAfterWriteGraceMs} of `startedAt` (two poll intervals or 60 s,
+ *   whichever is longer: two reads, and a minute, to see the update's `Updating`), a terminal
+ *   `Succeeded` without the target size is read as "still in flight"; only after it as "not
+ *   applied". A terminal `Failed`/`Canceled` is read as it is at once.
  * - When this pass could not read the instance, a stored update is still in flight.
  */
-import type { CapacityPolicyStatus } from "../api/index.js";
+import type { CapacityPolicyStatus, RefusalCause } from "../api/index.js";
 import type { ScalableSku, SkuName } from "../capacity/skus.js";
 import { type DecisionHistory, recordScale } from "./history.js";
 import type { SignalLevels } from "./suspect.js";
@@ -48,7 +54,20 @@ export interface EventDraft {
 /** A scale operation counted in `/metrics` (`target`, `result` labels). */
 export interface OperationCount {
   target: "instance" | "replicas";
-  result: "started" | "succeeded" | "not_applied" | "failed" | "conflict";
+  result: "started" | "succeeded" | "not_applied" | "failed" | "conflict" | "refused" | "throttled";
+}
+
+/** The shortest read-after-write grace, ms (see the module comment). */
+export const READ_AFTER_WRITE_GRACE_MIN_MS = 60_000;
+
+/**
+ * How long after an update was sent a terminal `Succeeded` without its target size still means
+ * "in flight", ms: two poll intervals or {@link READ_AFTER_WRITE_GRACE_MIN_MS}, whichever is
+ * longer (see the module comment).
+ * @param pollSeconds the policy's poll interval, seconds
+ */
+export function readAfterWriteGraceMs(pollSeconds: number): number {
+  return Math.max(2 * pollSeconds * 1000, READ_AFTER_WRITE_GRACE_MIN_MS);
 }
 
 /** How an update in flight ended. */
@@ -76,13 +95,15 @@ const sameTarget = (e: { toSku: string; toUnits: number }, to: { sku: string; un
 
 /**
  * Where the stored update stands, given the instance read on this pass (`undefined`: the read
- * failed) — see the module comment. `nowIso` is when the completion is observed.
+ * failed) — see the module comment. `nowIso` is when the completion is observed; `graceMs` the
+ * read-after-write grace ({@link readAfterWriteGraceMs}; 0: none).
  */
 export function observeOperation(
   stored: StoredOperation | undefined,
   instance: InstanceView | undefined,
   history: DecisionHistory,
   nowIso: string,
+  graceMs = 0,
 ): OperationObservation {
   const base = { history, events: [] as EventDraft[], counts: [] as OperationCount[] };
   if (!instance?.terminal) {
@@ -96,6 +117,10 @@ export function observeOperation(
   const succeeded = instance.provisioningState.toLowerCase() === "succeeded";
   const applied = succeeded && instance.sku === stored.to.sku && instance.units === stored.to.units;
   const sentMs = Date.parse(stored.startedAt);
+  // A read served from before the PATCH: the update is still in flight (see the module comment).
+  if (succeeded && !applied && !stored.recovered && Date.parse(nowIso) - sentMs < graceMs) {
+    return { ...base, operation: stored, busy: true };
+  }
   // A status written by an earlier version recorded the event when the update was sent.
   const earlier = history.scaleEvents.filter(
     (e) =>
@@ -159,13 +184,30 @@ export function observeOperation(
   };
 }
 
+/** Why ARM refused an update durably. */
+export interface Refusal {
+  /** What refused it: what Azure's error code names, or the kind of the refusal. */
+  by: RefusalCause;
+  /** Azure's error code (`error.code`). */
+  code?: string;
+  /** Azure's answer: status, code and message, as the adapter reported it. */
+  message: string;
+}
+
 /** What sending the update did. */
 export type UpdateResult =
   /** ARM accepted it (200, 201 or 202). */
   | { kind: "accepted"; startedAt: string; operationUrl?: string }
   /** 409: another operation runs on the instance — wait, don't stack. */
   | { kind: "busy"; message: string }
-  /** Refused or failed (any other error). */
+  /**
+   * Refused until a person acts (a quota, an Azure Policy deny, a resource lock, an invalid
+   * request, a missing role, a missing instance): sending it again changes nothing.
+   */
+  | { kind: "refused"; message: string; refusal: Refusal }
+  /** 429 (or the throttle gate holding the scope, `sent` false): ARM accepts writes again at `notBefore` (RFC 3339). */
+  | { kind: "throttled"; message: string; notBefore: string; sent: boolean }
+  /** Failed in a way that may pass (5xx, a timeout, a reset). */
   | { kind: "failed"; message: string };
 
 /** The update a pass sends. */
@@ -184,8 +226,8 @@ export interface PlannedUpdate {
 export interface StartObservation {
   /** The update to keep in `status.operation` (accepted only). */
   operation?: StoredOperation;
-  /** AbleToScale=False while this holds (busy or failed), with its reason and message. */
-  blocked?: { reason: "ScaleInProgress" | "FailedUpdateScale"; message: string };
+  /** AbleToScale=False while this holds (busy, throttled or failed), with its reason and message. */
+  blocked?: { reason: "ScaleInProgress" | "FailedUpdateScale" | "Throttled"; message: string };
   events: EventDraft[];
   counts: OperationCount[];
 }
@@ -221,6 +263,31 @@ export function startedOperation(update: PlannedUpdate, result: UpdateResult): S
       counts: [{ target: "instance", result: "started" }],
     };
   }
+  const change = `${shown(update.from)} → ${shown(update.to)}`;
+  if (result.kind === "refused") {
+    // Held back, and reported, as an update that did not take (unapplied.ts, pass.ts).
+    return {
+      events: [
+        {
+          type: "Warning",
+          reason: "ScaleRefused",
+          message: `Azure refused the update ${change} (${REFUSED_BY[result.refusal.by]}): ${result.message}`,
+        },
+      ],
+      counts: [{ target: "instance", result: "refused" }],
+    };
+  }
+  if (result.kind === "throttled") {
+    return {
+      blocked: {
+        reason: "Throttled",
+        message: `ARM throttles writes until ${result.notBefore}: the update ${change} is sent after it`,
+      },
+      // The throttle gate's refusals sent nothing: only an answered 429 is an Event.
+      events: result.sent ? [{ type: "Warning", reason: "ScaleThrottled", message: result.message }] : [],
+      counts: [{ target: "instance", result: "throttled" }],
+    };
+  }
   const busy = result.kind === "busy";
   return {
     blocked: { reason: busy ? "ScaleInProgress" : "FailedUpdateScale", message: result.message },
@@ -228,3 +295,13 @@ export function startedOperation(update: PlannedUpdate, result: UpdateResult): S
     counts: [{ target: "instance", result: busy ? "conflict" : "failed" }],
   };
 }
+
+/** What refused an update, as messages say it. */
+export const REFUSED_BY: Readonly<Record<RefusalCause, string>> = {
+  Quota: "a quota",
+  Policy: "an Azure Policy",
+  Lock: "a resource lock",
+  Invalid: "an invalid request",
+  Unauthorized: "a missing role or a refused token",
+  NotFound: "the instance does not exist",
+};

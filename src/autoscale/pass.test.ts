@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { DECISION_CONDITION_TYPES } from "../api/constants.js";
 import type { CapacityPolicyStatus } from "../api/index.js";
 import type { InstanceView } from "./operation.js";
 import { completePass, mergeStatus, type PassInput, planPass } from "./pass.js";
@@ -192,11 +193,30 @@ describe("planPass and completePass: the ARM update of a pass", () => {
     expect(completePass(unread, {}).patch.operation).toEqual(inFlight(MIN));
   });
 
-  it("an unknown instance with no stored size: InstanceUnavailable", () => {
-    const plan = planPass(pass({ instance: undefined, failure: { kind: "Auth", message: "401" } }));
+  it("an unknown instance with no stored size: InstanceUnavailable while the read may pass", () => {
+    const plan = planPass(pass({ instance: undefined, failure: { kind: "Network", message: "reset" } }));
     const write = completePass(plan, {});
     expect(write.outcome).toBe("instanceUnavailable");
-    expect(write.blocker).toEqual({ reason: "InstanceUnavailable", message: "Auth: 401" });
+    expect(write.blocker).toEqual({ reason: "InstanceUnavailable", message: "Network: reset" });
+  });
+
+  it.each([
+    ["NotFound", "InstanceNotFound", "check spec.target.resourceId"],
+    ["Auth", "AuthorizationFailed", "grant the operator's identity its role"],
+    ["InvalidRequest", "InvalidRequest", "refused as sent"],
+  ])("an instance read refused durably (%s): %s, every condition", (kind, reason, fix) => {
+    const failure = { kind, message: "instances.get: 4xx", read: "instance" as const };
+    const write = completePass(planPass(pass({ instance: undefined, failure })), {});
+    expect(write.blocker?.reason).toBe(reason);
+    expect(write.blocker?.message).toContain(fix);
+    expect(write.drafts.map((d) => d.type)).toEqual([...DECISION_CONDITION_TYPES]);
+    expect(write.drafts.find((d) => d.type === "AbleToScale")).toMatchObject({ status: "False", reason });
+    // With a stored size the decision is made, and Ready still names the refusal.
+    const known = completePass(
+      planPass(pass({ instance: undefined, failure, status: { current: { sku: "Premium_P1", units: 10 } } })),
+      {},
+    );
+    expect(known.drafts.find((d) => d.type === "Ready")).toMatchObject({ status: "False", reason });
   });
 });
 

@@ -11,12 +11,20 @@
  * functions, so what one does during long updates, failed updates and restarts the other does too.
  */
 import type { CapacityPolicyStatus, StatusPatch, MetricSample as StatusSample } from "../api/index.js";
-import type { SkuName } from "../capacity/skus.js";
-import type { DecisionCondition } from "./conditions.js";
+import { isScalableSku, type SkuName } from "../capacity/skus.js";
+import { blockedConditions, type DecisionCondition } from "./conditions.js";
 import { type Decision, type DecisionPolicy, decide, type PartialFailure } from "./decide.js";
 import type { DemandHistory } from "./demand-history.js";
+import { type DurableFailureReason, durableFailure } from "./failures.js";
 import type { PassFailure } from "./fallback.js";
 import { historyFromStatus, recordScale } from "./history.js";
+import {
+  chooseLadders,
+  heldByExclusions,
+  type LadderChoice,
+  type LadderExclusion,
+  type LadderRead,
+} from "./ladders.js";
 import type { LeadingObservation } from "./leading.js";
 import {
   type EventDraft,
@@ -25,18 +33,32 @@ import {
   type OperationObservation,
   observeOperation,
   type PlannedUpdate,
+  readAfterWriteGraceMs,
   type StoredOperation,
   startedOperation,
   type UpdateResult,
 } from "./operation.js";
+import { formatAge, type UpdateAge, updateAge } from "./overdue.js";
 import { recoverChange } from "./recovery.js";
 import type { MetricSample } from "./samples.js";
 import { statusFields } from "./status.js";
-import { nextUnapplied, type UnappliedHold, type UnappliedUpdates, unappliedHold } from "./unapplied.js";
+import {
+  exhaustedHold,
+  nextUnapplied,
+  type UnappliedHold,
+  type UnappliedUpdates,
+  unappliedHold,
+} from "./unapplied.js";
 
 /** Why `Ready` is False when no decision could be made. */
 export interface PassBlocker {
-  reason: "InvalidSpec" | "OutOfScope" | "UnsupportedSku" | "InstanceUnavailable" | "CredentialUnavailable";
+  reason:
+    | "InvalidSpec"
+    | "OutOfScope"
+    | "UnsupportedSku"
+    | "InstanceUnavailable"
+    | "CredentialUnavailable"
+    | DurableFailureReason;
   message: string;
 }
 
@@ -77,6 +99,11 @@ export interface PassInput {
   demandHistory?: DemandHistory;
   /** The leading signal's readings from Prometheus (spec.anticipation.leadingSignal). */
   leading?: LeadingObservation;
+  /**
+   * The instance's unit ladders as ARM `listSkus` last reported them (absent: not read yet, or
+   * the read failed — the ones stored in status, else the documented ones, are used: ladders.ts).
+   */
+  ladder?: LadderRead;
   /** The time of the pass, ms since the epoch. */
   now: number;
 }
@@ -104,6 +131,8 @@ export interface PassPlan {
   unapplied?: UnappliedUpdates;
   /** The decision wants another size but the last updates did not take: it waits. */
   held?: UnappliedHold;
+  /** The unit ladders the decision used (ladders.ts); absent when the size is unknown. */
+  ladders?: LadderChoice;
   appServer?: AppServerChange;
 }
 
@@ -147,6 +176,8 @@ export interface PassWrite {
   decision?: Decision;
   /** The app-server replicas (or HPA floor) after the pass. */
   replicas?: number;
+  /** The update in flight after the pass: its age and deadline (overdue.ts). */
+  updateAge?: UpdateAge;
 }
 
 /** How soon to look again while an ARM update runs, ms. */
@@ -164,6 +195,7 @@ export function planPass(input: PassInput): PassPlan {
     instance,
     recovery.scale ? recordScale(stored, recovery.scale) : stored,
     nowIso,
+    readAfterWriteGraceMs(policy.spec.pollIntervalSeconds),
   );
   observation.events.unshift(...recovery.events);
   const unapplied = nextUnapplied(status.unappliedUpdates, {
@@ -179,18 +211,34 @@ export function planPass(input: PassInput): PassPlan {
   const units = instance?.units ?? status.current?.units;
   if (sku === undefined || units === undefined) {
     const f = input.failure;
+    const durable = durableFailure(f);
     return {
       input,
       nowIso,
       observation,
       waiting: false,
       ...(unapplied ? { unapplied } : {}),
-      blocker: {
+      blocker: durable ?? {
         reason: f?.kind === "Credential" ? "CredentialUnavailable" : "InstanceUnavailable",
         message: f ? `${f.kind}: ${f.message}` : "instance state unknown",
       },
     };
   }
+  // An update answered but not applied: its count is not offered, whatever the ladder says.
+  const ended = status.operation;
+  const exclude: LadderExclusion[] =
+    observation.outcome === "notApplied" && ended && !ended.recovered && isScalableSku(ended.to.sku)
+      ? [{ sku: ended.to.sku, units: ended.to.units, outcome: "NotApplied" }]
+      : [];
+  const ladders = chooseLadders({
+    read: input.ladder,
+    stored: status.unitLadders,
+    generation: policy.metadata?.generation,
+    current: { sku, units },
+    allowed: policy.spec.skus,
+    exclude,
+    nowIso,
+  });
   const view = input.appServer ?? {};
   const decision = decide({
     policy,
@@ -208,6 +256,8 @@ export function planPass(input: PassInput): PassPlan {
     history: observation.history,
     ...(observation.operation ? { operation: observation.operation } : {}),
     now: input.now,
+    ladders: ladders.ladders,
+    ...(ladders.reason ? { laddersReason: ladders.reason } : {}),
     ...(input.conflict ? { conflict: input.conflict } : {}),
     ...(input.demandHistory ? { demandHistory: input.demandHistory } : {}),
     ...(input.leading ? { leading: input.leading } : {}),
@@ -219,9 +269,20 @@ export function planPass(input: PassInput): PassPlan {
     decision,
     observation,
     waiting: false,
+    ladders,
     ...(unapplied ? { unapplied } : {}),
   };
   const desired = decision.desired;
+  // Every count between the size and what the metrics ask for was not applied: none is left.
+  if (
+    unapplied &&
+    desired &&
+    desired.sku === sku &&
+    desired.units === units &&
+    heldByExclusions(decision.recommendation, { units }, ladders.status, policy.spec.skus)
+  ) {
+    plan.held = exhaustedHold(unapplied);
+  }
   if (decision.action !== "Scale" || !desired) return plan;
   const held = unappliedHold(unapplied, input.now);
   if (desired.sku !== sku || desired.units !== units) {
@@ -268,7 +329,10 @@ export function planPass(input: PassInput): PassPlan {
   return plan;
 }
 
-/** The write of a pass that stopped before deciding (invalid spec, out of scope). */
+/**
+ * The write of a pass that stopped before deciding (invalid spec, out of scope, an instance that
+ * cannot be read and whose size is not known): every condition, none left from an earlier pass.
+ */
 export function refusedPass(
   generation: number | undefined,
   blocker: PassBlocker,
@@ -277,7 +341,7 @@ export function refusedPass(
 ): PassWrite {
   return {
     patch: generation !== undefined ? { observedGeneration: generation } : {},
-    drafts: [],
+    drafts: blockedConditions(blocker),
     blocker,
     events: [],
     counts: [],
@@ -315,8 +379,12 @@ export function completePass(plan: PassPlan, results: PassResults): PassWrite {
     ? { reason: "ScaleInProgress", message: "an ARM update is still running; the next one waits for it" }
     : undefined;
   let outcome: PassOutcome = decision.action === "Recommend" ? "recommended" : "steady";
+  let unapplied = plan.unapplied;
+  let heldBack = plan.held;
+  let ladders = plan.ladders;
   if (plan.update && results.update) {
-    const started = startedOperation(plan.update, results.update);
+    const result = results.update;
+    const started = startedOperation(plan.update, result);
     events.push(...started.events);
     counts.push(...started.counts);
     if (started.operation) {
@@ -325,6 +393,31 @@ export function completePass(plan: PassPlan, results: PassResults): PassWrite {
       outcome = "scaled";
     }
     if (started.blocked) blocked = started.blocked;
+    if (result.kind === "refused") {
+      // A durable refusal backs off as an update that did not take (unapplied.ts).
+      unapplied = nextUnapplied(plan.unapplied, {
+        outcome: "refused",
+        refusal: result.refusal,
+        ended: { to: plan.update.to },
+        instance: input.instance,
+        ours: true,
+        generation,
+        nowIso: plan.nowIso,
+      });
+      heldBack = unappliedHold(unapplied, input.now);
+      // ARM called the count invalid: the next decision asks for another (ladders.ts).
+      if (result.refusal.by === "Invalid" && ladders) {
+        ladders = chooseLadders({
+          read: input.ladder,
+          stored: ladders.status,
+          generation,
+          current,
+          allowed: spec.skus,
+          exclude: [{ sku: plan.update.to.sku, units: plan.update.to.units, outcome: "Refused" }],
+          nowIso: plan.nowIso,
+        });
+      }
+    }
   }
   const view = input.appServer ?? {};
   const hpaNamed = spec.appServer?.horizontalPodAutoscalerName !== undefined;
@@ -374,11 +467,12 @@ export function completePass(plan: PassPlan, results: PassResults): PassWrite {
     lastScaleTime: decision.history.lastScaleTime ?? null,
     anticipation: fields.anticipation ?? null,
     operation: operation ?? null,
-    unappliedUpdates: plan.unapplied ?? null,
+    unappliedUpdates: unapplied ?? null,
+    ...(ladders ? { unitLadders: ladders.status } : {}),
   };
 
   let drafts: DecisionCondition[] = decision.conditions.map((c) => ({ ...c }));
-  const held = plan.held ? { reason: plan.held.reason, message: plan.held.message } : undefined;
+  const held = heldBack ? { reason: heldBack.reason, message: heldBack.message } : undefined;
   const able =
     blocked ??
     held ??
@@ -396,6 +490,34 @@ export function completePass(plan: PassPlan, results: PassResults): PassWrite {
       events.push({ type: "Warning", reason: held.reason, message: held.message });
     }
   }
+  const refusal = heldBack?.refusal;
+  if (refusal) {
+    // What refused it, with Azure's code and message.
+    drafts = drafts.map((d) =>
+      d.type === "ScalingLimited"
+        ? { type: "ScalingLimited", status: "True", reason: refusal.reason, message: refusal.message }
+        : d,
+    );
+  }
+  // An update that runs past its deadline (overdue.ts): still waited for, but a person should look.
+  const age =
+    inFlight && operation
+      ? updateAge(operation.startedAt, input.now, decision.history.scaleEvents, decision.history.anticipation)
+      : undefined;
+  if (age?.overdue && operation) {
+    const state = input.instance
+      ? `ARM reports ${input.instance.provisioningState}`
+      : "the instance was not read";
+    const overdue = {
+      reason: "ProgressDeadlineExceeded",
+      message: `the update ${operation.from.sku} × ${operation.from.units} → ${operation.to.sku} × ${operation.to.units} sent at ${operation.startedAt} has run for ${formatAge(age.ageSeconds)}, past its deadline of ${formatAge(age.deadlineSeconds)} (${age.basis}); ${state}: the operator keeps waiting for it and sends no other`,
+    };
+    drafts = drafts.map((d) =>
+      d.type === "Ready" && (d.status === "True" || d.reason === "Throttled")
+        ? { type: "Ready", status: "False", ...overdue }
+        : d,
+    );
+  }
   if (view.conflict && !input.conflict) {
     const c = view.conflict;
     drafts = drafts.map((d) => (d.type === "Conflict" ? { type: "Conflict", status: "True", ...c } : d));
@@ -412,6 +534,7 @@ export function completePass(plan: PassPlan, results: PassResults): PassWrite {
   const b = decision.desired ? undefined : blocker(decision);
   if (b) write.blocker = b;
   if (replicas !== undefined) write.replicas = replicas;
+  if (age) write.updateAge = age;
   return write;
 }
 

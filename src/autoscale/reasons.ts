@@ -82,6 +82,11 @@ const REASON_CODES = [
    */
   "Anticipated",
   // --- sizing
+  /**
+   * The unit ladders differ from the documented ones: read from ARM `listSkus`, or with counts
+   * the service did not apply left out (ladders.ts).
+   */
+  "UnitLadder",
   /** The need was rounded up to the next unit count of the SKU's ladder. */
   "LadderSnapped",
   /** The decision changes the SKU (e.g. Premium_P1 → Premium_P2 above 100 units). */

@@ -134,12 +134,14 @@ describe("an instance that ignores every update, through the planner", () => {
     minutes: number,
     generation = 1,
     ends = "Succeeded",
-  ): { sent: number[]; writes: PassWrite[]; status: Partial<CapacityPolicyStatus> } {
+    maxUnits = 100,
+  ): { sent: number[]; asked: number[]; writes: PassWrite[]; status: Partial<CapacityPolicyStatus> } {
     let status = status0;
     let doneMs: number | undefined;
     const sent: number[] = [];
+    const asked: number[] = [];
     const writes: PassWrite[] = [];
-    const p = policy(spec({ units: { min: 10, max: 50 } }));
+    const p = policy(spec({ units: { min: 10, max: maxUnits } }));
     p.metadata = { generation };
     for (let now = from; now < from + minutes * MIN; now += 30_000) {
       if (doneMs !== undefined && now >= doneMs) doneMs = undefined;
@@ -155,18 +157,22 @@ describe("an instance that ignores every update, through the planner", () => {
       const results: PassResults = plan.update ? { update: { kind: "accepted", startedAt: iso(now) } } : {};
       if (plan.update) {
         sent.push(now);
+        asked.push(plan.update.to.units);
         doneMs = now + 2 * MIN;
       }
       const write = completePass(plan, results);
       writes.push(write);
       status = mergeStatus(status, write.patch);
     }
-    return { sent, writes, status };
+    return { sent, asked, writes, status };
   }
 
-  it(`sends ${UNAPPLIED_LIMIT} updates in 40 minutes, backing off, then stops: Ready=False UpdateNotApplied, a Warning`, () => {
-    const { sent, writes, status } = run({}, NOW, 40);
+  it(`sends ${UNAPPLIED_LIMIT} updates in 40 minutes, each to another count, backing off, then stops: Ready=False UpdateNotApplied, a Warning`, () => {
+    const { sent, asked, writes, status } = run({}, NOW, 40);
     expect(sent).toHaveLength(UNAPPLIED_LIMIT);
+    // A count answered but not applied is not asked for again (ladders.ts).
+    expect(asked).toEqual([20, 30, 40, 50, 60]);
+    expect(status.unitLadders?.excluded?.map((e) => e.units)).toEqual([20, 30, 40, 50, 60]);
     const gaps = sent.slice(1).map((t, i) => (t - (sent[i] as number)) / MIN);
     // 2 min of update, then 1, 2, 4, 8 min of backoff (passes every 30 s).
     expect(gaps).toEqual([3, 4, 6, 10]);
@@ -187,10 +193,28 @@ describe("an instance that ignores every update, through the planner", () => {
 
     // A day later: still stopped.
     expect(run(status, NOW + 24 * 60 * MIN, 10).sent).toHaveLength(0);
-    // The spec changes (generation 2): the tries resume.
+    // The spec changes (generation 2): the tries resume, from the first count again.
     const resumed = run(status, NOW + 24 * 60 * MIN, 10, 2);
     expect(resumed.sent.length).toBeGreaterThanOrEqual(1);
     expect(resumed.sent[0]).toBe(NOW + 24 * 60 * MIN);
+    expect(resumed.asked[0]).toBe(20);
+  });
+
+  it("with every count up to units.max ignored, stops before the limit: no count is left to ask for", () => {
+    const { asked, writes, status } = run({}, NOW, 40, 1, "Succeeded", 50);
+    expect(asked).toEqual([20, 30, 40, 50]);
+    expect(status.unappliedUpdates?.count).toBe(4);
+    const last = writes.at(-1) as PassWrite;
+    for (const type of ["Ready", "AbleToScale"]) {
+      expect(last.drafts.find((d) => d.type === type)).toMatchObject({
+        status: "False",
+        reason: "UpdateNotApplied",
+      });
+    }
+    expect(last.drafts.find((d) => d.type === "Ready")?.message).toContain(
+      "no unit count is left to ask for",
+    );
+    expect(last.decision?.reasons.map((r) => r.code)).toContain("UnitLadder");
   });
 
   it(`an instance whose every update ends Failed: ${UNAPPLIED_LIMIT} tries in 40 minutes, then Ready=False UpdateFailed`, () => {

@@ -13,6 +13,7 @@ import type {
   MetricsBatch,
 } from "../azure/index.js";
 import { HistoryReader, parseResourceId, TransientError } from "../azure/index.js";
+import { DEFAULT_LADDERS } from "../capacity/skus.js";
 import { CycleFetcher, type CycleTarget, seasonalHistory } from "./fetch.js";
 
 const T0 = Date.parse("2025-03-03T09:00:00Z");
@@ -64,6 +65,7 @@ function adapters(history: HistoryReader, metricsCalls: { n: number }): AzureAda
   return {
     instances: {
       listBySubscription: async () => [instance(id("chat")), instance(id("plain"))],
+      listSkus: async () => ({ ladders: DEFAULT_LADDERS, fromService: [], skus: [] }),
     },
     metrics: {
       read: async () => {

@@ -10,7 +10,15 @@
  *   (`azure/history.ts`) is told which histories are wanted, and each such policy gets the one
  *   last read; when a refresh is due (new resources, or the hour turned) it runs in the background,
  *   one at a time, so the cycle and its one-minute metrics never wait for it — a policy gets a new
- *   history from the first cycle after the refresh ends.
+ *   history from the first cycle after the refresh ends;
+ * - unit ladders: `listSkus` per instance, in the background (at most {@link LADDER_READS_AT_ONCE}
+ *   at a time, never waited for), when the instance has none read yet, when the last answer is
+ *   {@link LADDER_REFRESH_MS} (6 hours) old — counting an answer stored in the policy's status, so
+ *   a restart does not re-read them all — and once after an update to a count was not applied
+ *   (`CycleTarget.ladder.wantedAfterMs`); after a failed read, not again for
+ *   {@link LADDER_RETRY_MS}. A policy gets the last answer (`CycleReading.ladder`); without one
+ *   the pass uses the stored or the documented ladders, so a failed `listSkus` never blocks
+ *   scaling and costs no read per pass.
  *
  * Failures are kept per policy (a throttled subscription fails only its own policies); nothing
  * here throws for an Azure failure.
@@ -32,6 +40,7 @@ import {
 import type { CapacityPolicy } from "../api/index.js";
 import type { DemandHistory } from "../autoscale/demand-history.js";
 import type { FailureKind, PassFailure } from "../autoscale/fallback.js";
+import type { LadderRead } from "../autoscale/ladders.js";
 import type { LeadingObservation } from "../autoscale/leading.js";
 import type { SampleField } from "../autoscale/samples.js";
 import type { NativeAutoscaleSetting } from "../azure/autoscale-settings.js";
@@ -46,8 +55,9 @@ import {
   type MetricsReadResult,
   type ResourceRef,
   resourceKey,
+  ThrottledError,
 } from "../azure/index.js";
-import type { InstanceState } from "../azure/instances.js";
+import type { AllowedUnits, InstanceState } from "../azure/instances.js";
 import type { ServiceKind } from "../capacity/skus.js";
 import type { ApiErrorKind } from "../shared/api-error.js";
 import type { TargetCheck } from "./tenancy.js";
@@ -64,6 +74,12 @@ export interface CycleTarget {
   lookbackMs: number;
   /** The demand history the policy's seasonal forecast reads; absent when it has none (or mode Off). */
   seasonal?: { days: number; grain: HistoryGrain };
+  /**
+   * What the policy's status knows of the instance's unit ladders (`status.unitLadders`): when
+   * `listSkus` last answered, and when a count was last found not applied (a re-read is due once
+   * after it), ms since the epoch. Absent: nothing is known, the ladders are read when due.
+   */
+  ladder?: { readAtMs?: number; wantedAfterMs?: number };
 }
 
 /** What the cycle found for one policy. */
@@ -86,6 +102,8 @@ export interface CycleReading {
   demandHistory?: DemandHistory;
   /** The leading signal's readings from Prometheus (`leading.ts`; policies with one). */
   leading?: LeadingObservation;
+  /** The instance's unit ladders as `listSkus` last answered (undefined before the first answer). */
+  ladder?: LadderRead;
 }
 
 /** Per-cycle options of {@link CycleFetcher.read}. */
@@ -139,16 +157,41 @@ const FAILURE_KINDS: Partial<Record<ApiErrorKind, FailureKind>> = {
 
 /**
  * Azure failure → the decision's failure kinds; no token at all (the credential failed or timed
- * out, no request was sent) is `Credential`.
+ * out, no request was sent) is `Credential`. A throttle carries when it ends (`notBefore`).
  */
-function passFailure(err: unknown): PassFailure & { cause: unknown } {
+function passFailure(err: unknown, read: "instance" | "metrics"): PassFailure & { cause: unknown } {
   const message = err instanceof Error ? err.message : String(err);
   const kind = isAzureApiError(err)
     ? err.code === CREDENTIAL_UNAVAILABLE
       ? "Credential"
       : (FAILURE_KINDS[err.kind] ?? "ApiError")
     : "ApiError";
-  return { kind, message, cause: err };
+  const notBefore = err instanceof ThrottledError ? err.notBefore.toISOString() : undefined;
+  return { kind, message, read, ...(notBefore ? { notBefore } : {}), cause: err };
+}
+
+/** How often an instance's unit ladders are re-read (`listSkus`), ms: 6 hours. */
+export const LADDER_REFRESH_MS = 6 * 3_600_000;
+
+/** After a failed `listSkus`, the next try of that instance waits this long, ms: 15 minutes. */
+export const LADDER_RETRY_MS = 15 * 60_000;
+
+/** Most `listSkus` calls running at once. */
+export const LADDER_READS_AT_ONCE = 4;
+
+/** The unit ladders cached for one instance. */
+interface CachedLadder {
+  /** The last answer. */
+  read?: LadderRead;
+  /** When the last read failed, ms (cleared by an answer). */
+  failedAt?: number;
+}
+
+/** A `listSkus` answer as the pass reads it: the ladders of the SKUs it described. */
+function ladderRead(allowed: AllowedUnits, nowMs: number): LadderRead {
+  const service: LadderRead["service"] = {};
+  for (const sku of allowed.fromService) service[sku] = [...allowed.ladders[sku]];
+  return { service, readAt: new Date(nowMs).toISOString() };
 }
 
 /** One metrics batch's answer → the readings of its policies (`ready`). */
@@ -175,11 +218,11 @@ function applyMetrics(
       reading.samples = found;
       if (errors.length > 0) {
         reading.metricsPartial = errors.map((f) => {
-          const { kind, message } = passFailure(f.error);
+          const { kind, message } = passFailure(f.error, "metrics");
           return { kind, message, fields: f.fields };
         });
       }
-    } else if (error) reading.metricsError = passFailure(error);
+    } else if (error) reading.metricsError = passFailure(error, "metrics");
     else
       reading.metricsError = {
         kind: "NoData",
@@ -196,6 +239,10 @@ export class CycleFetcher {
   readonly #settings = new Map<string, { at: number; settings: NativeAutoscaleSetting[] }>();
   readonly #onHistoryRefresh: CycleFetcherOptions["onHistoryRefresh"];
   #historyRefresh: Promise<void> | undefined;
+  readonly #ladders = new Map<string, CachedLadder>();
+  /** Instances whose `listSkus` waits for a slot (key → resource ID), and those being read. */
+  readonly #ladderQueue = new Map<string, string>();
+  readonly #ladderReads = new Map<string, Promise<void>>();
 
   constructor(azure: AzureAdapters, options: CycleFetcherOptions) {
     this.#azure = azure;
@@ -226,6 +273,8 @@ export class CycleFetcher {
     const hand = (t: CycleTarget) => {
       if (handed.has(t.key)) return;
       handed.add(t.key);
+      const ladder = this.#ladders.get(resourceKey(t.resourceId))?.read;
+      if (ladder) (out.get(t.key) as CycleReading).ladder = ladder;
       try {
         options.onReady?.(t.key, out.get(t.key) as CycleReading);
       } catch {
@@ -257,13 +306,14 @@ export class CycleFetcher {
             try {
               reading.instance = await this.#azure.instances.get(t.resourceId, opts);
             } catch (err) {
-              reading.instanceError = passFailure(err);
+              reading.instanceError = passFailure(err, "instance");
             }
           }
         }
       } catch (err) {
         if (!isAzureApiError(err)) throw err;
-        for (const t of g.targets) (out.get(t.key) as CycleReading).instanceError = passFailure(err);
+        for (const t of g.targets)
+          (out.get(t.key) as CycleReading).instanceError = passFailure(err, "instance");
       }
     });
 
@@ -288,6 +338,7 @@ export class CycleFetcher {
     const withRegion = targets.filter((t) => out.get(t.key)?.instance);
     withSettings(targets.filter((t) => !out.get(t.key)?.instance));
     this.#history(withRegion, out, fetchedAt, signal);
+    this.#readLadders(withRegion, fetchedAt, signal);
     // One read per look-back: a request only carries policies that ask for the same span, so no
     // policy's look-back changes another's requests, and a span Azure rejects fails only the
     // policies that asked for it.
@@ -410,9 +461,61 @@ export class CycleFetcher {
     while (this.#historyRefresh) await this.#historyRefresh;
   }
 
+  /** True when the unit ladders of `t` are due a `listSkus` (see the module comment). */
+  #ladderDue(t: CycleTarget, nowMs: number): boolean {
+    const key = resourceKey(t.resourceId);
+    if (this.#ladderReads.has(key) || this.#ladderQueue.has(key)) return false;
+    const cached = this.#ladders.get(key);
+    if (cached?.failedAt !== undefined && nowMs - cached.failedAt < LADDER_RETRY_MS) return false;
+    const answered = cached?.read ? Date.parse(cached.read.readAt) : Number.NEGATIVE_INFINITY;
+    const lastGood = Math.max(answered, t.ladder?.readAtMs ?? Number.NEGATIVE_INFINITY);
+    const wanted = t.ladder?.wantedAfterMs ?? Number.NEGATIVE_INFINITY;
+    return nowMs - lastGood >= LADDER_REFRESH_MS || wanted > lastGood;
+  }
+
+  /** Queues the `listSkus` of every target whose ladders are due, and starts what the slots allow. */
+  #readLadders(targets: readonly CycleTarget[], nowMs: number, signal: AbortSignal | undefined): void {
+    for (const t of targets) {
+      if (this.#ladderDue(t, nowMs)) this.#ladderQueue.set(resourceKey(t.resourceId), t.resourceId);
+    }
+    this.#pumpLadders(signal);
+  }
+
+  #pumpLadders(signal: AbortSignal | undefined): void {
+    while (this.#ladderReads.size < LADDER_READS_AT_ONCE && this.#ladderQueue.size > 0) {
+      const [key, resourceId] = this.#ladderQueue.entries().next().value as [string, string];
+      this.#ladderQueue.delete(key);
+      const read = this.#azure.instances
+        .listSkus(resourceId, signal ? { signal } : {})
+        .then(
+          (allowed) => {
+            this.#ladders.set(key, { read: ladderRead(allowed, this.#now()) });
+          },
+          () => {
+            // The last answer (or the stored or documented ladders) stays; tried again later.
+            const cached = this.#ladders.get(key);
+            this.#ladders.set(key, { ...(cached?.read ? { read: cached.read } : {}), failedAt: this.#now() });
+          },
+        )
+        .finally(() => {
+          this.#ladderReads.delete(key);
+          if (!signal?.aborted) this.#pumpLadders(signal);
+        });
+      this.#ladderReads.set(key, read);
+    }
+    if (signal?.aborted) this.#ladderQueue.clear();
+  }
+
+  /** Resolves when no `listSkus` runs or waits (tests, the bench). */
+  async laddersSettled(): Promise<void> {
+    while (this.#ladderReads.size > 0) await Promise.all([...this.#ladderReads.values()]);
+  }
+
   /** Forgets what is cached for a resource (its policy was deleted or retargeted). */
   forget(resourceId: string): void {
     this.#settings.delete(resourceKey(resourceId));
+    this.#ladders.delete(resourceKey(resourceId));
+    this.#ladderQueue.delete(resourceKey(resourceId));
     this.#azure.history.forget(resourceId);
   }
 

@@ -81,6 +81,31 @@ describe("OperatorMetrics", () => {
     expect(body).toContain('signalr_autoscaler_last_sample_age_seconds{namespace="b",policy="q"} 60');
   });
 
+  it("exports a refusal by what refused it, and an update's age and deadline, only while they hold", async () => {
+    const m = new OperatorMetrics({ processMetrics: false });
+    m.observeRefusal("chat", "p", "Lock");
+    m.observeUpdateAge("chat", "p", { ageSeconds: 1900.4, deadlineSeconds: 1800 });
+    let body = (await m.expose()).body;
+    expect(body).toContain(
+      'signalr_autoscaler_update_refused{namespace="chat",policy="p",refused_by="Lock"} 1',
+    );
+    expect(body).toContain('signalr_autoscaler_update_age_seconds{namespace="chat",policy="p"} 1900');
+    expect(body).toContain('signalr_autoscaler_update_deadline_seconds{namespace="chat",policy="p"} 1800');
+    // Another cause replaces the series; clearing removes it.
+    m.observeRefusal("chat", "p", "Quota");
+    body = (await m.expose()).body;
+    expect(body).not.toContain('refused_by="Lock"');
+    expect(body).toContain('refused_by="Quota"} 1');
+    m.observeRefusal("chat", "p", undefined);
+    m.observeUpdateAge("chat", "p", undefined);
+    body = (await m.expose()).body;
+    expect(body).not.toContain("signalr_autoscaler_update_refused{");
+    expect(body).not.toContain("signalr_autoscaler_update_age_seconds{");
+    m.observeRefusal("chat", "q", "Policy");
+    m.forgetPolicy("chat", "q");
+    expect((await m.expose()).body).not.toContain('policy="q"');
+  });
+
   it("exports history reads by kind and result, the requests they took and the histories held", async () => {
     const m = new OperatorMetrics({ processMetrics: false });
     const read = (kind: "full" | "incremental", result: "success" | "failure") => ({

@@ -12,7 +12,14 @@
  *   `spec_target_percent` {namespace, policy, metric} (metric named as in `last_sample`) and
  *   `last_reconcile_timestamp_seconds` {namespace, policy} (Unix seconds, the operator's clock)
  * - `decisions_total` {namespace, policy, reason}
- * - `scale_operations_total` {namespace, policy, target="instance"|"replicas", result}
+ * - `scale_operations_total` {namespace, policy, target="instance"|"replicas", result} (result
+ *   `started`, `succeeded`, `not_applied`, `failed`, `conflict`, `refused`, `throttled`)
+ * - `update_refused` {namespace, policy, refused_by} (1 while the policy's updates are held back
+ *   after ARM refused the last one durably; refused_by Quota, Policy, Lock, Invalid, Unauthorized,
+ *   NotFound; no series otherwise)
+ * - `update_age_seconds` and `update_deadline_seconds` {namespace, policy}: how long the ARM
+ *   update in flight has run and how long it may (src/autoscale/overdue.ts), seconds, as of the
+ *   policy's last pass; no series while none runs
  * - `azure_requests_total` {api, status} and `azure_request_duration_seconds` {api} (api `token`:
  *   token requests), `azure_request_timeouts_total` {api} (calls that ended at their deadline),
  *   `poll_cycle_timeouts_total` (cycles whose Azure read passed the poll cycle deadline)
@@ -81,6 +88,8 @@ export class OperatorMetrics {
   readonly #sampleTimes = new Map<string, number>();
   /** The SKU series each policy has, by `namespace/policy`, so that a changed SKU replaces its series. */
   readonly #skus = new Map<string, { currentSku?: string; desiredSku?: string }>();
+  /** The `refused_by` series each policy has, by `namespace/policy`. */
+  readonly #refusals = new Map<string, string>();
   #quotaSource: (() => readonly QuotaObservation[]) | undefined;
   #throttleSource: (() => readonly ThrottledScope[]) | undefined;
 
@@ -140,8 +149,23 @@ export class OperatorMetrics {
   readonly decisions = this.#counter("decisions_total", "Decisions by reason code", [...POLICY, "reason"]);
   readonly scaleOperations = this.#counter(
     "scale_operations_total",
-    "Scale operations by target and result (started, succeeded, failed, not_applied, conflict)",
+    "Scale operations by target and result (started, succeeded, failed, not_applied, conflict, refused, throttled)",
     [...POLICY, "target", "result"],
+  );
+  readonly updateRefused = this.#gauge(
+    "update_refused",
+    "1 while the policy's updates are held back because ARM refused the last one durably, by what refused it (Quota, Policy, Lock, Invalid, Unauthorized, NotFound)",
+    [...POLICY, "refused_by"],
+  );
+  readonly updateAge = this.#gauge(
+    "update_age_seconds",
+    "How long the ARM update in flight has run, seconds, as of the policy's last pass (no series while none runs)",
+    POLICY,
+  );
+  readonly updateDeadline = this.#gauge(
+    "update_deadline_seconds",
+    "How long the ARM update in flight may run before the policy is Stalled (ProgressDeadlineExceeded), seconds (no series while none runs)",
+    POLICY,
   );
   readonly azureRequests = this.#counter(
     "azure_requests_total",
@@ -275,6 +299,38 @@ export class OperatorMetrics {
   }
 
   /**
+   * Records why the policy's updates are held back: `refusedBy` while ARM's last answer was a
+   * durable refusal; `undefined` removes the series.
+   */
+  observeRefusal(namespace: string, policy: string, refusedBy: string | undefined): void {
+    const key = `${namespace}/${policy}`;
+    const before = this.#refusals.get(key);
+    if (before !== undefined && before !== refusedBy)
+      this.updateRefused.remove({ namespace, policy, refused_by: before });
+    if (refusedBy === undefined) this.#refusals.delete(key);
+    else {
+      this.updateRefused.set({ namespace, policy, refused_by: refusedBy }, 1);
+      this.#refusals.set(key, refusedBy);
+    }
+  }
+
+  /** Records the age and deadline of the update in flight, seconds; `undefined` removes them. */
+  observeUpdateAge(
+    namespace: string,
+    policy: string,
+    age: { ageSeconds: number; deadlineSeconds: number } | undefined,
+  ): void {
+    const labels = { namespace, policy };
+    if (!age) {
+      this.updateAge.remove(labels);
+      this.updateDeadline.remove(labels);
+      return;
+    }
+    this.updateAge.set(labels, Math.round(age.ageSeconds));
+    this.updateDeadline.set(labels, age.deadlineSeconds);
+  }
+
+  /**
    * Records one Azure call (API `token`: a token request). `status` 0 means no HTTP response
    * (timeout, reset); `timedOut` that the call ended at its deadline.
    */
@@ -324,9 +380,12 @@ export class OperatorMetrics {
       this.specMaxUnits,
       this.specPollInterval,
       this.lastReconcile,
+      this.updateAge,
+      this.updateDeadline,
     ]) {
       g.remove({ namespace, policy });
     }
+    this.observeRefusal(namespace, policy, undefined);
     for (const metric of SAMPLE_FIELDS) this.lastSample.remove({ namespace, policy, metric });
     for (const metric of ["serverLoadPercent", "connectionQuotaUtilizationPercent"]) {
       this.specTarget.remove({ namespace, policy, metric });

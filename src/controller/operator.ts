@@ -135,6 +135,28 @@ function lookbackMs(policy: CapacityPolicy): number {
 }
 
 /**
+ * What a policy's status knows of its instance's unit ladders, for the cycle (fetch.ts): when
+ * `listSkus` last answered, and when an update was last found not applied (ms since the epoch).
+ */
+function ladderKnown(policy: CapacityPolicy): CycleTarget["ladder"] {
+  const stored = policy.status?.unitLadders;
+  const unapplied = policy.status?.unappliedUpdates;
+  const readAtMs = stored?.readAt ? Date.parse(stored.readAt) : Number.NaN;
+  const notApplied = [
+    ...(stored?.excluded ?? []).map((e) => e.time),
+    ...(unapplied?.lastOutcome === undefined || unapplied.lastOutcome === "NotApplied"
+      ? [unapplied?.lastTime]
+      : []),
+  ];
+  const wanted = Math.max(...notApplied.map((t) => (t ? Date.parse(t) : Number.NaN)).filter(Number.isFinite));
+  if (!Number.isFinite(readAtMs) && !Number.isFinite(wanted)) return undefined;
+  return {
+    ...(Number.isFinite(readAtMs) ? { readAtMs } : {}),
+    ...(Number.isFinite(wanted) ? { wantedAfterMs: wanted } : {}),
+  };
+}
+
+/**
  * How long a new poll cycle waits for a running one that has handed no policy over yet, real ms:
  * policies due meanwhile then share the next cycle's Azure calls; past it, a slow cycle holds no
  * other policy.
@@ -492,6 +514,7 @@ export class Operator {
         continue;
       }
       const seasonal = seasonalHistory(p);
+      const ladder = ladderKnown(p);
       targets.push({
         key: objectKey(p),
         resourceId: target.resourceId,
@@ -499,6 +522,7 @@ export class Operator {
         service: target.service as ServiceKind,
         lookbackMs: lookbackMs(p),
         ...(seasonal ? { seasonal } : {}),
+        ...(ladder ? { ladder } : {}),
       });
     }
     // Leading signals: read from Prometheus while Azure is read (each within its own timeout).

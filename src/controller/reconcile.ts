@@ -22,6 +22,8 @@
  * - another owner of the capacity (a native Azure autoscale setting, an HPA that owns the
  *   Deployment, someone else changing its replicas) is reported as `Conflict`, not fought.
  */
+
+import type { RefusalCause } from "../api/index.js";
 import { type CapacityPolicy, type PolicyCondition, validatePolicy } from "../api/index.js";
 import {
   completePass,
@@ -35,7 +37,8 @@ import {
   refusedPass,
   type UpdateResult,
 } from "../autoscale/index.js";
-import { isAzureApiError } from "../azure/index.js";
+import type { Refusal } from "../autoscale/operation.js";
+import { isAzureApiError, isDurableRefusal, RefusedError, ThrottledError } from "../azure/index.js";
 import type { AzureInstances } from "../azure/instances.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { PolicyClient } from "../kube/policies.js";
@@ -130,7 +133,12 @@ async function runPass(
 
   const error = reading?.instanceError ?? reading?.metricsError;
   const failure = error
-    ? { kind: error.kind, message: scrubSecrets(error.message) }
+    ? {
+        kind: error.kind,
+        message: scrubSecrets(error.message),
+        ...(error.read ? { read: error.read } : {}),
+        ...(error.notBefore ? { notBefore: error.notBefore } : {}),
+      }
     : reading
       ? undefined
       : { kind: "NoData", message: "no reading for this pass" };
@@ -162,6 +170,7 @@ async function runPass(
     ...(reading?.leading && spec.anticipation?.leadingSignal && spec.anticipation.mode !== "Off"
       ? { leading: reading.leading }
       : {}),
+    ...(reading?.ladder ? { ladder: reading.ladder } : {}),
     ...(native.length > 0
       ? {
           conflict: {
@@ -189,6 +198,14 @@ async function act(plan: PassPlan, policy: CapacityPolicy, deps: PassDeps): Prom
   return results;
 }
 
+/**
+ * Sends the update and says what ARM made of it, by the kind of its error (azure/errors.ts): an
+ * operation in progress → busy (wait, don't stack); a throttle → throttled until its end; a
+ * durable refusal (`isDurableRefusal`: a quota, an Azure Policy deny, a resource lock, an invalid
+ * request, a missing role, a missing instance) → refused, backed off as an update that did not
+ * take; anything else (5xx, a timeout, a reset, a target the adapter refuses) → failed, sent again
+ * on a later pass.
+ */
 async function sendUpdate(resourceId: string, update: PlannedUpdate, deps: PassDeps): Promise<UpdateResult> {
   try {
     const op = await deps.instances.beginScale(resourceId, update.to, { signal: deps.signal });
@@ -200,11 +217,29 @@ async function sendUpdate(resourceId: string, update: PlannedUpdate, deps: PassD
   } catch (err) {
     if (!isAzureApiError(err) && !(err instanceof RangeError)) throw err;
     const message = scrubSecrets(err instanceof Error ? err.message : String(err));
-    return isAzureApiError(err) && err.kind === "Conflict"
-      ? { kind: "busy", message }
-      : { kind: "failed", message };
+    if (!isAzureApiError(err)) return { kind: "failed", message };
+    if (err.kind === "Conflict") return { kind: "busy", message };
+    if (err instanceof ThrottledError) {
+      return { kind: "throttled", message, notBefore: err.notBefore.toISOString(), sent: !err.fromGate };
+    }
+    if (isDurableRefusal(err)) {
+      const refusal: Refusal = {
+        by: err instanceof RefusedError ? err.refusedBy : (REFUSAL_OF_KIND[err.kind] ?? "Invalid"),
+        ...(err.code !== undefined ? { code: err.code } : {}),
+        message,
+      };
+      return { kind: "refused", message, refusal };
+    }
+    return { kind: "failed", message };
   }
 }
+
+/** The refusal cause of each durable error kind that names no quota, policy or lock. */
+const REFUSAL_OF_KIND: Readonly<Partial<Record<string, RefusalCause>>> = {
+  Invalid: "Invalid",
+  Unauthorized: "Unauthorized",
+  NotFound: "NotFound",
+};
 
 /** The pass in `/metrics` and the debug log; `conditions` are those written to status. */
 function observe(
@@ -216,6 +251,12 @@ function observe(
   const { namespace, name } = policy.metadata;
   const labels = { namespace, policy: name };
   for (const c of write.counts) deps.metrics.scaleOperations.inc({ ...labels, ...c });
+  const unapplied = write.patch.unappliedUpdates;
+  if (unapplied !== undefined) {
+    const refused = unapplied?.lastOutcome === "Refused" ? (unapplied.refusedBy ?? "Invalid") : undefined;
+    deps.metrics.observeRefusal(namespace, name, refused);
+  }
+  if (write.patch.operation !== undefined) deps.metrics.observeUpdateAge(namespace, name, write.updateAge);
   const spec = policy.spec as Partial<CapacityPolicy["spec"]> | undefined;
   deps.metrics.observePolicy(namespace, name, {
     minUnits: spec?.units?.min,

@@ -7,7 +7,7 @@
  * Written at once when it changes (relied-upon):
  * | field | compared |
  * |---|---|
- * | `observedGeneration`, `current`, `desired`, `operation`, `unappliedUpdates` | whole |
+ * | `observedGeneration`, `current`, `desired`, `operation`, `unappliedUpdates`, `unitLadders` | whole |
  * | `lastScaleTime`, `scaleEvents`, `consecutiveFailures`, `lastReasons` | whole |
  * | `conditions` | type, status, reason, observedGeneration, and the message's words (its figures not) |
  * | `recommendations` | the sizes a stabilization window can still pick (each size's newest entry) |
@@ -137,6 +137,7 @@ const RELIED_UPON: readonly [string, (s: Status) => unknown][] = [
   ["desired", (s) => s.desired],
   ["operation", (s) => s.operation],
   ["unappliedUpdates", (s) => s.unappliedUpdates],
+  ["unitLadders", (s) => s.unitLadders],
   ["lastScaleTime", (s) => s.lastScaleTime],
   ["scaleEvents", (s) => s.scaleEvents],
   ["consecutiveFailures", (s) => s.consecutiveFailures],

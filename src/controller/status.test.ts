@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { type ConditionDraft, replacingPatch, withReady } from "./status.js";
+import type { PolicyCondition } from "../api/index.js";
+import { blockedConditions } from "../autoscale/conditions.js";
+import { type ConditionDraft, changedConditions, replacingPatch, withReady } from "./status.js";
 
 describe("replacingPatch: objects replace the stored ones whole", () => {
   it("removes, at every depth, what the new value no longer has", () => {
@@ -77,5 +79,79 @@ describe("withReady: the kstatus conditions", () => {
     const out = withReady([fallback], undefined, false);
     expect(get(out, "Reconciling")).toMatchObject({ status: "False", reason: "Idle" });
     expect(get(out, "Stalled")).toMatchObject({ status: "True" });
+  });
+
+  const ready = (status: "True" | "False", reason: string): ConditionDraft => ({
+    type: "Ready",
+    status,
+    reason,
+    message: `${reason}: details`,
+  });
+
+  it.each([
+    "UpdateRefused",
+    "ProgressDeadlineExceeded",
+    "InstanceNotFound",
+    "AuthorizationFailed",
+    "InvalidRequest",
+  ])("Ready=False %s waits for a person: Stalled=True, not Reconciling", (reason) => {
+    const out = withReady([ready("False", reason)], undefined, true);
+    expect(get(out, "Stalled")).toMatchObject({ status: "True", reason });
+    expect(get(out, "Reconciling")).toMatchObject({ status: "False", reason: "Stalled" });
+  });
+
+  it("a throttle of known length is not stalled: Reconciling=True (kstatus: InProgress)", () => {
+    const out = withReady([ready("False", "Throttled")], undefined, false);
+    expect(get(out, "Ready")).toMatchObject({ status: "False", reason: "Throttled" });
+    expect(get(out, "Stalled")).toMatchObject({ status: "False", reason: "NotStalled" });
+    expect(get(out, "Reconciling")).toMatchObject({ status: "True", reason: "Throttled" });
+  });
+
+  it("a blocked pass writes every condition type (an instance that does not exist)", () => {
+    const blocker = {
+      reason: "InstanceNotFound" as const,
+      message: "Azure refuses to read the instance (NotFound)",
+    };
+    const out = withReady(blockedConditions(blocker), blocker, false);
+    expect(out.map((c) => c.type)).toEqual([
+      "Ready",
+      "MetricsAvailable",
+      "AbleToScale",
+      "ScalingActive",
+      "ScalingLimited",
+      "Fallback",
+      "Conflict",
+      "Anticipating",
+      "Reconciling",
+      "Stalled",
+    ]);
+    expect(get(out, "Ready")).toMatchObject({ status: "False", reason: "InstanceNotFound" });
+    expect(get(out, "AbleToScale")).toMatchObject({ status: "False", reason: "InstanceNotFound" });
+    expect(get(out, "MetricsAvailable")).toMatchObject({ status: "Unknown", reason: "InstanceNotFound" });
+    expect(get(out, "Stalled")).toMatchObject({ status: "True", reason: "InstanceNotFound" });
+  });
+});
+
+describe("changedConditions: what makes an Event", () => {
+  const c = (
+    type: PolicyCondition["type"],
+    status: PolicyCondition["status"],
+    reason: string,
+  ): PolicyCondition => ({
+    type,
+    status,
+    reason,
+    message: reason,
+    lastTransitionTime: "2025-06-02T12:00:00Z",
+  });
+
+  it("a status change, and Ready staying False for another reason; not the same reason again", () => {
+    const before = [c("Ready", "False", "InstanceUnavailable"), c("AbleToScale", "False", "A")];
+    const next = [c("Ready", "False", "InstanceNotFound"), c("AbleToScale", "False", "B")];
+    expect(changedConditions(before, next).map((x) => `${x.condition.type}/${x.condition.reason}`)).toEqual([
+      "Ready/InstanceNotFound",
+    ]);
+    expect(changedConditions(next, next)).toEqual([]);
+    expect(changedConditions([c("Ready", "True", "Reconciled")], [c("Ready", "True", "Paused")])).toEqual([]);
   });
 });

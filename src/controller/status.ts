@@ -12,9 +12,15 @@
  * | False | Conflict | another owner manages the capacity (Conflict=True) |
  * | False | InstanceUnavailable | the instance cannot be read and its capacity is not known yet |
  * | False | CredentialUnavailable | the same, because the operator's credential gave no token (failed or timed out) |
+ * | False | InstanceNotFound | Azure answers 404 for the instance (or its metrics): the resource ID names nothing |
+ * | False | AuthorizationFailed | Azure answers 401/403 for a read: the identity lacks its role, or its token is refused |
+ * | False | InvalidRequest | Azure refuses a read as invalid (400) |
+ * | False | Throttled | Azure throttles a read for a known, near time: held until it ends (not stalled) |
  * | False | Fallback | the fallback action applies (Fallback=True) |
  * | False | UpdateNotApplied | the instance ignored the last updates; the next waits (src/autoscale/unapplied.ts) |
  * | False | UpdateFailed | the last updates ended Failed or Canceled; the next waits (src/autoscale/unapplied.ts) |
+ * | False | UpdateRefused | ARM refused the last updates (quota, Azure Policy, lock, invalid, role, not found); the next waits (src/autoscale/unapplied.ts) |
+ * | False | ProgressDeadlineExceeded | the update in flight runs past its deadline (src/autoscale/overdue.ts); still waited for |
  * | True | Paused / RecommendOnly / Reconciled | otherwise |
  */
 import {
@@ -40,8 +46,10 @@ const MAX_MESSAGE = 32_768;
 
 /**
  * Reasons of `Ready=False` that need a person (the spec, a conflict, a fallback, an instance whose
- * updates do not take) rather than time: `Stalled=True`, and Argo CD's health check reads them as
- * Degraded (deploy/gitops/argocd-health.lua).
+ * updates do not take or are refused, a resource ID that names nothing, a missing role, an update
+ * that does not end) rather than time: `Stalled=True`, and Argo CD's health check reads them as
+ * Degraded (deploy/gitops/argocd-health.lua). `Throttled`, `InstanceUnavailable` and
+ * `CredentialUnavailable` are not among them: time may fix those.
  */
 export const STALLED_REASONS: ReadonlySet<string> = new Set([
   "InvalidSpec",
@@ -51,13 +59,19 @@ export const STALLED_REASONS: ReadonlySet<string> = new Set([
   "Fallback",
   "UpdateNotApplied",
   "UpdateFailed",
+  "UpdateRefused",
+  "ProgressDeadlineExceeded",
+  "InstanceNotFound",
+  "AuthorizationFailed",
+  "InvalidRequest",
 ]);
 
 /**
  * Derives `Ready` from the other conditions (and a blocker, when the pass stopped early), and the
  * kstatus conditions that Flux and `kubectl wait` read (sigs.k8s.io/cli-utils kstatus, the
- * "abnormal-true" convention): `Reconciling=True` while an ARM update runs (`inFlight`) and the
- * policy is not stalled, `Stalled=True` while `Ready=False` for one of {@link STALLED_REASONS}. Returns the full list in
+ * "abnormal-true" convention): `Reconciling=True` while an ARM update runs (`inFlight`) or Azure
+ * throttles for a known time (`Ready=False, Throttled`: the operator reads again when it ends) and
+ * the policy is not stalled, `Stalled=True` while `Ready=False` for one of {@link STALLED_REASONS}. Returns the full list in
  * `CONDITION_TYPES` order. Types missing from `drafts` are left out unless `Ready`, `Reconciling`
  * or `Stalled`.
  */
@@ -96,21 +110,24 @@ export function withReady(
   const stalled = ready.status === "False" && STALLED_REASONS.has(ready.reason);
   // kstatus reads Reconciling before Stalled: a stalled policy is not Reconciling, even while an
   // update it sent earlier still runs, so Flux reads Failed where Argo CD reads Degraded.
-  const reconciling: ConditionDraft = !inFlight
-    ? { type: "Reconciling", status: "False", reason: "Idle", message: "no ARM update runs" }
-    : stalled
-      ? {
-          type: "Reconciling",
-          status: "False",
-          reason: "Stalled",
-          message: `an ARM update of the instance runs, but the policy is stalled (${ready.reason})`,
-        }
-      : {
-          type: "Reconciling",
-          status: "True",
-          reason: "ScaleInProgress",
-          message: "an ARM update of the instance runs",
-        };
+  const throttled = ready.status === "False" && ready.reason === "Throttled";
+  const reconciling: ConditionDraft = throttled
+    ? { type: "Reconciling", status: "True", reason: "Throttled", message: ready.message }
+    : !inFlight
+      ? { type: "Reconciling", status: "False", reason: "Idle", message: "no ARM update runs" }
+      : stalled
+        ? {
+            type: "Reconciling",
+            status: "False",
+            reason: "Stalled",
+            message: `an ARM update of the instance runs, but the policy is stalled (${ready.reason})`,
+          }
+        : {
+            type: "Reconciling",
+            status: "True",
+            reason: "ScaleInProgress",
+            message: "an ARM update of the instance runs",
+          };
   const derived = new Map<string, ConditionDraft>([
     ["Ready", ready],
     ["Reconciling", reconciling],
@@ -153,7 +170,10 @@ export function stampConditions(
   });
 }
 
-/** The types whose status changed between two condition lists (for Events). */
+/**
+ * The types whose status changed between two condition lists (for Events), and `Ready` when it
+ * stays False for another reason (a person reads each new reason why the policy is not Ready).
+ */
 export function changedConditions(
   previous: readonly PolicyCondition[] | undefined,
   next: readonly PolicyCondition[],
@@ -163,7 +183,11 @@ export function changedConditions(
       const prev = previous?.find((p) => p.type === condition.type);
       return { condition, before: prev?.status, reasonChanged: prev?.reason !== condition.reason };
     })
-    .filter((c) => c.before !== c.condition.status);
+    .filter(
+      (c) =>
+        c.before !== c.condition.status ||
+        (c.condition.type === "Ready" && c.condition.status === "False" && c.reasonChanged),
+    );
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>

@@ -1,7 +1,8 @@
 /**
  * A CapacityPolicy's health as GitOps tools read it, on policies a real operator (the operator
  * tests' harness: local API server, HTTPS Azure emulator) brought to each state — Ready, an ARM
- * update in flight, InvalidSpec, Fallback, paused — and on two derived from the Ready one: a new
+ * update in flight, InvalidSpec, Fallback, an instance that does not exist, paused — and on two
+ * derived from the Ready one: a new
  * generation not yet observed, and no status yet. Each object is read by deploy/gitops/
  * argocd-health.lua in Argo CD's Lua runtime and by Flux's kstatus (`gitops-health`, built from
  * gitops/). Where the two differ is documented in docs/install.md ("GitOps health").
@@ -105,6 +106,11 @@ describe("CapacityPolicy health in Argo CD and Flux", () => {
         fallback: { failureThreshold: 2, action: "Hold" },
       }),
     );
+    // A resource ID that names nothing: the emulator answers 404 ResourceNotFound.
+    await createPolicy(
+      kube,
+      policyManifest(ns, "missing", signalrId("gitops-missing", "rg-gone"), { units: { min: 10, max: 50 } }),
+    );
     // Paused by the annotation.
     const pausedId = await add("paused", 2000);
     const paused = policyManifest(ns, "paused", pausedId, { units: { min: 10, max: 50 } });
@@ -122,6 +128,9 @@ describe("CapacityPolicy health in Argo CD and Flux", () => {
     );
     const fallback = await policyWhen("fallback", (p) =>
       expect(condition(p, "Fallback")).toMatchObject({ status: "True", reason: "FallbackHold" }),
+    );
+    const missing = await policyWhen("missing", (p) =>
+      expect(condition(p, "Ready")).toMatchObject({ status: "False", reason: "InstanceNotFound" }),
     );
     const pausedPolicy = await policyWhen("paused", (p) =>
       expect(condition(p, "Ready")).toMatchObject({ status: "True", reason: "Paused" }),
@@ -171,6 +180,15 @@ describe("CapacityPolicy health in Argo CD and Flux", () => {
         fallback,
         { status: "Degraded", message: `Ready=False (Fallback): ${condition(fallback, "Ready")?.message}` },
         { status: "Failed", message: `${condition(fallback, "Ready")?.message}` },
+      ],
+      [
+        "InstanceNotFound",
+        missing,
+        {
+          status: "Degraded",
+          message: `Ready=False (InstanceNotFound): ${condition(missing, "Ready")?.message}`,
+        },
+        { status: "Failed", message: `${condition(missing, "Ready")?.message}` },
       ],
       [
         "paused",
@@ -227,6 +245,8 @@ describe("CapacityPolicy health in Argo CD and Flux", () => {
     expect(body).toContain(`${line("spec_max_units", 'policy="ready"')} 50`);
     expect(body).toContain(`${line("spec_poll_interval_seconds", 'policy="ready"')} 15`);
     expect(body).toContain(`${line("desired_units", 'policy="scaling"')} 20`);
+    expect(body).toMatch(new RegExp(`${line("update_age_seconds", 'policy="scaling"')} \\d+`));
+    expect(body).toContain(`${line("update_deadline_seconds", 'policy="scaling"')} 1800`);
     expect(body).toMatch(new RegExp(`${line("last_reconcile_timestamp_seconds", 'policy="ready"')} \\d+`));
   });
 });

@@ -97,7 +97,7 @@ describe("PrometheusRule", () => {
       ),
     );
     const rules = prometheusRule().spec.groups.flatMap((g) => g.rules);
-    expect(rules.length).toBe(6);
+    expect(rules.length).toBe(8);
     for (const rule of rules) {
       expect(["warning", "critical"], rule.alert).toContain(rule.labels?.["severity"]);
       const url = rule.annotations?.["runbook_url"] ?? "";

@@ -3,8 +3,10 @@
  * emulator's `notApplied` fault), or run its usual time and ended Failed (`failUpdate`): the
  * operator backs off between tries (1, 2, 4, 8 minutes), reports `Ready=False` and
  * `AbleToScale=False` with reason UpdateNotApplied or UpdateFailed and a Warning Event, stops
- * after 5 tries, and tries again once the spec changes. ARM writes are counted from the emulator's
- * request log over 40 virtual minutes.
+ * after 5 tries, and tries again once the spec changes. A count answered Succeeded but not applied
+ * is not asked for again (`status.unitLadders.excluded`): the ignored tries walk the ladder (20,
+ * 30, 40, 50, 60), the failed ones repeat 20. ARM writes are counted from the emulator's request
+ * log over 40 virtual minutes.
  */
 import { describe, expect, it } from "vitest";
 import { UNAPPLIED_LIMIT } from "../../src/autoscale/unapplied.js";
@@ -36,6 +38,8 @@ interface IgnoredUpdates {
   stored: Record<string, unknown>;
   /** Also asserted for this case: every write accepted, Stalled=True, a ScaleFailed Event. */
   failed: boolean;
+  /** The unit counts the tries ask for, in order. */
+  asked: number[];
   record: { id: string; fault: string; outcome: string };
 }
 
@@ -48,6 +52,7 @@ const CASES: IgnoredUpdates[] = [
     provisioningState: "Succeeded",
     stored: {},
     failed: false,
+    asked: [20, 30, 40, 50, 60],
     record: {
       id: "arm-update-not-applied",
       fault: "every update answered Succeeded without changing SKU or units",
@@ -62,6 +67,7 @@ const CASES: IgnoredUpdates[] = [
     provisioningState: "Failed",
     stored: { lastOutcome: "Failed" },
     failed: true,
+    asked: [20, 20, 20, 20, 20],
     record: {
       id: "arm-update-failed-every-time",
       fault: "every update runs its usual time, then ends Failed (capacity unchanged)",
@@ -81,7 +87,7 @@ describe.each(CASES)("$title", (c) => {
     });
     const emulator = harness.emulator;
     emulator.control.addFault({ method: "PATCH", path: "**/SignalR/chat", action: { kind: c.fault } });
-    await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 50 } }));
+    await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 100 } }));
     await eventually(
       async () => expect(condition(await getPolicy(kube, ns, "chat"), "Ready")?.status).toBe("True"),
       60_000,
@@ -106,6 +112,7 @@ describe.each(CASES)("$title", (c) => {
     );
     const inWindow = armWritesFor(requests.all, id).filter((r) => Date.parse(r.at) < untilMs);
     expect(inWindow).toHaveLength(UNAPPLIED_LIMIT);
+
     if (c.failed) expect(inWindow.every((r) => r.status >= 200 && r.status < 300)).toBe(true);
     expect(armWritesFor(requests.all, id)).toHaveLength(UNAPPLIED_LIMIT);
     const gapsMinutes = inWindow
@@ -124,7 +131,7 @@ describe.each(CASES)("$title", (c) => {
     expect(stopped.status?.unappliedUpdates).toMatchObject({
       count: UNAPPLIED_LIMIT,
       ...c.stored,
-      to: { sku: "Premium_P1", units: 20 },
+      to: { sku: "Premium_P1", units: c.asked.at(-1) },
       instance: { sku: "Premium_P1", units: 10 },
     });
     expect(condition(stopped, "Ready")).toMatchObject({ status: "False", reason: c.reason });
@@ -143,9 +150,14 @@ describe.each(CASES)("$title", (c) => {
       warnings.some((e) => e.message?.includes("no more are sent until the spec or the instance changes")),
     ).toBe(true);
     if (c.failed) expect(events.some((e) => e.type === "Warning" && e.reason === "ScaleFailed")).toBe(true);
+    // The counts the tries asked for (one ScalingOut Event per distinct update).
+    const asked = events
+      .filter((e) => e.reason === "ScalingOut")
+      .map((e) => Number(/→ Premium_P1 × (\d+) units/.exec(e.message)?.[1]));
+    expect([...new Set(asked)].sort((a, b) => a - b)).toEqual([...new Set(c.asked)]);
 
     // The spec changes: the tries resume.
-    await patchPolicy(kube, ns, "chat", { spec: { units: { min: 10, max: 40 } } });
+    await patchPolicy(kube, ns, "chat", { spec: { units: { min: 10, max: 90 } } });
     await eventually(
       () => expect(armWritesFor(requests.all, id)).toHaveLength(UNAPPLIED_LIMIT + 1),
       60_000,
