@@ -106,7 +106,8 @@ describe("constant demand after any single scale: no other update", () => {
     })
     .filter((c) => c.from.units !== c.to.units);
 
-  it("for every ladder step and update duration up to 10 minutes", () => {
+  // A property over many simulated scales: seconds of CPU, more on a loaded machine.
+  it("for every ladder step and update duration up to 10 minutes", { timeout: 60_000 }, () => {
     fc.assert(
       fc.property(scale, (c) => {
         expect(afterOneScale(c)).toEqual([]);
