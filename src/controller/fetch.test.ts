@@ -14,7 +14,7 @@ import type {
 } from "../azure/index.js";
 import { HistoryReader, parseResourceId, TransientError } from "../azure/index.js";
 import { DEFAULT_LADDERS } from "../capacity/skus.js";
-import { CycleFetcher, type CycleTarget, seasonalHistory } from "./fetch.js";
+import { CycleFetcher, type CycleTarget, metricsReadTimes, metricsSpan, seasonalHistory } from "./fetch.js";
 
 const T0 = Date.parse("2025-03-03T09:00:00Z");
 const id = (name: string) =>
@@ -216,5 +216,43 @@ describe("seasonalHistory", () => {
     expect(seasonalHistory(policy({ mode: "Enabled" }))).toBeUndefined();
     expect(seasonalHistory(policy({ mode: "Off", seasonal: { historyDays: 14 } }))).toBeUndefined();
     expect(seasonalHistory(policy({ seasonal: { grain: "1d" } }))).toBeUndefined();
+  });
+});
+
+describe("metricsReadTimes and metricsSpan: the one sizing of a metrics read (poll cycle and check)", () => {
+  const policy = (metrics: unknown, status?: unknown) =>
+    ({
+      spec: { metrics, behavior: { settleSeconds: 0 } },
+      ...(status ? { status } : {}),
+    }) as unknown as CapacityPolicy;
+
+  it("is the window plus the ingestion delay, or the max sample age when longer; the defaults without a readable spec", () => {
+    expect(metricsReadTimes(policy({ window: "10m", ingestionDelay: "3m", maxSampleAge: "10m" }))).toEqual({
+      windowSeconds: 600,
+      ingestionDelaySeconds: 180,
+      lookbackMs: 780_000,
+    });
+    expect(
+      metricsReadTimes(policy({ window: "1m", ingestionDelay: "2m", maxSampleAge: "15m" })).lookbackMs,
+    ).toBe(900_000);
+    const defaults = { windowSeconds: 300, ingestionDelaySeconds: 180, lookbackMs: 600_000 };
+    expect(metricsReadTimes(undefined)).toEqual(defaults);
+    expect(metricsReadTimes({ spec: {} } as unknown as CapacityPolicy)).toEqual(defaults);
+  });
+
+  it("takes a longer ingestion delay observed in the status", () => {
+    const observed = policy(
+      { window: "5m", ingestionDelay: "3m" },
+      { ingestion: { observedDelaySeconds: 290, observedAt: "2025-03-03T08:59:00Z" } },
+    );
+    expect(metricsReadTimes(observed).ingestionDelaySeconds).toBe(300);
+  });
+
+  it("ends at the next whole minute and starts one minute more than the look-back before it", () => {
+    expect(metricsSpan(T0 + 20_000, 600_000)).toEqual({
+      start: new Date(T0 + 60_000 - 660_000),
+      end: new Date(T0 + 60_000),
+    });
+    expect(metricsSpan(T0, 600_000).end).toEqual(new Date(T0));
   });
 });

@@ -38,8 +38,10 @@ import {
   MIN_HISTORY_DAYS,
 } from "../api/constants.js";
 import type { CapacityPolicy } from "../api/index.js";
+import { policyTimes } from "../autoscale/decide.js";
 import type { DemandHistory } from "../autoscale/demand-history.js";
 import type { FailureKind, PassFailure } from "../autoscale/fallback.js";
+import { effectiveIngestionDelay } from "../autoscale/ingestion.js";
 import type { LadderRead } from "../autoscale/ladders.js";
 import type { LeadingObservation } from "../autoscale/leading.js";
 import type { SampleField } from "../autoscale/samples.js";
@@ -125,6 +127,47 @@ export interface CycleFetcherOptions {
   conflictCheckMs?: number;
   /** Told how each background history refresh ended: its report, or what it threw. Must not throw. */
   onHistoryRefresh?: (outcome: { report: HistoryRefreshReport } | { error: unknown }) => void;
+}
+
+/** Every metrics time at its default: sizes the read of a policy whose spec is unreadable (or absent). */
+const DEFAULT_TIMES_SPEC = {
+  metrics: {},
+  behavior: { settleSeconds: 0 },
+} as unknown as CapacityPolicy["spec"];
+
+/** The durations a policy's metrics read is sized by. */
+export interface MetricsReadTimes {
+  /** The decision's window, seconds. */
+  windowSeconds: number;
+  /** The ingestion delay the decision uses (the spec's, or the longer one observed), seconds. */
+  ingestionDelaySeconds: number;
+  /** How far back the metrics are read, ms: the window plus that delay, or the max sample age. */
+  lookbackMs: number;
+}
+
+/**
+ * How far back a policy's decision reads metrics (see {@link MetricsReadTimes}); the defaults for
+ * an absent policy (a bare resource ID) or a spec the watch delivered invalid — its pass reports
+ * it, this only sizes the read.
+ */
+export function metricsReadTimes(policy: CapacityPolicy | undefined): MetricsReadTimes {
+  const spec = policy?.spec;
+  const t = spec?.metrics && spec.behavior ? policyTimes(spec) : policyTimes(DEFAULT_TIMES_SPEC);
+  const delay = effectiveIngestionDelay(t.ingestionDelaySeconds, policy?.status?.ingestion);
+  return {
+    windowSeconds: t.windowSeconds,
+    ingestionDelaySeconds: delay,
+    lookbackMs: Math.max(t.windowSeconds + delay, t.maxSampleAgeSeconds) * 1000,
+  };
+}
+
+/**
+ * The span of a metrics read made at `nowMs` for `lookbackMs`: it ends at the next whole minute
+ * and starts one minute more than `lookbackMs` before that.
+ */
+export function metricsSpan(nowMs: number, lookbackMs: number): { start: Date; end: Date } {
+  const end = Math.ceil(nowMs / 60_000) * 60_000;
+  return { start: new Date(end - lookbackMs - 60_000), end: new Date(end) };
 }
 
 /**
@@ -344,7 +387,6 @@ export class CycleFetcher {
     // policies that asked for it.
     const byLookback = new Map<number, CycleTarget[]>();
     for (const t of withRegion) byLookback.set(t.lookbackMs, [...(byLookback.get(t.lookbackMs) ?? []), t]);
-    const end = new Date(Math.ceil(fetchedAt / 60_000) * 60_000);
     const applied = new Set<string>();
     const apply = (ready: readonly CycleTarget[], result: Omit<MetricsReadResult, "calls">) => {
       const fresh = ready.filter((t) => !applied.has(t.key));
@@ -359,7 +401,7 @@ export class CycleFetcher {
           const k = resourceKey(t.resourceId);
           byResource.set(k, [...(byResource.get(k) ?? []), t]);
         }
-        const start = new Date(end.getTime() - lookback - 60_000);
+        const { start, end } = metricsSpan(fetchedAt, lookback);
         const result = await this.#azure.metrics.read(
           group.map((t) => ({
             resourceId: t.resourceId,
