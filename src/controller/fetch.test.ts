@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { CapacityPolicy } from "../api/index.js";
+import { durableFailure } from "../autoscale/failures.js";
 import type {
   AzureAdapters,
   BatchAnswer,
@@ -12,7 +13,7 @@ import type {
   InstanceState,
   MetricsBatch,
 } from "../azure/index.js";
-import { HistoryReader, parseResourceId, TransientError } from "../azure/index.js";
+import { HistoryReader, parseResourceId, RefusedError, TransientError } from "../azure/index.js";
 import { DEFAULT_LADDERS } from "../capacity/skus.js";
 import { CycleFetcher, type CycleTarget, metricsReadTimes, metricsSpan, seasonalHistory } from "./fetch.js";
 
@@ -193,6 +194,33 @@ describe("CycleFetcher: one metrics query failed, the other answered", () => {
     const plain = out.get("ns/plain");
     expect(plain?.samples).toBeUndefined();
     expect(plain?.metricsError).toMatchObject({ kind: "Network", message: "service error (503)" });
+  });
+});
+
+describe("CycleFetcher: a read Azure refuses durably", () => {
+  it("is a durable failure kind, not a transient one, whatever the refusal (quota, policy, lock)", async () => {
+    const history = new HistoryReader(new GatedMonitor());
+    const base = adapters(history, { n: 0 });
+    const refused = new RefusedError(
+      "instances.get: denied by an Azure Policy (403 RequestDisallowedByPolicy: Resource 'chat' was disallowed by policy.)",
+      { operation: "instances.get", status: 403, code: "RequestDisallowedByPolicy", refusedBy: "Policy" },
+    );
+    const azure = {
+      ...base,
+      instances: {
+        ...base.instances,
+        listBySubscription: async () => {
+          throw refused;
+        },
+      },
+    } as unknown as AzureAdapters;
+    const out = await new CycleFetcher(azure, { now: () => T0 }).read([target("chat")]);
+    expect(out.get("ns/chat")?.instanceError).toMatchObject({
+      kind: "InvalidRequest",
+      read: "instance",
+      message: refused.message,
+    });
+    expect(durableFailure(out.get("ns/chat")?.instanceError)?.reason).toBe("InvalidRequest");
   });
 });
 

@@ -52,6 +52,7 @@ import {
   forEachLimited,
   type HistoryRefreshReport,
   isAzureApiError,
+  isDurableRefusal,
   type MetricSample,
   type MetricsFailure,
   type MetricsReadResult,
@@ -186,9 +187,11 @@ export function seasonalHistory(policy: CapacityPolicy): CycleTarget["seasonal"]
 }
 
 /**
- * The decision's failure kind of each Azure error kind; any other is an `ApiError`. A request
- * Azure refused as invalid (400) is `InvalidRequest`: `MetricsAvailable=False, FetchFailed` then
- * reads "InvalidRequest: … invalid request (400 …)" — the request was refused, not lost.
+ * The decision's failure kind of each Azure error kind; any other durable refusal
+ * (`isDurableRefusal`: a quota, an Azure Policy deny, a resource lock) is an `InvalidRequest`, as
+ * durable as the table's, and anything else an `ApiError`. A request Azure refused as invalid (400)
+ * is `InvalidRequest`: `MetricsAvailable=False, FetchFailed` then reads "InvalidRequest: … invalid
+ * request (400 …)" — the request was refused, not lost.
  */
 const FAILURE_KINDS: Partial<Record<ApiErrorKind, FailureKind>> = {
   Throttled: "Throttled",
@@ -207,7 +210,7 @@ function passFailure(err: unknown, read: "instance" | "metrics"): PassFailure & 
   const kind = isAzureApiError(err)
     ? err.code === CREDENTIAL_UNAVAILABLE
       ? "Credential"
-      : (FAILURE_KINDS[err.kind] ?? "ApiError")
+      : (FAILURE_KINDS[err.kind] ?? (isDurableRefusal(err) ? "InvalidRequest" : "ApiError"))
     : "ApiError";
   const notBefore = err instanceof ThrottledError ? err.notBefore.toISOString() : undefined;
   return { kind, message, read, ...(notBefore ? { notBefore } : {}), cause: err };
