@@ -40,6 +40,7 @@ import {
   InvalidRequestError,
   NotFoundError,
   OperationInProgressError,
+  REFUSED_AS,
   type RefusedBy,
   RefusedError,
   ThrottledError,
@@ -93,12 +94,6 @@ export function refusalOf(status: number, code: string | undefined, message: str
   if ((code !== undefined && QUOTA.test(code)) || QUOTA.test(message)) return "Quota";
   return undefined;
 }
-
-const REFUSED_AS: Readonly<Record<RefusedBy, string>> = {
-  Quota: "refused by a quota",
-  Policy: "denied by an Azure Policy",
-  Lock: "refused by a resource lock",
-};
 
 interface ResponseLike {
   status?: number;

@@ -23,6 +23,7 @@ import {
   type MetricsResultLike,
   type NativeAutoscaleSetting,
   parseResourceId,
+  REFUSED_AS,
   type RefusedError,
   resultsByResource,
   type ThrottledError,
@@ -146,10 +147,7 @@ function failedRead(
       return {
         ...base,
         result: severity,
-        detail: [
-          `${said}: ${(err as RefusedError).refusedBy === "Policy" ? "denied by an Azure Policy" : (err as RefusedError).refusedBy === "Lock" ? "refused by a resource lock" : "refused by a quota"}`,
-          azureSaid(err),
-        ],
+        detail: [`${said}: ${REFUSED_AS[(err as RefusedError).refusedBy]}`, azureSaid(err)],
       };
     case "NotFound":
       return { ...base, result: severity, detail: [`${said}: ${notFound}`, azureSaid(err)] };
