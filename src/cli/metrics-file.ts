@@ -39,6 +39,7 @@
 import type { MetricSample } from "../autoscale/samples.js";
 import {
   type AggregationField,
+  aggregationType,
   METRIC_DEFINITIONS,
   type MetricDefinition,
   timeGrainSeconds,
@@ -51,6 +52,7 @@ import {
   type MetricsResultLike,
   readMetricsAnswer,
 } from "../azure/metric-samples.js";
+import { metricQueries } from "../azure/query-plan.js";
 import { resourceKey } from "../azure/resource-id.js";
 import type { ServiceKind } from "../capacity/skus.js";
 import { isoDuration, parseRfc3339, parseTimeSpan } from "../shared/time-text.js";
@@ -362,9 +364,6 @@ type Missing =
   | { def: MetricDefinition; why: "failed"; errorCode: string; errorMessage?: string; file: string }
   | { def: MetricDefinition; why: "aggregation"; has: AggregationField[]; file: string };
 
-/** `maximum` → `Maximum`, as the REST API's `aggregation` parameter and `az --aggregation` spell it. */
-const aggregationName = (a: AggregationField) => `${a[0]?.toUpperCase()}${a.slice(1)}`;
-
 /**
  * The metric of `def` across the files: the one copy answered without error that carries the
  * aggregation the operator reads, else what is wrong with the copies there are.
@@ -378,7 +377,7 @@ function pickMetric(
   const good = copies.filter((c) => answered(c.metric) && c.metric.aggregations.includes(def.aggregation));
   if (good.length > 1) {
     throw new UsageError(
-      `metrics: ${def.name} with its ${aggregationName(def.aggregation)} is in ${good.map((g) => g.file).join(" and ")}: give each metric once`,
+      `metrics: ${def.name} with its ${aggregationType(def.aggregation)} is in ${good.map((g) => g.file).join(" and ")}: give each metric once`,
     );
   }
   if (good[0]) return { chosen: good[0].metric };
@@ -418,16 +417,20 @@ export interface AzFetch {
 
 /**
  * The `az monitor metrics list` command lines that get `defs` of `resourceId` as the operator
- * reads them: one per aggregation (the gauges' Maximum, the counters' Total), PT1M, JSON, each
- * into its own file.
+ * reads them: one per query of the operator's query plan (`metricQueries`: the gauges' Maximum,
+ * the counters' Total), PT1M, JSON, each into its own file.
  */
-export function azMetricsCommands(resourceId: string, defs: readonly MetricDefinition[]): AzFetch[] {
-  const byAggregation = new Map<AggregationField, MetricDefinition[]>();
-  for (const d of defs) byAggregation.set(d.aggregation, [...(byAggregation.get(d.aggregation) ?? []), d]);
-  return [...byAggregation].map(([agg, group]) => {
-    const file = `${group[0]?.kind === "gauge" ? "gauges" : "counters"}.json`;
+export function azMetricsCommands(
+  service: ServiceKind,
+  resourceId: string,
+  defs: readonly MetricDefinition[],
+): AzFetch[] {
+  if (defs.length === 0) return [];
+  return metricQueries(service, { fields: defs.map((d) => d.field) }).map((query) => {
+    const kind = defs.find((d) => d.field === query.fields[0])?.kind;
+    const file = `${kind === "gauge" ? "gauges" : "counters"}.json`;
     return {
-      command: `az monitor metrics list --resource ${resourceId} --metrics ${group.map((d) => d.name).join(" ")} --aggregation ${aggregationName(agg)} --interval PT1M --output json > ${file}`,
+      command: `az monitor metrics list --resource ${resourceId} --metrics ${query.metricNames.join(" ")} --aggregation ${query.aggregation} --interval PT1M --output json > ${file}`,
       file,
     };
   });
@@ -448,7 +451,7 @@ function missingPhrases(missing: readonly Missing[]): string[] {
     const first = group[0] as (typeof lacking)[number];
     const kind = first.def.kind === "gauge" ? "gauges" : "counters";
     phrases.push(
-      `${list(group.map((m) => m.def.name))} ${group.length === 1 ? "carries" : "carry"} only ${list(first.has)} and the operator reads ${group.length === 1 ? "its" : "their"} ${aggregationName(first.def.aggregation)} (${kind})`,
+      `${list(group.map((m) => m.def.name))} ${group.length === 1 ? "carries" : "carry"} only ${list(first.has)} and the operator reads ${group.length === 1 ? "its" : "their"} ${aggregationType(first.def.aggregation)} (${kind})`,
     );
   }
   const failures = new Map<string, string[]>();
@@ -507,6 +510,7 @@ export function samplesFromBodies(
     );
   }
   const fetch = azMetricsCommands(
+    service,
     resourceId,
     missing.filter((m) => m.why !== "failed").map((m) => m.def),
   );
