@@ -46,6 +46,7 @@ import {
 } from "../azure/metric-definitions.js";
 import {
   type DataPointLike,
+  isMetricOf,
   MetricGrainError,
   type MetricLike,
   type MetricsAnswer,
@@ -348,12 +349,6 @@ function resourceOf(body: MetricsBody, resourceId: string, notes: string[]): Res
     );
   }
   return only;
-}
-
-/** True when `m` is the metric of `def`: by the last segment of its ID, else by name or display name. */
-function isMetricOf(m: MetricLike, def: MetricDefinition): boolean {
-  const names = [m.id.split("/").pop() || m.name, m.name].map((n) => n.toLowerCase());
-  return names.includes(def.name.toLowerCase()) || names.includes(def.displayName.toLowerCase());
 }
 
 const answered = (m: BodyMetric) => m.metric.errorCode === undefined || m.metric.errorCode === "Success";
