@@ -405,7 +405,7 @@ function list(items: readonly string[]): string {
 }
 
 /** An `az` command line and the file it writes. */
-export interface AzFetch {
+interface AzFetch {
   command: string;
   file: string;
 }
@@ -415,7 +415,7 @@ export interface AzFetch {
  * reads them: one per query of the operator's query plan (`metricQueries`: the gauges' Maximum,
  * the counters' Total), PT1M, JSON, each into its own file.
  */
-export function azMetricsCommands(
+function azMetricsCommands(
   service: ServiceKind,
   resourceId: string,
   defs: readonly MetricDefinition[],

@@ -11,7 +11,7 @@ import { UsageError } from "./errors.js";
  * Parses the text of a policy file; `file` names it in messages.
  * @throws UsageError with the first validation error (and how many more there are).
  */
-export function parsePolicyFile(text: string, file: string): CapacityPolicy {
+function parsePolicyFile(text: string, file: string): CapacityPolicy {
   try {
     return parsePolicyYaml(text);
   } catch (err) {

@@ -272,7 +272,7 @@ function offLadder(sku: SkuName, units: number, ladder: readonly number[]): Emul
  * Why `sku` (name, tier, capacity) is not valid in `contract`'s version, or `undefined`. Tier
  * `Basic` is the deprecated name of `Standard`.
  */
-export function skuContractProblem(
+function skuContractProblem(
   contract: SkuContract,
   sku: { name: string; tier?: string; units: number },
 ): string | undefined {
