@@ -1,37 +1,21 @@
 /**
  * The poll cycle's demand history: only seasonal policies register one, each gets the history
  * last read, and the refresh runs in the background — the cycle (and its one-minute metrics) never
- * waits for it, and its failure never fails the cycle.
+ * waits for it, and its failure never fails the cycle. Also: a metrics query that failed beside one
+ * that answered, a read Azure refuses durably, and the sizing of the metrics read.
  */
 import { describe, expect, it } from "vitest";
 import type { CapacityPolicy } from "../api/index.js";
 import { durableFailure } from "../autoscale/failures.js";
-import type {
-  AzureAdapters,
-  BatchAnswer,
-  BatchQuerier,
-  InstanceState,
-  MetricsBatch,
-} from "../azure/index.js";
-import { HistoryReader, parseResourceId, RefusedError, TransientError } from "../azure/index.js";
+import type { AzureAdapters, BatchAnswer, BatchQuerier, MetricsBatch } from "../azure/index.js";
+import { HistoryReader, RefusedError, TransientError } from "../azure/index.js";
 import { DEFAULT_LADDERS } from "../capacity/skus.js";
 import { CycleFetcher, type CycleTarget, metricsReadTimes, metricsSpan, seasonalHistory } from "./fetch.js";
+import { cycleTarget, instanceState, resourceIdOf, T0 } from "./testing.js";
 
-const T0 = Date.parse("2025-03-03T09:00:00Z");
-const id = (name: string) =>
-  `/subscriptions/11111111-1111-1111-1111-111111111111/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/${name}`;
-
-function target(name: string, seasonal?: CycleTarget["seasonal"]): CycleTarget {
-  const resourceId = id(name);
-  return {
-    key: `ns/${name}`,
-    resourceId,
-    ref: parseResourceId(resourceId),
-    service: "SignalR",
-    lookbackMs: 600_000,
-    ...(seasonal ? { seasonal } : {}),
-  };
-}
+const id = resourceIdOf;
+const target = (name: string, seasonal?: CycleTarget["seasonal"]) =>
+  cycleTarget(name, seasonal ? { seasonal } : {});
 
 /** getBatch for history that answers only when `release` is called (or fails with `fail`). */
 class GatedMonitor implements BatchQuerier {
@@ -52,20 +36,9 @@ class GatedMonitor implements BatchQuerier {
 }
 
 function adapters(history: HistoryReader, metricsCalls: { n: number }): AzureAdapters {
-  const instance = (resourceId: string): InstanceState => ({
-    resourceId,
-    service: "SignalR",
-    name: resourceId.split("/").at(-1) ?? "",
-    location: "westeurope",
-    sku: "Premium_P1",
-    tier: "Premium",
-    units: 10,
-    provisioningState: "Succeeded",
-    terminal: true,
-  });
   return {
     instances: {
-      listBySubscription: async () => [instance(id("chat")), instance(id("plain"))],
+      listBySubscription: async () => [instanceState(id("chat")), instanceState(id("plain"))],
       listSkus: async () => ({ ladders: DEFAULT_LADDERS, fromService: [], skus: [] }),
     },
     metrics: {
