@@ -4,8 +4,8 @@
  * (`recommend`, `check`).
  */
 import { type CapacityPolicy, PolicyError, parsePolicyYaml } from "../api/index.js";
-import { readFlagText } from "./azure-flags.js";
 import { UsageError } from "./errors.js";
+import { readFlagText } from "./flags.js";
 
 /**
  * Parses the text of a policy file; `file` names it in messages.
