@@ -21,8 +21,8 @@
  *    Prometheus queries are counted twice: by the stand-ins and by the operator's own `/metrics`
  *    (`signalr_autoscaler_prometheus_queries_total`), scraped between windows;
  * 4. the per-resource approach on the same instances, from this process (once per size): one ARM
- *    GET and one metrics call per policy, against one batched read (the operator's CycleFetcher)
- *    of the same policies.
+ *    GET and one metrics read (two getBatch queries, one per aggregation) per policy, against one
+ *    batched read (the operator's CycleFetcher) of the same policies.
  *
  * Prints a table per size and run, a comparison of the runs with and without leading signals,
  * and a summary against the targets, and writes everything as JSON to
@@ -1161,7 +1161,8 @@ function countByApi(requests: readonly RequestRecord[]): Record<string, number> 
 /**
  * The same reads two ways, against the same emulator: the operator's batched cycle (one
  * CycleFetcher.read of every policy), and the per-resource approach (one ARM GET and one metrics
- * call per policy, CONCURRENCY at a time — as many as the operator's workers).
+ * read — two getBatch queries, one per aggregation — per policy, CONCURRENCY at a time, as many as
+ * the operator's workers).
  */
 async function comparePerResource(
   emu: EmulatorProcess,

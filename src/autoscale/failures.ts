@@ -7,7 +7,7 @@
  * | `Throttled` with `notBefore`, near (see below) | Azure asked to wait until `notBefore` | False, `Throttled` (says until when) | False: time fixes it |
  * | `NotFound` (404) | the resource ID names nothing | False, `InstanceNotFound` | True |
  * | `Auth` (401, 403) | the identity may not read it (a missing role, a token refused) | False, `AuthorizationFailed` | True |
- * | `InvalidRequest` (400, other 4xx) | Azure refuses the request as sent | False, `InvalidRequest` | True |
+ * | `InvalidRequest` (400, other 4xx; a read refused by a quota, an Azure Policy or a lock) | Azure refuses the request as sent | False, `InvalidRequest` | True |
  * | anything else (`Network`, `NoData`, `ApiError`, a far or unknown throttle, `Credential`) | may pass | as the decision says (fallback after `failureThreshold`) | only through the fallback |
  *
  * A throttle is *near* while both hold: its end is at most {@link THROTTLE_NEAR_MS} (1 hour, the
@@ -24,7 +24,10 @@ import { parseTime } from "./time.js";
 /** How long a throttle may still last, and a run of throttled passes may have lasted, to be near: 1 hour. */
 export const THROTTLE_NEAR_MS = AZURE_RETRY_AFTER_CAP_MS;
 
-/** Failure kinds that last until a person acts (mirrors azure/errors.ts `isDurableRefusal` for reads). */
+/**
+ * Failure kinds that last until a person acts: the reads' side of azure/errors.ts
+ * `isDurableRefusal` (controller/fetch.ts maps every error it calls durable to one of these).
+ */
 const DURABLE: Readonly<Partial<Record<FailureKind, DurableFailureReason>>> = {
   NotFound: "InstanceNotFound",
   Auth: "AuthorizationFailed",

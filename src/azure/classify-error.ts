@@ -40,6 +40,7 @@ import {
   InvalidRequestError,
   NotFoundError,
   OperationInProgressError,
+  REFUSED_AS,
   type RefusedBy,
   RefusedError,
   ThrottledError,
@@ -86,19 +87,13 @@ const QUOTA = /quota/i;
  * for resource quotas" (`QuotaExceeded`, `SubscriptionIsOverQuotaForSku`; quota refusals come as
  * 400, 403 or 409 with a code or message naming the quota).
  */
-export function refusalOf(status: number, code: string | undefined, message: string): RefusedBy | undefined {
+function refusalOf(status: number, code: string | undefined, message: string): RefusedBy | undefined {
   if (status !== 400 && status !== 403 && status !== 409) return undefined;
   if (code !== undefined && POLICY_CODE.test(code)) return "Policy";
   if (code !== undefined && LOCK_CODE.test(code)) return "Lock";
   if ((code !== undefined && QUOTA.test(code)) || QUOTA.test(message)) return "Quota";
   return undefined;
 }
-
-const REFUSED_AS: Readonly<Record<RefusedBy, string>> = {
-  Quota: "refused by a quota",
-  Policy: "denied by an Azure Policy",
-  Lock: "refused by a resource lock",
-};
 
 interface ResponseLike {
   status?: number;

@@ -115,6 +115,13 @@ export class InvalidRequestError extends withKind(AzureApiError, "Invalid") {}
 /** What refused a request durably (see {@link RefusedError}). */
 export type RefusedBy = "Quota" | "Policy" | "Lock";
 
+/** How messages say what refused a request: `denied by an Azure Policy`. */
+export const REFUSED_AS: Readonly<Record<RefusedBy, string>> = {
+  Quota: "refused by a quota",
+  Policy: "denied by an Azure Policy",
+  Lock: "refused by a resource lock",
+};
+
 /**
  * Azure refused the request for a reason that lasts until a person acts, named by its error code
  * (classify-error.ts): a subscription quota (`QuotaExceeded`, `SubscriptionIsOverQuotaForSku`,

@@ -119,14 +119,20 @@ function metricNameOf(metric: MetricLike): string {
   return last && last !== "" ? last : metric.name;
 }
 
-/** Finds the metric of `def` in `metrics`. */
-function findMetric(metrics: readonly MetricLike[], def: MetricDefinition): MetricLike | undefined {
+/**
+ * True when `metric` is the metric of `def`: by the last segment of its ID, or by its name — the
+ * REST name, or the display name the SDK gives as `name` (case-insensitive).
+ */
+export function isMetricOf(metric: MetricLike, def: MetricDefinition): boolean {
+  const names = [def.name.toLowerCase(), def.displayName.toLowerCase()];
+  return names.includes(metricNameOf(metric).toLowerCase()) || names.includes(metric.name.toLowerCase());
+}
+
+/** Finds the metric of `def` in `metrics`: one whose ID names it first, else one whose name does. */
+export function findMetric(metrics: readonly MetricLike[], def: MetricDefinition): MetricLike | undefined {
   const wanted = def.name.toLowerCase();
   return (
-    metrics.find((m) => metricNameOf(m).toLowerCase() === wanted) ??
-    metrics.find(
-      (m) => m.name.toLowerCase() === wanted || m.name.toLowerCase() === def.displayName.toLowerCase(),
-    )
+    metrics.find((m) => metricNameOf(m).toLowerCase() === wanted) ?? metrics.find((m) => isMetricOf(m, def))
   );
 }
 

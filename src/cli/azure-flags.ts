@@ -4,8 +4,6 @@
  * in `deploy/` sets them); and the deadlines of one call and of one token request (`run`,
  * `check`).
  */
-import { readFile } from "node:fs/promises";
-import { resolve } from "node:path";
 import type { TokenCredential } from "@azure/identity";
 import { type Command, Option } from "commander";
 import {
@@ -16,7 +14,7 @@ import {
 } from "../azure/index.js";
 import type { Logger } from "../controller/logging.js";
 import { UsageError } from "./errors.js";
-import { positiveSeconds, secondsOf } from "./flags.js";
+import { positiveSeconds, readFlagText, secondsOf } from "./flags.js";
 
 /** The flags' values. */
 export interface AzureFlags {
@@ -102,17 +100,6 @@ function metricsEndpointTemplate(template: string): (region: string) => string {
   if (!/^https:\/\//.test(template))
     throw new UsageError(`--metrics-endpoint must be an https URL, got "${template}"`);
   return (region) => template.replaceAll("{region}", region);
-}
-
-/** Reads a file named by a flag. @throws UsageError naming the flag when it cannot be read. */
-export async function readFlagText(path: string, flag: string, cwd: string): Promise<string> {
-  try {
-    return await readFile(resolve(cwd, path), "utf8");
-  } catch (err) {
-    throw new UsageError(
-      `cannot read ${flag} ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
-    );
-  }
 }
 
 /**

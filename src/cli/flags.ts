@@ -1,5 +1,6 @@
 /** Flag values shared by several commands: files, numbers, durations and times. Bad values → UsageError (exit 2). */
 import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
 import { parseDuration } from "../api/duration.js";
 import { parseTraceTimestamp } from "../traffic/index.js";
 import { UsageError } from "./errors.js";
@@ -12,6 +13,14 @@ export async function readFlagFile(flag: string, path: string, shown = path): Pr
     const code = (err as NodeJS.ErrnoException).code;
     throw new UsageError(`cannot read --${flag} ${shown}: ${code ?? (err as Error).message}`);
   }
+}
+
+/**
+ * Reads the file `path` (relative to `cwd`) that `flag` (`--policy`) names.
+ * @throws UsageError naming the flag and the path as typed when it cannot be read.
+ */
+export function readFlagText(path: string, flag: string, cwd: string): Promise<string> {
+  return readFlagFile(flag.replace(/^--/, ""), resolve(cwd, path), path);
 }
 
 /** Parses a numeric flag; throws {@link UsageError} for anything that is not a finite number in range. */

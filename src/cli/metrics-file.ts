@@ -39,18 +39,21 @@
 import type { MetricSample } from "../autoscale/samples.js";
 import {
   type AggregationField,
+  aggregationType,
   METRIC_DEFINITIONS,
   type MetricDefinition,
   timeGrainSeconds,
 } from "../azure/metric-definitions.js";
 import {
   type DataPointLike,
+  isMetricOf,
   MetricGrainError,
   type MetricLike,
   type MetricsAnswer,
   type MetricsResultLike,
   readMetricsAnswer,
 } from "../azure/metric-samples.js";
+import { metricQueries } from "../azure/query-plan.js";
 import { resourceKey } from "../azure/resource-id.js";
 import type { ServiceKind } from "../capacity/skus.js";
 import { isoDuration, parseRfc3339, parseTimeSpan } from "../shared/time-text.js";
@@ -348,12 +351,6 @@ function resourceOf(body: MetricsBody, resourceId: string, notes: string[]): Res
   return only;
 }
 
-/** True when `m` is the metric of `def`: by the last segment of its ID, else by name or display name. */
-function isMetricOf(m: MetricLike, def: MetricDefinition): boolean {
-  const names = [m.id.split("/").pop() || m.name, m.name].map((n) => n.toLowerCase());
-  return names.includes(def.name.toLowerCase()) || names.includes(def.displayName.toLowerCase());
-}
-
 const answered = (m: BodyMetric) => m.metric.errorCode === undefined || m.metric.errorCode === "Success";
 
 /** Why a metric of the service gives the decision nothing. */
@@ -361,9 +358,6 @@ type Missing =
   | { def: MetricDefinition; why: "absent" }
   | { def: MetricDefinition; why: "failed"; errorCode: string; errorMessage?: string; file: string }
   | { def: MetricDefinition; why: "aggregation"; has: AggregationField[]; file: string };
-
-/** `maximum` → `Maximum`, as the REST API's `aggregation` parameter and `az --aggregation` spell it. */
-const aggregationName = (a: AggregationField) => `${a[0]?.toUpperCase()}${a.slice(1)}`;
 
 /**
  * The metric of `def` across the files: the one copy answered without error that carries the
@@ -378,7 +372,7 @@ function pickMetric(
   const good = copies.filter((c) => answered(c.metric) && c.metric.aggregations.includes(def.aggregation));
   if (good.length > 1) {
     throw new UsageError(
-      `metrics: ${def.name} with its ${aggregationName(def.aggregation)} is in ${good.map((g) => g.file).join(" and ")}: give each metric once`,
+      `metrics: ${def.name} with its ${aggregationType(def.aggregation)} is in ${good.map((g) => g.file).join(" and ")}: give each metric once`,
     );
   }
   if (good[0]) return { chosen: good[0].metric };
@@ -411,23 +405,27 @@ function list(items: readonly string[]): string {
 }
 
 /** An `az` command line and the file it writes. */
-export interface AzFetch {
+interface AzFetch {
   command: string;
   file: string;
 }
 
 /**
  * The `az monitor metrics list` command lines that get `defs` of `resourceId` as the operator
- * reads them: one per aggregation (the gauges' Maximum, the counters' Total), PT1M, JSON, each
- * into its own file.
+ * reads them: one per query of the operator's query plan (`metricQueries`: the gauges' Maximum,
+ * the counters' Total), PT1M, JSON, each into its own file.
  */
-export function azMetricsCommands(resourceId: string, defs: readonly MetricDefinition[]): AzFetch[] {
-  const byAggregation = new Map<AggregationField, MetricDefinition[]>();
-  for (const d of defs) byAggregation.set(d.aggregation, [...(byAggregation.get(d.aggregation) ?? []), d]);
-  return [...byAggregation].map(([agg, group]) => {
-    const file = `${group[0]?.kind === "gauge" ? "gauges" : "counters"}.json`;
+function azMetricsCommands(
+  service: ServiceKind,
+  resourceId: string,
+  defs: readonly MetricDefinition[],
+): AzFetch[] {
+  if (defs.length === 0) return [];
+  return metricQueries(service, { fields: defs.map((d) => d.field) }).map((query) => {
+    const kind = defs.find((d) => d.field === query.fields[0])?.kind;
+    const file = `${kind === "gauge" ? "gauges" : "counters"}.json`;
     return {
-      command: `az monitor metrics list --resource ${resourceId} --metrics ${group.map((d) => d.name).join(" ")} --aggregation ${aggregationName(agg)} --interval PT1M --output json > ${file}`,
+      command: `az monitor metrics list --resource ${resourceId} --metrics ${query.metricNames.join(" ")} --aggregation ${query.aggregation} --interval PT1M --output json > ${file}`,
       file,
     };
   });
@@ -448,7 +446,7 @@ function missingPhrases(missing: readonly Missing[]): string[] {
     const first = group[0] as (typeof lacking)[number];
     const kind = first.def.kind === "gauge" ? "gauges" : "counters";
     phrases.push(
-      `${list(group.map((m) => m.def.name))} ${group.length === 1 ? "carries" : "carry"} only ${list(first.has)} and the operator reads ${group.length === 1 ? "its" : "their"} ${aggregationName(first.def.aggregation)} (${kind})`,
+      `${list(group.map((m) => m.def.name))} ${group.length === 1 ? "carries" : "carry"} only ${list(first.has)} and the operator reads ${group.length === 1 ? "its" : "their"} ${aggregationType(first.def.aggregation)} (${kind})`,
     );
   }
   const failures = new Map<string, string[]>();
@@ -507,6 +505,7 @@ export function samplesFromBodies(
     );
   }
   const fetch = azMetricsCommands(
+    service,
     resourceId,
     missing.filter((m) => m.why !== "failed").map((m) => m.def),
   );

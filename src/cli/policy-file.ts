@@ -4,14 +4,14 @@
  * (`recommend`, `check`).
  */
 import { type CapacityPolicy, PolicyError, parsePolicyYaml } from "../api/index.js";
-import { readFlagText } from "./azure-flags.js";
 import { UsageError } from "./errors.js";
+import { readFlagText } from "./flags.js";
 
 /**
  * Parses the text of a policy file; `file` names it in messages.
  * @throws UsageError with the first validation error (and how many more there are).
  */
-export function parsePolicyFile(text: string, file: string): CapacityPolicy {
+function parsePolicyFile(text: string, file: string): CapacityPolicy {
   try {
     return parsePolicyYaml(text);
   } catch (err) {

@@ -6,52 +6,23 @@
  * per pass.
  */
 import { describe, expect, it } from "vitest";
-import {
-  type AllowedUnits,
-  type AzureAdapters,
-  type InstanceState,
-  parseResourceId,
-  TransientError,
-} from "../azure/index.js";
+import { type AllowedUnits, type AzureAdapters, TransientError } from "../azure/index.js";
 import { DEFAULT_LADDERS } from "../capacity/skus.js";
 import { CycleFetcher, type CycleTarget, LADDER_REFRESH_MS, LADDER_RETRY_MS } from "./fetch.js";
+import { cycleTarget, instanceState, resourceIdOf, T0 } from "./testing.js";
 
-const T0 = Date.parse("2025-03-03T09:00:00Z");
 const POLL = 30_000;
-const id = (name: string) =>
-  `/subscriptions/11111111-1111-1111-1111-111111111111/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/${name}`;
+const id = resourceIdOf;
 const OLD_LADDER = [1, 2, 5, 10, 20, 50, 100];
-
-function target(name: string, ladder?: CycleTarget["ladder"]): CycleTarget {
-  const resourceId = id(name);
-  return {
-    key: `ns/${name}`,
-    resourceId,
-    ref: parseResourceId(resourceId),
-    service: "SignalR",
-    lookbackMs: 600_000,
-    ...(ladder ? { ladder } : {}),
-  };
-}
+const target = (name: string, ladder?: CycleTarget["ladder"]) => cycleTarget(name, ladder ? { ladder } : {});
 
 /** Adapters whose `listSkus` answers the old P1 ladder (or fails while `failing`), counting calls. */
 function adapters(names: readonly string[]) {
   const calls: string[] = [];
   const state: { failing: boolean; gate?: Promise<void> } = { failing: false };
-  const instance = (resourceId: string): InstanceState => ({
-    resourceId,
-    service: "SignalR",
-    name: resourceId.split("/").at(-1) ?? "",
-    location: "westeurope",
-    sku: "Premium_P1",
-    tier: "Premium",
-    units: 10,
-    provisioningState: "Succeeded",
-    terminal: true,
-  });
   const azure = {
     instances: {
-      listBySubscription: async () => names.map((n) => instance(id(n))),
+      listBySubscription: async () => names.map((n) => instanceState(id(n))),
       listSkus: async (resourceId: string): Promise<AllowedUnits> => {
         calls.push(resourceId.split("/").at(-1) ?? "");
         await state.gate;

@@ -1,36 +1,21 @@
 /**
  * The poll cycle's demand history: only seasonal policies register one, each gets the history
  * last read, and the refresh runs in the background — the cycle (and its one-minute metrics) never
- * waits for it, and its failure never fails the cycle.
+ * waits for it, and its failure never fails the cycle. Also: a metrics query that failed beside one
+ * that answered, a read Azure refuses durably, and the sizing of the metrics read.
  */
 import { describe, expect, it } from "vitest";
 import type { CapacityPolicy } from "../api/index.js";
-import type {
-  AzureAdapters,
-  BatchAnswer,
-  BatchQuerier,
-  InstanceState,
-  MetricsBatch,
-} from "../azure/index.js";
-import { HistoryReader, parseResourceId, TransientError } from "../azure/index.js";
+import { durableFailure } from "../autoscale/failures.js";
+import type { AzureAdapters, BatchAnswer, BatchQuerier, MetricsBatch } from "../azure/index.js";
+import { HistoryReader, RefusedError, TransientError } from "../azure/index.js";
 import { DEFAULT_LADDERS } from "../capacity/skus.js";
-import { CycleFetcher, type CycleTarget, seasonalHistory } from "./fetch.js";
+import { CycleFetcher, type CycleTarget, metricsReadTimes, metricsSpan, seasonalHistory } from "./fetch.js";
+import { cycleTarget, instanceState, resourceIdOf, T0 } from "./testing.js";
 
-const T0 = Date.parse("2025-03-03T09:00:00Z");
-const id = (name: string) =>
-  `/subscriptions/11111111-1111-1111-1111-111111111111/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/${name}`;
-
-function target(name: string, seasonal?: CycleTarget["seasonal"]): CycleTarget {
-  const resourceId = id(name);
-  return {
-    key: `ns/${name}`,
-    resourceId,
-    ref: parseResourceId(resourceId),
-    service: "SignalR",
-    lookbackMs: 600_000,
-    ...(seasonal ? { seasonal } : {}),
-  };
-}
+const id = resourceIdOf;
+const target = (name: string, seasonal?: CycleTarget["seasonal"]) =>
+  cycleTarget(name, seasonal ? { seasonal } : {});
 
 /** getBatch for history that answers only when `release` is called (or fails with `fail`). */
 class GatedMonitor implements BatchQuerier {
@@ -51,20 +36,9 @@ class GatedMonitor implements BatchQuerier {
 }
 
 function adapters(history: HistoryReader, metricsCalls: { n: number }): AzureAdapters {
-  const instance = (resourceId: string): InstanceState => ({
-    resourceId,
-    service: "SignalR",
-    name: resourceId.split("/").at(-1) ?? "",
-    location: "westeurope",
-    sku: "Premium_P1",
-    tier: "Premium",
-    units: 10,
-    provisioningState: "Succeeded",
-    terminal: true,
-  });
   return {
     instances: {
-      listBySubscription: async () => [instance(id("chat")), instance(id("plain"))],
+      listBySubscription: async () => [instanceState(id("chat")), instanceState(id("plain"))],
       listSkus: async () => ({ ladders: DEFAULT_LADDERS, fromService: [], skus: [] }),
     },
     metrics: {
@@ -196,6 +170,33 @@ describe("CycleFetcher: one metrics query failed, the other answered", () => {
   });
 });
 
+describe("CycleFetcher: a read Azure refuses durably", () => {
+  it("is a durable failure kind, not a transient one, whatever the refusal (quota, policy, lock)", async () => {
+    const history = new HistoryReader(new GatedMonitor());
+    const base = adapters(history, { n: 0 });
+    const refused = new RefusedError(
+      "instances.get: denied by an Azure Policy (403 RequestDisallowedByPolicy: Resource 'chat' was disallowed by policy.)",
+      { operation: "instances.get", status: 403, code: "RequestDisallowedByPolicy", refusedBy: "Policy" },
+    );
+    const azure = {
+      ...base,
+      instances: {
+        ...base.instances,
+        listBySubscription: async () => {
+          throw refused;
+        },
+      },
+    } as unknown as AzureAdapters;
+    const out = await new CycleFetcher(azure, { now: () => T0 }).read([target("chat")]);
+    expect(out.get("ns/chat")?.instanceError).toMatchObject({
+      kind: "InvalidRequest",
+      read: "instance",
+      message: refused.message,
+    });
+    expect(durableFailure(out.get("ns/chat")?.instanceError)?.reason).toBe("InvalidRequest");
+  });
+});
+
 describe("seasonalHistory", () => {
   const policy = (anticipation: unknown) => ({ spec: { anticipation } }) as unknown as CapacityPolicy;
 
@@ -216,5 +217,43 @@ describe("seasonalHistory", () => {
     expect(seasonalHistory(policy({ mode: "Enabled" }))).toBeUndefined();
     expect(seasonalHistory(policy({ mode: "Off", seasonal: { historyDays: 14 } }))).toBeUndefined();
     expect(seasonalHistory(policy({ seasonal: { grain: "1d" } }))).toBeUndefined();
+  });
+});
+
+describe("metricsReadTimes and metricsSpan: the one sizing of a metrics read (poll cycle and check)", () => {
+  const policy = (metrics: unknown, status?: unknown) =>
+    ({
+      spec: { metrics, behavior: { settleSeconds: 0 } },
+      ...(status ? { status } : {}),
+    }) as unknown as CapacityPolicy;
+
+  it("is the window plus the ingestion delay, or the max sample age when longer; the defaults without a readable spec", () => {
+    expect(metricsReadTimes(policy({ window: "10m", ingestionDelay: "3m", maxSampleAge: "10m" }))).toEqual({
+      windowSeconds: 600,
+      ingestionDelaySeconds: 180,
+      lookbackMs: 780_000,
+    });
+    expect(
+      metricsReadTimes(policy({ window: "1m", ingestionDelay: "2m", maxSampleAge: "15m" })).lookbackMs,
+    ).toBe(900_000);
+    const defaults = { windowSeconds: 300, ingestionDelaySeconds: 180, lookbackMs: 600_000 };
+    expect(metricsReadTimes(undefined)).toEqual(defaults);
+    expect(metricsReadTimes({ spec: {} } as unknown as CapacityPolicy)).toEqual(defaults);
+  });
+
+  it("takes a longer ingestion delay observed in the status", () => {
+    const observed = policy(
+      { window: "5m", ingestionDelay: "3m" },
+      { ingestion: { observedDelaySeconds: 290, observedAt: "2025-03-03T08:59:00Z" } },
+    );
+    expect(metricsReadTimes(observed).ingestionDelaySeconds).toBe(300);
+  });
+
+  it("ends at the next whole minute and starts one minute more than the look-back before it", () => {
+    expect(metricsSpan(T0 + 20_000, 600_000)).toEqual({
+      start: new Date(T0 + 60_000 - 660_000),
+      end: new Date(T0 + 60_000),
+    });
+    expect(metricsSpan(T0, 600_000).end).toEqual(new Date(T0));
   });
 });

@@ -38,8 +38,10 @@ import {
   MIN_HISTORY_DAYS,
 } from "../api/constants.js";
 import type { CapacityPolicy } from "../api/index.js";
+import { policyTimes } from "../autoscale/decide.js";
 import type { DemandHistory } from "../autoscale/demand-history.js";
 import type { FailureKind, PassFailure } from "../autoscale/fallback.js";
+import { effectiveIngestionDelay } from "../autoscale/ingestion.js";
 import type { LadderRead } from "../autoscale/ladders.js";
 import type { LeadingObservation } from "../autoscale/leading.js";
 import type { SampleField } from "../autoscale/samples.js";
@@ -50,6 +52,7 @@ import {
   forEachLimited,
   type HistoryRefreshReport,
   isAzureApiError,
+  isDurableRefusal,
   type MetricSample,
   type MetricsFailure,
   type MetricsReadResult,
@@ -127,6 +130,47 @@ export interface CycleFetcherOptions {
   onHistoryRefresh?: (outcome: { report: HistoryRefreshReport } | { error: unknown }) => void;
 }
 
+/** Every metrics time at its default: sizes the read of a policy whose spec is unreadable (or absent). */
+const DEFAULT_TIMES_SPEC = {
+  metrics: {},
+  behavior: { settleSeconds: 0 },
+} as unknown as CapacityPolicy["spec"];
+
+/** The durations a policy's metrics read is sized by. */
+export interface MetricsReadTimes {
+  /** The decision's window, seconds. */
+  windowSeconds: number;
+  /** The ingestion delay the decision uses (the spec's, or the longer one observed), seconds. */
+  ingestionDelaySeconds: number;
+  /** How far back the metrics are read, ms: the window plus that delay, or the max sample age. */
+  lookbackMs: number;
+}
+
+/**
+ * How far back a policy's decision reads metrics (see {@link MetricsReadTimes}); the defaults for
+ * an absent policy (a bare resource ID) or a spec the watch delivered invalid — its pass reports
+ * it, this only sizes the read.
+ */
+export function metricsReadTimes(policy: CapacityPolicy | undefined): MetricsReadTimes {
+  const spec = policy?.spec;
+  const t = spec?.metrics && spec.behavior ? policyTimes(spec) : policyTimes(DEFAULT_TIMES_SPEC);
+  const delay = effectiveIngestionDelay(t.ingestionDelaySeconds, policy?.status?.ingestion);
+  return {
+    windowSeconds: t.windowSeconds,
+    ingestionDelaySeconds: delay,
+    lookbackMs: Math.max(t.windowSeconds + delay, t.maxSampleAgeSeconds) * 1000,
+  };
+}
+
+/**
+ * The span of a metrics read made at `nowMs` for `lookbackMs`: it ends at the next whole minute
+ * and starts one minute more than `lookbackMs` before that.
+ */
+export function metricsSpan(nowMs: number, lookbackMs: number): { start: Date; end: Date } {
+  const end = Math.ceil(nowMs / 60_000) * 60_000;
+  return { start: new Date(end - lookbackMs - 60_000), end: new Date(end) };
+}
+
 /**
  * The history a policy's seasonal forecast reads (`spec.anticipation.seasonal`, with its defaults;
  * days clamped to 7–28), or undefined when it has none or anticipation is Off. The spec is as the
@@ -143,9 +187,11 @@ export function seasonalHistory(policy: CapacityPolicy): CycleTarget["seasonal"]
 }
 
 /**
- * The decision's failure kind of each Azure error kind; any other is an `ApiError`. A request
- * Azure refused as invalid (400) is `InvalidRequest`: `MetricsAvailable=False, FetchFailed` then
- * reads "InvalidRequest: … invalid request (400 …)" — the request was refused, not lost.
+ * The decision's failure kind of each Azure error kind; any other durable refusal
+ * (`isDurableRefusal`: a quota, an Azure Policy deny, a resource lock) is an `InvalidRequest`, as
+ * durable as the table's, and anything else an `ApiError`. A request Azure refused as invalid (400)
+ * is `InvalidRequest`: `MetricsAvailable=False, FetchFailed` then reads "InvalidRequest: … invalid
+ * request (400 …)" — the request was refused, not lost.
  */
 const FAILURE_KINDS: Partial<Record<ApiErrorKind, FailureKind>> = {
   Throttled: "Throttled",
@@ -164,7 +210,7 @@ function passFailure(err: unknown, read: "instance" | "metrics"): PassFailure & 
   const kind = isAzureApiError(err)
     ? err.code === CREDENTIAL_UNAVAILABLE
       ? "Credential"
-      : (FAILURE_KINDS[err.kind] ?? "ApiError")
+      : (FAILURE_KINDS[err.kind] ?? (isDurableRefusal(err) ? "InvalidRequest" : "ApiError"))
     : "ApiError";
   const notBefore = err instanceof ThrottledError ? err.notBefore.toISOString() : undefined;
   return { kind, message, read, ...(notBefore ? { notBefore } : {}), cause: err };
@@ -344,7 +390,6 @@ export class CycleFetcher {
     // policies that asked for it.
     const byLookback = new Map<number, CycleTarget[]>();
     for (const t of withRegion) byLookback.set(t.lookbackMs, [...(byLookback.get(t.lookbackMs) ?? []), t]);
-    const end = new Date(Math.ceil(fetchedAt / 60_000) * 60_000);
     const applied = new Set<string>();
     const apply = (ready: readonly CycleTarget[], result: Omit<MetricsReadResult, "calls">) => {
       const fresh = ready.filter((t) => !applied.has(t.key));
@@ -359,7 +404,7 @@ export class CycleFetcher {
           const k = resourceKey(t.resourceId);
           byResource.set(k, [...(byResource.get(k) ?? []), t]);
         }
-        const start = new Date(end.getTime() - lookback - 60_000);
+        const { start, end } = metricsSpan(fetchedAt, lookback);
         const result = await this.#azure.metrics.read(
           group.map((t) => ({
             resourceId: t.resourceId,

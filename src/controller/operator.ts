@@ -32,8 +32,6 @@
 
 import type { TokenCredential } from "@azure/identity";
 import type { CapacityPolicy } from "../api/index.js";
-import { policyTimes } from "../autoscale/decide.js";
-import { effectiveIngestionDelay } from "../autoscale/ingestion.js";
 import type { LeadingObservation } from "../autoscale/leading.js";
 import type { AzureAdapters } from "../azure/index.js";
 import type { ServiceKind } from "../capacity/skus.js";
@@ -53,7 +51,13 @@ import { WorkloadClient } from "../kube/workloads.js";
 import { PrometheusClient } from "../prometheus/index.js";
 import type { OperatorClock } from "./clock.js";
 import { CycleWatch, DEFAULT_POLL_CYCLE_TIMEOUT_MS, DEFAULT_READINESS_MARGIN_MS } from "./cycle-watch.js";
-import { CycleFetcher, type CycleReading, type CycleTarget, seasonalHistory } from "./fetch.js";
+import {
+  CycleFetcher,
+  type CycleReading,
+  type CycleTarget,
+  metricsReadTimes,
+  seasonalHistory,
+} from "./fetch.js";
 import { type LeaderElectionSettings, LeaderElector, type LeaseOps } from "./leader.js";
 import { LeadingReader } from "./leading.js";
 import { type Logger, scrubSecrets } from "./logging.js";
@@ -115,23 +119,6 @@ export interface PassReport {
   policy: CapacityPolicy;
   result?: PassResult;
   error?: unknown;
-}
-
-const DEFAULT_TIMES_SPEC = {
-  metrics: {},
-  behavior: { settleSeconds: 0 },
-} as unknown as CapacityPolicy["spec"];
-
-/**
- * How far back a policy's decision reads metrics, ms: its window plus its ingestion delay (or the
- * longer one observed), or its max sample age.
- */
-function lookbackMs(policy: CapacityPolicy): number {
-  const spec = policy.spec;
-  // An invalid spec is reported by its pass; the defaults only size the metrics read.
-  const t = spec?.metrics && spec.behavior ? policyTimes(spec) : policyTimes(DEFAULT_TIMES_SPEC);
-  const delay = effectiveIngestionDelay(t.ingestionDelaySeconds, policy.status?.ingestion);
-  return Math.max(t.windowSeconds + delay, t.maxSampleAgeSeconds) * 1000;
 }
 
 /**
@@ -520,7 +507,7 @@ export class Operator {
         resourceId: target.resourceId,
         ref: check.ref,
         service: target.service as ServiceKind,
-        lookbackMs: lookbackMs(p),
+        lookbackMs: metricsReadTimes(p).lookbackMs,
         ...(seasonal ? { seasonal } : {}),
         ...(ladder ? { ladder } : {}),
       });

@@ -23,8 +23,12 @@
  *   Deployment, someone else changing its replicas) is reported as `Conflict`, not fought.
  */
 
-import type { RefusalCause } from "../api/index.js";
-import { type CapacityPolicy, type PolicyCondition, validatePolicy } from "../api/index.js";
+import {
+  type CapacityPolicy,
+  type PolicyCondition,
+  type RefusalCause,
+  validatePolicy,
+} from "../api/index.js";
 import {
   completePass,
   type Decision,
@@ -34,10 +38,11 @@ import {
   type PassWrite,
   type PlannedUpdate,
   planPass,
+  type Refusal,
   refusedPass,
+  storedRefusal,
   type UpdateResult,
 } from "../autoscale/index.js";
-import type { Refusal } from "../autoscale/operation.js";
 import { isAzureApiError, isDurableRefusal, RefusedError, ThrottledError } from "../azure/index.js";
 import type { AzureInstances } from "../azure/instances.js";
 import type { EventRecorder } from "../kube/events.js";
@@ -253,8 +258,7 @@ function observe(
   for (const c of write.counts) deps.metrics.scaleOperations.inc({ ...labels, ...c });
   const unapplied = write.patch.unappliedUpdates;
   if (unapplied !== undefined) {
-    const refused = unapplied?.lastOutcome === "Refused" ? (unapplied.refusedBy ?? "Invalid") : undefined;
-    deps.metrics.observeRefusal(namespace, name, refused);
+    deps.metrics.observeRefusal(namespace, name, storedRefusal(unapplied ?? undefined)?.by);
   }
   if (write.patch.operation !== undefined) deps.metrics.observeUpdateAge(namespace, name, write.updateAge);
   const spec = policy.spec as Partial<CapacityPolicy["spec"]> | undefined;

@@ -14,7 +14,7 @@
  * | False | CredentialUnavailable | the same, because the operator's credential gave no token (failed or timed out) |
  * | False | InstanceNotFound | Azure answers 404 for the instance (or its metrics): the resource ID names nothing |
  * | False | AuthorizationFailed | Azure answers 401/403 for a read: the identity lacks its role, or its token is refused |
- * | False | InvalidRequest | Azure refuses a read as invalid (400) |
+ * | False | InvalidRequest | Azure refuses a read as invalid (400), or durably by a quota, an Azure Policy or a lock |
  * | False | Throttled | Azure throttles a read for a known, near time: held until it ends (not stalled) |
  * | False | Fallback | the fallback action applies (Fallback=True) |
  * | False | UpdateNotApplied | the instance ignored the last updates; the next waits (src/autoscale/unapplied.ts) |

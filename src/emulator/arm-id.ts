@@ -99,3 +99,8 @@ export function parseArmId(input: string): ArmRef {
 export function armKey(id: string): string {
   return id.trim().replace(/\/+$/, "").toLowerCase();
 }
+
+/** A region as ARM keys it: `West Europe` and `westeurope` are one (spaces dropped, lower case). */
+export function normalizeLocation(location: string): string {
+  return location.replace(/\s+/g, "").toLowerCase();
+}

@@ -38,8 +38,16 @@ import {
   servedVersions,
   skuContract,
 } from "./api-versions.js";
-import { ARM_TYPES, serviceOfType } from "./arm-id.js";
-import { armError, type EmulatorRequest, type EmulatorResponse, isoTime, json, queryParam } from "./http.js";
+import { ARM_TYPES, normalizeLocation, serviceOfType } from "./arm-id.js";
+import {
+  armError,
+  type EmulatorRequest,
+  type EmulatorResponse,
+  isObject,
+  isoTime,
+  json,
+  queryParam,
+} from "./http.js";
 import { policyDeniedError, quotaExceededError, scopeLockedError, type WriteTarget } from "./refusals.js";
 import {
   allowedUnits,
@@ -205,10 +213,6 @@ function stateError(err: unknown): EmulatorResponse {
   throw err;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
 /** What a PATCH/PUT body asks for. */
 interface Change {
   sku?: string;
@@ -268,7 +272,7 @@ function offLadder(sku: SkuName, units: number, ladder: readonly number[]): Emul
  * Why `sku` (name, tier, capacity) is not valid in `contract`'s version, or `undefined`. Tier
  * `Basic` is the deprecated name of `Standard`.
  */
-export function skuContractProblem(
+function skuContractProblem(
   contract: SkuContract,
   sku: { name: string; tier?: string; units: number },
 ): string | undefined {
@@ -350,6 +354,47 @@ function faultOutcome(flags: ArmFaultFlags): UpdateOutcome | undefined {
 }
 
 /**
+ * What refuses a write before the service looks at it, in ARM's order: a resource lock (409
+ * `ScopeLocked`), an Azure Policy deny assignment (403 `RequestDisallowedByPolicy`), then the SKU
+ * contract of the api-version asked (400 `BadArgument`); `undefined` when none does.
+ */
+function refusedWrite(
+  state: EmulatorState,
+  target: WriteTarget,
+  contract: SkuContract,
+  tier: string | undefined,
+): EmulatorResponse | undefined {
+  const locks = state.refusals.writeLocksOn(target.resourceId);
+  if (locks.length > 0) return scopeLockedError(target.resourceId, locks);
+  const denied = state.refusals.denyingPolicies(target);
+  if (denied.length > 0) return policyDeniedError(target, denied);
+  const invalid = skuContractProblem(contract, {
+    name: target.sku,
+    ...(tier ? { tier } : {}),
+    units: target.units,
+  });
+  return invalid ? badArgument(invalid) : undefined;
+}
+
+/**
+ * The 409 `OperationNotAllowed` of a write that adds `requested` units to the service's instances
+ * of the subscription in `region` over their unit quota; `undefined` when it fits.
+ */
+function overQuota(
+  state: EmulatorState,
+  ref: { subscriptionId: string; service: ServiceKind },
+  region: string,
+  requested: number,
+): EmulatorResponse | undefined {
+  return quotaExceededError(state.refusals.quotaFor(ref.subscriptionId, region, ref.service), {
+    service: ref.service,
+    region,
+    inUse: state.unitsInUse(ref.service, ref.subscriptionId, region),
+    requested,
+  });
+}
+
+/**
  * A write (PATCH, or PUT on an existing instance) through the refusals, the SKU contract, the
  * running operation, the quota and the ladder; then the update starts.
  */
@@ -371,26 +416,15 @@ function writeInstance(
     sku,
     units,
   };
-  const locks = state.refusals.writeLocksOn(view.resourceId);
-  if (locks.length > 0) return scopeLockedError(view.resourceId, locks);
-  const denied = state.refusals.denyingPolicies(target);
-  if (denied.length > 0) return policyDeniedError(target, denied);
-  const invalid = skuContractProblem(contract, {
-    name: sku,
-    ...(change.tier ? { tier: change.tier } : {}),
-    units,
-  });
-  if (invalid) return badArgument(invalid);
+  const refused = refusedWrite(state, target, contract, change.tier);
+  if (refused) return refused;
   const skuName = sku as SkuName;
   if (state.isBusy(view.resourceId)) return stateError(operationConflict(view.ref.name));
-  const quota = quotaExceededError(
-    state.refusals.quotaFor(view.ref.subscriptionId, view.location, view.ref.service),
-    {
-      service: view.ref.service,
-      region: view.location,
-      inUse: state.unitsInUse(view.ref.service, view.ref.subscriptionId, view.location),
-      requested: (skuName === "Free_F1" ? 0 : units) - state.unitsHeldBy(view.resourceId),
-    },
+  const quota = overQuota(
+    state,
+    view.ref,
+    view.location,
+    (skuName === "Free_F1" ? 0 : units) - state.unitsHeldBy(view.resourceId),
   );
   if (quota) return quota;
   let outcome = faultOutcome(flags);
@@ -430,7 +464,7 @@ function createInstance(
   if (typeof body["location"] !== "string" || change.sku === undefined) {
     return armError(400, "InvalidRequestContent", "location and sku are required to create a resource.");
   }
-  const location = body["location"].replace(/\s+/g, "").toLowerCase();
+  const location = normalizeLocation(body["location"]);
   const units = change.units ?? 1;
   const target: WriteTarget = {
     resourceId,
@@ -439,23 +473,10 @@ function createInstance(
     sku: change.sku,
     units,
   };
-  const locks = state.refusals.writeLocksOn(resourceId);
-  if (locks.length > 0) return scopeLockedError(resourceId, locks);
-  const denied = state.refusals.denyingPolicies(target);
-  if (denied.length > 0) return policyDeniedError(target, denied);
-  const invalid = skuContractProblem(contract, {
-    name: change.sku,
-    ...(change.tier ? { tier: change.tier } : {}),
-    units,
-  });
-  if (invalid) return badArgument(invalid);
+  const refused = refusedWrite(state, target, contract, change.tier);
+  if (refused) return refused;
   const sku = change.sku as SkuName;
-  const quota = quotaExceededError(state.refusals.quotaFor(ref.subscriptionId, location, ref.service), {
-    service: ref.service,
-    region: location,
-    inUse: state.unitsInUse(ref.service, ref.subscriptionId, location),
-    requested: sku === "Free_F1" ? 0 : units,
-  });
+  const quota = overQuota(state, ref, location, sku === "Free_F1" ? 0 : units);
   if (quota) return quota;
   if (!allowedUnits(sku).includes(units)) return offLadder(sku, units, allowedUnits(sku));
   try {

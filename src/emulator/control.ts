@@ -55,6 +55,7 @@ import {
   type EmulatorRequest,
   type EmulatorResponse,
   INVALID_JSON,
+  isObject,
   json,
   queryParam,
 } from "./http.js";
@@ -196,10 +197,6 @@ export interface EmulatorControl {
   /** Restarts them: their counters start again from 0 now. @throws StateError 404, 409 */
   restartAppServers(instanceName: string): AppServersView;
   snapshot(): EmulatorSnapshot;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 function num(body: Record<string, unknown>, key: string): number | undefined {

@@ -19,7 +19,7 @@ import { dirname, join } from "node:path";
 import { isSkuName } from "../capacity/index.js";
 import { generateServerCertificate } from "../shared/tls.js";
 import type { DemandSpec, TrafficMinute } from "../traffic/index.js";
-import { parseArmId } from "./arm-id.js";
+import { normalizeLocation, parseArmId } from "./arm-id.js";
 import { createVirtualClock, type VirtualClock } from "./clock.js";
 import type { EmulatorControl, EmulatorSnapshot } from "./control.js";
 import { viewJson } from "./control.js";
@@ -209,7 +209,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   return {
     url,
     armEndpoint: url,
-    metricsEndpoint: (region) => `${url}/metrics/${region.replace(/\s+/g, "").toLowerCase()}`,
+    metricsEndpoint: (region) => `${url}/metrics/${normalizeLocation(region)}`,
     metricsEndpointTemplate: `${url}/metrics/{region}`,
     controlEndpoint: `${url}/_emulator`,
     appServerMetricsUrl: (instanceName) => `${url}/appservers/${encodeURIComponent(instanceName)}/metrics`,

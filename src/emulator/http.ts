@@ -30,6 +30,11 @@ export interface EmulatorResponse {
   text?: string;
 }
 
+/** True for a JSON object (not an array, not `null`). */
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
 /** A query parameter by case-insensitive name. */
 export function queryParam(query: URLSearchParams, name: string): string | undefined {
   const wanted = name.toLowerCase();

@@ -20,8 +20,8 @@
  *   none is set unless asked (`--unit-quota`, `POST /_emulator/quotas`).
  */
 import type { ServiceKind } from "../capacity/index.js";
-import { armKey } from "./arm-id.js";
-import { armError, type EmulatorResponse } from "./http.js";
+import { armKey, normalizeLocation } from "./arm-id.js";
+import { armError, type EmulatorResponse, isObject } from "./http.js";
 
 /** A rule the control API could not take; the message says which field. */
 export class RuleSpecError extends Error {
@@ -105,10 +105,6 @@ function subscriptionOfScope(scope: string): string {
 }
 
 const NAME = /^[^/?#\\]{1,128}$/;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** The locks, policy assignments and unit quotas in force. */
 export class RefusalRules {
@@ -222,7 +218,7 @@ export class RefusalRules {
       throw new RuleSpecError("units must be a whole number ≥ 0");
     const quota: UnitQuota = {
       ...(spec.subscriptionId !== undefined ? { subscriptionId: spec.subscriptionId as string } : {}),
-      ...(spec.region !== undefined ? { region: normalizeRegion(spec.region as string) } : {}),
+      ...(spec.region !== undefined ? { region: normalizeLocation(spec.region as string) } : {}),
       ...(spec.service !== undefined ? { service: spec.service as ServiceKind } : {}),
       units,
     };
@@ -257,7 +253,7 @@ export class RefusalRules {
     for (const q of this.#quotas) {
       if (q.subscriptionId !== undefined && q.subscriptionId.toLowerCase() !== subscriptionId.toLowerCase())
         continue;
-      if (q.region !== undefined && q.region !== normalizeRegion(region)) continue;
+      if (q.region !== undefined && q.region !== normalizeLocation(region)) continue;
       if (q.service !== undefined && q.service !== service) continue;
       const score =
         Number(q.subscriptionId !== undefined) +
@@ -272,17 +268,13 @@ export class RefusalRules {
   }
 }
 
-function normalizeRegion(region: string): string {
-  return region.replace(/\s+/g, "").toLowerCase();
-}
-
 function sameQuotaKey(
   q: UnitQuota,
   key: { subscriptionId?: string; region?: string; service?: ServiceKind },
 ): boolean {
   return (
     (q.subscriptionId?.toLowerCase() ?? "") === (key.subscriptionId?.toLowerCase() ?? "") &&
-    (q.region ?? "") === (key.region !== undefined ? normalizeRegion(key.region) : "") &&
+    (q.region ?? "") === (key.region !== undefined ? normalizeLocation(key.region) : "") &&
     (q.service ?? "") === (key.service ?? "")
   );
 }

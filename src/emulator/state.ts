@@ -37,7 +37,7 @@ import {
   validateMix,
   type WorkloadMix,
 } from "../traffic/index.js";
-import { type ArmRef, armKey, parseArmId } from "./arm-id.js";
+import { type ArmRef, armKey, normalizeLocation, parseArmId } from "./arm-id.js";
 import type { VirtualClock } from "./clock.js";
 import { RefusalRules } from "./refusals.js";
 
@@ -397,7 +397,7 @@ export class EmulatorState {
     const demand: DemandEntry[] = [this.#demandEntry(createdMs, spec)];
     const record: InstanceRecord = {
       ref,
-      location: (spec.location ?? "westeurope").replace(/\s+/g, "").toLowerCase(),
+      location: normalizeLocation(spec.location ?? "westeurope"),
       provisioningState: spec.provisioningState ?? "Succeeded",
       tags: { ...spec.tags },
       createdMs,
@@ -558,7 +558,7 @@ export class EmulatorState {
    */
   unitsInUse(service: ServiceKind, subscriptionId: string, region: string): number {
     this.settle();
-    const where = region.replace(/\s+/g, "").toLowerCase();
+    const where = normalizeLocation(region);
     let total = 0;
     for (const i of this.#instances.values()) {
       if (

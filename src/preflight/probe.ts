@@ -8,20 +8,17 @@
  * 2. the instance (GET), the subscription's instances of the service (the list the poll cycle
  *    reads), and `listSkus`;
  * 3. the metrics, through `AzureMetrics` itself — the same `read` the poll cycle calls, over the
- *    same span (controller/fetch.ts: from the decision's window plus ingestion delay, or its
- *    maximum sample age, before the next whole minute) — and, for a policy with a seasonal
- *    forecast, the history reader's first full read (`HistoryReader.refresh`). Every getBatch
- *    call is recorded as `queryBatch` was asked to send it, so whatever queries the operator
- *    sends, this sends the same;
+ *    same span (controller/fetch.ts `metricsReadTimes` and `metricsSpan`: the decision's window
+ *    plus ingestion delay, or its maximum sample age, before the next whole minute) — and, for a
+ *    policy with a seasonal forecast, the history reader's first full read
+ *    (`HistoryReader.refresh`). Every getBatch call is recorded as `queryBatch` was asked to send
+ *    it, so whatever queries the operator sends, this sends the same;
  * 4. the native autoscale settings of the subscription that target the instance.
  *
  * Every HTTP call has the connection's request timeout and every token request its token
  * timeout; `signal` aborts everything. Azure failures are recorded, never thrown.
  */
 import { KnownMonitorMetricsQueryAudience } from "@azure/monitor-query-metrics";
-import type { CapacityPolicySpec } from "../api/index.js";
-import { policyTimes } from "../autoscale/decide.js";
-import { effectiveIngestionDelay } from "../autoscale/ingestion.js";
 import {
   AuthenticationError,
   AzureAutoscaleSettings,
@@ -41,10 +38,9 @@ import {
   resourceKey,
   ThrottleGate,
 } from "../azure/index.js";
-import { seasonalHistory } from "../controller/fetch.js";
+import { metricsReadTimes, metricsSpan, seasonalHistory } from "../controller/fetch.js";
 import type {
   MetricsQueryObservation,
-  MetricsTimes,
   Outcome,
   PreflightObservations,
   PreflightTarget,
@@ -78,20 +74,6 @@ class RecordingMetrics extends AzureMetrics {
     });
     return answer;
   }
-}
-
-/** The durations the poll cycle sizes a policy's read by (defaults for a bare resource ID). */
-function metricsTimes(target: PreflightTarget): MetricsTimes & { lookbackMs: number } {
-  const policy = target.policy;
-  const t = policyTimes(
-    policy?.spec ?? ({ metrics: {}, behavior: { settleSeconds: 0 } } as unknown as CapacityPolicySpec),
-  );
-  const delay = effectiveIngestionDelay(t.ingestionDelaySeconds, policy?.status?.ingestion);
-  return {
-    windowSeconds: t.windowSeconds,
-    ingestionDelaySeconds: delay,
-    lookbackMs: Math.max(t.windowSeconds + delay, t.maxSampleAgeSeconds) * 1000,
-  };
 }
 
 /** Runs `fn`; an Azure failure becomes the outcome's error, anything else is thrown. */
@@ -175,7 +157,7 @@ export async function probeAzure(
       });
   const skus = noArm ? skipped(noArm) : await attempt(() => instances.listSkus(ref.id, call));
 
-  const times = metricsTimes(target);
+  const times = metricsReadTimes(target.policy);
   const region =
     "ok" in instance
       ? instance.ok.location
@@ -190,10 +172,8 @@ export async function probeAzure(
       "the instance's region is unknown (its read failed): the metrics endpoint is regional",
     );
   } else {
-    const end = Math.ceil(atMs / 60_000) * 60_000;
     await metrics.read([{ resourceId: target.resourceId, region }], {
-      start: new Date(end - times.lookbackMs - 60_000),
-      end: new Date(end),
+      ...metricsSpan(atMs, times.lookbackMs),
       ...call,
     });
     const seasonal = target.policy ? seasonalHistory(target.policy) : undefined;

@@ -13,6 +13,7 @@ import {
   TransientError,
 } from "../azure/index.js";
 import { DEFAULT_LADDERS } from "../capacity/skus.js";
+import { instanceState } from "../controller/testing.js";
 import type { MetricsQueryObservation, PreflightObservations, PreflightTarget } from "./observations.js";
 import { describePrincipal, principalOfToken } from "./principal.js";
 import {
@@ -119,17 +120,7 @@ const LADDERS_FROM_SERVICE: AllowedUnits = {
   })),
 };
 
-const INSTANCE = {
-  resourceId: ID,
-  service: "SignalR" as const,
-  name: "chat-prod-we",
-  location: "westeurope",
-  sku: "Premium_P1",
-  tier: "Premium",
-  units: 10,
-  provisioningState: "Succeeded",
-  terminal: true,
-};
+const INSTANCE = instanceState(ID);
 
 /** What a subscription that answers as the operator needs gives. */
 function healthy(): PreflightObservations {

@@ -17,12 +17,11 @@ import { fmt } from "../autoscale/signals.js";
 import {
   type AzureApiError,
   CREDENTIAL_UNAVAILABLE,
+  findMetric,
   METRIC_DEFINITIONS,
-  type MetricDefinition,
-  type MetricLike,
-  type MetricsResultLike,
   type NativeAutoscaleSetting,
   parseResourceId,
+  REFUSED_AS,
   type RefusedError,
   resultsByResource,
   type ThrottledError,
@@ -146,10 +145,7 @@ function failedRead(
       return {
         ...base,
         result: severity,
-        detail: [
-          `${said}: ${(err as RefusedError).refusedBy === "Policy" ? "denied by an Azure Policy" : (err as RefusedError).refusedBy === "Lock" ? "refused by a resource lock" : "refused by a quota"}`,
-          azureSaid(err),
-        ],
+        detail: [`${said}: ${REFUSED_AS[(err as RefusedError).refusedBy]}`, azureSaid(err)],
       };
     case "NotFound":
       return { ...base, result: severity, detail: [`${said}: ${notFound}`, azureSaid(err)] };
@@ -328,19 +324,6 @@ function skusRow(target: PreflightTarget, obs: PreflightObservations, p: Permiss
   return { check, result, detail };
 }
 
-/** The metric of `name` in a result: by the last segment of its ID, else by name or display name (the SDK gives the latter). */
-function metricIn(
-  result: MetricsResultLike,
-  name: string,
-  def: MetricDefinition | undefined,
-): MetricLike | undefined {
-  const wanted = [name, def?.displayName].filter((n) => n !== undefined).map((n) => n.toLowerCase());
-  return (
-    result.metrics.find((m) => (m.id.split("/").pop() ?? "").toLowerCase() === name.toLowerCase()) ??
-    result.metrics.find((m) => wanted.includes(m.name.toLowerCase()))
-  );
-}
-
 /** One query's lines and result. */
 function metricsQueryRow(
   q: MetricsQueryObservation,
@@ -377,7 +360,7 @@ function metricsQueryRow(
   let verdict: CheckResult = "OK";
   const lines = q.query.metricNames.map((name) => {
     const def = defs.find((d) => d.name.toLowerCase() === name.toLowerCase());
-    const m = metricIn(result, name, def);
+    const m = def ? findMetric(result.metrics, def) : undefined;
     if (!m) {
       verdict = worse(verdict, "WARN");
       return `${name}: not in the answer: read as unknown`;

@@ -29,9 +29,9 @@ import {
 import type { SkuName } from "../../capacity/skus.js";
 import { describePrometheusServer } from "../../prometheus/index.js";
 import { parseRfc3339 } from "../../shared/time-text.js";
-import { readFlagText } from "../azure-flags.js";
 import { type CliCommand, type CommonOptions, defineCommand } from "../command.js";
 import { UsageError } from "../errors.js";
+import { readFlagText } from "../flags.js";
 import type { CliIo } from "../io.js";
 import { parseMetricsBody, samplesFromBodies } from "../metrics-file.js";
 import { formatJson, formatTable } from "../output.js";

@@ -31,11 +31,10 @@ import {
   azureTimeoutOptions,
   azureTimeouts,
   logCredential,
-  readFlagText,
 } from "../azure-flags.js";
 import { type CliCommand, type CommonOptions, defineCommand } from "../command.js";
 import { UsageError } from "../errors.js";
-import { positiveSeconds, secondsOf as seconds } from "../flags.js";
+import { positiveSeconds, readFlagText, secondsOf as seconds } from "../flags.js";
 import type { CliIo } from "../io.js";
 
 interface RunFlags extends CommonOptions, AzureFlags, AzureTimeoutFlags {
