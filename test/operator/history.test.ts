@@ -39,13 +39,14 @@ describe("demand history in the poll cycle", () => {
       60_000,
       500,
     );
-    // Ten virtual minutes of polls (every 15 s) later: many passes, still the one read.
+    // Ten virtual minutes of polls (every 15 s) later: many passes, still the one read — two
+    // getBatch requests, one per aggregation (the Maximum gauges, the Total counters).
     const passes = h.reports.length;
     await new Promise((r) => setTimeout(r, 10_000));
     await h.operator.historySettled();
     expect(h.reports.length).toBeGreaterThan(passes + 40);
     const { body } = await h.metrics.expose();
-    expect(body).toContain("signalr_autoscaler_history_requests_total 1");
+    expect(body).toContain("signalr_autoscaler_history_requests_total 2");
     expect(body).toContain('signalr_autoscaler_history_reads_total{kind="full",result="success"} 1');
     expect(body).not.toContain('result="failure"');
   });

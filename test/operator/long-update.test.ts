@@ -111,8 +111,14 @@ describe("an update that runs for 50 minutes", () => {
     expect(
       events.filter((e) => e.type === "Warning" && e.reason === "ProgressDeadlineExceeded"),
     ).toHaveLength(1);
-    expect((await harness.metrics.expose()).body).not.toContain(
-      `signalr_autoscaler_update_age_seconds{namespace="${ns}",policy="chat"}`,
+    // /metrics follows the status write of the same pass.
+    await eventually(
+      async () =>
+        expect((await harness.metrics.expose()).body).not.toContain(
+          `signalr_autoscaler_update_age_seconds{namespace="${ns}",policy="chat"}`,
+        ),
+      10_000,
+      50,
     );
 
     recordFault({

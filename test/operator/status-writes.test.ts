@@ -115,11 +115,21 @@ describe("status writes", () => {
     expect(lags.length).toBeGreaterThanOrEqual(passes.length - 1);
     expect(oldest).toBeLessThanOrEqual(REFRESH_MS + 2 * POLL_MS + Math.max(...lags));
     expect(oldest).toBeGreaterThan(Math.max(...lags));
-    const stored = await getPolicy(kube, ns, "steady");
-    const columns = await kubectl(["get", "capol", "steady", "-n", ns, "--no-headers"]);
-    const sample = stored.status?.lastSample;
-    expect(columns).toContain(String(sample?.connections));
-    expect(columns).toContain(String(sample?.serverLoadPercent));
+    // kubectl's columns show the stored sample (read between two reads of one resourceVersion:
+    // the operator still runs, and a refresh may land between the reads).
+    await eventually(
+      async () => {
+        const stored = await getPolicy(kube, ns, "steady");
+        const columns = await kubectl(["get", "capol", "steady", "-n", ns, "--no-headers"]);
+        const again = await getPolicy(kube, ns, "steady");
+        expect(again.metadata.resourceVersion).toBe(stored.metadata.resourceVersion);
+        const sample = stored.status?.lastSample;
+        expect(columns).toContain(String(sample?.connections));
+        expect(columns).toContain(String(sample?.serverLoadPercent));
+      },
+      30_000,
+      100,
+    );
 
     // Demand rises: the pass that decides the new size writes it.
     const decided = new Promise<{ units: number; stored: CapacityPolicy }>((resolve) => {
