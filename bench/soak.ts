@@ -33,6 +33,7 @@ import { fileURLToPath } from "node:url";
 import { Command, InvalidArgumentError } from "commander";
 import pLimit from "p-limit";
 import { API_VERSION, GROUP, KIND, PLURAL, VERSION } from "../src/api/index.js";
+import { metricQueries } from "../src/azure/query-plan.js";
 import { candidates } from "../src/capacity/skus.js";
 import { DEFAULT_POLL_CYCLE_TIMEOUT_MS, DEFAULT_READINESS_MARGIN_MS } from "../src/controller/cycle-watch.js";
 import type { FaultSpec, RequestRecord, RunningEmulator } from "../src/emulator/index.js";
@@ -60,6 +61,8 @@ const POLL_SECONDS = 30;
 const CONNECTIONS_PER_UNIT = 1000;
 /** How long after a rise of demand a scale-in counts as "after a rise", virtual minutes. */
 const RISE_LOOKBACK_MINUTES = 5;
+/** The aggregation of the query that reads the metrics the soak's policies use (connections, server load). */
+const READ_AGGREGATION = metricQueries("SignalR").find((q) => q.fields.includes("connections"))?.aggregation;
 
 export interface SoakOptions {
   /** Admin kubeconfig of the control plane (the CRD must be installed). */
@@ -351,7 +354,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   // Accepted updates, checked as they land.
   let phase: "warmup" | "faults" | "drain" = "warmup";
   const lastOp = new Map<string, { id: string; completesMs: number }>();
-  /** Per instance: whether its latest getBatch was answered with data. */
+  /**
+   * Per instance: whether its latest getBatch of the metrics its policy reads (connections and
+   * server load: the gauges' query; the counters' query feeds no signal of these policies) was
+   * answered with data.
+   */
   const lastRead = new Map<string, boolean>();
   let emulator: RunningEmulator | undefined;
   const result = {
@@ -369,7 +376,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   };
   const onRequest = (r: RequestRecord) => {
     if (r.fault) result.faultedRequests++;
-    if (r.kind === "getBatch") {
+    if (r.kind === "getBatch" && r.aggregation === READ_AGGREGATION) {
       // A split batch logs the refused request first and its answered halves after it.
       const answered = r.status === 200 && r.fault === undefined;
       for (const id of r.resourceIds ?? []) lastRead.set(id.toLowerCase(), answered);
