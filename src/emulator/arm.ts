@@ -9,6 +9,7 @@
  * | PATCH, PUT  | same: a long-running operation (202/201, `Azure-AsyncOperation`, `Location`)            |
  * | GET         | `…/{name}/skus` (listSkus)                                                              |
  * | GET         | `/subscriptions/{s}[/resourceGroups/{g}]/providers/Microsoft.SignalRService/{type}` (list, paged) |
+ * | GET         | `/subscriptions/{s}/providers/Microsoft.SignalRService/locations/{l}/usages` (usages.ts) |
  * | GET         | `/subscriptions/{s}/providers/Microsoft.SignalRService/locations/{l}/operationStatuses/{id}` |
  * | GET         | `/subscriptions/{s}/providers/Microsoft.SignalRService/locations/{l}/operationResults/{id}` |
  * | GET         | `/subscriptions/{s}[/resourceGroups/{g}]/providers/Microsoft.Insights/autoscalesettings` |
@@ -58,6 +59,7 @@ import {
   StateError,
   type UpdateOutcome,
 } from "./state.js";
+import { type UsagesInput, usagesResponse } from "./usages.js";
 
 const SIZE: Readonly<Record<SkuName, string>> = {
   Free_F1: "F1",
@@ -492,6 +494,20 @@ function createInstance(
   }
 }
 
+/** What `Usages_List` of a subscription and region is made from (usages.ts). */
+function usagesOf(state: EmulatorState, subscriptionId: string, location: string): UsagesInput {
+  const where = normalizeLocation(location);
+  return {
+    subscriptionId,
+    location,
+    freeInstances: state
+      .armInstances({ subscriptionId })
+      .filter((i) => i.location === where && i.sku === "Free_F1").length,
+    unitsInUse: (service) => state.unitsInUse(service, subscriptionId, location),
+    quotaFor: (service) => state.refusals.quotaFor(subscriptionId, location, service),
+  };
+}
+
 /**
  * Handles an ARM request; `undefined` when the path is no ARM route of the emulator.
  * @throws only programming errors; Azure-level problems become ARM error responses.
@@ -533,6 +549,12 @@ export function handleArm(
       return list(() => state.listAutoscaleSettings({ subscriptionId }).map(autoscaleBody));
     }
     if (ns !== "microsoft.signalrservice") return undefined;
+    if (lower[4] === "locations" && seg.length === 7 && lower[6] === "usages") {
+      if (req.method !== "GET") return notAllowed();
+      if (!apiVersion) return missingVersion();
+      const refused = apiVersionError("SignalR", `locations/usages`, apiVersion, seg[5] as string);
+      return refused ?? usagesResponse(usagesOf(state, subscriptionId, seg[5] as string));
+    }
     if (lower[4] === "locations" && seg.length === 8) {
       if (req.method !== "GET") return notAllowed();
       if (!apiVersion) return missingVersion();
