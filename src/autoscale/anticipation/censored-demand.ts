@@ -83,14 +83,14 @@ function censoredAsk(ctx: RuleContext, connections: DemandSeries, growth: Growth
   };
 }
 
-export const censoredDemandRule: Rule = {
-  rule: "CensoredDemand",
-  evaluate(ctx) {
-    const growth = measuredGrowth(ctx.demand, ctx.previous?.growth, ctx.tolerance);
-    const connections = ctx.demand.find((d) => d.signal === "connections");
-    if (!connections?.saturated) return growth ? { asks: [], status: { growth } } : { asks: [] };
-    // While the quota is full, a growth too old (or none) is dropped.
-    const climbed = withClimb(connections, growth);
-    return (climbed && censoredAsk(ctx, connections, climbed)) ?? { asks: [] };
-  },
-};
+export const censoredDemandRule: Rule = { rule: "CensoredDemand", evaluate: evaluateCensoredDemand };
+
+/** The CensoredDemand rule (see the module comment): no asks and no status when the spec turns it off. */
+function evaluateCensoredDemand(ctx: RuleContext): RuleResult {
+  const growth = measuredGrowth(ctx.demand, ctx.previous?.growth, ctx.tolerance);
+  const connections = ctx.demand.find((d) => d.signal === "connections");
+  if (!connections?.saturated) return growth ? { asks: [], status: { growth } } : { asks: [] };
+  // While the quota is full, a growth too old (or none) is dropped.
+  const climbed = withClimb(connections, growth);
+  return (climbed && censoredAsk(ctx, connections, climbed)) ?? { asks: [] };
+}

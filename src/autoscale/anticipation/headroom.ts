@@ -10,7 +10,15 @@ import type { AnticipationStatus } from "../../api/index.js";
 import { fmt } from "../format.js";
 import type { DemandSeries } from "../signals/types.js";
 import { parseTime } from "../time.js";
-import { iso, MINUTE_MS, minutes, type Rule, type RuleAsk } from "./rule.js";
+import {
+  iso,
+  MINUTE_MS,
+  minutes,
+  type Rule,
+  type RuleAsk,
+  type RuleContext,
+  type RuleResult,
+} from "./rule.js";
 
 /** Headroom slots, ms, and how many are kept. */
 const PEAK_SLOT_MS = 5 * MINUTE_MS;
@@ -77,22 +85,22 @@ function decayedFloor(peaks: readonly Peak[], keep: number, nowMs: number, horiz
   return { floor, from };
 }
 
-export const headroomRule: Rule = {
-  rule: "Headroom",
-  evaluate(ctx) {
-    const headroom = ctx.spec.headroom;
-    const keep = (headroom?.peakPercent ?? 0) / 100;
-    if (!(keep > 0)) return { asks: [] };
-    const horizonMs = durationOr(headroom?.horizon, 3600) * 1000;
-    const peaks = nextPeaks(ctx.previous, ctx.demand, ctx.nowMs, horizonMs);
-    const status = peaks.length > 0 ? { peaks } : {};
-    const { floor, from } = decayedFloor(peaks, keep, ctx.nowMs, horizonMs);
-    if (!from || !(floor > 0)) return { asks: [], status };
-    const ask: RuleAsk = {
-      rule: "Headroom",
-      units: floor,
-      message: `${Math.round(keep * 100)} % of the peak need of ${fmt(from.units)} units at ${from.time.slice(11, 16)} UTC, decayed over ${minutes(horizonMs)}: ${fmt(floor)} units`,
-    };
-    return { asks: [ask], status };
-  },
-};
+export const headroomRule: Rule = { rule: "Headroom", evaluate: evaluateHeadroom };
+
+/** The Headroom rule (see the module comment): no asks and no status when the spec turns it off. */
+function evaluateHeadroom(ctx: RuleContext): RuleResult {
+  const headroom = ctx.spec.headroom;
+  const keep = (headroom?.peakPercent ?? 0) / 100;
+  if (!(keep > 0)) return { asks: [] };
+  const horizonMs = durationOr(headroom?.horizon, 3600) * 1000;
+  const peaks = nextPeaks(ctx.previous, ctx.demand, ctx.nowMs, horizonMs);
+  const status = peaks.length > 0 ? { peaks } : {};
+  const { floor, from } = decayedFloor(peaks, keep, ctx.nowMs, horizonMs);
+  if (!from || !(floor > 0)) return { asks: [], status };
+  const ask: RuleAsk = {
+    rule: "Headroom",
+    units: floor,
+    message: `${Math.round(keep * 100)} % of the peak need of ${fmt(from.units)} units at ${from.time.slice(11, 16)} UTC, decayed over ${minutes(horizonMs)}: ${fmt(floor)} units`,
+  };
+  return { asks: [ask], status };
+}

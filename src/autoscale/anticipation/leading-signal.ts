@@ -5,24 +5,24 @@
  * `status.anticipation.leading`. Pure.
  */
 import { leadingSignal } from "../leading.js";
-import type { Rule } from "./rule.js";
+import type { Rule, RuleContext, RuleResult } from "./rule.js";
 
-export const leadingSignalRule: Rule = {
-  rule: "LeadingSignal",
-  evaluate(ctx) {
-    const spec = ctx.spec.leadingSignal;
-    if (!spec) return { asks: [] };
-    const lead = leadingSignal({
-      spec,
-      observation: ctx.leading,
-      nowMs: ctx.nowMs,
-      targetMs: ctx.targetMs,
-      connectionsPerUnit: ctx.connectionsPerUnit,
-      connections: ctx.demand.find((d) => d.signal === "connections"),
-      previous: ctx.previous?.leading,
-    });
-    const status = { leading: lead.status };
-    if (!(lead.ask && lead.ask.units > 0)) return { asks: [], status };
-    return { asks: [{ rule: "LeadingSignal", ...lead.ask }], status };
-  },
-};
+export const leadingSignalRule: Rule = { rule: "LeadingSignal", evaluate: evaluateLeadingSignal };
+
+/** The LeadingSignal rule (see the module comment): no asks and no status when the spec turns it off. */
+function evaluateLeadingSignal(ctx: RuleContext): RuleResult {
+  const spec = ctx.spec.leadingSignal;
+  if (!spec) return { asks: [] };
+  const lead = leadingSignal({
+    spec,
+    observation: ctx.leading,
+    nowMs: ctx.nowMs,
+    targetMs: ctx.targetMs,
+    connectionsPerUnit: ctx.connectionsPerUnit,
+    connections: ctx.demand.find((d) => d.signal === "connections"),
+    previous: ctx.previous?.leading,
+  });
+  const status = { leading: lead.status };
+  if (!(lead.ask && lead.ask.units > 0)) return { asks: [], status };
+  return { asks: [{ rule: "LeadingSignal", ...lead.ask }], status };
+}

@@ -7,7 +7,7 @@ import type { AnticipationStatus } from "../../api/index.js";
 import { type SeasonalForecast, seasonalForecast } from "../forecast.js";
 import { fmt } from "../format.js";
 import type { DemandSeries } from "../signals/types.js";
-import { iso, type Rule, type RuleContext } from "./rule.js";
+import { iso, type Rule, type RuleContext, type RuleResult } from "./rule.js";
 
 /** The window's peak need over all signals, units (0 when none). */
 function peakNeed(demand: readonly DemandSeries[]): number {
@@ -27,23 +27,23 @@ function forecastStatus(f: SeasonalForecast, ctx: RuleContext): NonNullable<Anti
   return forecast;
 }
 
-export const seasonalRule: Rule = {
-  rule: "Seasonal",
-  evaluate(ctx) {
-    if (!ctx.spec.seasonal) return { asks: [] };
-    const f = seasonalForecast(ctx.demandHistory, {
-      refMs: ctx.windowToMs,
-      horizonMs: Math.max(0, ctx.targetMs - ctx.windowToMs),
-      levelMs: ctx.windowSeconds * 1000,
-    });
-    const status = { forecast: forecastStatus(f, ctx) };
-    const level = peakNeed(ctx.demand);
-    if (!(f.state === "Ok" && f.ratio !== undefined && f.ratio > 1 && level > 0)) return { asks: [], status };
-    const ask = {
-      rule: "Seasonal" as const,
-      units: level * f.ratio,
-      message: `${f.message}: ${fmt(level)} → ${fmt(level * f.ratio)} units`,
-    };
-    return { asks: [ask], status };
-  },
-};
+export const seasonalRule: Rule = { rule: "Seasonal", evaluate: evaluateSeasonal };
+
+/** The Seasonal rule (see the module comment): no asks and no status when the spec turns it off. */
+function evaluateSeasonal(ctx: RuleContext): RuleResult {
+  if (!ctx.spec.seasonal) return { asks: [] };
+  const f = seasonalForecast(ctx.demandHistory, {
+    refMs: ctx.windowToMs,
+    horizonMs: Math.max(0, ctx.targetMs - ctx.windowToMs),
+    levelMs: ctx.windowSeconds * 1000,
+  });
+  const status = { forecast: forecastStatus(f, ctx) };
+  const level = peakNeed(ctx.demand);
+  if (!(f.state === "Ok" && f.ratio !== undefined && f.ratio > 1 && level > 0)) return { asks: [], status };
+  const ask = {
+    rule: "Seasonal" as const,
+    units: level * f.ratio,
+    message: `${f.message}: ${fmt(level)} → ${fmt(level * f.ratio)} units`,
+  };
+  return { asks: [ask], status };
+}

@@ -10,7 +10,17 @@
 import { fmt } from "../format.js";
 import type { DemandSeries } from "../signals/types.js";
 import { type Trend, theilSen } from "../trend.js";
-import { iso, MAX_PROJECTION, MINUTE_MS, mid, minutes, type Rule, type RuleAsk } from "./rule.js";
+import {
+  iso,
+  MAX_PROJECTION,
+  MINUTE_MS,
+  mid,
+  minutes,
+  type Rule,
+  type RuleAsk,
+  type RuleContext,
+  type RuleResult,
+} from "./rule.js";
 
 /** Kendall's tau from which a rise counts as a trend. */
 const TREND_TAU = 0.6;
@@ -68,14 +78,14 @@ function trendAsk(d: DemandSeries, tolerance: number, targetMs: number): RuleAsk
   };
 }
 
-export const trendRule: Rule = {
-  rule: "Trend",
-  evaluate(ctx) {
-    const asks: RuleAsk[] = [];
-    for (const d of ctx.demand) {
-      const ask = trendAsk(d, ctx.tolerance, ctx.targetMs);
-      if (ask) asks.push(ask);
-    }
-    return { asks };
-  },
-};
+export const trendRule: Rule = { rule: "Trend", evaluate: evaluateTrend };
+
+/** The Trend rule (see the module comment): no asks and no status when the spec turns it off. */
+function evaluateTrend(ctx: RuleContext): RuleResult {
+  const asks: RuleAsk[] = [];
+  for (const d of ctx.demand) {
+    const ask = trendAsk(d, ctx.tolerance, ctx.targetMs);
+    if (ask) asks.push(ask);
+  }
+  return { asks };
+}

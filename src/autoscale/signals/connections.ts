@@ -21,25 +21,25 @@ import { peak, type Series, series } from "../samples.js";
 import { demandSeries, missingOutcome, proportionalOutcome, saturatedAt } from "./common.js";
 import type { Signal, SignalContext, SignalOutcome } from "./types.js";
 
-export const connectionsSignal: Signal = {
-  name: "connections",
-  evaluate(ctx, tolerance) {
-    const connections = ctx.spec.metrics.connections;
-    if (!connections) return undefined;
-    const target = connections.targetPercent;
-    const byBucket = ctx.connections ?? windowConnections(ctx.window, ctx.unitsAt, ctx.overlapsChange);
-    const s = series(ctx.window, (b) => byBucket.get(b.start)?.value);
-    const top = peak(s);
-    const outcome =
-      top === undefined
-        ? missingOutcome("connections", "connections", target, s, ctx.window.maxSampleAgeSeconds)
-        : peakOutcome(ctx, tolerance, target, byBucket, s, top);
-    const differ = describeDisagreements(disagreements(byBucket));
-    if (!differ) return outcome;
-    const disagree = reason("ConnectionsDisagree", differ, { signal: "connections" });
-    return { ...outcome, reasons: [disagree, ...outcome.reasons] };
-  },
-};
+export const connectionsSignal: Signal = { name: "connections", evaluate: evaluateConnections };
+
+/** The connections signal of the policy (see the module comment); undefined when it does not configure it. */
+function evaluateConnections(ctx: SignalContext, tolerance: ToleranceBand): SignalOutcome | undefined {
+  const connections = ctx.spec.metrics.connections;
+  if (!connections) return undefined;
+  const target = connections.targetPercent;
+  const byBucket = ctx.connections ?? windowConnections(ctx.window, ctx.unitsAt, ctx.overlapsChange);
+  const s = series(ctx.window, (b) => byBucket.get(b.start)?.value);
+  const top = peak(s);
+  const outcome =
+    top === undefined
+      ? missingOutcome("connections", "connections", target, s, ctx.window.maxSampleAgeSeconds)
+      : peakOutcome(ctx, tolerance, target, byBucket, s, top);
+  const differ = describeDisagreements(disagreements(byBucket));
+  if (!differ) return outcome;
+  const disagree = reason("ConnectionsDisagree", differ, { signal: "connections" });
+  return { ...outcome, reasons: [disagree, ...outcome.reasons] };
+}
 
 /**
  * The ask of a known peak (connections) at `target` %: proportional, with the measure of the

@@ -138,25 +138,25 @@ function trafficSeries(window: SampleWindow): TrafficSeries {
   return { s: { ...both, status }, peakIn, peakOut };
 }
 
-export const trafficSignal: Signal = {
-  name: "traffic",
-  evaluate(ctx, tolerance) {
-    const traffic = ctx.spec.metrics.traffic;
-    if (!traffic) return undefined;
-    const measured = trafficSeries(ctx.window);
-    const status = measured.s.status;
-    if (status === "Stale" || status === "Unknown") {
-      return missingOutcome(
-        "traffic",
-        "traffic",
-        traffic.targetPercent,
-        measured.s,
-        ctx.window.maxSampleAgeSeconds,
-      );
-    }
-    return trafficOutcome(ctx, tolerance, traffic, measured);
-  },
-};
+export const trafficSignal: Signal = { name: "traffic", evaluate: evaluateTraffic };
+
+/** The traffic signal of the policy (see the module comment); undefined when it does not configure it. */
+function evaluateTraffic(ctx: SignalContext, tolerance: ToleranceBand): SignalOutcome | undefined {
+  const traffic = ctx.spec.metrics.traffic;
+  if (!traffic) return undefined;
+  const measured = trafficSeries(ctx.window);
+  const status = measured.s.status;
+  if (status === "Stale" || status === "Unknown") {
+    return missingOutcome(
+      "traffic",
+      "traffic",
+      traffic.targetPercent,
+      measured.s,
+      ctx.window.maxSampleAgeSeconds,
+    );
+  }
+  return trafficOutcome(ctx, tolerance, traffic, measured);
+}
 
 /**
  * The ask of known traffic; a workload the capacity model refuses (RangeError) gives status Error
