@@ -64,35 +64,7 @@ function toStructural(node: unknown, path = "(root)"): JsonObject {
   const out: JsonObject = {};
   for (const key of KEPT) {
     const value = node[key];
-    if (value === undefined) continue;
-    switch (key) {
-      case "items":
-        out[key] = toStructural(value, `${path}[]`);
-        break;
-      case "properties": {
-        const props: JsonObject = {};
-        for (const [name, child] of Object.entries(value as Record<string, unknown>)) {
-          props[name] = toStructural(child, `${path}.${name}`);
-        }
-        out[key] = props;
-        break;
-      }
-      case "required": {
-        const props = (node["properties"] ?? {}) as Record<string, Record<string, unknown>>;
-        const required = (value as string[]).filter((name) => props[name]?.["default"] === undefined);
-        if (required.length > 0) out[key] = required;
-        break;
-      }
-      case "exclusiveMinimum":
-      case "exclusiveMaximum":
-        if (typeof value === "number") {
-          out[key === "exclusiveMinimum" ? "minimum" : "maximum"] = value;
-          out[key] = true;
-        } else out[key] = plain(value);
-        break;
-      default:
-        out[key] = plain(value);
-    }
+    if (value !== undefined) Object.assign(out, structuralField(node, key, value, path));
   }
   if (node["uniqueItems"] === true && out["x-kubernetes-list-type"] === undefined) {
     out["x-kubernetes-list-type"] = "set";
@@ -101,6 +73,40 @@ function toStructural(node: unknown, path = "(root)"): JsonObject {
     throw new Error(`${path}: additionalProperties other than false is not supported`);
   }
   return reorder(out);
+}
+
+/**
+ * The structural form of one kept field `key` (with its `value`) of the schema node `node` at
+ * `path`: the fields to set on the converted node (none, one, or two for a numeric exclusive bound).
+ */
+function structuralField(
+  node: Record<string, unknown>,
+  key: (typeof KEPT)[number],
+  value: unknown,
+  path: string,
+): JsonObject {
+  switch (key) {
+    case "items":
+      return { [key]: toStructural(value, `${path}[]`) };
+    case "properties": {
+      const props: JsonObject = {};
+      for (const [name, child] of Object.entries(value as Record<string, unknown>)) {
+        props[name] = toStructural(child, `${path}.${name}`);
+      }
+      return { [key]: props };
+    }
+    case "required": {
+      const props = (node["properties"] ?? {}) as Record<string, Record<string, unknown>>;
+      const required = (value as string[]).filter((name) => props[name]?.["default"] === undefined);
+      return required.length > 0 ? { [key]: required } : {};
+    }
+    case "exclusiveMinimum":
+    case "exclusiveMaximum":
+      if (typeof value !== "number") return { [key]: plain(value) };
+      return { [key === "exclusiveMinimum" ? "minimum" : "maximum"]: value, [key]: true };
+    default:
+      return { [key]: plain(value) };
+  }
 }
 
 /** Fixed key order: KEPT order, with `minimum` before `exclusiveMinimum` even when derived. */

@@ -157,18 +157,24 @@ export function parseCron(expression: string, timeZone = "UTC"): Cron {
 
 const SCENARIOS = { SignalR: SIGNALR_SCENARIOS, WebPubSub: WEBPUBSUB_SCENARIOS } as const;
 
-/** The cross-field rules on a policy that passed the schema (defaults applied). */
-function crossFieldErrors(policy: CapacityPolicy): string[] {
-  const errors: string[] = [];
-  const { spec } = policy;
-  const { units, skus } = spec;
+/** One cross-field rule: the errors it finds in a policy that passed the schema (defaults applied). */
+type CrossFieldRule = (spec: CapacityPolicy["spec"]) => string[];
 
-  // --- the CRD's CEL rules, in the same order
+/** The CRD's CEL rules on bounds: `units` and `appServer.replicas` min <= max. */
+const boundRules: CrossFieldRule = (spec) => {
+  const errors: string[] = [];
+  const { units } = spec;
   if (units.min > units.max) errors.push(`spec.units: min (${units.min}) must be <= max (${units.max})`);
   if (spec.appServer && spec.appServer.replicas.min > spec.appServer.replicas.max) {
     const r = spec.appServer.replicas;
     errors.push(`spec.appServer.replicas: min (${r.min}) must be <= max (${r.max})`);
   }
+  return errors;
+};
+
+/** The CRD's CEL rules on Premium_P2: listed only with units above P1's, and needed above them. */
+const premiumP2Rules: CrossFieldRule = ({ units, skus }) => {
+  const errors: string[] = [];
   const hasP2 = skus.includes("Premium_P2");
   if (hasP2 && units.max < P2_MIN_UNITS) {
     errors.push(
@@ -185,62 +191,82 @@ function crossFieldErrors(policy: CapacityPolicy): string[] {
       `spec.units.min: must be >= ${P2_MIN_UNITS} when Premium_P2 is the only SKU (is ${units.min})`,
     );
   }
-  // Every bound on the unit count holds a unit count an allowed SKU offers.
-  const allowed = skus.filter(isScalableSku);
-  if (units.min <= units.max) {
-    const range = noUnitCountIn("spec.units", units.min, units.max, allowed);
-    if (range) errors.push(range);
-    else {
-      spec.schedules?.forEach((s, i) => {
-        if (s.minUnits > units.max) return;
-        const floor = Math.max(s.minUnits, units.min);
-        const none = noUnitCountIn(`spec.schedules[${i}].minUnits`, floor, units.max, allowed);
-        if (none) errors.push(`${none} (minUnits ${s.minUnits} is rounded up; units.max is ${units.max})`);
-      });
-      const f = spec.fallback;
-      if (f.action === "Fixed" && f.units !== undefined && f.units >= units.min && f.units <= units.max) {
-        const none = noUnitCountIn("spec.fallback.units", f.units, units.max, allowed);
-        if (none) errors.push(`${none} (the fixed size is rounded up; units.max is ${units.max})`);
-      }
-    }
+  return errors;
+};
+
+/**
+ * Every bound on the unit count (the range, each schedule's floor, the fixed fallback size) holds
+ * a unit count an allowed SKU offers.
+ */
+const unitCountRules: CrossFieldRule = (spec) => {
+  const { units } = spec;
+  if (units.min > units.max) return [];
+  const allowed = spec.skus.filter(isScalableSku);
+  const range = noUnitCountIn("spec.units", units.min, units.max, allowed);
+  if (range) return [range];
+  const errors: string[] = [];
+  spec.schedules?.forEach((s, i) => {
+    if (s.minUnits > units.max) return;
+    const floor = Math.max(s.minUnits, units.min);
+    const none = noUnitCountIn(`spec.schedules[${i}].minUnits`, floor, units.max, allowed);
+    if (none) errors.push(`${none} (minUnits ${s.minUnits} is rounded up; units.max is ${units.max})`);
+  });
+  const f = spec.fallback;
+  if (f.action === "Fixed" && f.units !== undefined && f.units >= units.min && f.units <= units.max) {
+    const none = noUnitCountIn("spec.fallback.units", f.units, units.max, allowed);
+    if (none) errors.push(`${none} (the fixed size is rounded up; units.max is ${units.max})`);
   }
-  const { service, resourceId } = spec.target;
+  return errors;
+};
+
+/** `target.resourceId` parses and names an instance of `target.service`. */
+const targetRules: CrossFieldRule = ({ target: { service, resourceId } }) => {
   try {
     const ref = parseResourceId(resourceId);
-    if (ref.service !== service) {
-      errors.push(
-        `spec.target.resourceId: names a ${ref.service} instance, but target.service is ${service}`,
-      );
-    }
+    return ref.service !== service
+      ? [`spec.target.resourceId: names a ${ref.service} instance, but target.service is ${service}`]
+      : [];
   } catch (err) {
     if (!(err instanceof ResourceIdError)) throw err;
-    errors.push(`spec.target.resourceId: ${err.message}`);
+    return [`spec.target.resourceId: ${err.message}`];
   }
+};
+
+/** Each traffic workload names a scenario of the target's service. */
+const scenarioRules: CrossFieldRule = (spec) => {
   const traffic = spec.metrics.traffic;
-  if (traffic) {
-    const allowed: readonly string[] = SCENARIOS[service];
-    traffic.workload.forEach((w, i) => {
-      if (!allowed.includes(w.scenario)) {
-        errors.push(
+  if (!traffic) return [];
+  const service = spec.target.service;
+  const allowed: readonly string[] = SCENARIOS[service];
+  return traffic.workload.flatMap((w, i) =>
+    allowed.includes(w.scenario)
+      ? []
+      : [
           `spec.metrics.traffic.workload[${i}].scenario: "${w.scenario}" is not a ${service} scenario (one of ${allowed.join(", ")})`,
-        );
-      }
-    });
-  }
-  const fallback = spec.fallback;
+        ],
+  );
+};
+
+/** A Fixed fallback has units within the unit range; schedule floors are at most units.max. */
+const fallbackAndScheduleRules: CrossFieldRule = ({ units, fallback, schedules }) => {
+  const errors: string[] = [];
   if (fallback.action === "Fixed") {
     if (fallback.units === undefined) errors.push("spec.fallback.units: is required when action is Fixed");
     else if (fallback.units < units.min || fallback.units > units.max) {
       errors.push(`spec.fallback.units: ${fallback.units} must be within units ${units.min}..${units.max}`);
     }
   }
-  spec.schedules?.forEach((s, i) => {
+  schedules?.forEach((s, i) => {
     if (s.minUnits > units.max) {
       errors.push(`spec.schedules[${i}].minUnits: ${s.minUnits} must be <= units.max (${units.max})`);
     }
   });
-  // metrics object rules
-  const m = spec.metrics;
+  return errors;
+};
+
+/** The metrics object's rules: at least one metric; sample age and ingestion delay in bounds. */
+const metricsRules: CrossFieldRule = ({ metrics: m }) => {
+  const errors: string[] = [];
   if (!m.serverLoad && !m.connections && !m.traffic) {
     errors.push("spec.metrics: set at least one of serverLoad, connections or traffic");
   }
@@ -255,84 +281,101 @@ function crossFieldErrors(policy: CapacityPolicy): string[] {
   if (parseDuration(m.maxSampleAge) > MAX_SAMPLE_AGE_SECONDS) {
     errors.push(`spec.metrics.maxSampleAge: ${m.maxSampleAge} must be at most 24h`);
   }
-  // anticipation object rules
-  const anticipation = spec.anticipation;
-  if (anticipation) {
-    const horizon = parseDuration(anticipation.headroom.horizon);
-    if (horizon < 60 || horizon > 86_400) {
-      errors.push(
-        `spec.anticipation.headroom.horizon: ${anticipation.headroom.horizon} must be between 1m and 24h`,
-      );
-    }
-    if (parseDuration(anticipation.scaleDuration) > MAX_SCALE_DURATION_SECONDS) {
-      errors.push(`spec.anticipation.scaleDuration: ${anticipation.scaleDuration} must be at most 2h`);
-    }
-    const leading = anticipation.leadingSignal;
-    if (leading) {
-      const at = "spec.anticipation.leadingSignal";
-      const p = leading.prometheus;
-      const auth = [
-        p.bearerTokenFile !== undefined,
-        p.bearerTokenSecretRef !== undefined,
-        p.useAzureCredential === true,
-      ];
-      if (auth.filter(Boolean).length > 1) {
-        errors.push(
-          `${at}.prometheus: set at most one of bearerTokenFile, bearerTokenSecretRef and useAzureCredential`,
-        );
-      }
-      if (p.caFile !== undefined && p.caSecretRef !== undefined) {
-        errors.push(`${at}.prometheus: set at most one of caFile and caSecretRef`);
-      }
-      const timeout = parseDuration(p.timeout);
-      if (timeout < 1 || timeout > 30)
-        errors.push(`${at}.prometheus.timeout: ${p.timeout} must be between 1s and 30s`);
-      if (leading.measures !== "Connections" && leading.connectionLifetime === undefined && !m.connections) {
-        errors.push(
-          `${at}: measuring new connections needs connectionLifetime, or metrics.connections to measure it from`,
-        );
-      }
-      if (leading.connectionLifetime !== undefined) {
-        const lifetime = parseDuration(leading.connectionLifetime);
-        if (lifetime < 60 || lifetime > 86_400) {
-          errors.push(`${at}.connectionLifetime: ${leading.connectionLifetime} must be between 1m and 24h`);
-        }
-      }
+  return errors;
+};
+
+/** The anticipation object's rules: the headroom horizon (1m..24h) and scale duration (<= 2h). */
+const anticipationRules: CrossFieldRule = ({ anticipation }) => {
+  if (!anticipation) return [];
+  const errors: string[] = [];
+  const horizon = parseDuration(anticipation.headroom.horizon);
+  if (horizon < 60 || horizon > 86_400) {
+    errors.push(
+      `spec.anticipation.headroom.horizon: ${anticipation.headroom.horizon} must be between 1m and 24h`,
+    );
+  }
+  if (parseDuration(anticipation.scaleDuration) > MAX_SCALE_DURATION_SECONDS) {
+    errors.push(`spec.anticipation.scaleDuration: ${anticipation.scaleDuration} must be at most 2h`);
+  }
+  return errors;
+};
+
+/**
+ * The leading signal's rules: one Prometheus credential and one CA at most, a timeout of 1..30 s,
+ * a way to measure connection lifetime for new-connection signals, a lifetime of 1m..24h.
+ */
+const leadingSignalRules: CrossFieldRule = ({ anticipation, metrics }) => {
+  const leading = anticipation?.leadingSignal;
+  if (!leading) return [];
+  const errors: string[] = [];
+  const at = "spec.anticipation.leadingSignal";
+  const p = leading.prometheus;
+  const auth = [
+    p.bearerTokenFile !== undefined,
+    p.bearerTokenSecretRef !== undefined,
+    p.useAzureCredential === true,
+  ];
+  if (auth.filter(Boolean).length > 1) {
+    errors.push(
+      `${at}.prometheus: set at most one of bearerTokenFile, bearerTokenSecretRef and useAzureCredential`,
+    );
+  }
+  if (p.caFile !== undefined && p.caSecretRef !== undefined) {
+    errors.push(`${at}.prometheus: set at most one of caFile and caSecretRef`);
+  }
+  const timeout = parseDuration(p.timeout);
+  if (timeout < 1 || timeout > 30)
+    errors.push(`${at}.prometheus.timeout: ${p.timeout} must be between 1s and 30s`);
+  if (
+    leading.measures !== "Connections" &&
+    leading.connectionLifetime === undefined &&
+    !metrics.connections
+  ) {
+    errors.push(
+      `${at}: measuring new connections needs connectionLifetime, or metrics.connections to measure it from`,
+    );
+  }
+  if (leading.connectionLifetime !== undefined) {
+    const lifetime = parseDuration(leading.connectionLifetime);
+    if (lifetime < 60 || lifetime > 86_400) {
+      errors.push(`${at}.connectionLifetime: ${leading.connectionLifetime} must be between 1m and 24h`);
     }
   }
-  // traffic object rule
-  if (traffic) {
-    const sum = traffic.workload.reduce((acc, w) => acc + w.share, 0);
-    if (Math.abs(sum - 1) > SHARE_SUM_TOLERANCE + 1e-9) {
-      errors.push(
+  return errors;
+};
+
+/** The traffic object's rule: the workload shares sum to 1 (± SHARE_SUM_TOLERANCE). */
+const shareSumRules: CrossFieldRule = (spec) => {
+  const traffic = spec.metrics.traffic;
+  if (!traffic) return [];
+  const sum = traffic.workload.reduce((acc, w) => acc + w.share, 0);
+  return Math.abs(sum - 1) > SHARE_SUM_TOLERANCE + 1e-9
+    ? [
         `spec.metrics.traffic.workload: shares must sum to 1 (± ${SHARE_SUM_TOLERANCE}), they sum to ${Number(sum.toFixed(4))}`,
-      );
-    }
-  }
+      ]
+    : [];
+};
 
-  // --- list-map keys (the API server enforces these through x-kubernetes-list-map-keys)
-  const duplicates = (path: string, keys: readonly string[]) => {
-    keys.forEach((k, i) => {
-      if (keys.indexOf(k) !== i) errors.push(`${path}[${i}]: duplicate ${JSON.stringify(k)}`);
-    });
-  };
-  if (traffic)
-    duplicates(
-      "spec.metrics.traffic.workload",
-      traffic.workload.map((w) => w.scenario),
-    );
-  if (spec.schedules)
-    duplicates(
-      "spec.schedules",
-      spec.schedules.map((s) => s.name),
-    );
-  if (spec.scaleInWindows)
-    duplicates(
-      "spec.scaleInWindows",
-      spec.scaleInWindows.map((s) => s.name),
-    );
+/** `path[i]: duplicate "key"` for each key that comes again at index i. */
+function duplicateKeys(path: string, keys: readonly string[]): string[] {
+  return keys.flatMap((k, i) =>
+    keys.indexOf(k) !== i ? [`${path}[${i}]: duplicate ${JSON.stringify(k)}`] : [],
+  );
+}
 
-  // --- what CEL cannot check
+/** The list-map keys (the API server enforces these through x-kubernetes-list-map-keys). */
+const listMapKeyRules: CrossFieldRule = (spec) => [
+  ...duplicateKeys(
+    "spec.metrics.traffic.workload",
+    spec.metrics.traffic?.workload.map((w) => w.scenario) ?? [],
+  ),
+  ...duplicateKeys("spec.schedules", spec.schedules?.map((s) => s.name) ?? []),
+  ...duplicateKeys("spec.scaleInWindows", spec.scaleInWindows?.map((s) => s.name) ?? []),
+];
+
+/** What CEL cannot check: each schedule's and scale-in window's time zone and cron expression. */
+const cronRules: CrossFieldRule = (spec) => {
+  const errors: string[] = [];
   const timed = [
     ...(spec.schedules ?? []).map((s, i) => ({ s, path: `spec.schedules[${i}]` })),
     ...(spec.scaleInWindows ?? []).map((s, i) => ({ s, path: `spec.scaleInWindows[${i}]` })),
@@ -349,6 +392,30 @@ function crossFieldErrors(policy: CapacityPolicy): string[] {
     }
   }
   return errors;
+};
+
+/**
+ * The cross-field rules, in the order their errors are reported: the CRD's CEL rules in the
+ * CRD's order, then the list-map keys, then what CEL cannot check.
+ */
+const CROSS_FIELD_RULES: readonly CrossFieldRule[] = [
+  boundRules,
+  premiumP2Rules,
+  unitCountRules,
+  targetRules,
+  scenarioRules,
+  fallbackAndScheduleRules,
+  metricsRules,
+  anticipationRules,
+  leadingSignalRules,
+  shareSumRules,
+  listMapKeyRules,
+  cronRules,
+];
+
+/** The cross-field rules on a policy that passed the schema (defaults applied). */
+function crossFieldErrors(policy: CapacityPolicy): string[] {
+  return CROSS_FIELD_RULES.flatMap((rule) => rule(policy.spec));
 }
 
 // ---------------------------------------------------------------------------------------------

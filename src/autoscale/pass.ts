@@ -13,7 +13,13 @@
 import type { CapacityPolicyStatus, StatusPatch, MetricSample as StatusSample } from "../api/index.js";
 import { isScalableSku, type SkuName } from "../capacity/skus.js";
 import { blockedConditions, type DecisionCondition } from "./conditions.js";
-import { type Decision, type DecisionPolicy, decide, type PartialFailure } from "./decide.js";
+import {
+  type Decision,
+  type DecisionInput,
+  type DecisionPolicy,
+  decide,
+  type PartialFailure,
+} from "./decide.js";
 import type { DemandHistory } from "./demand-history.js";
 import { type DurableFailureReason, durableFailure } from "./failures.js";
 import type { PassFailure } from "./fallback.js";
@@ -185,6 +191,74 @@ const IN_FLIGHT_POLL_MS = 15_000;
 
 /** The plan of a pass (see the module comment). Pure. */
 export function planPass(input: PassInput): PassPlan {
+  const { policy, status } = input;
+  const { nowIso, observation, unapplied } = observePass(input);
+  const sku = (input.instance?.sku ?? status.current?.sku) as SkuName | undefined;
+  const units = input.instance?.units ?? status.current?.units;
+  if (sku === undefined || units === undefined) {
+    return {
+      input,
+      nowIso,
+      observation,
+      waiting: false,
+      ...(unapplied ? { unapplied } : {}),
+      blocker: unknownSizeBlocker(input.failure),
+    };
+  }
+  const current = { sku, units };
+  const ladders = chooseLadders({
+    read: input.ladder,
+    stored: status.unitLadders,
+    generation: policy.metadata?.generation,
+    current,
+    allowed: policy.spec.skus,
+    exclude: notAppliedExclusion(status.operation, observation),
+    nowIso,
+  });
+  const decision = decide(decisionInput(input, current, observation, ladders));
+  const plan: PassPlan = {
+    input,
+    nowIso,
+    current,
+    decision,
+    observation,
+    waiting: false,
+    ladders,
+    ...(unapplied ? { unapplied } : {}),
+  };
+  const desired = decision.desired;
+  // Every count between the size and what the metrics ask for was not applied: none is left.
+  if (
+    unapplied &&
+    desired &&
+    desired.sku === sku &&
+    desired.units === units &&
+    heldByExclusions(decision.recommendation, { units }, ladders.status, policy.spec.skus)
+  ) {
+    plan.held = exhaustedHold(unapplied);
+  }
+  if (decision.action !== "Scale" || !desired) return plan;
+  if (desired.sku !== sku || desired.units !== units) {
+    const held = unappliedHold(unapplied, input.now);
+    if (observation.busy) plan.waiting = true;
+    else if (held) plan.held = held;
+    else if (input.instance) plan.update = plannedUpdate(decision, desired, input.instance);
+  }
+  const appServer = appServerChange(policy.spec.appServer, input.appServer ?? {}, desired);
+  if (appServer) plan.appServer = appServer;
+  return plan;
+}
+
+/**
+ * The read half of a plan: the stored operation (or one recovered from a change the status does
+ * not know of, recovery.ts) observed against the instance, and the updates that did not take
+ * after that observation (unapplied.ts). `nowIso` is the pass's time as an ISO 8601 string.
+ */
+function observePass(input: PassInput): {
+  nowIso: string;
+  observation: OperationObservation;
+  unapplied: UnappliedUpdates | undefined;
+} {
   const { policy, status, instance } = input;
   const nowIso = new Date(input.now).toISOString();
   // A change the stored status does not know of (a lost status write, another writer): recovery.ts.
@@ -207,49 +281,52 @@ export function planPass(input: PassInput): PassPlan {
     generation: policy.metadata?.generation,
     nowIso,
   });
-  const sku = (instance?.sku ?? status.current?.sku) as SkuName | undefined;
-  const units = instance?.units ?? status.current?.units;
-  if (sku === undefined || units === undefined) {
-    const f = input.failure;
-    const durable = durableFailure(f);
-    return {
-      input,
-      nowIso,
-      observation,
-      waiting: false,
-      ...(unapplied ? { unapplied } : {}),
-      blocker: durable ?? {
-        reason: f?.kind === "Credential" ? "CredentialUnavailable" : "InstanceUnavailable",
-        message: f ? `${f.kind}: ${f.message}` : "instance state unknown",
-      },
-    };
-  }
-  // An update answered but not applied: its count is not offered, whatever the ladder says.
-  const ended = status.operation;
-  const exclude: LadderExclusion[] =
-    observation.outcome === "notApplied" && ended && !ended.recovered && isScalableSku(ended.to.sku)
-      ? [{ sku: ended.to.sku, units: ended.to.units, outcome: "NotApplied" }]
-      : [];
-  const ladders = chooseLadders({
-    read: input.ladder,
-    stored: status.unitLadders,
-    generation: policy.metadata?.generation,
-    current: { sku, units },
-    allowed: policy.spec.skus,
-    exclude,
-    nowIso,
-  });
+  return { nowIso, observation, unapplied };
+}
+
+/**
+ * Why no decision is possible when the instance's size is unknown: the durable failure
+ * (failures.ts) if this pass's failure is one, else the credential or instance read that failed.
+ */
+function unknownSizeBlocker(failure: PassFailure | undefined): PassBlocker {
+  return (
+    durableFailure(failure) ?? {
+      reason: failure?.kind === "Credential" ? "CredentialUnavailable" : "InstanceUnavailable",
+      message: failure ? `${failure.kind}: ${failure.message}` : "instance state unknown",
+    }
+  );
+}
+
+/**
+ * An update of ours answered but not applied: its count is not offered, whatever the ladder says
+ * (ladders.ts). Empty otherwise.
+ */
+function notAppliedExclusion(
+  ended: StoredOperation | undefined,
+  observation: OperationObservation,
+): LadderExclusion[] {
+  return observation.outcome === "notApplied" && ended && !ended.recovered && isScalableSku(ended.to.sku)
+    ? [{ sku: ended.to.sku, units: ended.to.units, outcome: "NotApplied" }]
+    : [];
+}
+
+/** What `decide` reads on this pass: the read, the size, the observed history, the ladders. */
+function decisionInput(
+  input: PassInput,
+  size: { sku: SkuName; units: number },
+  observation: OperationObservation,
+  ladders: LadderChoice,
+): DecisionInput {
   const view = input.appServer ?? {};
-  const decision = decide({
-    policy,
+  return {
+    policy: input.policy,
     samples: input.samples,
     ...(input.failure ? { failure: input.failure } : {}),
     ...(input.partialFailures && input.partialFailures.length > 0
       ? { partialFailures: input.partialFailures }
       : {}),
     current: {
-      sku,
-      units,
+      ...size,
       ...(view.replicas !== undefined ? { replicas: view.replicas } : {}),
       ...(view.hpaMinReplicas !== undefined ? { hpaMinReplicas: view.hpaMinReplicas } : {}),
     },
@@ -261,72 +338,61 @@ export function planPass(input: PassInput): PassPlan {
     ...(input.conflict ? { conflict: input.conflict } : {}),
     ...(input.demandHistory ? { demandHistory: input.demandHistory } : {}),
     ...(input.leading ? { leading: input.leading } : {}),
-  });
-  const plan: PassPlan = {
-    input,
-    nowIso,
-    current: { sku, units },
-    decision,
-    observation,
-    waiting: false,
-    ladders,
-    ...(unapplied ? { unapplied } : {}),
   };
-  const desired = decision.desired;
-  // Every count between the size and what the metrics ask for was not applied: none is left.
-  if (
-    unapplied &&
-    desired &&
-    desired.sku === sku &&
-    desired.units === units &&
-    heldByExclusions(decision.recommendation, { units }, ladders.status, policy.spec.skus)
-  ) {
-    plan.held = exhaustedHold(unapplied);
+}
+
+/**
+ * The ARM update from the instance as read to the decision's size, with its cause (the signal or
+ * anticipation rule that drove it, and the limit that bounded it) and the levels before it.
+ */
+function plannedUpdate(
+  decision: Decision,
+  desired: NonNullable<Decision["desired"]>,
+  instance: InstanceView,
+): PlannedUpdate {
+  const ahead =
+    decision.anticipation?.applied && desired.units > instance.units ? decision.anticipation : undefined;
+  return {
+    from: { sku: instance.sku, units: instance.units },
+    to: { sku: desired.sku, units: desired.units },
+    cause: `${ahead ? `anticipation: ${ahead.drivenBy}` : (decision.drivenBy ?? "policy")}${decision.limitedBy ? `, limited by ${decision.limitedBy}` : ""}`,
+    ...(decision.levels ? { before: decision.levels } : {}),
+    ...(ahead
+      ? {
+          anticipated: decision.reasons.findLast((r) => r.code === "Anticipated")?.message ?? ahead.message,
+        }
+      : {}),
+  };
+}
+
+/**
+ * The app-server change the decision asks for: the named HPA's `minReplicas` when the decision
+ * sets a floor, else the Deployment's replicas; none when nothing changes or another owner holds
+ * the replicas (`view.conflict`).
+ */
+function appServerChange(
+  spec: DecisionPolicy["spec"]["appServer"],
+  view: AppServerView,
+  desired: { replicas?: number; hpaMinReplicas?: number },
+): AppServerChange | undefined {
+  if (!spec || view.conflict) return undefined;
+  const hpa = spec.horizontalPodAutoscalerName;
+  if (hpa && desired.hpaMinReplicas !== undefined) {
+    if (desired.hpaMinReplicas === view.hpaMinReplicas) return undefined;
+    return {
+      kind: "hpa",
+      name: hpa,
+      ...(view.hpaMinReplicas !== undefined ? { from: view.hpaMinReplicas } : {}),
+      minReplicas: desired.hpaMinReplicas,
+    };
   }
-  if (decision.action !== "Scale" || !desired) return plan;
-  const held = unappliedHold(unapplied, input.now);
-  if (desired.sku !== sku || desired.units !== units) {
-    if (observation.busy) plan.waiting = true;
-    else if (held) plan.held = held;
-    else if (instance) {
-      const ahead =
-        decision.anticipation?.applied && desired.units > units ? decision.anticipation : undefined;
-      plan.update = {
-        from: { sku: instance.sku, units: instance.units },
-        to: { sku: desired.sku, units: desired.units },
-        cause: `${ahead ? `anticipation: ${ahead.drivenBy}` : (decision.drivenBy ?? "policy")}${decision.limitedBy ? `, limited by ${decision.limitedBy}` : ""}`,
-        ...(decision.levels ? { before: decision.levels } : {}),
-        ...(ahead
-          ? {
-              anticipated:
-                decision.reasons.findLast((r) => r.code === "Anticipated")?.message ?? ahead.message,
-            }
-          : {}),
-      };
-    }
-  }
-  const spec = policy.spec.appServer;
-  if (spec && !view.conflict) {
-    const hpa = spec.horizontalPodAutoscalerName;
-    if (hpa && desired.hpaMinReplicas !== undefined) {
-      if (desired.hpaMinReplicas !== view.hpaMinReplicas) {
-        plan.appServer = {
-          kind: "hpa",
-          name: hpa,
-          ...(view.hpaMinReplicas !== undefined ? { from: view.hpaMinReplicas } : {}),
-          minReplicas: desired.hpaMinReplicas,
-        };
-      }
-    } else if (desired.replicas !== undefined && desired.replicas !== view.replicas) {
-      plan.appServer = {
-        kind: "deployment",
-        name: spec.deploymentName,
-        ...(view.replicas !== undefined ? { from: view.replicas } : {}),
-        replicas: desired.replicas,
-      };
-    }
-  }
-  return plan;
+  if (desired.replicas === undefined || desired.replicas === view.replicas) return undefined;
+  return {
+    kind: "deployment",
+    name: spec.deploymentName,
+    ...(view.replicas !== undefined ? { from: view.replicas } : {}),
+    replicas: desired.replicas,
+  };
 }
 
 /**
@@ -353,9 +419,8 @@ export function refusedPass(
 /** The write of a pass after the caller acted on `plan` (see the module comment). Pure. */
 export function completePass(plan: PassPlan, results: PassResults): PassWrite {
   const { input, observation, decision, current } = plan;
-  const spec = input.policy.spec;
   const generation = input.policy.metadata?.generation;
-  const pollMs = spec.pollIntervalSeconds * 1000;
+  const pollMs = input.policy.spec.pollIntervalSeconds * 1000;
   if (plan.blocker || !decision || !current) {
     const blocker = plan.blocker ?? { reason: "InstanceUnavailable", message: "instance state unknown" };
     return refusedPass(generation, blocker, "instanceUnavailable", pollMs);
@@ -371,94 +436,197 @@ export function completePass(plan: PassPlan, results: PassResults): PassWrite {
       decision,
     };
   }
-  const events = [...observation.events];
-  const counts = [...observation.counts];
-  let operation: StoredOperation | undefined = observation.operation;
-  let inFlight = observation.busy;
-  let blocked: { reason: string; message: string } | undefined = plan.waiting
-    ? { reason: "ScaleInProgress", message: "an ARM update is still running; the next one waits for it" }
-    : undefined;
+  const step = updateStep(plan, current, results.update);
+  const served = appServerStep(plan, results.appServer);
+  const events = [...step.events, ...served.events];
+  const counts = [...step.counts, ...served.counts];
   let outcome: PassOutcome = decision.action === "Recommend" ? "recommended" : "steady";
-  let unapplied = plan.unapplied;
-  let heldBack = plan.held;
-  let ladders = plan.ladders;
-  if (plan.update && results.update) {
-    const result = results.update;
-    const started = startedOperation(plan.update, result);
-    events.push(...started.events);
-    counts.push(...started.counts);
-    if (started.operation) {
-      operation = started.operation;
-      inFlight = true;
-      outcome = "scaled";
-    }
-    if (started.blocked) blocked = started.blocked;
-    if (result.kind === "refused") {
-      // A durable refusal backs off as an update that did not take (unapplied.ts).
-      unapplied = nextUnapplied(plan.unapplied, {
-        outcome: "refused",
-        refusal: result.refusal,
-        ended: { to: plan.update.to },
-        instance: input.instance,
-        ours: true,
-        generation,
-        nowIso: plan.nowIso,
-      });
-      heldBack = unappliedHold(unapplied, input.now);
-      // ARM called the count invalid: the next decision asks for another (ladders.ts).
-      if (result.refusal.by === "Invalid" && ladders) {
-        ladders = chooseLadders({
-          read: input.ladder,
-          stored: ladders.status,
-          generation,
-          current,
-          allowed: spec.skus,
-          exclude: [{ sku: plan.update.to.sku, units: plan.update.to.units, outcome: "Refused" }],
-          nowIso: plan.nowIso,
-        });
-      }
-    }
+  if (step.scaled || (served.changed && outcome === "steady")) outcome = "scaled";
+  if (step.inFlight && outcome !== "scaled") outcome = "inProgress";
+  // An update that runs past its deadline (overdue.ts): still waited for, but a person should look.
+  const age =
+    step.inFlight && step.operation
+      ? updateAge(
+          step.operation.startedAt,
+          input.now,
+          decision.history.scaleEvents,
+          decision.history.anticipation,
+        )
+      : undefined;
+  const held = step.held ? { reason: step.held.reason, message: step.held.message } : undefined;
+  // With each update that did not take: when the next is sent, or that none is.
+  if (held && (observation.outcome === "notApplied" || observation.outcome === "failed")) {
+    events.push({ type: "Warning", reason: held.reason, message: held.message });
   }
-  const view = input.appServer ?? {};
-  const hpaNamed = spec.appServer?.horizontalPodAutoscalerName !== undefined;
-  let replicas = hpaNamed ? view.hpaMinReplicas : view.replicas;
-  const change = plan.appServer;
-  const done = results.appServer;
-  if (change && done) {
-    if (done.kind === "failed") {
-      counts.push({ target: "replicas", result: "failed" });
-      events.push({ type: "Warning", reason: "FailedScaleAppServers", message: done.message });
-    } else if (done.kind === "deployment") {
-      replicas = done.replicas;
-      counts.push({ target: "replicas", result: "succeeded" });
-      events.push({
-        type: "Normal",
-        reason: "AppServersScaled",
-        message: `Deployment ${change.name} replicas ${change.from ?? "?"} → ${done.replicas}`,
-      });
-      if (outcome === "steady") outcome = "scaled";
-    } else {
-      replicas = done.applied;
-      if (done.changed) {
-        counts.push({ target: "replicas", result: "succeeded" });
-        events.push({
-          type: "Normal",
-          reason: "HpaFloorSet",
-          message: `HorizontalPodAutoscaler ${change.name} minReplicas ${change.from ?? "?"} → ${done.applied}${done.clamped ? ` (clamped by ${done.clamped})` : ""}`,
-        });
-        if (outcome === "steady") outcome = "scaled";
-      }
-    }
-  }
-  if (inFlight && outcome !== "scaled") outcome = "inProgress";
+  const write: PassWrite = {
+    patch: statusPatch(plan, decision, current, step, served.replicas),
+    drafts: passConditions(input, decision, step, age),
+    events,
+    counts,
+    outcome,
+    requeueAfterMs: step.inFlight ? Math.min(pollMs, IN_FLIGHT_POLL_MS) : pollMs,
+    decision,
+  };
+  const b = decision.desired ? undefined : blocker(decision);
+  if (b) write.blocker = b;
+  if (served.replicas !== undefined) write.replicas = served.replicas;
+  if (age) write.updateAge = age;
+  return write;
+}
 
-  const knownReplicas = replicas ?? (spec.appServer ? input.status.current?.replicas : undefined);
+/** The ARM update's part of a pass: the observation's, then what sending the planned update did. */
+interface UpdateStep {
+  /** Events and counts of the observation, then of the update sent. */
+  events: EventDraft[];
+  counts: OperationCount[];
+  /** The update in flight or last ended, as the status stores it. */
+  operation: StoredOperation | undefined;
+  /** An ARM update runs after this pass. */
+  inFlight: boolean;
+  /** Why the decision's size was not sent (`AbleToScale` False). */
+  blocked: { reason: string; message: string } | undefined;
+  /** This pass started an update. */
+  scaled: boolean;
+  /** Updates that did not take (unapplied.ts), after a refusal of this pass's update. */
+  unapplied: UnappliedUpdates | undefined;
+  held: UnappliedHold | undefined;
+  ladders: LadderChoice | undefined;
+}
+
+/**
+ * The observation of the update in flight and the result of the update this pass sent: the
+ * operation started, or the refusal — backed off as an update that did not take (unapplied.ts),
+ * and, when ARM called the count invalid, that count left out of the ladders (ladders.ts).
+ */
+function updateStep(
+  plan: PassPlan,
+  current: { sku: SkuName; units: number },
+  result: UpdateResult | undefined,
+): UpdateStep {
+  const { input, observation } = plan;
+  const step: UpdateStep = {
+    events: [...observation.events],
+    counts: [...observation.counts],
+    operation: observation.operation,
+    inFlight: observation.busy,
+    blocked: plan.waiting
+      ? { reason: "ScaleInProgress", message: "an ARM update is still running; the next one waits for it" }
+      : undefined,
+    scaled: false,
+    unapplied: plan.unapplied,
+    held: plan.held,
+    ladders: plan.ladders,
+  };
+  if (!plan.update || !result) return step;
+  const started = startedOperation(plan.update, result);
+  step.events.push(...started.events);
+  step.counts.push(...started.counts);
+  if (started.operation) {
+    step.operation = started.operation;
+    step.inFlight = true;
+    step.scaled = true;
+  }
+  if (started.blocked) step.blocked = started.blocked;
+  if (result.kind !== "refused") return step;
+  const generation = input.policy.metadata?.generation;
+  // A durable refusal backs off as an update that did not take (unapplied.ts).
+  step.unapplied = nextUnapplied(plan.unapplied, {
+    outcome: "refused",
+    refusal: result.refusal,
+    ended: { to: plan.update.to },
+    instance: input.instance,
+    ours: true,
+    generation,
+    nowIso: plan.nowIso,
+  });
+  step.held = unappliedHold(step.unapplied, input.now);
+  // ARM called the count invalid: the next decision asks for another (ladders.ts).
+  if (result.refusal.by === "Invalid" && step.ladders) {
+    step.ladders = chooseLadders({
+      read: input.ladder,
+      stored: step.ladders.status,
+      generation,
+      current,
+      allowed: input.policy.spec.skus,
+      exclude: [{ sku: plan.update.to.sku, units: plan.update.to.units, outcome: "Refused" }],
+      nowIso: plan.nowIso,
+    });
+  }
+  return step;
+}
+
+/**
+ * The app-server part of a pass: the replicas (or, with a named HPA, its `minReplicas` floor)
+ * after the change the caller made, its count and Event; `changed` when the change took.
+ */
+function appServerStep(
+  plan: PassPlan,
+  done: AppServerResult | undefined,
+): { replicas: number | undefined; counts: OperationCount[]; events: EventDraft[]; changed: boolean } {
+  const view = plan.input.appServer ?? {};
+  const hpaNamed = plan.input.policy.spec.appServer?.horizontalPodAutoscalerName !== undefined;
+  const replicas = hpaNamed ? view.hpaMinReplicas : view.replicas;
+  const change = plan.appServer;
+  if (!change || !done) return { replicas, counts: [], events: [], changed: false };
+  if (done.kind === "failed") {
+    return {
+      replicas,
+      counts: [{ target: "replicas", result: "failed" }],
+      events: [{ type: "Warning", reason: "FailedScaleAppServers", message: done.message }],
+      changed: false,
+    };
+  }
+  if (done.kind === "deployment") {
+    return {
+      replicas: done.replicas,
+      counts: [{ target: "replicas", result: "succeeded" }],
+      events: [
+        {
+          type: "Normal",
+          reason: "AppServersScaled",
+          message: `Deployment ${change.name} replicas ${change.from ?? "?"} → ${done.replicas}`,
+        },
+      ],
+      changed: true,
+    };
+  }
+  if (!done.changed) return { replicas: done.applied, counts: [], events: [], changed: false };
+  return {
+    replicas: done.applied,
+    counts: [{ target: "replicas", result: "succeeded" }],
+    events: [
+      {
+        type: "Normal",
+        reason: "HpaFloorSet",
+        message: `HorizontalPodAutoscaler ${change.name} minReplicas ${change.from ?? "?"} → ${done.applied}${done.clamped ? ` (clamped by ${done.clamped})` : ""}`,
+      },
+    ],
+    changed: true,
+  };
+}
+
+/**
+ * The status merge patch of a pass: the size (with the replicas read, else the stored ones while
+ * the policy names app servers), the decision's fields, the operation, the updates that did not
+ * take and the ladders. `null` removes a field.
+ */
+function statusPatch(
+  plan: PassPlan,
+  decision: Decision,
+  current: { sku: SkuName; units: number },
+  step: UpdateStep,
+  replicas: number | undefined,
+): StatusPatch {
+  const { input } = plan;
+  const generation = input.policy.metadata?.generation;
+  const knownReplicas =
+    replicas ?? (input.policy.spec.appServer ? input.status.current?.replicas : undefined);
   const fields = statusFields(decision);
   if (fields.lastSample) fields.lastSample = roundedSample(fields.lastSample);
   if (fields.desired && decision.desired?.hpaMinReplicas !== undefined) {
     fields.desired = { ...fields.desired, replicas: decision.desired.hpaMinReplicas };
   }
-  const patch: StatusPatch = {
+  return {
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
     // The status replaces `current` whole: replicas not read this pass keep their last value
     // while the policy still names app servers.
@@ -466,76 +634,74 @@ export function completePass(plan: PassPlan, results: PassResults): PassWrite {
     ...fields,
     lastScaleTime: decision.history.lastScaleTime ?? null,
     anticipation: fields.anticipation ?? null,
-    operation: operation ?? null,
-    unappliedUpdates: unapplied ?? null,
-    ...(ladders ? { unitLadders: ladders.status } : {}),
+    operation: step.operation ?? null,
+    unappliedUpdates: step.unapplied ?? null,
+    ...(step.ladders ? { unitLadders: step.ladders.status } : {}),
   };
+}
 
+/**
+ * The decision's condition drafts, overridden by what the pass found: `AbleToScale` False while
+ * blocked, held back or an update runs; `Ready` False while held back or past an update's deadline;
+ * `ScalingLimited` with the refusal that holds it back; `Conflict` with another owner of the app
+ * servers' replicas.
+ */
+function passConditions(
+  input: PassInput,
+  decision: Decision,
+  step: UpdateStep,
+  age: UpdateAge | undefined,
+): DecisionCondition[] {
   let drafts: DecisionCondition[] = decision.conditions.map((c) => ({ ...c }));
-  const held = heldBack ? { reason: heldBack.reason, message: heldBack.message } : undefined;
+  const held = step.held ? { reason: step.held.reason, message: step.held.message } : undefined;
   const able =
-    blocked ??
+    step.blocked ??
     held ??
-    (inFlight ? { reason: "ScaleInProgress", message: "an ARM update is running" } : undefined);
-  if (able) {
-    drafts = drafts.map((d) =>
-      d.type === "AbleToScale" ? { type: "AbleToScale", status: "False", ...able } : d,
-    );
-  }
-  if (held) {
-    // The policy cannot reach its size while its updates do not take: not Ready.
-    drafts = drafts.map((d) => (d.type === "Ready" ? { type: "Ready", status: "False", ...held } : d));
-    // With each update that did not take: when the next is sent, or that none is.
-    if (observation.outcome === "notApplied" || observation.outcome === "failed") {
-      events.push({ type: "Warning", reason: held.reason, message: held.message });
-    }
-  }
-  const refusal = heldBack?.refusal;
+    (step.inFlight ? { reason: "ScaleInProgress", message: "an ARM update is running" } : undefined);
+  if (able) drafts = replaced(drafts, { type: "AbleToScale", status: "False", ...able });
+  // The policy cannot reach its size while its updates do not take: not Ready.
+  if (held) drafts = replaced(drafts, { type: "Ready", status: "False", ...held });
+  const refusal = step.held?.refusal;
   if (refusal) {
     // What refused it, with Azure's code and message.
-    drafts = drafts.map((d) =>
-      d.type === "ScalingLimited"
-        ? { type: "ScalingLimited", status: "True", reason: refusal.reason, message: refusal.message }
-        : d,
-    );
+    drafts = replaced(drafts, {
+      type: "ScalingLimited",
+      status: "True",
+      reason: refusal.reason,
+      message: refusal.message,
+    });
   }
-  // An update that runs past its deadline (overdue.ts): still waited for, but a person should look.
-  const age =
-    inFlight && operation
-      ? updateAge(operation.startedAt, input.now, decision.history.scaleEvents, decision.history.anticipation)
-      : undefined;
-  if (age?.overdue && operation) {
-    const state = input.instance
-      ? `ARM reports ${input.instance.provisioningState}`
-      : "the instance was not read";
-    const overdue = {
-      reason: "ProgressDeadlineExceeded",
-      message: `the update ${operation.from.sku} × ${operation.from.units} → ${operation.to.sku} × ${operation.to.units} sent at ${operation.startedAt} has run for ${formatAge(age.ageSeconds)}, past its deadline of ${formatAge(age.deadlineSeconds)} (${age.basis}); ${state}: the operator keeps waiting for it and sends no other`,
-    };
-    drafts = drafts.map((d) =>
-      d.type === "Ready" && (d.status === "True" || d.reason === "Throttled")
-        ? { type: "Ready", status: "False", ...overdue }
-        : d,
-    );
+  const overdue = age?.overdue && step.operation ? overdueCondition(step.operation, age, input) : undefined;
+  if (overdue) {
+    drafts = replaced(drafts, overdue, (d) => d.status === "True" || d.reason === "Throttled");
   }
-  if (view.conflict && !input.conflict) {
-    const c = view.conflict;
-    drafts = drafts.map((d) => (d.type === "Conflict" ? { type: "Conflict", status: "True", ...c } : d));
+  const conflict = input.appServer?.conflict;
+  if (conflict && !input.conflict) {
+    drafts = replaced(drafts, { type: "Conflict", status: "True", ...conflict });
   }
-  const write: PassWrite = {
-    patch,
-    drafts,
-    events,
-    counts,
-    outcome,
-    requeueAfterMs: inFlight ? Math.min(pollMs, IN_FLIGHT_POLL_MS) : pollMs,
-    decision,
+  return drafts;
+}
+
+/** `drafts` with the draft of `set.type` replaced by `set`, where `when` holds of the one it replaces. */
+function replaced(
+  drafts: DecisionCondition[],
+  set: DecisionCondition,
+  when: (d: DecisionCondition) => boolean = () => true,
+): DecisionCondition[] {
+  return drafts.map((d) => (d.type === set.type && when(d) ? set : d));
+}
+
+/** `Ready` False for an update past its deadline (overdue.ts): what runs, for how long, and ARM's state. */
+function overdueCondition(operation: StoredOperation, age: UpdateAge, input: PassInput): DecisionCondition {
+  const state = input.instance
+    ? `ARM reports ${input.instance.provisioningState}`
+    : "the instance was not read";
+  return {
+    type: "Ready",
+    status: "False",
+    reason: "ProgressDeadlineExceeded",
+    message: `the update ${operation.from.sku} × ${operation.from.units} → ${operation.to.sku} × ${operation.to.units} sent at ${operation.startedAt} has run for ${formatAge(age.ageSeconds)}, past its deadline of ${formatAge(age.deadlineSeconds)} (${age.basis}); ${state}: the operator keeps waiting for it and sends no other`,
   };
-  const b = decision.desired ? undefined : blocker(decision);
-  if (b) write.blocker = b;
-  if (replicas !== undefined) write.replicas = replicas;
-  if (age) write.updateAge = age;
-  return write;
 }
 
 function blocker(decision: Decision): PassBlocker {

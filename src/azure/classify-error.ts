@@ -27,7 +27,7 @@
  * 5. `RestError` without a status (connection refused, reset, DNS, TLS, unreadable body) → transient;
  * 6. anything else → `undefined`: not an Azure failure, the caller rethrows it unchanged.
  */
-import { isRestError } from "@azure/core-rest-pipeline";
+import { isRestError, type RestError } from "@azure/core-rest-pipeline";
 import {
   AZURE_RETRY_AFTER_CAP_MS,
   type RetryAfterOptions,
@@ -159,7 +159,24 @@ export function classifyAzureError(err: unknown, ctx: ClassifyContext): AzureApi
     return new TransientError(`${where(ctx)}: request timed out`, { ...base, code: "Timeout" });
   }
   if (!isRestError(err)) return undefined;
+  return classifyAnswer(ctx, restAnswer(err, message, base), message);
+}
 
+/** What an Azure REST call answered, as the typed errors report it. */
+interface RestAnswer {
+  response: ResponseLike | undefined;
+  /** The HTTP status; absent (or 0) when no response came. */
+  status: number | undefined;
+  /** The ARM error code (`error.code` of the body, or the `x-ms-error-code` header). */
+  code: string | undefined;
+  /** The details every typed error carries: status, code, request and correlation ids. */
+  details: AzureErrorDetails;
+  /** `status code: message[: first detail]`, as the error messages quote it. */
+  said: string;
+}
+
+/** The answer of a failed REST call: `message` is the error's short message. */
+function restAnswer(err: RestError, message: string, base: AzureErrorDetails): RestAnswer {
   const response = err.response as ResponseLike | undefined;
   const detail = detailOf(err.response, message);
   const status = err.statusCode ?? response?.status;
@@ -175,27 +192,20 @@ export function classifyAzureError(err: unknown, ctx: ClassifyContext): AzureApi
   };
   const text = detail ? shortMessage(`${message}: ${detail}`) : message;
   const said = `${status ?? "no response"}${code ? ` ${code}` : ""}${text ? `: ${text}` : ""}`;
+  return { response, status, code, details, said };
+}
 
+/**
+ * The typed error for an answer, by status: none → transient; 429/529 → throttled (or an
+ * operation in progress); a refusal (refusals.ts); 409 → in progress or invalid; 401/403 →
+ * authentication; 404 → not found; 408/5xx → transient; other 4xx → invalid request.
+ */
+function classifyAnswer(ctx: ClassifyContext, answer: RestAnswer, message: string): AzureApiError {
+  const { status, code, details, said } = answer;
   if (status === undefined || status <= 0) {
     return new TransientError(`${where(ctx)}: request failed (${said})`, details);
   }
-  if (status === 429 || status === 529) {
-    if (isOperationInProgressCode(code)) {
-      return new OperationInProgressError(
-        `${where(ctx)}: another operation is in progress (${said})`,
-        details,
-      );
-    }
-    const retryAfterMs = retryAfterFromHeaders((h) => headerOf(response, h), ctx.now, {
-      capMs: AZURE_RETRY_AFTER_CAP_MS,
-      ...ctx.retryAfter,
-    });
-    const notBefore = new Date(ctx.now.getTime() + retryAfterMs);
-    return new ThrottledError(
-      `${where(ctx)}: throttled (${said}); retry after ${Math.ceil(retryAfterMs / 1000)}s, at ${notBefore.toISOString()}`,
-      { ...details, retryAfterMs, notBefore },
-    );
-  }
+  if (status === 429 || status === 529) return throttledError(ctx, answer);
   const refusedBy = refusalOf(status, code, message);
   if (refusedBy !== undefined) {
     return new RefusedError(`${where(ctx)}: ${REFUSED_AS[refusedBy]} (${said})`, { ...details, refusedBy });
@@ -217,4 +227,24 @@ export function classifyAzureError(err: unknown, ctx: ClassifyContext): AzureApi
   }
   if (status >= 400) return new InvalidRequestError(`${where(ctx)}: invalid request (${said})`, details);
   return new TransientError(`${where(ctx)}: unexpected response (${said})`, details);
+}
+
+/**
+ * A 429 or 529: another operation in progress when the code says so, else throttled until the
+ * time the Retry-After headers give (capped at AZURE_RETRY_AFTER_CAP_MS unless `ctx.retryAfter`
+ * says otherwise).
+ */
+function throttledError(ctx: ClassifyContext, { response, code, details, said }: RestAnswer): AzureApiError {
+  if (isOperationInProgressCode(code)) {
+    return new OperationInProgressError(`${where(ctx)}: another operation is in progress (${said})`, details);
+  }
+  const retryAfterMs = retryAfterFromHeaders((h) => headerOf(response, h), ctx.now, {
+    capMs: AZURE_RETRY_AFTER_CAP_MS,
+    ...ctx.retryAfter,
+  });
+  const notBefore = new Date(ctx.now.getTime() + retryAfterMs);
+  return new ThrottledError(
+    `${where(ctx)}: throttled (${said}); retry after ${Math.ceil(retryAfterMs / 1000)}s, at ${notBefore.toISOString()}`,
+    { ...details, retryAfterMs, notBefore },
+  );
 }

@@ -295,62 +295,8 @@ export class HistoryReader {
     const due = [...this.#entries.values()].filter((e) => this.#isDue(e, nowMs));
     const calls = this.#plan(due, nowMs);
     const report: HistoryRefreshReport = { calls: 0, failedCalls: 0, reads: [] };
-    const got = new Map<Entry, { points: DemandPoint[]; error?: string; kind: HistoryRead["kind"] }>();
-    const byKey = new Map(due.map((e) => [`${resourceKey(e.resourceId)}|${e.grain}`, e]));
-    const queries = calls.flatMap((call) =>
-      historyQueries(call.batch.service).map((query) => ({ call, query })),
-    );
-    /** Per call, per resource: the results of the queries that answered, or the first error. */
-    const answers = new Map<PlannedCall, { results: Map<string, MetricsResultLike[]>; error?: string }>();
-    await forEachLimited(queries, this.#concurrency, async ({ call, query }) => {
-      const answer = await this.#querier.queryBatch(call.batch, {
-        operation: "metrics.queryResources(history)",
-        metricNames: query.metricNames,
-        start: new Date(call.startMs),
-        end: new Date(call.endMs),
-        interval: interval(call.grain),
-        aggregation: query.aggregation,
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
-      if (answer.sent) report.calls++;
-      let got = answers.get(call);
-      if (!got) {
-        got = { results: new Map() };
-        answers.set(call, got);
-      }
-      if ("error" in answer) {
-        report.failedCalls++;
-        got.error ??= answer.error.message;
-        return;
-      }
-      const byResource = resultsByResource(call.batch.resourceIds, answer.results);
-      for (const [id, r] of byResource) got.results.set(id, [...(got.results.get(id) ?? []), r]);
-    });
-    for (const call of calls) {
-      const answer = answers.get(call);
-      const entries = call.batch.resourceIds.map(
-        (id) => byKey.get(`${resourceKey(id)}|${call.grain}`) as Entry,
-      );
-      for (const e of entries) {
-        let s = got.get(e);
-        if (!s) {
-          s = { points: [], kind: call.kind };
-          got.set(e, s);
-        }
-        if (answer?.error !== undefined) {
-          s.error ??= answer.error;
-          continue;
-        }
-        const parts = answer?.results.get(e.resourceId);
-        if (!parts) continue;
-        try {
-          s.points.push(...answerPoints(call, e, combineAnswers(parts)));
-        } catch (err) {
-          if (!(err instanceof MetricGrainError)) throw err;
-          s.error ??= grainError(e, call, err).message;
-        }
-      }
-    }
+    const answers = await this.#query(calls, report, options.signal);
+    const got = resourceReads(calls, answers, due);
     for (const [e, s] of got) {
       this.#apply(e, s, nowMs);
       report.reads.push({
@@ -369,6 +315,46 @@ export class HistoryReader {
       if (e.error === undefined) e.lastSuccessMs = nowMs;
     }
     return report;
+  }
+
+  /**
+   * Sends every history query of every planned call, `#concurrency` at a time, counting calls
+   * sent and failed in `report`: per call, the results per resource, or the first error.
+   */
+  async #query(
+    calls: readonly PlannedCall[],
+    report: HistoryRefreshReport,
+    signal: AbortSignal | undefined,
+  ): Promise<Map<PlannedCall, CallAnswers>> {
+    const queries = calls.flatMap((call) =>
+      historyQueries(call.batch.service).map((query) => ({ call, query })),
+    );
+    const answers = new Map<PlannedCall, CallAnswers>();
+    await forEachLimited(queries, this.#concurrency, async ({ call, query }) => {
+      const answer = await this.#querier.queryBatch(call.batch, {
+        operation: "metrics.queryResources(history)",
+        metricNames: query.metricNames,
+        start: new Date(call.startMs),
+        end: new Date(call.endMs),
+        interval: interval(call.grain),
+        aggregation: query.aggregation,
+        ...(signal ? { signal } : {}),
+      });
+      if (answer.sent) report.calls++;
+      let got = answers.get(call);
+      if (!got) {
+        got = { results: new Map() };
+        answers.set(call, got);
+      }
+      if ("error" in answer) {
+        report.failedCalls++;
+        got.error ??= answer.error.message;
+        return;
+      }
+      const byResource = resultsByResource(call.batch.resourceIds, answer.results);
+      for (const [id, r] of byResource) got.results.set(id, [...(got.results.get(id) ?? []), r]);
+    });
+    return answers;
   }
 
   /** The calls of a refresh: per grain, one span for incremental reads, one (cut) for full reads. */
@@ -409,11 +395,7 @@ export class HistoryReader {
   }
 
   /** Merges one resource's read into its entry and rebuilds what {@link get} serves. */
-  #apply(
-    e: Entry,
-    read: { points: DemandPoint[]; error?: string; kind: HistoryRead["kind"] },
-    nowMs: number,
-  ) {
+  #apply(e: Entry, read: ResourceRead, nowMs: number) {
     e.lastAttemptMs = nowMs;
     const endMs = this.#completeEnd(e.grain, nowMs);
     const grainSeconds = HISTORY_GRAIN_SECONDS[e.grain];
@@ -439,6 +421,62 @@ export class HistoryReader {
     e.needsFull = false;
     delete e.error;
     e.served = { grainSeconds, readAtMs: nowMs, points: e.points };
+  }
+}
+
+/** One planned call's answers: per resource, the results of the queries that answered, or the first error. */
+interface CallAnswers {
+  results: Map<string, MetricsResultLike[]>;
+  error?: string;
+}
+
+/** One resource's read in a refresh: its points, or the first error of its calls. */
+interface ResourceRead {
+  points: DemandPoint[];
+  error?: string;
+  kind: HistoryRead["kind"];
+}
+
+/**
+ * Each due resource's read, in the order of the calls that covered it: the points of every
+ * answer (checked against the grain), or the first error of its calls.
+ * @throws errors other than MetricGrainError from reading an answer.
+ */
+function resourceReads(
+  calls: readonly PlannedCall[],
+  answers: ReadonlyMap<PlannedCall, CallAnswers>,
+  due: readonly Entry[],
+): Map<Entry, ResourceRead> {
+  const got = new Map<Entry, ResourceRead>();
+  const byKey = new Map(due.map((e) => [`${resourceKey(e.resourceId)}|${e.grain}`, e]));
+  for (const call of calls) {
+    const answer = answers.get(call);
+    for (const id of call.batch.resourceIds) {
+      const e = byKey.get(`${resourceKey(id)}|${call.grain}`) as Entry;
+      let s = got.get(e);
+      if (!s) {
+        s = { points: [], kind: call.kind };
+        got.set(e, s);
+      }
+      addAnswer(s, call, e, answer);
+    }
+  }
+  return got;
+}
+
+/** Adds one call's answer for resource `e` to its read `s`: the points, or the first error. */
+function addAnswer(s: ResourceRead, call: PlannedCall, e: Entry, answer: CallAnswers | undefined): void {
+  if (answer?.error !== undefined) {
+    s.error ??= answer.error;
+    return;
+  }
+  const parts = answer?.results.get(e.resourceId);
+  if (!parts) return;
+  try {
+    s.points.push(...answerPoints(call, e, combineAnswers(parts)));
+  } catch (err) {
+    if (!(err instanceof MetricGrainError)) throw err;
+    s.error ??= grainError(e, call, err).message;
   }
 }
 

@@ -233,35 +233,10 @@ export class AzureMetrics implements BatchQuerier {
           result.failures.push(failure(part, query, answer.error));
           continue;
         }
-        const byResource = resultsByResource(part.resourceIds, answer.results);
-        for (const id of part.resourceIds) {
-          const found = byResource.get(id);
-          answered.set(id, [...(answered.get(id) ?? []), ...(found ? [found] : [])]);
-        }
+        addAnswered(answered, part.resourceIds, answer.results);
       }
     }
-    for (const id of batch.resourceIds) {
-      const parts = answered.get(id);
-      if (parts === undefined) continue; // every metrics query failed: in `failures`
-      try {
-        const samples =
-          parts.length > 0 ? readMetricsAnswer(batch.service, id, combineAnswers(parts)).samples : [];
-        if (split) addEndpointSplit(samples, split.get(id));
-        result.samples.set(id, samples);
-      } catch (err) {
-        if (!(err instanceof MetricGrainError)) throw err;
-        result.failures.push({
-          batch: { ...batch, resourceIds: [id] },
-          part: "metrics",
-          fields: SAMPLE_FIELDS,
-          error: new TransientError(`metrics of ${id}: ${err.message}`, {
-            operation: "metrics.queryResources",
-            scope: batch.scope,
-            code: "UnreadableTimeGrain",
-          }),
-        });
-      }
-    }
+    readSamples(batch, answered, split, result);
   }
 
   /**
@@ -360,4 +335,53 @@ export class AzureMetrics implements BatchQuerier {
 /** The failure of `query` for the resources of `batch`. */
 function failure(batch: MetricsBatch, query: MetricQuery, error: AzureApiError): MetricsFailure {
   return { batch, part: query.part, aggregation: query.aggregation, fields: query.fields, error };
+}
+
+/** Adds each resource's result of one answered query of `resourceIds` to `answered` (none when it is missing). */
+function addAnswered(
+  answered: Map<string, MetricsResultLike[]>,
+  resourceIds: readonly string[],
+  results: Parameters<typeof resultsByResource>[1],
+): void {
+  const byResource = resultsByResource(resourceIds, results);
+  for (const id of resourceIds) {
+    const found = byResource.get(id);
+    answered.set(id, [...(answered.get(id) ?? []), ...(found ? [found] : [])]);
+  }
+}
+
+/**
+ * Each resource's samples from the answers of its metrics queries (with the per-endpoint split
+ * when it was read) into `result.samples`; a resource whose answer has an unreadable time grain
+ * lands in `result.failures`. A resource every metrics query failed for is skipped (its failures
+ * are already in `result.failures`).
+ */
+function readSamples(
+  batch: MetricsBatch,
+  answered: ReadonlyMap<string, MetricsResultLike[]>,
+  split: ReadonlyMap<string, MetricsResultLike> | undefined,
+  result: MetricsReadResult,
+): void {
+  for (const id of batch.resourceIds) {
+    const parts = answered.get(id);
+    if (parts === undefined) continue; // every metrics query failed: in `failures`
+    try {
+      const samples =
+        parts.length > 0 ? readMetricsAnswer(batch.service, id, combineAnswers(parts)).samples : [];
+      if (split) addEndpointSplit(samples, split.get(id));
+      result.samples.set(id, samples);
+    } catch (err) {
+      if (!(err instanceof MetricGrainError)) throw err;
+      result.failures.push({
+        batch: { ...batch, resourceIds: [id] },
+        part: "metrics",
+        fields: SAMPLE_FIELDS,
+        error: new TransientError(`metrics of ${id}: ${err.message}`, {
+          operation: "metrics.queryResources",
+          scope: batch.scope,
+          code: "UnreadableTimeGrain",
+        }),
+      });
+    }
+  }
 }

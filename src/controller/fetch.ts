@@ -278,6 +278,36 @@ function applyMetrics(
   }
 }
 
+/** One cycle's readings and what of them has been applied and handed on (each target once). */
+interface CycleHandout {
+  /** The readings, by work-queue key. */
+  out: Map<string, CycleReading>;
+  /** Keys handed to `onReady`. */
+  handed: Set<string>;
+  /** Keys whose metrics answer is in their reading. */
+  applied: Set<string>;
+  /** Hand-outs waiting for the native settings. */
+  pending: Promise<void>[];
+  /** The native settings read of this cycle. */
+  settings: Promise<void>;
+  onReady: CycleReadOptions["onReady"];
+}
+
+/** `targets` grouped by subscription (case-insensitive) and service, in first-seen order. */
+function bySubscriptionAndService(
+  targets: readonly CycleTarget[],
+): { subscriptionId: string; service: ServiceKind; targets: CycleTarget[] }[] {
+  const groups = new Map<string, { subscriptionId: string; service: ServiceKind; targets: CycleTarget[] }>();
+  for (const t of targets) {
+    const ref = t.ref;
+    const gk = `${ref.subscriptionId.toLowerCase()}|${t.service}`;
+    const g = groups.get(gk) ?? { subscriptionId: ref.subscriptionId, service: t.service, targets: [] };
+    g.targets.push(t);
+    groups.set(gk, g);
+  }
+  return [...groups.values()];
+}
+
 export class CycleFetcher {
   readonly #azure: AzureAdapters;
   readonly #now: () => number;
@@ -315,32 +345,47 @@ export class CycleFetcher {
     const callSignal =
       signal && options.deadline ? AbortSignal.any([signal, options.deadline]) : (options.deadline ?? signal);
     const opts = callSignal ? { signal: callSignal } : {};
-    const handed = new Set<string>();
-    const hand = (t: CycleTarget) => {
-      if (handed.has(t.key)) return;
-      handed.add(t.key);
-      const ladder = this.#ladders.get(resourceKey(t.resourceId))?.read;
-      if (ladder) (out.get(t.key) as CycleReading).ladder = ladder;
-      try {
-        options.onReady?.(t.key, out.get(t.key) as CycleReading);
-      } catch {
-        // A listener's failure does not stop the cycle.
-      }
+    await this.#readInstances(targets, out, opts);
+
+    // Native autoscale settings (per subscription, not every cycle), beside the metrics.
+    const settings = this.#readNativeSettings(targets, fetchedAt, opts);
+    settings.catch(() => {}); // awaited below; handled here should the metrics read throw first
+    const cycle: CycleHandout = {
+      out,
+      handed: new Set(),
+      applied: new Set(),
+      pending: [],
+      settings,
+      onReady: options.onReady,
     };
 
-    // Instances: one list per subscription and service.
-    const groups = new Map<
-      string,
-      { subscriptionId: string; service: ServiceKind; targets: CycleTarget[] }
-    >();
-    for (const t of targets) {
-      const ref = t.ref;
-      const gk = `${ref.subscriptionId.toLowerCase()}|${t.service}`;
-      const g = groups.get(gk) ?? { subscriptionId: ref.subscriptionId, service: t.service, targets: [] };
-      g.targets.push(t);
-      groups.set(gk, g);
-    }
-    await forEachLimited([...groups.values()], 4, async (g) => {
+    // Metrics: batched across every due policy whose instance (and so region) is known; each
+    // batch's policies are ready when it is.
+    const withRegion = targets.filter((t) => out.get(t.key)?.instance);
+    this.#withSettings(
+      cycle,
+      targets.filter((t) => !out.get(t.key)?.instance),
+    );
+    this.#history(withRegion, out, fetchedAt, signal);
+    this.#readLadders(withRegion, fetchedAt, signal);
+    await this.#readMetrics(cycle, withRegion, fetchedAt, opts);
+    await Promise.all(cycle.pending);
+    await settings;
+    for (const t of targets) this.#hand(cycle, t);
+    return out;
+  }
+
+  /**
+   * The instances of `targets` into `out`: one list per subscription and service (four at a
+   * time), a single GET for an instance the list lacks; an Azure failure fails the readings of
+   * its group (or of its one instance).
+   */
+  async #readInstances(
+    targets: readonly CycleTarget[],
+    out: Map<string, CycleReading>,
+    opts: { signal?: AbortSignal },
+  ): Promise<void> {
+    await forEachLimited(bySubscriptionAndService(targets), 4, async (g) => {
       try {
         const listed = await this.#azure.instances.listBySubscription(g.subscriptionId, g.service, opts);
         const byId = new Map(listed.map((i) => [resourceKey(i.resourceId), i]));
@@ -362,41 +407,22 @@ export class CycleFetcher {
           (out.get(t.key) as CycleReading).instanceError = passFailure(err, "instance");
       }
     });
+  }
 
-    // Native autoscale settings (per subscription, not every cycle), beside the metrics.
-    const settings = this.#readNativeSettings(targets, fetchedAt, opts);
-    settings.catch(() => {}); // awaited below; handled here should the metrics read throw first
-    const pending: Promise<void>[] = [];
-    const withSettings = (ready: readonly CycleTarget[]) => {
-      const p = settings.then(() => {
-        for (const t of ready) {
-          const cached = this.#settings.get(resourceKey(t.resourceId));
-          if (cached) (out.get(t.key) as CycleReading).nativeSettings = cached.settings;
-          hand(t);
-        }
-      });
-      p.catch(() => {});
-      pending.push(p);
-    };
-
-    // Metrics: batched across every due policy whose instance (and so region) is known; each
-    // batch's policies are ready when it is.
-    const withRegion = targets.filter((t) => out.get(t.key)?.instance);
-    withSettings(targets.filter((t) => !out.get(t.key)?.instance));
-    this.#history(withRegion, out, fetchedAt, signal);
-    this.#readLadders(withRegion, fetchedAt, signal);
-    // One read per look-back: a request only carries policies that ask for the same span, so no
-    // policy's look-back changes another's requests, and a span Azure rejects fails only the
-    // policies that asked for it.
+  /**
+   * The metrics of `withRegion`, one read per look-back: a request only carries policies that ask
+   * for the same span, so no policy's look-back changes another's requests, and a span Azure
+   * rejects fails only the policies that asked for it. Each batch's policies are applied (and
+   * handed on) as soon as their batch answers.
+   */
+  async #readMetrics(
+    cycle: CycleHandout,
+    withRegion: readonly CycleTarget[],
+    fetchedAt: number,
+    opts: { signal?: AbortSignal },
+  ): Promise<void> {
     const byLookback = new Map<number, CycleTarget[]>();
     for (const t of withRegion) byLookback.set(t.lookbackMs, [...(byLookback.get(t.lookbackMs) ?? []), t]);
-    const applied = new Set<string>();
-    const apply = (ready: readonly CycleTarget[], result: Omit<MetricsReadResult, "calls">) => {
-      const fresh = ready.filter((t) => !applied.has(t.key));
-      for (const t of fresh) applied.add(t.key);
-      applyMetrics(fresh, out, result.samples, result.failures);
-      withSettings(fresh);
-    };
     await Promise.all(
       [...byLookback].map(async ([lookback, group]) => {
         const byResource = new Map<string, CycleTarget[]>();
@@ -408,26 +434,61 @@ export class CycleFetcher {
         const result = await this.#azure.metrics.read(
           group.map((t) => ({
             resourceId: t.resourceId,
-            region: out.get(t.key)?.instance?.location ?? "",
+            region: cycle.out.get(t.key)?.instance?.location ?? "",
           })),
           {
             start,
             end,
             ...opts,
             onBatch: (batch, samples, failures) =>
-              apply(
+              this.#applyMetrics(
+                cycle,
                 batch.resourceIds.flatMap((id) => byResource.get(resourceKey(id)) ?? []),
                 { samples: new Map(samples), failures: [...failures] },
               ),
           },
         );
-        apply(group, result);
+        this.#applyMetrics(cycle, group, result);
       }),
     );
-    await Promise.all(pending);
-    await settings;
-    for (const t of targets) hand(t);
-    return out;
+  }
+
+  /** One metrics answer into the readings of the targets in `ready` not applied yet, then handed on. */
+  #applyMetrics(
+    cycle: CycleHandout,
+    ready: readonly CycleTarget[],
+    result: Omit<MetricsReadResult, "calls">,
+  ): void {
+    const fresh = ready.filter((t) => !cycle.applied.has(t.key));
+    for (const t of fresh) cycle.applied.add(t.key);
+    applyMetrics(fresh, cycle.out, result.samples, result.failures);
+    this.#withSettings(cycle, fresh);
+  }
+
+  /** Hands each of `ready` on once the native settings are read, with them. */
+  #withSettings(cycle: CycleHandout, ready: readonly CycleTarget[]): void {
+    const p = cycle.settings.then(() => {
+      for (const t of ready) {
+        const cached = this.#settings.get(resourceKey(t.resourceId));
+        if (cached) (cycle.out.get(t.key) as CycleReading).nativeSettings = cached.settings;
+        this.#hand(cycle, t);
+      }
+    });
+    p.catch(() => {});
+    cycle.pending.push(p);
+  }
+
+  /** Hands `t`'s reading (with its last unit ladders) to `onReady`, once per cycle. */
+  #hand(cycle: CycleHandout, t: CycleTarget): void {
+    if (cycle.handed.has(t.key)) return;
+    cycle.handed.add(t.key);
+    const ladder = this.#ladders.get(resourceKey(t.resourceId))?.read;
+    if (ladder) (cycle.out.get(t.key) as CycleReading).ladder = ladder;
+    try {
+      cycle.onReady?.(t.key, cycle.out.get(t.key) as CycleReading);
+    } catch {
+      // A listener's failure does not stop the cycle.
+    }
   }
 
   /**

@@ -30,8 +30,11 @@ import {
   validatePolicy,
 } from "../api/index.js";
 import {
+  type AppServerView,
   completePass,
   type Decision,
+  type PassFailure,
+  type PassInput,
   type PassOutcome,
   type PassPlan,
   type PassResults,
@@ -117,47 +120,100 @@ async function runPass(
   reading: CycleReading | undefined,
   deps: PassDeps,
 ): Promise<PassWrite> {
-  const { namespace } = policy.metadata;
+  const admitted = admit(policy, reading, deps);
+  if ("refused" in admitted) return admitted.refused;
+  const { spec } = admitted;
+  const failure = readFailure(reading);
+  logReadProblems(policy, reading, failure, deps);
+  const appServer = spec.appServer ? await readAppServer(policy, spec.appServer, deps) : undefined;
+  const plan = planPass(passInput(policy, spec, reading, failure, appServer, deps.now()));
+  return completePass(plan, await act(plan, policy, deps));
+}
+
+/**
+ * The policy's spec, validated and defaulted, when the pass may go on; else the write of a pass
+ * refused before reading: an invalid spec, or a target outside the tenancy (or invalid there).
+ */
+function admit(
+  policy: CapacityPolicy,
+  reading: CycleReading | undefined,
+  deps: PassDeps,
+): { spec: CapacityPolicy["spec"] } | { refused: PassWrite } {
   const generation = policy.metadata.generation;
   const validation = validatePolicy(policy);
   if (!validation.ok) {
     const message = validation.errors.join("; ");
-    return refusedPass(generation, { reason: "InvalidSpec", message }, "invalid", INVALID_REQUEUE_MS);
+    return {
+      refused: refusedPass(generation, { reason: "InvalidSpec", message }, "invalid", INVALID_REQUEUE_MS),
+    };
   }
   const spec = validation.policy.spec;
-  const target = reading?.target ?? checkTarget(deps.tenancy, namespace, spec.target.resourceId);
-  if (!target.ok) {
-    const invalid = target.reason === "InvalidSpec";
-    return refusedPass(
+  const target =
+    reading?.target ?? checkTarget(deps.tenancy, policy.metadata.namespace, spec.target.resourceId);
+  if (target.ok) return { spec };
+  const invalid = target.reason === "InvalidSpec";
+  return {
+    refused: refusedPass(
       generation,
       { reason: target.reason, message: target.message },
       invalid ? "invalid" : "outOfScope",
       invalid ? INVALID_REQUEUE_MS : spec.pollIntervalSeconds * 1000,
-    );
-  }
+    ),
+  };
+}
 
+/**
+ * This pass's Azure read failure: the instance's, else the metrics' (secrets scrubbed from its
+ * message); `NoData` when the cycle has no reading for the policy; none when both were read.
+ */
+function readFailure(reading: CycleReading | undefined): PassFailure | undefined {
   const error = reading?.instanceError ?? reading?.metricsError;
-  const failure = error
-    ? {
-        kind: error.kind,
-        message: scrubSecrets(error.message),
-        ...(error.read ? { read: error.read } : {}),
-        ...(error.notBefore ? { notBefore: error.notBefore } : {}),
-      }
-    : reading
-      ? undefined
-      : { kind: "NoData", message: "no reading for this pass" };
+  if (error) {
+    return {
+      kind: error.kind,
+      message: scrubSecrets(error.message),
+      ...(error.read ? { read: error.read } : {}),
+      ...(error.notBefore ? { notBefore: error.notBefore } : {}),
+    };
+  }
+  return reading ? undefined : { kind: "NoData", message: "no reading for this pass" };
+}
+
+/** Logs the Azure read failure of the pass, else each metrics query that failed while others answered. */
+function logReadProblems(
+  policy: CapacityPolicy,
+  reading: CycleReading | undefined,
+  failure: PassFailure | undefined,
+  deps: PassDeps,
+): void {
+  const { namespace, name } = policy.metadata;
+  const error = reading?.instanceError ?? reading?.metricsError;
   if (error && failure) {
-    const fields = { namespace, policy: policy.metadata.name, failure: failure.kind, err: failure.message };
+    const fields = { namespace, policy: name, failure: failure.kind, err: failure.message };
     deps.log.warn(fields, "Azure read failed");
   }
   for (const p of error ? [] : (reading?.metricsPartial ?? [])) {
-    const fields = { namespace, policy: policy.metadata.name, failure: p.kind, unknown: p.fields.join(",") };
+    const fields = { namespace, policy: name, failure: p.kind, unknown: p.fields.join(",") };
     deps.log.warn({ ...fields, err: scrubSecrets(p.message) }, "Azure Monitor answered in part");
   }
-  const appServer = spec.appServer ? await readAppServer(policy, spec.appServer, deps) : undefined;
+}
+
+/**
+ * What the planner reads for this pass: the policy with its validated spec, the status, the
+ * cycle's reading (demand history and leading signal only while anticipation is on), the app
+ * servers, a native Azure autoscale setting as a `Conflict`, and `now` (ms since the epoch).
+ */
+function passInput(
+  policy: CapacityPolicy,
+  spec: CapacityPolicy["spec"],
+  reading: CycleReading | undefined,
+  failure: PassFailure | undefined,
+  appServer: AppServerView | undefined,
+  now: number,
+): PassInput {
   const native = reading?.nativeSettings ?? [];
-  const plan = planPass({
+  const anticipating = spec.anticipation !== undefined && spec.anticipation.mode !== "Off";
+  return {
     policy: { metadata: policy.metadata, spec },
     status: policy.status ?? {},
     ...(reading?.instance ? { instance: reading.instance } : {}),
@@ -169,10 +225,10 @@ async function runPass(
         }
       : {}),
     ...(appServer ? { appServer } : {}),
-    ...(reading?.demandHistory && spec.anticipation?.seasonal && spec.anticipation.mode !== "Off"
+    ...(reading?.demandHistory && anticipating && spec.anticipation?.seasonal
       ? { demandHistory: reading.demandHistory }
       : {}),
-    ...(reading?.leading && spec.anticipation?.leadingSignal && spec.anticipation.mode !== "Off"
+    ...(reading?.leading && anticipating && spec.anticipation?.leadingSignal
       ? { leading: reading.leading }
       : {}),
     ...(reading?.ladder ? { ladder: reading.ladder } : {}),
@@ -184,9 +240,8 @@ async function runPass(
           },
         }
       : {}),
-    now: deps.now(),
-  });
-  return completePass(plan, await act(plan, policy, deps));
+    now,
+  };
 }
 
 /** Sends the planned ARM update and app-server change, while this replica may write. */

@@ -7,7 +7,7 @@
  * Events (the pass's own and those of condition changes) follow, while the leader's fence holds.
  */
 import type { CapacityPolicy, CapacityPolicyStatus, PolicyCondition, StatusPatch } from "../api/index.js";
-import { mergeStatus, type PassWrite } from "../autoscale/index.js";
+import { type EventDraft, mergeStatus, type PassWrite } from "../autoscale/index.js";
 import { ConflictError as KubeConflictError } from "../kube/errors.js";
 import { type EventRecorder, policySubject } from "../kube/events.js";
 import type { PolicyClient } from "../kube/policies.js";
@@ -66,6 +66,24 @@ export async function writeStatus(
   start: StartingStatus = { status: policy.status },
 ): Promise<PolicyCondition[]> {
   if (!deps.canWrite() || write.outcome === "notLeader") return [];
+  const { from, written } = await persistStatus(policy, deps, write, start);
+  const events = [...write.events, ...conditionEvents(from?.conditions, written)];
+  await recordEvents(policy, deps, events);
+  return written;
+}
+
+/**
+ * The status loop of {@link writeStatus}: the next status from the one the pass started from,
+ * written when it needs writing, and remembered; on 409 the policy is read again and the pass's
+ * patch applied over it. Returns the status it was applied over (`from`) and its conditions.
+ * @throws the Kubernetes error of the status write (after at most 4 attempts on 409)
+ */
+async function persistStatus(
+  policy: CapacityPolicy,
+  deps: StatusWriteDeps,
+  write: PassWrite,
+  start: StartingStatus,
+): Promise<{ from: Status | undefined; written: PolicyCondition[] }> {
   const { namespace, name } = policy.metadata;
   const key = objectKey(policy);
   const nowMs = deps.now();
@@ -73,17 +91,8 @@ export async function writeStatus(
   const nowIso = new Date(nowMs).toISOString();
   let base = policy;
   let from = start.status;
-  let written: PolicyCondition[] = [];
   for (let attempt = 1; ; attempt++) {
-    const previousConditions = from?.conditions;
-    const drafts = write.drafts.length > 0 ? write.drafts : (previousConditions ?? []).map((c) => ({ ...c }));
-    written = stampConditions(
-      withReady(drafts, write.blocker, write.patch.operation != null),
-      previousConditions,
-      nowIso,
-      policy.metadata.generation,
-    );
-    const next = asStored({ ...mergeStatus(from ?? {}, write.patch), conditions: written });
+    const { next, written } = nextStatus(write, from, nowIso, policy.metadata.generation);
     const need = needsStatusWrite(base.status, next, nowMs, {
       refreshIntervalMs: refreshMs,
       lastWrittenMs: start.lastWrittenMs,
@@ -92,7 +101,7 @@ export async function writeStatus(
     if (!need.write) {
       deps.statusMemory?.remember(key, base.status, next, start.lastWrittenMs);
       deps.countStatusWrite?.("skipped");
-      break;
+      return { from, written };
     }
     try {
       // Objects replace the stored ones whole: a key the pass no longer sets is removed.
@@ -105,7 +114,7 @@ export async function writeStatus(
       deps.statusMemory?.remember(key, stored.status, next, nowMs);
       deps.countStatusWrite?.("written");
       deps.log.debug({ namespace, policy: name, changed: need.reason }, "status written");
-      break;
+      return { from, written };
     } catch (err) {
       if (!(err instanceof KubeConflictError) || attempt >= MAX_STATUS_ATTEMPTS || !deps.canWrite()) {
         deps.statusMemory?.forget(key);
@@ -115,8 +124,41 @@ export async function writeStatus(
       from = base.status;
     }
   }
-  const events = [...write.events];
-  for (const c of changedConditions(from?.conditions, written)) {
+}
+
+/**
+ * The status a pass leaves over `from`: its patch merged, and its condition drafts (else the
+ * conditions of `from`) with `Ready` derived, stamped against those of `from` at `nowIso` —
+ * as it reads back from the API server.
+ */
+function nextStatus(
+  write: PassWrite,
+  from: Status | undefined,
+  nowIso: string,
+  generation: number | undefined,
+): { next: Status; written: PolicyCondition[] } {
+  const previousConditions = from?.conditions;
+  const drafts = write.drafts.length > 0 ? write.drafts : (previousConditions ?? []).map((c) => ({ ...c }));
+  const written = stampConditions(
+    withReady(drafts, write.blocker, write.patch.operation != null),
+    previousConditions,
+    nowIso,
+    generation,
+  );
+  return { next: asStored({ ...mergeStatus(from ?? {}, write.patch), conditions: written }), written };
+}
+
+/**
+ * The Events of condition changes: a Warning when a condition turns bad (Ready or
+ * MetricsAvailable False, Fallback or Conflict True), a Normal one for other changes of a
+ * condition that was already set.
+ */
+function conditionEvents(
+  before: readonly PolicyCondition[] | undefined,
+  written: PolicyCondition[],
+): EventDraft[] {
+  const events: EventDraft[] = [];
+  for (const c of changedConditions(before, written)) {
     const warn =
       (c.condition.type === "Ready" && c.condition.status === "False") ||
       (c.condition.type === "MetricsAvailable" && c.condition.status === "False") ||
@@ -129,6 +171,16 @@ export async function writeStatus(
       message: `${c.condition.type}=${c.condition.status}: ${c.condition.message}`,
     });
   }
+  return events;
+}
+
+/** Records `events` on the policy, secrets scrubbed, while the leader's fence holds; a failure is logged. */
+async function recordEvents(
+  policy: CapacityPolicy,
+  deps: StatusWriteDeps,
+  events: EventDraft[],
+): Promise<void> {
+  const { namespace, name } = policy.metadata;
   const subject = policySubject(policy);
   const now = new Date(deps.now());
   for (const e of events) {
@@ -140,5 +192,4 @@ export async function writeStatus(
       deps.log.warn({ namespace, policy: name, err: String(err) }, "could not record an Event");
     }
   }
-  return written;
 }

@@ -142,18 +142,7 @@ export function summarize(rows: readonly TimelineRow[], options: { loadTargetPer
       replicasMin = Math.min(replicasMin, r.replicas);
       replicasMax = Math.max(replicasMax, r.replicas);
     }
-    if (prev && (prev.sku !== r.sku || prev.units !== r.units)) {
-      const from = { sku: prev.sku, units: prev.units };
-      const to = { sku: r.sku, units: r.units };
-      const direction = to.units >= from.units ? "out" : "in";
-      const change: CapacityChange = { time: isoMinute(r.time), from, to, direction };
-      summary.changes.push(change);
-      summary.scaleOperations.total++;
-      summary.scaleOperations[direction]++;
-      if (!summary.p1ToP2 && from.sku === "Premium_P1" && to.sku === "Premium_P2") summary.p1ToP2 = change;
-      if (summary.p1ToP2 && !summary.p2ToP1 && from.sku === "Premium_P2" && to.sku === "Premium_P1")
-        summary.p2ToP1 = change;
-    }
+    if (prev && (prev.sku !== r.sku || prev.units !== r.units)) recordChange(summary, prev, r);
     prev = r;
   }
   for (const [sku, minutes] of Object.entries(perSku) as [SkuName, number][]) {
@@ -163,4 +152,22 @@ export function summarize(rows: readonly TimelineRow[], options: { loadTargetPer
   summary.meanUnits = rows.length > 0 ? round1(unitMinutes / rows.length) : 0;
   if (replicasMax >= replicasMin) summary.replicas = { min: replicasMin, max: replicasMax };
   return summary;
+}
+
+/**
+ * Adds the size change from `prev` to `r` (a minute later) to `summary`: its changes, its scale
+ * operation counts (out when the units do not fall), and the first P1 → P2 and, after it, the
+ * first P2 → P1.
+ */
+function recordChange(summary: DemoSummary, prev: TimelineRow, r: TimelineRow): void {
+  const from = { sku: prev.sku, units: prev.units };
+  const to = { sku: r.sku, units: r.units };
+  const direction = to.units >= from.units ? "out" : "in";
+  const change: CapacityChange = { time: isoMinute(r.time), from, to, direction };
+  summary.changes.push(change);
+  summary.scaleOperations.total++;
+  summary.scaleOperations[direction]++;
+  if (!summary.p1ToP2 && from.sku === "Premium_P1" && to.sku === "Premium_P2") summary.p1ToP2 = change;
+  if (summary.p1ToP2 && !summary.p2ToP1 && from.sku === "Premium_P2" && to.sku === "Premium_P1")
+    summary.p2ToP1 = change;
 }

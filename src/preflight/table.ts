@@ -19,6 +19,7 @@ import {
   CREDENTIAL_UNAVAILABLE,
   findMetric,
   METRIC_DEFINITIONS,
+  type MetricDefinition,
   type NativeAutoscaleSetting,
   parseResourceId,
   REFUSED_AS,
@@ -346,6 +347,72 @@ function quotaRow(target: PreflightTarget, obs: PreflightObservations, p: Permis
   };
 }
 
+/** What one metrics query's answer is checked against, for {@link metricLine}. */
+interface MetricRead {
+  /** The metric definitions of the target's service. */
+  defs: readonly MetricDefinition[];
+  /** The answer's metrics for the instance. */
+  metrics: Parameters<typeof findMetric>[0];
+  /** The query's aggregations, lower case. */
+  aggregations: readonly string[];
+  /** The query reads the seasonal forecast's history (not one-minute buckets). */
+  history: boolean;
+  /** The window the decision reads, ms since the epoch. */
+  windowStart: number;
+  windowEnd: number;
+  ingestionDelaySeconds: number;
+}
+
+/**
+ * One metric's line of a metrics query row and its result: WARN when it is missing, has no
+ * value or (one-minute metrics) is older than the decision's window; FAIL when Azure answered it
+ * with an error code; OK otherwise (a counter with no value is read as 0, so OK).
+ */
+function metricLine(name: string, read: MetricRead): { line: string; result: CheckResult } {
+  const { history, windowStart, windowEnd } = read;
+  const def = read.defs.find((d) => d.name.toLowerCase() === name.toLowerCase());
+  const m = def ? findMetric(read.metrics, def) : undefined;
+  if (!m) return { result: "WARN", line: `${name}: not in the answer: read as unknown` };
+  if (m.errorCode !== undefined && m.errorCode !== "Success") {
+    const message = (m as { errorMessage?: string }).errorMessage;
+    return {
+      result: "FAIL",
+      line: `${name}: errorCode ${m.errorCode}${message ? ` ("${message}")` : ""}: the operator never gets it`,
+    };
+  }
+  const points = m.timeseries.flatMap((s) => s.data ?? []);
+  const valued = points.filter((pt) =>
+    read.aggregations.some((a) => {
+      const v = (pt as unknown as Record<string, unknown>)[a];
+      return typeof v === "number" && Number.isFinite(v);
+    }),
+  );
+  const newest = Math.max(...valued.map((pt) => pt.timeStamp.getTime()));
+  const seen = `${name}: ${fmt(valued.length)} of ${fmt(points.length)} point${points.length === 1 ? "" : "s"} with a value${valued.length > 0 ? `, newest ${history ? stamp(newest) : clock(newest)}` : ""}`;
+  if (def?.kind === "counter") {
+    return {
+      result: "OK",
+      line:
+        valued.length === 0
+          ? `${seen} (a counter that counted nothing: read as 0 next to a known gauge)`
+          : seen,
+    };
+  }
+  if (valued.length === 0) {
+    return {
+      result: "WARN",
+      line: `${seen}: ${history ? "the seasonal forecast has no history of it" : "the decision sees it unknown and never scales in on it"}`,
+    };
+  }
+  if (!history && newest < windowStart) {
+    return {
+      result: "WARN",
+      line: `${seen}: older than the window the decision reads (${clock(windowStart)} – ${clock(windowEnd)}, ${read.ingestionDelaySeconds / 60} min ingestion delay): raise metrics.ingestionDelay`,
+    };
+  }
+  return { result: "OK", line: seen };
+}
+
 /** One query's lines and result. */
 function metricsQueryRow(
   q: MetricsQueryObservation,
@@ -374,47 +441,22 @@ function metricsQueryRow(
   if (!result) {
     return { check, result: "WARN", detail: [asked, "the answer has no entry for the instance"] };
   }
-  const defs = METRIC_DEFINITIONS[target.service];
-  const aggregations = q.query.aggregation.split(",").map((a) => a.trim().toLowerCase());
   // The decision reads the window's buckets before the ingestion delay.
   const windowEnd = obs.atMs - obs.times.ingestionDelaySeconds * 1000;
-  const windowStart = windowEnd - obs.times.windowSeconds * 1000;
+  const read: MetricRead = {
+    defs: METRIC_DEFINITIONS[target.service],
+    metrics: result.metrics,
+    aggregations: q.query.aggregation.split(",").map((a) => a.trim().toLowerCase()),
+    history,
+    windowStart: windowEnd - obs.times.windowSeconds * 1000,
+    windowEnd,
+    ingestionDelaySeconds: obs.times.ingestionDelaySeconds,
+  };
   let verdict: CheckResult = "OK";
   const lines = q.query.metricNames.map((name) => {
-    const def = defs.find((d) => d.name.toLowerCase() === name.toLowerCase());
-    const m = def ? findMetric(result.metrics, def) : undefined;
-    if (!m) {
-      verdict = worse(verdict, "WARN");
-      return `${name}: not in the answer: read as unknown`;
-    }
-    if (m.errorCode !== undefined && m.errorCode !== "Success") {
-      verdict = worse(verdict, "FAIL");
-      const message = (m as { errorMessage?: string }).errorMessage;
-      return `${name}: errorCode ${m.errorCode}${message ? ` ("${message}")` : ""}: the operator never gets it`;
-    }
-    const points = m.timeseries.flatMap((s) => s.data ?? []);
-    const valued = points.filter((pt) =>
-      aggregations.some((a) => {
-        const v = (pt as unknown as Record<string, unknown>)[a];
-        return typeof v === "number" && Number.isFinite(v);
-      }),
-    );
-    const newest = Math.max(...valued.map((pt) => pt.timeStamp.getTime()));
-    const seen = `${name}: ${fmt(valued.length)} of ${fmt(points.length)} point${points.length === 1 ? "" : "s"} with a value${valued.length > 0 ? `, newest ${history ? stamp(newest) : clock(newest)}` : ""}`;
-    if (def?.kind === "counter") {
-      return valued.length === 0
-        ? `${seen} (a counter that counted nothing: read as 0 next to a known gauge)`
-        : seen;
-    }
-    if (valued.length === 0) {
-      verdict = worse(verdict, "WARN");
-      return `${seen}: ${history ? "the seasonal forecast has no history of it" : "the decision sees it unknown and never scales in on it"}`;
-    }
-    if (!history && newest < windowStart) {
-      verdict = worse(verdict, "WARN");
-      return `${seen}: older than the window the decision reads (${clock(windowStart)} – ${clock(windowEnd)}, ${obs.times.ingestionDelaySeconds / 60} min ingestion delay): raise metrics.ingestionDelay`;
-    }
-    return seen;
+    const checked = metricLine(name, read);
+    verdict = worse(verdict, checked.result);
+    return checked.line;
   });
   return { check, result: verdict, detail: [asked, ...lines] };
 }
