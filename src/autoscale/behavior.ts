@@ -155,9 +155,47 @@ export interface RateLimitResult {
 
 const describe = (p: ScalingPolicy) => `${p.type} ${p.value} per ${p.periodSeconds}s`;
 
+/**
+ * The policy of `rules` that sets the limit in `direction` and the limit it allows, units: for
+ * each policy the limit from the units at the start of its period (see the module comment), the
+ * highest or lowest as `selectPolicy` says. Undefined when `rules` has no policy.
+ */
+function selectedLimit(
+  rules: ScalingRules,
+  direction: "up" | "down",
+  input: Pick<RateLimitInput, "current" | "sizes" | "events" | "nowMs">,
+): { limit: number; chosen: ScalingPolicy } | undefined {
+  let best: { limit: number; chosen: ScalingPolicy } | undefined;
+  // Up + Max: the highest limit; up + Min: the lowest. Down + Max: the lowest limit (the largest
+  // change); down + Min: the highest.
+  const wantHigher = (direction === "up") === (rules.selectPolicy === "Max");
+  for (const p of rules.policies) {
+    const { added, removed } = changesInPeriod(input.events, input.nowMs, p.periodSeconds);
+    const start = input.current.units - added + removed;
+    const l = policyLimit(p, direction, start, input.sizes.rungs);
+    if (best === undefined || (wantHigher ? l > best.limit : l < best.limit)) best = { limit: l, chosen: p };
+  }
+  return best;
+}
+
+/**
+ * The size a limit of `limit` units allows in `direction` from `current`: the rung at the limit
+ * snapped toward `current`, but at least one rung of the ladder when the limit allows any change.
+ */
+function limitedSize(direction: "up" | "down", current: SkuUnits, sizes: SizeList, limit: number): SkuUnits {
+  if (direction === "up") {
+    const size = sizes.largestAtMost(limit);
+    if (size && size.units > current.units) return size;
+    return limit > current.units ? (sizes.nextUp(current.units) ?? current) : current;
+  }
+  const size = sizes.firstAtLeast(limit);
+  if (size && size.units < current.units) return size;
+  return limit < current.units ? (sizes.nextDown(current.units) ?? current) : current;
+}
+
 /** Applies the rate policies of the direction `proposed` moves in (see the module comment). Pure. */
 export function rateLimit(input: RateLimitInput): RateLimitResult {
-  const { current, proposed, sizes, events, nowMs } = input;
+  const { current, proposed, sizes } = input;
   const cmp = compareSizes(proposed, current);
   if (cmp === 0) return { size: proposed };
   const direction = cmp > 0 ? "up" : "down";
@@ -165,38 +203,21 @@ export function rateLimit(input: RateLimitInput): RateLimitResult {
   if (rules.selectPolicy === "Disabled") {
     return { size: current, code: direction === "up" ? "ScaleUpDisabled" : "ScaleDownDisabled" };
   }
-  if (rules.policies.length === 0) return { size: proposed };
-  let limit: number | undefined;
-  let chosen: ScalingPolicy | undefined;
-  // Up + Max: the highest limit; up + Min: the lowest. Down + Max: the lowest limit (the largest
-  // change); down + Min: the highest.
-  const wantHigher = (direction === "up") === (rules.selectPolicy === "Max");
-  for (const p of rules.policies) {
-    const { added, removed } = changesInPeriod(events, nowMs, p.periodSeconds);
-    const start = current.units - added + removed;
-    const l = policyLimit(p, direction, start, sizes.rungs);
-    if (limit === undefined || (wantHigher ? l > limit : l < limit)) {
-      limit = l;
-      chosen = p;
-    }
-  }
-  if (limit === undefined || chosen === undefined) return { size: proposed };
-  const policy = describe(chosen);
-  if (direction === "up") {
-    if (proposed.units <= Math.max(limit, current.units))
-      return { size: proposed, limitUnits: limit, policy };
-    let size = sizes.largestAtMost(limit);
-    if (!size || size.units <= current.units) {
-      size = limit > current.units ? (sizes.nextUp(current.units) ?? current) : current;
-    }
-    return { size, code: "RateLimitedUp", limitUnits: limit, policy };
-  }
-  if (proposed.units >= Math.min(limit, current.units)) return { size: proposed, limitUnits: limit, policy };
-  let size = sizes.firstAtLeast(limit);
-  if (!size || size.units >= current.units) {
-    size = limit < current.units ? (sizes.nextDown(current.units) ?? current) : current;
-  }
-  return { size, code: "RateLimitedDown", limitUnits: limit, policy };
+  const selected = selectedLimit(rules, direction, input);
+  if (selected === undefined) return { size: proposed };
+  const { limit } = selected;
+  const policy = describe(selected.chosen);
+  const within =
+    direction === "up"
+      ? proposed.units <= Math.max(limit, current.units)
+      : proposed.units >= Math.min(limit, current.units);
+  if (within) return { size: proposed, limitUnits: limit, policy };
+  return {
+    size: limitedSize(direction, current, sizes, limit),
+    code: direction === "up" ? "RateLimitedUp" : "RateLimitedDown",
+    limitUnits: limit,
+    policy,
+  };
 }
 
 /** The tolerance of each direction, fractions of the current capacity. */

@@ -70,160 +70,164 @@ const cond = (
 
 /** The conditions of a decision, one of each type, in the order of `CONDITION_TYPES`. */
 export function decisionConditions(c: ConditionInput): DecisionCondition[] {
-  const out: DecisionCondition[] = [];
-  const durable = durableFailure(c.failure);
-  const throttledUntil = c.fallback.throttledUntil;
-  if (durable) out.push(cond("Ready", "False", durable.reason, durable.message));
-  else if (throttledUntil) {
-    const what = c.failure?.read === "metrics" ? "the metrics reads" : "the instance reads";
-    out.push(
-      cond(
-        "Ready",
-        "False",
-        "Throttled",
-        `Azure throttles ${what} until ${throttledUntil}: the capacity is held and read again after it`,
-      ),
-    );
-  } else out.push(cond("Ready", "True", "Decided", "the policy is valid and a decision was made"));
+  return [
+    readyCondition(c),
+    metricsAvailableCondition(c),
+    ableToScaleCondition(c),
+    scalingActiveCondition(c),
+    c.limitedBy
+      ? cond("ScalingLimited", "True", c.limitedBy, c.limitMessage ?? "")
+      : cond("ScalingLimited", "False", "DesiredWithinRange", "the decision is what the metrics ask for"),
+    fallbackCondition(c.fallback),
+    c.conflict
+      ? cond("Conflict", "True", sanitizeReason(c.conflict.reason, "Conflict"), c.conflict.message)
+      : cond("Conflict", "False", "NoConflict", "no other owner of the capacity was found"),
+    anticipatingCondition(c.anticipation),
+  ];
+}
 
-  const unknown = c.signals.filter((s) => s.status !== "Ok");
+/** `Ready`: False on a durable read failure or a throttle of known length. */
+function readyCondition(c: ConditionInput): DecisionCondition {
+  const durable = durableFailure(c.failure);
+  if (durable) return cond("Ready", "False", durable.reason, durable.message);
+  const throttledUntil = c.fallback.throttledUntil;
+  if (throttledUntil) {
+    const what = c.failure?.read === "metrics" ? "the metrics reads" : "the instance reads";
+    return cond(
+      "Ready",
+      "False",
+      "Throttled",
+      `Azure throttles ${what} until ${throttledUntil}: the capacity is held and read again after it`,
+    );
+  }
+  return cond("Ready", "True", "Decided", "the policy is valid and a decision was made");
+}
+
+/** `MetricsAvailable`: whether some signal has a usable value, and whether all do. */
+function metricsAvailableCondition(c: ConditionInput): DecisionCondition {
   if (c.failure) {
     const reason = c.failure.kind === "Credential" ? "CredentialUnavailable" : "FetchFailed";
-    out.push(cond("MetricsAvailable", "False", reason, `${c.failure.kind}: ${c.failure.message}`));
-  } else if (!c.metricsUsable) {
+    return cond("MetricsAvailable", "False", reason, `${c.failure.kind}: ${c.failure.message}`);
+  }
+  if (!c.metricsUsable) {
     const stale = c.signals.length > 0 && c.signals.every((s) => s.status === "Stale");
-    out.push(
-      cond(
-        "MetricsAvailable",
-        "False",
-        stale ? "MetricsStale" : "NoMetrics",
-        c.signals.length === 0
-          ? "the policy configures no signal"
-          : `no usable value: ${c.signals.map((s) => `${s.signal} ${s.status}`).join(", ")}`,
-      ),
-    );
-  } else if (unknown.length > 0) {
-    out.push(
-      cond(
-        "MetricsAvailable",
-        "True",
-        "SomeMetricsMissing",
-        `${unknown.map((s) => `${s.signal} ${s.status}`).join(", ")}: scale-out only, no scale-in`,
-      ),
-    );
-  } else {
-    out.push(
-      cond("MetricsAvailable", "True", "MetricsComplete", "every signal is known over the whole window"),
+    return cond(
+      "MetricsAvailable",
+      "False",
+      stale ? "MetricsStale" : "NoMetrics",
+      c.signals.length === 0
+        ? "the policy configures no signal"
+        : `no usable value: ${c.signals.map((s) => `${s.signal} ${s.status}`).join(", ")}`,
     );
   }
-
-  const limit = c.limitMessage ?? "";
-  if (c.conflict) out.push(cond("AbleToScale", "False", "Conflict", c.conflict.message));
-  else if (c.paused)
-    out.push(cond("AbleToScale", "False", "Paused", "the policy is paused: nothing is applied"));
-  else if (c.limitedBy === "StabilizedDown")
-    out.push(cond("AbleToScale", "True", "ScaleDownStabilized", limit));
-  else if (c.limitedBy === "StabilizedUp") out.push(cond("AbleToScale", "True", "ScaleUpStabilized", limit));
-  else if (c.limitedBy === "Settling") out.push(cond("AbleToScale", "True", "Settling", limit));
-  else if (c.limitedBy === "OutsideScaleInWindow")
-    out.push(cond("AbleToScale", "True", "OutsideScaleInWindow", limit));
-  else if (c.recommendOnly)
-    out.push(
-      cond("AbleToScale", "True", "RecommendOnly", "mode Recommend: decisions are recorded, not applied"),
+  const unknown = c.signals.filter((s) => s.status !== "Ok");
+  if (unknown.length > 0) {
+    return cond(
+      "MetricsAvailable",
+      "True",
+      "SomeMetricsMissing",
+      `${unknown.map((s) => `${s.signal} ${s.status}`).join(", ")}: scale-out only, no scale-in`,
     );
-  else out.push(cond("AbleToScale", "True", "ReadyForNewScale", "the operator may change capacity"));
+  }
+  return cond("MetricsAvailable", "True", "MetricsComplete", "every signal is known over the whole window");
+}
 
-  if (c.paused) out.push(cond("ScalingActive", "False", "ScalingDisabled", "the policy is paused"));
-  else if (!c.metricsUsable || c.failure)
-    out.push(
-      cond(
-        "ScalingActive",
-        "False",
-        "FailedGetMetrics",
-        c.failure ? `${c.failure.kind}: ${c.failure.message}` : "no signal has a usable value",
-      ),
-    );
-  else
-    out.push(
-      cond(
-        "ScalingActive",
-        "True",
-        "ValidMetricFound",
-        c.drivenBy ? `the decision follows ${c.drivenBy}` : "metrics drive the decision",
-      ),
-    );
+/** The `AbleToScale` reason of each limit that keeps scaling possible but held. */
+const ABLE_TO_SCALE_LIMITS: Partial<Record<LimitCode, string>> = {
+  StabilizedDown: "ScaleDownStabilized",
+  StabilizedUp: "ScaleUpStabilized",
+  Settling: "Settling",
+  OutsideScaleInWindow: "OutsideScaleInWindow",
+};
 
-  if (c.limitedBy) out.push(cond("ScalingLimited", "True", c.limitedBy, limit));
-  else
-    out.push(
-      cond("ScalingLimited", "False", "DesiredWithinRange", "the decision is what the metrics ask for"),
+/** `AbleToScale`: False on a conflict or a pause; True with what held the result, if anything. */
+function ableToScaleCondition(c: ConditionInput): DecisionCondition {
+  if (c.conflict) return cond("AbleToScale", "False", "Conflict", c.conflict.message);
+  if (c.paused) return cond("AbleToScale", "False", "Paused", "the policy is paused: nothing is applied");
+  const held = c.limitedBy ? ABLE_TO_SCALE_LIMITS[c.limitedBy] : undefined;
+  if (held) return cond("AbleToScale", "True", held, c.limitMessage ?? "");
+  if (c.recommendOnly) {
+    return cond(
+      "AbleToScale",
+      "True",
+      "RecommendOnly",
+      "mode Recommend: decisions are recorded, not applied",
     );
+  }
+  return cond("AbleToScale", "True", "ReadyForNewScale", "the operator may change capacity");
+}
 
-  const fb = c.fallback;
+/** `ScalingActive`: metrics drive the decision unless paused or none is usable. */
+function scalingActiveCondition(c: ConditionInput): DecisionCondition {
+  if (c.paused) return cond("ScalingActive", "False", "ScalingDisabled", "the policy is paused");
+  if (!c.metricsUsable || c.failure) {
+    return cond(
+      "ScalingActive",
+      "False",
+      "FailedGetMetrics",
+      c.failure ? `${c.failure.kind}: ${c.failure.message}` : "no signal has a usable value",
+    );
+  }
+  return cond(
+    "ScalingActive",
+    "True",
+    "ValidMetricFound",
+    c.drivenBy ? `the decision follows ${c.drivenBy}` : "metrics drive the decision",
+  );
+}
+
+/** `Fallback`: whether the fallback action applies, and why not. */
+function fallbackCondition(fb: FallbackState): DecisionCondition {
   if (fb.active) {
-    out.push(
-      cond(
-        "Fallback",
-        "True",
-        fb.action === "Fixed" ? "FallbackFixed" : "FallbackHold",
-        `${fb.consecutiveFailures} consecutive failures (threshold ${fb.threshold}): ${
-          fb.action === "Fixed" ? `at least ${fb.fixedUnits ?? "?"} units` : "holding the current capacity"
-        }`,
-      ),
+    return cond(
+      "Fallback",
+      "True",
+      fb.action === "Fixed" ? "FallbackFixed" : "FallbackHold",
+      `${fb.consecutiveFailures} consecutive failures (threshold ${fb.threshold}): ${
+        fb.action === "Fixed" ? `at least ${fb.fixedUnits ?? "?"} units` : "holding the current capacity"
+      }`,
     );
-  } else if (fb.throttledUntil) {
-    out.push(
-      cond(
-        "Fallback",
-        "False",
-        "Throttled",
-        `${fb.consecutiveFailures} failed passes on a throttle that ends at ${fb.throttledUntil}: holding; the fallback does not switch on for it`,
-      ),
-    );
-  } else if (fb.failed) {
-    out.push(
-      cond(
-        "Fallback",
-        "False",
-        "FailuresBelowThreshold",
-        `${fb.consecutiveFailures} of ${fb.threshold} consecutive failures: holding`,
-      ),
-    );
-  } else {
-    out.push(cond("Fallback", "False", "MetricsHealthy", "the last pass succeeded"));
   }
-
-  if (c.conflict)
-    out.push(cond("Conflict", "True", sanitizeReason(c.conflict.reason, "Conflict"), c.conflict.message));
-  else out.push(cond("Conflict", "False", "NoConflict", "no other owner of the capacity was found"));
-
-  const a = c.anticipation;
-  const forecast = a?.forecast;
-  const leading = a?.leading;
-  if (!a) {
-    out.push(cond("Anticipating", "False", "Off", "spec.anticipation is unset or Off: reactive only"));
-  } else if (leading && leading.state !== "Ok") {
-    out.push(
-      cond(
-        "Anticipating",
-        "True",
-        leading.state === "Calibrating" ? "LeadingSignalCalibrating" : "LeadingSignalUnavailable",
-        `leading signal${leading.reason ? ` (${leading.reason})` : ""}: ${leading.message}; the other rules still apply (${a.mode})`,
-      ),
+  if (fb.throttledUntil) {
+    return cond(
+      "Fallback",
+      "False",
+      "Throttled",
+      `${fb.consecutiveFailures} failed passes on a throttle that ends at ${fb.throttledUntil}: holding; the fallback does not switch on for it`,
     );
-  } else if (forecast && forecast.state !== "Ok") {
-    out.push(
-      cond(
-        "Anticipating",
-        "True",
-        forecast.state === "Unavailable" ? "HistoryUnavailable" : "InsufficientHistory",
-        `seasonal forecast: ${forecast.message}; trend, censored demand and headroom still apply (${a.mode})`,
-      ),
-    );
-  } else {
-    out.push(cond("Anticipating", "True", a.mode, a.message));
   }
-  return out;
+  if (fb.failed) {
+    return cond(
+      "Fallback",
+      "False",
+      "FailuresBelowThreshold",
+      `${fb.consecutiveFailures} of ${fb.threshold} consecutive failures: holding`,
+    );
+  }
+  return cond("Fallback", "False", "MetricsHealthy", "the last pass succeeded");
+}
+
+/** `Anticipating`: off, or on with what of it is not yet available. */
+function anticipatingCondition(a: AnticipationStatus | undefined): DecisionCondition {
+  if (!a) return cond("Anticipating", "False", "Off", "spec.anticipation is unset or Off: reactive only");
+  const { forecast, leading } = a;
+  if (leading && leading.state !== "Ok") {
+    return cond(
+      "Anticipating",
+      "True",
+      leading.state === "Calibrating" ? "LeadingSignalCalibrating" : "LeadingSignalUnavailable",
+      `leading signal${leading.reason ? ` (${leading.reason})` : ""}: ${leading.message}; the other rules still apply (${a.mode})`,
+    );
+  }
+  if (forecast && forecast.state !== "Ok") {
+    return cond(
+      "Anticipating",
+      "True",
+      forecast.state === "Unavailable" ? "HistoryUnavailable" : "InsufficientHistory",
+      `seasonal forecast: ${forecast.message}; trend, censored demand and headroom still apply (${a.mode})`,
+    );
+  }
+  return cond("Anticipating", "True", a.mode, a.message);
 }
 
 /**

@@ -77,12 +77,8 @@ function totalOf(s: MetricSample): number | undefined {
   return any ? sum : undefined;
 }
 
-/** The state after this pass's samples (see the module comment). Pure. */
-export function observeIngestion(
-  state: IngestionState | undefined,
-  samples: readonly MetricSample[],
-  nowMs: number,
-): IngestionState {
+/** The largest known total of each one-minute bucket of `samples`, by bucket start (ms). */
+function bucketTotals(samples: readonly MetricSample[]): Map<number, number> {
   const byStart = new Map<number, number>();
   for (const s of samples) {
     const t = timeOf(s.time);
@@ -91,30 +87,66 @@ export function observeIngestion(
     const start = Math.floor(t / MINUTE_MS) * MINUTE_MS;
     byStart.set(start, Math.max(byStart.get(start) ?? 0, total));
   }
-  let observed = storedObservedDelay(state);
-  let observedAt = observed === undefined ? undefined : state?.observedAt;
+  return byStart;
+}
+
+/** An observed delay (seconds) and when it was observed (RFC 3339). */
+interface Observation {
+  observed: number | undefined;
+  observedAt: string | undefined;
+}
+
+/**
+ * The stored observation as this pass reads it: forgotten when older than
+ * {@link OBSERVATION_TTL_SECONDS} or unreadable, its time read as now when it lies ahead.
+ */
+function storedObservation(state: IngestionState | undefined, nowMs: number): Observation {
+  const observed = storedObservedDelay(state);
+  const observedAt = observed === undefined ? undefined : state?.observedAt;
   const observedMs = parseTime(observedAt);
   if (observedAt !== undefined && !(nowMs - observedMs <= OBSERVATION_TTL_SECONDS * 1000)) {
     // Older than the TTL, or unreadable: forgotten.
-    observed = undefined;
-    observedAt = undefined;
-  } else if (observedMs > nowMs) {
-    // A time to come would never expire: read as now.
-    observedAt = new Date(nowMs).toISOString();
+    return { observed: undefined, observedAt: undefined };
   }
+  // A time to come would never expire: read as now.
+  if (observedMs > nowMs) return { observed, observedAt: new Date(nowMs).toISOString() };
+  return { observed, observedAt };
+}
+
+/**
+ * `prior` raised by the remembered buckets of `state` that grew since they were seen (their age
+ * then, seconds, at most {@link MAX_INGESTION_DELAY_SECONDS}).
+ */
+function grownObservation(
+  prior: Observation,
+  state: IngestionState | undefined,
+  byStart: ReadonlyMap<number, number>,
+  nowMs: number,
+): Observation {
   const seenMs = parseTime(state?.seenAt);
-  if (Number.isFinite(seenMs) && seenMs < nowMs) {
-    for (const b of state?.buckets ?? []) {
-      const start = parseTime(b.time);
-      const now = byStart.get(start);
-      if (now === undefined || !(now > b.total * (1 + GROWTH) + 1e-9)) continue;
-      const age = (seenMs - (start + MINUTE_MS)) / 1000;
-      if (age > 0 && (observed === undefined || age >= observed)) {
-        observed = Math.min(age, MAX_INGESTION_DELAY_SECONDS);
-        observedAt = new Date(nowMs).toISOString();
-      }
+  if (!(Number.isFinite(seenMs) && seenMs < nowMs)) return prior;
+  let { observed, observedAt } = prior;
+  for (const b of state?.buckets ?? []) {
+    const start = parseTime(b.time);
+    const now = byStart.get(start);
+    if (now === undefined || !(now > b.total * (1 + GROWTH) + 1e-9)) continue;
+    const age = (seenMs - (start + MINUTE_MS)) / 1000;
+    if (age > 0 && (observed === undefined || age >= observed)) {
+      observed = Math.min(age, MAX_INGESTION_DELAY_SECONDS);
+      observedAt = new Date(nowMs).toISOString();
     }
   }
+  return { observed, observedAt };
+}
+
+/** The state after this pass's samples (see the module comment). Pure. */
+export function observeIngestion(
+  state: IngestionState | undefined,
+  samples: readonly MetricSample[],
+  nowMs: number,
+): IngestionState {
+  const byStart = bucketTotals(samples);
+  const { observed, observedAt } = grownObservation(storedObservation(state, nowMs), state, byStart, nowMs);
   const newest = [...byStart.entries()].sort((a, b) => a[0] - b[0]).slice(-MAX_REMEMBERED_BUCKETS);
   // The same bucket keeps its time text from pass to pass.
   const texts = new Map((state?.buckets ?? []).map((b) => [parseTime(b.time), b.time]));

@@ -162,81 +162,172 @@ function lifetimePairs(
   return out;
 }
 
+/** Why the signal is ignored this pass: an error kind (`Stale`, `Timeout`, …) and in words. */
+interface Refusal {
+  reason: string;
+  message: string;
+}
+
+/**
+ * The status of a signal that asks for nothing, and why (`Unavailable`). A measured lifetime is
+ * kept through an outage.
+ */
+function unavailable(refusal: Refusal, previous: LeadingStatus | undefined): { status: LeadingStatus } {
+  const status: LeadingStatus = {
+    state: "Unavailable",
+    reason: refusal.reason,
+    message: `ignored: ${refusal.message}`.slice(0, 512),
+  };
+  if (previous?.lifetimeSource === "Measured" && previous.lifetimeSeconds !== undefined) {
+    status.lifetimeSeconds = previous.lifetimeSeconds;
+    status.lifetimeSource = "Measured";
+  }
+  return { status };
+}
+
+/**
+ * The readings and the newest of them when it is usable: read on this pass, without an error, at
+ * most {@link MAX_READING_AGE_MS} old, finite and not negative; else why not.
+ */
+function usableReadings(
+  observation: LeadingObservation | undefined,
+  nowMs: number,
+): { readings: readonly LeadingReading[]; newest: LeadingReading } | Refusal {
+  if (!observation) return { reason: "NotRead", message: "not read on this pass" };
+  if (observation.error) return observation.error;
+  const readings = observation.readings;
+  const newest = readings.at(-1);
+  if (!newest) return { reason: "NoData", message: "no reading yet" };
+  if (nowMs - newest.timeMs > MAX_READING_AGE_MS) {
+    return { reason: "Stale", message: `the newest reading is from ${iso(newest.timeMs)}` };
+  }
+  if (!Number.isFinite(newest.value))
+    return { reason: "NotFinite", message: `the query returned ${newest.value}` };
+  if (newest.value < 0)
+    return { reason: "Negative", message: `the query returned ${newest.value}, not a count or rate` };
+  return { readings, newest };
+}
+
+/** The newest reading in status: its time, and its value where it is not the rate shown beside it. */
+type ReadingStatus = { readAt: string } | { value: number; readAt: string };
+
+/** The ask of measure Connections: the concurrent demand itself (no lifetime, no projection). */
+function connectionsOutcome(
+  newest: LeadingReading,
+  base: ReadingStatus,
+  connectionsPerUnit: number,
+): { ask: LeadingAsk; status: LeadingStatus } {
+  const units = newest.value / connectionsPerUnit;
+  return {
+    ask: {
+      units,
+      message: `${fmt(newest.value)} client connections at ${iso(newest.timeMs).slice(11, 19)} UTC (Prometheus): ${fmt(units)} units`,
+    },
+    status: {
+      state: "Ok",
+      ...base,
+      connections: Math.round(newest.value),
+      message: `${fmt(newest.value)} client connections now: ${fmt(units)} units`,
+    },
+  };
+}
+
+/**
+ * The connection lifetime `W`, seconds, and where it comes from: the spec's, else the median of
+ * at least {@link MIN_PAIRS} measured pairs, else the one measured before; none while calibrating.
+ */
+function connectionLifetime(
+  input: LeadingInput,
+  readings: readonly LeadingReading[],
+): { lifetime?: number | undefined; source?: "Spec" | "Measured" } {
+  const { spec, previous } = input;
+  if (spec.connectionLifetime !== undefined) {
+    return { lifetime: durationOr(spec.connectionLifetime, 0) || undefined, source: "Spec" };
+  }
+  const pairs = lifetimePairs(ratesOf(spec.measures, readings), input.connections, input.connectionsPerUnit);
+  if (pairs.length >= MIN_PAIRS) return { lifetime: median(pairs), source: "Measured" };
+  if (previous?.lifetimeSource === "Measured" && previous.lifetimeSeconds !== undefined) {
+    return { lifetime: previous.lifetimeSeconds, source: "Measured" };
+  }
+  return {};
+}
+
+/**
+ * The demand expected by the target time, connections: `λ·W + (D₀ − λ·W) · e^(−(T − t₀) / W)`
+ * from Azure's newest connection count, else the steady state `λ·W`; never below 0. With the
+ * start of the projection in words.
+ */
+function expectedConnections(
+  input: LeadingInput,
+  lambda: number,
+  lifetime: number,
+): { expected: number; how: string } {
+  const steady = lambda * lifetime;
+  const newestAzure = input.connections?.points.at(-1);
+  if (!newestAzure) return { expected: Math.max(0, steady), how: `steady state ${fmt(Math.round(steady))}` };
+  const t0 = newestAzure.start + MINUTE_MS / 2;
+  const d0 = newestAzure.units * input.connectionsPerUnit;
+  const decay = Math.exp(-Math.max(0, input.targetMs - t0) / 1000 / lifetime);
+  return {
+    expected: Math.max(0, steady + (d0 - steady) * decay),
+    how: `from ${fmt(Math.round(d0))}${newestAzure.saturated ? " (quota full)" : ""} at ${iso(t0).slice(11, 16)} UTC toward ${fmt(Math.round(steady))}`,
+  };
+}
+
+/** The ask of an arrival rate `lambda` (clients/s) with a known lifetime (seconds): the projected demand. */
+function projectedOutcome(
+  input: LeadingInput,
+  newest: LeadingReading,
+  withRate: ReadingStatus & { newConnectionsPerSecond: number },
+  lambda: number,
+  lifetime: { seconds: number; source: "Spec" | "Measured" },
+): { ask: LeadingAsk; status: LeadingStatus } {
+  const { targetMs } = input;
+  const { expected, how } = expectedConnections(input, lambda, lifetime.seconds);
+  const units = expected / input.connectionsPerUnit;
+  const w = fmt(Math.round(lifetime.seconds));
+  const by = `${fmt(Math.round(expected))} connections by ${iso(targetMs).slice(11, 16)} UTC`;
+  const status: LeadingStatus = {
+    state: "Ok",
+    ...withRate,
+    lifetimeSeconds: Math.round(lifetime.seconds),
+    lifetimeSource: lifetime.source,
+    connections: Math.round(expected),
+    message:
+      `${fmt(lambda)} new connections/s × ${w} s lifetime (${lifetime.source.toLowerCase()}): ${by}`.slice(
+        0,
+        512,
+      ),
+  };
+  return {
+    ask: {
+      units,
+      message: `${fmt(lambda)} new connections/s (Prometheus, ${iso(newest.timeMs).slice(11, 19)} UTC) × lifetime ${w} s: ${by}, ${how}: ${fmt(units)} units`,
+    },
+    status,
+  };
+}
+
 /**
  * The leading signal's ask (anticipation's rule `LeadingSignal`, un-snapped units) and its status. Never throws;
  * an unknown or unusable signal asks for nothing and says why.
  */
 export function leadingSignal(input: LeadingInput): { ask?: LeadingAsk; status: LeadingStatus } {
-  const { spec, observation, nowMs, targetMs, connectionsPerUnit } = input;
-  const unavailable = (reason: string, message: string): { status: LeadingStatus } => {
-    const status: LeadingStatus = {
-      state: "Unavailable",
-      reason,
-      message: `ignored: ${message}`.slice(0, 512),
-    };
-    // A measured lifetime is kept through an outage.
-    if (input.previous?.lifetimeSource === "Measured" && input.previous.lifetimeSeconds !== undefined) {
-      status.lifetimeSeconds = input.previous.lifetimeSeconds;
-      status.lifetimeSource = "Measured";
-    }
-    return { status };
-  };
-  if (!observation) return unavailable("NotRead", "not read on this pass");
-  if (observation.error) return unavailable(observation.error.reason, observation.error.message);
-  const readings = observation.readings;
-  const newest = readings.at(-1);
-  if (!newest) return unavailable("NoData", "no reading yet");
-  if (nowMs - newest.timeMs > MAX_READING_AGE_MS) {
-    return unavailable("Stale", `the newest reading is from ${iso(newest.timeMs)}`);
-  }
-  if (!Number.isFinite(newest.value)) return unavailable("NotFinite", `the query returned ${newest.value}`);
-  if (newest.value < 0)
-    return unavailable("Negative", `the query returned ${newest.value}, not a count or rate`);
+  const { spec, connectionsPerUnit } = input;
+  const usable = usableReadings(input.observation, input.nowMs);
+  if (!("newest" in usable)) return unavailable(usable, input.previous);
+  const { readings, newest } = usable;
   // The value itself only where it is not the rate shown beside it (status stays small).
-  const base =
+  const base: ReadingStatus =
     spec.measures === "NewConnectionsPerSecond"
       ? { readAt: iso(newest.timeMs) }
       : { value: newest.value, readAt: iso(newest.timeMs) };
-
-  if (spec.measures === "Connections") {
-    const units = newest.value / connectionsPerUnit;
-    return {
-      ask: {
-        units,
-        message: `${fmt(newest.value)} client connections at ${iso(newest.timeMs).slice(11, 19)} UTC (Prometheus): ${fmt(units)} units`,
-      },
-      status: {
-        state: "Ok",
-        ...base,
-        connections: Math.round(newest.value),
-        message: `${fmt(newest.value)} client connections now: ${fmt(units)} units`,
-      },
-    };
-  }
+  if (spec.measures === "Connections") return connectionsOutcome(newest, base, connectionsPerUnit);
 
   const rate = arrivalRate(spec.measures, readings);
-  if (!("perSecond" in rate)) return unavailable(rate.reason, rate.message);
+  if (!("perSecond" in rate)) return unavailable(rate, input.previous);
   const lambda = rate.perSecond;
-
-  // The connection lifetime.
-  let lifetime: number | undefined;
-  let source: "Spec" | "Measured" | undefined;
-  if (spec.connectionLifetime !== undefined) {
-    lifetime = durationOr(spec.connectionLifetime, 0) || undefined;
-    source = "Spec";
-  } else {
-    const pairs = lifetimePairs(ratesOf(spec.measures, readings), input.connections, connectionsPerUnit);
-    if (pairs.length >= MIN_PAIRS) {
-      lifetime = median(pairs);
-      source = "Measured";
-    } else if (
-      input.previous?.lifetimeSource === "Measured" &&
-      input.previous.lifetimeSeconds !== undefined
-    ) {
-      lifetime = input.previous.lifetimeSeconds;
-      source = "Measured";
-    }
-  }
+  const { lifetime, source } = connectionLifetime(input, readings);
   const withRate = { ...base, newConnectionsPerSecond: round(lambda) };
   if (lifetime === undefined || !(lifetime > 0) || source === undefined) {
     return {
@@ -251,39 +342,7 @@ export function leadingSignal(input: LeadingInput): { ask?: LeadingAsk; status: 
       },
     };
   }
-
-  const steady = lambda * lifetime;
-  const newestAzure = input.connections?.points.at(-1);
-  let expected = steady;
-  let how = `steady state ${fmt(Math.round(steady))}`;
-  if (newestAzure) {
-    const t0 = newestAzure.start + MINUTE_MS / 2;
-    const d0 = newestAzure.units * connectionsPerUnit;
-    const decay = Math.exp(-Math.max(0, targetMs - t0) / 1000 / lifetime);
-    expected = steady + (d0 - steady) * decay;
-    how = `from ${fmt(Math.round(d0))}${newestAzure.saturated ? " (quota full)" : ""} at ${iso(t0).slice(11, 16)} UTC toward ${fmt(Math.round(steady))}`;
-  }
-  expected = Math.max(0, expected);
-  const units = expected / connectionsPerUnit;
-  const status: LeadingStatus = {
-    state: "Ok",
-    ...withRate,
-    lifetimeSeconds: Math.round(lifetime),
-    lifetimeSource: source,
-    connections: Math.round(expected),
-    message:
-      `${fmt(lambda)} new connections/s × ${fmt(Math.round(lifetime))} s lifetime (${source.toLowerCase()}): ${fmt(Math.round(expected))} connections by ${iso(targetMs).slice(11, 16)} UTC`.slice(
-        0,
-        512,
-      ),
-  };
-  return {
-    ask: {
-      units,
-      message: `${fmt(lambda)} new connections/s (Prometheus, ${iso(newest.timeMs).slice(11, 19)} UTC) × lifetime ${fmt(Math.round(lifetime))} s: ${fmt(Math.round(expected))} connections by ${iso(targetMs).slice(11, 16)} UTC, ${how}: ${fmt(units)} units`,
-    },
-    status,
-  };
+  return projectedOutcome(input, newest, withRate, lambda, { seconds: lifetime, source });
 }
 
 function round(n: number): number {

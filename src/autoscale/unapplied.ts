@@ -75,6 +75,30 @@ function stillHolds(stored: UnappliedUpdates, seen: UnappliedObservation): boole
 }
 
 /**
+ * How an update that did not take ended, from this pass's observation: `Refused` when ARM refused
+ * it, `NotApplied`, or `Failed` / `Canceled` by the instance's provisioning state.
+ */
+function unappliedOutcome(
+  seen: UnappliedObservation,
+  instance: InstanceView,
+  refused: boolean,
+): UnappliedOutcome {
+  if (refused) return "Refused";
+  if (seen.outcome === "notApplied") return "NotApplied";
+  return instance.provisioningState.toLowerCase() === "canceled" ? "Canceled" : "Failed";
+}
+
+/** The refusal's fields of `status.unappliedUpdates` (code at most 128, message 1024 characters). */
+function refusalFields(refused: Refusal | undefined): Partial<UnappliedUpdates> {
+  if (!refused) return {};
+  return {
+    refusedBy: refused.by,
+    ...(refused.code !== undefined ? { code: refused.code.slice(0, 128) } : {}),
+    message: refused.message.slice(0, 1024),
+  };
+}
+
+/**
  * `status.unappliedUpdates` after this pass (`undefined`: clear it). Pure.
  */
 export function nextUnapplied(
@@ -82,37 +106,20 @@ export function nextUnapplied(
   seen: UnappliedObservation,
 ): UnappliedUpdates | undefined {
   if (seen.outcome === "succeeded") return undefined;
+  const held = stored && stillHolds(stored, seen) ? stored : undefined;
   const refused = seen.outcome === "refused" ? seen.refusal : undefined;
-  if (
-    (seen.outcome === "notApplied" || seen.outcome === "failed" || refused) &&
-    seen.ended &&
-    seen.instance
-  ) {
-    const before = stored && stillHolds(stored, seen) ? storedCount(stored) : 0;
-    const lastOutcome: UnappliedOutcome = refused
-      ? "Refused"
-      : seen.outcome === "notApplied"
-        ? "NotApplied"
-        : seen.instance.provisioningState.toLowerCase() === "canceled"
-          ? "Canceled"
-          : "Failed";
-    return {
-      count: before + 1,
-      lastTime: seen.nowIso,
-      to: { ...seen.ended.to },
-      instance: { sku: seen.instance.sku as UnappliedUpdates["instance"]["sku"], units: seen.instance.units },
-      ...(seen.generation !== undefined ? { generation: seen.generation } : {}),
-      lastOutcome,
-      ...(refused
-        ? {
-            refusedBy: refused.by,
-            ...(refused.code !== undefined ? { code: refused.code.slice(0, 128) } : {}),
-            message: refused.message.slice(0, 1024),
-          }
-        : {}),
-    };
-  }
-  return stored && stillHolds(stored, seen) ? stored : undefined;
+  const didNotTake = seen.outcome === "notApplied" || seen.outcome === "failed" || refused !== undefined;
+  const { ended, instance } = seen;
+  if (!didNotTake || !ended || !instance) return held;
+  return {
+    count: (held ? storedCount(held) : 0) + 1,
+    lastTime: seen.nowIso,
+    to: { ...ended.to },
+    instance: { sku: instance.sku as UnappliedUpdates["instance"]["sku"], units: instance.units },
+    ...(seen.generation !== undefined ? { generation: seen.generation } : {}),
+    lastOutcome: unappliedOutcome(seen, instance, refused !== undefined),
+    ...refusalFields(refused),
+  };
 }
 
 /** A stored count as the rules read it: a whole number ≥ 1 (1 when it is not one). */

@@ -135,6 +135,22 @@ export interface AllowedUnits {
   skus: SkuCapacityInfo[];
 }
 
+/**
+ * One quota of the subscription in a region as `Usages_List` reports it (`SignalRUsage` of the
+ * 2024-03-01 spec; the service's documented names are `SignalRTotalUnits`, the units its instances
+ * hold, and `FreeTierInstances`: "Get-AzSignalRUsage", Az.SignalR).
+ */
+export interface UnitUsage {
+  /** `name.value`, e.g. `SignalRTotalUnits`. */
+  name: string;
+  /** In use now (`currentValue`), in `unit`. */
+  currentValue: number;
+  /** The maximum permitted (`limit`); -1 when there is no limit. */
+  limit: number;
+  /** `Count`, `Bytes`, … (absent when Azure omits it). */
+  unit: string | undefined;
+}
+
 /** A scale target. */
 export interface ScaleTarget {
   sku: ScalableSku;
@@ -218,6 +234,19 @@ interface ServiceOps {
     signal: AbortSignal | undefined,
   ): Promise<UpdatePoller>;
   listBySubscription(signal: AbortSignal | undefined): AsyncIterable<ArmResource>;
+  listUsages(location: string, signal: AbortSignal | undefined): AsyncIterable<UsageItem>;
+}
+
+interface UsageItem {
+  currentValue?: number;
+  limit?: number;
+  name?: { value?: string };
+  unit?: string;
+}
+
+/** The SDK's `client.usages`, as far as it is used. */
+interface UsageOperations {
+  list(location: string, options: { abortSignal?: AbortSignal }): AsyncIterable<UsageItem>;
 }
 
 /** The SDK operation group of one service (`client.signalR`, `client.webPubSub`), as far as it is used. */
@@ -239,8 +268,9 @@ interface ArmOperations {
 
 const opts = (signal: AbortSignal | undefined) => (signal ? { abortSignal: signal } : {});
 
-function serviceOps(operations: ArmOperations): ServiceOps {
+function serviceOps(operations: ArmOperations, usages: UsageOperations): ServiceOps {
   return {
+    listUsages: (location, signal) => usages.list(location, opts(signal)),
     get: (rg, name, signal) => operations.get(rg, name, opts(signal)),
     listSkus: (rg, name, signal) => operations.listSkus(rg, name, opts(signal)),
     beginUpdate: (rg, name, location, sku, onResponse, signal) =>
@@ -291,12 +321,11 @@ export class AzureInstances extends ArmAdapter {
       const apiVersion = API_VERSIONS[service];
       const base = this.clientOptions((id) => this.regionOf(id), [apiVersionPolicy(apiVersion)]);
       const options = { ...base, apiVersion };
-      ops =
+      const client =
         service === "SignalR"
-          ? serviceOps(new SignalRManagementClient(this.conn.credential, subscriptionId, options).signalR)
-          : serviceOps(
-              new WebPubSubManagementClient(this.conn.credential, subscriptionId, options).webPubSub,
-            );
+          ? new SignalRManagementClient(this.conn.credential, subscriptionId, options)
+          : new WebPubSubManagementClient(this.conn.credential, subscriptionId, options);
+      ops = serviceOps("signalR" in client ? client.signalR : client.webPubSub, client.usages);
       this.#clients.set(key, ops);
     }
     return ops;
@@ -357,6 +386,27 @@ export class AzureInstances extends ArmAdapter {
       fromService.push(s.sku);
     }
     return { ladders, fromService: SCALABLE_SKUS.filter((s) => fromService.includes(s)), skus };
+  }
+
+  /**
+   * The subscription's quotas in the instance's region (`Usages_List`, all pages; read-only, one
+   * list for SignalR and Web PubSub, which share the resource provider): entries without a name are
+   * dropped, a missing `currentValue` reads 0 and a missing `limit` -1 (no limit).
+   * @throws ResourceIdError; a typed Azure error on failure.
+   */
+  async listUsages(resourceId: string, location: string, options: CallOptions = {}): Promise<UnitUsage[]> {
+    const ref = parseResourceId(resourceId);
+    const raw = await this.call("instances.listUsages", this.scopeOf(ref.id), options.signal, async () => {
+      const out: UsageItem[] = [];
+      for await (const u of this.#ops(ref.service, ref.subscriptionId).listUsages(location, options.signal))
+        out.push(u);
+      return out;
+    });
+    return raw.flatMap((u) =>
+      u.name?.value
+        ? [{ name: u.name.value, currentValue: u.currentValue ?? 0, limit: u.limit ?? -1, unit: u.unit }]
+        : [],
+    );
   }
 
   /**

@@ -260,6 +260,10 @@ const CLI_ERROR = /^\s*(?:ERROR:\s*)?\(([A-Za-z][\w.]*)\)\s*(.*)$/m;
  *   code and message said), or is not one of the two layouts.
  */
 export function parseMetricsBody(text: string, file: string): MetricsBody {
+  if (text.trim() === "")
+    throw new UsageError(
+      `metrics ${file}: the file is empty (a command that failed, such as az printing its error on stderr, leaves it so)`,
+    );
   let doc: unknown;
   try {
     doc = JSON.parse(text);

@@ -179,6 +179,42 @@ async function settleByDeadline<T>(
   }
 }
 
+/**
+ * What a poll cycle reads for `due`: a target per policy whose instance Azure is asked about, and
+ * a reading for each policy whose target the pass refuses anyway (a malformed resource ID,
+ * InvalidSpec, or one outside its namespace's tenancy scopes, OutOfScope) — Azure is not read for
+ * those. Policies without a SignalR or Web PubSub target are in neither.
+ */
+function cycleTargets(
+  due: readonly CapacityPolicy[],
+  tenancy: Parameters<typeof checkTarget>[0],
+  now: number,
+): { targets: CycleTarget[]; refused: Map<string, CycleReading> } {
+  const targets: CycleTarget[] = [];
+  const refused = new Map<string, CycleReading>();
+  for (const p of due) {
+    const target = p.spec?.target;
+    if (!target?.resourceId || (target.service !== "SignalR" && target.service !== "WebPubSub")) continue;
+    const check = checkTarget(tenancy, p.metadata.namespace, target.resourceId);
+    if (!check.ok) {
+      refused.set(objectKey(p), { fetchedAt: now, target: check });
+      continue;
+    }
+    const seasonal = seasonalHistory(p);
+    const ladder = ladderKnown(p);
+    targets.push({
+      key: objectKey(p),
+      resourceId: target.resourceId,
+      ref: check.ref,
+      service: target.service as ServiceKind,
+      lookbackMs: metricsReadTimes(p).lookbackMs,
+      ...(seasonal ? { seasonal } : {}),
+      ...(ladder ? { ladder } : {}),
+    });
+  }
+  return { targets, refused };
+}
+
 export class Operator {
   readonly #deps: OperatorDeps;
   readonly #settings: OperatorSettings;
@@ -488,46 +524,8 @@ export class Operator {
   async #cycle(due: readonly CapacityPolicy[], now: number): Promise<void> {
     for (const p of due) this.#inCycle.add(objectKey(p));
     const byKey = new Map(due.map((p) => [objectKey(p), p]));
-    const targets: CycleTarget[] = [];
-    const refused = new Map<string, CycleReading>();
-    for (const p of due) {
-      const target = p.spec?.target;
-      if (!target?.resourceId || (target.service !== "SignalR" && target.service !== "WebPubSub")) continue;
-      // Azure is not read for a target the pass refuses anyway: a malformed resource ID
-      // (InvalidSpec) or one outside its namespace's tenancy scopes (OutOfScope).
-      const check = checkTarget(this.#settings.tenancy, p.metadata.namespace, target.resourceId);
-      if (!check.ok) {
-        refused.set(objectKey(p), { fetchedAt: now, target: check });
-        continue;
-      }
-      const seasonal = seasonalHistory(p);
-      const ladder = ladderKnown(p);
-      targets.push({
-        key: objectKey(p),
-        resourceId: target.resourceId,
-        ref: check.ref,
-        service: target.service as ServiceKind,
-        lookbackMs: metricsReadTimes(p).lookbackMs,
-        ...(seasonal ? { seasonal } : {}),
-        ...(ladder ? { ladder } : {}),
-      });
-    }
-    // Leading signals: read from Prometheus while Azure is read (each within its own timeout).
-    // A policy's pass waits for its own read only: a slow or hanging Prometheus holds neither
-    // the cycle nor any other policy's pass.
-    const leading = new Map<string, Promise<LeadingObservation>>();
-    for (const p of due) {
-      const a = p.spec?.anticipation;
-      const k = objectKey(p);
-      if (!a?.leadingSignal?.prometheus || a.mode === "Off" || refused.has(k)) {
-        this.#leadingReader.forget(k);
-        continue;
-      }
-      leading.set(
-        k,
-        this.#leadingReader.readOne({ key: k, namespace: p.metadata.namespace, spec: a.leadingSignal }),
-      );
-    }
+    const { targets, refused } = cycleTargets(due, this.#settings.tenancy, now);
+    const leading = this.#startLeadingReads(due, refused);
     const handed = new Set<string>();
     const token = {};
     this.#cyclesStarting.set(token, this.#monotonicNow());
@@ -562,51 +560,94 @@ export class Operator {
         () => this.#cycleWatch.end(watchId),
         () => this.#cycleWatch.end(watchId),
       );
-      let readings = new Map<string, CycleReading>();
-      let overdue = false;
-      try {
-        const result = await settleByDeadline(read, deadline, DEADLINE_GRACE_MS);
-        if (result === "overdue") {
-          overdue = true;
-          read.catch(() => {});
-        } else readings = result;
-        if (deadline.aborted) this.#deps.metrics.pollCycleTimeouts.inc();
-        const failures = [...readings.values()].filter((r) => r.instanceError && !r.instance);
-        if (overdue) {
-          this.#lastAzureError = `the poll cycle did not end within its deadline of ${this.#cycleTimeoutMs / 1000} s`;
-          this.#deps.log.warn({ policies: targets.length - handed.size }, "poll cycle deadline passed");
-        } else if (failures.length > 0 && failures.length === readings.size) {
-          this.#lastAzureError = failures[0]?.instanceError?.message;
-        } else {
-          this.#lastAzureOk = now;
-          this.#lastAzureError = undefined;
-        }
-      } catch (err) {
-        // A malformed resource ID is caught by validation in the pass; anything else is logged.
-        this.#deps.log.warn({ err: String(err) }, "poll cycle failed");
-        this.#lastAzureError = String(err);
-      }
+      const { readings, overdue } = await this.#settleRead(
+        read,
+        deadline,
+        now,
+        () => targets.length - handed.size,
+      );
       for (const t of targets) {
-        hand(
-          t.key,
-          readings.get(t.key) ??
-            (overdue
-              ? {
-                  fetchedAt: now,
-                  target: { ok: true, ref: t.ref },
-                  instanceError: {
-                    kind: "Network",
-                    message: `Azure did not answer within the poll cycle deadline (${this.#cycleTimeoutMs / 1000} s)`,
-                    cause: undefined,
-                  },
-                }
-              : undefined),
-        );
+        hand(t.key, readings.get(t.key) ?? (overdue ? this.#overdueReading(t, now) : undefined));
       }
       for (const p of due) hand(objectKey(p), undefined);
     } finally {
       started();
     }
+  }
+
+  /**
+   * Starts the leading-signal reads of `due` (Prometheus, each within its own timeout) while Azure
+   * is read; a policy's pass waits for its own read only, so a slow or hanging Prometheus holds
+   * neither the cycle nor any other policy's pass. Policies without one (or refused) forget theirs.
+   */
+  #startLeadingReads(
+    due: readonly CapacityPolicy[],
+    refused: ReadonlyMap<string, CycleReading>,
+  ): Map<string, Promise<LeadingObservation>> {
+    const leading = new Map<string, Promise<LeadingObservation>>();
+    for (const p of due) {
+      const a = p.spec?.anticipation;
+      const k = objectKey(p);
+      if (!a?.leadingSignal?.prometheus || a.mode === "Off" || refused.has(k)) {
+        this.#leadingReader.forget(k);
+        continue;
+      }
+      leading.set(
+        k,
+        this.#leadingReader.readOne({ key: k, namespace: p.metadata.namespace, spec: a.leadingSignal }),
+      );
+    }
+    return leading;
+  }
+
+  /**
+   * The cycle's readings once `read` settles or its deadline (plus grace) passes, recording how
+   * Azure answered (`#lastAzureOk`, `#lastAzureError`, the timeout counter). Never throws.
+   */
+  async #settleRead(
+    read: Promise<Map<string, CycleReading>>,
+    deadline: AbortSignal,
+    now: number,
+    unhanded: () => number,
+  ): Promise<{ readings: Map<string, CycleReading>; overdue: boolean }> {
+    let readings = new Map<string, CycleReading>();
+    let overdue = false;
+    try {
+      const result = await settleByDeadline(read, deadline, DEADLINE_GRACE_MS);
+      if (result === "overdue") {
+        overdue = true;
+        read.catch(() => {});
+      } else readings = result;
+      if (deadline.aborted) this.#deps.metrics.pollCycleTimeouts.inc();
+      const failures = [...readings.values()].filter((r) => r.instanceError && !r.instance);
+      if (overdue) {
+        this.#lastAzureError = `the poll cycle did not end within its deadline of ${this.#cycleTimeoutMs / 1000} s`;
+        this.#deps.log.warn({ policies: unhanded() }, "poll cycle deadline passed");
+      } else if (failures.length > 0 && failures.length === readings.size) {
+        this.#lastAzureError = failures[0]?.instanceError?.message;
+      } else {
+        this.#lastAzureOk = now;
+        this.#lastAzureError = undefined;
+      }
+    } catch (err) {
+      // A malformed resource ID is caught by validation in the pass; anything else is logged.
+      this.#deps.log.warn({ err: String(err) }, "poll cycle failed");
+      this.#lastAzureError = String(err);
+    }
+    return { readings, overdue };
+  }
+
+  /** The reading of a target Azure did not answer for within the poll cycle's deadline. */
+  #overdueReading(t: CycleTarget, now: number): CycleReading {
+    return {
+      fetchedAt: now,
+      target: { ok: true, ref: t.ref },
+      instanceError: {
+        kind: "Network",
+        message: `Azure did not answer within the poll cycle deadline (${this.#cycleTimeoutMs / 1000} s)`,
+        cause: undefined,
+      },
+    };
   }
 
   /** Hands a policy's reading of this cycle to its pass. */

@@ -9,6 +9,7 @@
  * | PATCH, PUT  | same: a long-running operation (202/201, `Azure-AsyncOperation`, `Location`)            |
  * | GET         | `…/{name}/skus` (listSkus)                                                              |
  * | GET         | `/subscriptions/{s}[/resourceGroups/{g}]/providers/Microsoft.SignalRService/{type}` (list, paged) |
+ * | GET         | `/subscriptions/{s}/providers/Microsoft.SignalRService/locations/{l}/usages` (usages.ts) |
  * | GET         | `/subscriptions/{s}/providers/Microsoft.SignalRService/locations/{l}/operationStatuses/{id}` |
  * | GET         | `/subscriptions/{s}/providers/Microsoft.SignalRService/locations/{l}/operationResults/{id}` |
  * | GET         | `/subscriptions/{s}[/resourceGroups/{g}]/providers/Microsoft.Insights/autoscalesettings` |
@@ -58,6 +59,7 @@ import {
   StateError,
   type UpdateOutcome,
 } from "./state.js";
+import { type UsagesInput, usagesResponse } from "./usages.js";
 
 const SIZE: Readonly<Record<SkuName, string>> = {
   Free_F1: "F1",
@@ -581,7 +583,16 @@ function operationRoute(call: ArmCall): EmulatorResponse | undefined {
   return view && contract ? json(200, resourceBody(view, contract)) : { status: 204 };
 }
 
-/** `/subscriptions/{s}/providers/{ns}/…`: subscription-wide lists and long-running operations. */
+/** `GET /subscriptions/{s}/providers/Microsoft.SignalRService/locations/{l}/usages`: the region's quota use. */
+function usagesRoute(call: ArmCall): EmulatorResponse {
+  const { req, state, seg, subscriptionId, apiVersion } = call;
+  if (req.method !== "GET") return notAllowed(req);
+  if (!apiVersion) return missingVersion();
+  const refused = apiVersionError("SignalR", `locations/usages`, apiVersion, seg[5] as string);
+  return refused ?? usagesResponse(usagesOf(state, subscriptionId, seg[5] as string));
+}
+
+/** `/subscriptions/{s}/providers/{ns}/…`: subscription-wide lists, usages and long-running operations. */
 function subscriptionRoute(call: ArmCall): EmulatorResponse | undefined {
   const { seg, lower, state, subscriptionId } = call;
   const ns = lower[3];
@@ -589,6 +600,7 @@ function subscriptionRoute(call: ArmCall): EmulatorResponse | undefined {
     return listPage(call, () => state.listAutoscaleSettings({ subscriptionId }).map(autoscaleBody));
   }
   if (ns !== "microsoft.signalrservice") return undefined;
+  if (lower[4] === "locations" && seg.length === 7 && lower[6] === "usages") return usagesRoute(call);
   if (lower[4] === "locations" && seg.length === 8) return operationRoute(call);
   if (seg.length !== 5) return undefined;
   const service = serviceOfType(seg[4] as string);
@@ -665,6 +677,20 @@ function resourceGroupRoute(call: ArmCall): EmulatorResponse | undefined {
   if (!service) return undefined;
   if (seg.length === 7) return listPage(call, instanceList(call, service, resourceGroup), service);
   return resourceRoute(call, service, resourceGroup);
+}
+
+/** What `Usages_List` of a subscription and region is made from (usages.ts). */
+function usagesOf(state: EmulatorState, subscriptionId: string, location: string): UsagesInput {
+  const where = normalizeLocation(location);
+  return {
+    subscriptionId,
+    location,
+    freeInstances: state
+      .armInstances({ subscriptionId })
+      .filter((i) => i.location === where && i.sku === "Free_F1").length,
+    unitsInUse: (service) => state.unitsInUse(service, subscriptionId, location),
+    quotaFor: (service) => state.refusals.quotaFor(subscriptionId, location, service),
+  };
 }
 
 /**

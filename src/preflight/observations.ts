@@ -11,6 +11,7 @@ import type {
   MetricsResultLike,
   NativeAutoscaleSetting,
   QuotaObservation,
+  UnitUsage,
 } from "../azure/index.js";
 import type { ServiceKind } from "../capacity/skus.js";
 import type { Principal } from "./principal.js";
@@ -65,6 +66,8 @@ export interface PreflightObservations {
   instanceList: Outcome<{ count: number; found?: InstanceState }>;
   /** `listSkus` of the instance. */
   skus: Outcome<AllowedUnits>;
+  /** The subscription's quotas in the instance's region (`Usages_List`). */
+  usages: Outcome<UnitUsage[]>;
   /** The metrics queries the operator sends for this instance (the one-minute read, and the history of a seasonal policy). */
   metrics: Outcome<MetricsQueryObservation[]>;
   /** The decision's window and ingestion delay the one-minute read was sized by. */

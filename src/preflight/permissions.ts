@@ -3,7 +3,8 @@
  * data.
  *
  * Source: "Azure resource provider operations" (Azure RBAC), sections Microsoft.SignalRService
- * (`SignalR/read`, `SignalR/write`, `SignalR/skus/read` and their WebPubSub equivalents) and
+ * (`SignalR/read`, `SignalR/write`, `SignalR/skus/read` and their WebPubSub equivalents,
+ * `locations/usages/read`) and
  * Microsoft.Insights (`Metrics/Read`, `AutoscaleSettings/Read`),
  * https://learn.microsoft.com/azure/role-based-access-control/resource-provider-operations; the
  * roles are those docs/install.md assigns (Monitoring Reader, the custom "SignalR Autoscaler").
@@ -15,6 +16,7 @@ export type AzureCallKind =
   | "instanceRead"
   | "instanceList"
   | "skus"
+  | "usages"
   | "metrics"
   | "autoscaleSettings"
   | "write";
@@ -52,6 +54,12 @@ export function permissionsFor(service: ServiceKind): Readonly<Record<AzureCallK
       scope: "instance",
       role: "SignalR Autoscaler",
       usedFor: "read the unit counts the service allows (listSkus)",
+    },
+    usages: {
+      action: "Microsoft.SignalRService/locations/usages/read",
+      scope: "subscription",
+      role: "Reader on the subscription (check only; the operator does not read it)",
+      usedFor: "read the unit quota of the instance's region (check only)",
     },
     metrics: {
       action: "Microsoft.Insights/metrics/read",

@@ -13,7 +13,9 @@
  *    policy with a seasonal forecast, the history reader's first full read
  *    (`HistoryReader.refresh`). Every getBatch call is recorded as `queryBatch` was asked to send
  *    it, so whatever queries the operator sends, this sends the same;
- * 4. the native autoscale settings of the subscription that target the instance.
+ * 4. the subscription's quotas in the instance's region (`Usages_List`): not a read the operator
+ *    makes, but what decides whether its scale-outs above some size will be refused;
+ * 5. the native autoscale settings of the subscription that target the instance.
  *
  * Every HTTP call has the connection's request timeout and every token request its token
  * timeout; `signal` aborts everything. Azure failures are recorded, never thrown.
@@ -164,6 +166,11 @@ export async function probeAzure(
       : "ok" in instanceList
         ? instanceList.ok.found?.location
         : undefined;
+  const usages = noArm
+    ? skipped(noArm)
+    : region === undefined
+      ? skipped("the instance's region is unknown (its read failed): quotas are per region")
+      : await attempt(() => instances.listUsages(ref.id, region, call));
   let metricsOutcome: Outcome<MetricsQueryObservation[]>;
   if (metricsToken && !("ok" in metricsToken))
     metricsOutcome = skipped("no metrics token (see the credential)");
@@ -195,6 +202,7 @@ export async function probeAzure(
     instance,
     instanceList,
     skus,
+    usages,
     metrics: metricsOutcome,
     times: { windowSeconds: times.windowSeconds, ingestionDelaySeconds: times.ingestionDelaySeconds },
     autoscaleSettings,

@@ -122,6 +122,19 @@ const LADDERS_FROM_SERVICE: AllowedUnits = {
 
 const INSTANCE = instanceState(ID);
 
+/** A policy of the instance that may reach Premium_P2 × 300. */
+const P2_POLICY = parsePolicyYaml(`
+apiVersion: autoscaling.signalr.dev/v1alpha1
+kind: CapacityPolicy
+metadata: { name: chat, namespace: chat }
+spec:
+  target: { service: SignalR, resourceId: ${ID} }
+  units: { min: 2, max: 300 }
+  skus: [Premium_P1, Premium_P2]
+  metrics: { serverLoad: { targetPercent: 70 } }
+  mode: Auto
+`);
+
 /** What a subscription that answers as the operator needs gives. */
 function healthy(): PreflightObservations {
   return {
@@ -141,6 +154,12 @@ function healthy(): PreflightObservations {
     instance: { ok: INSTANCE },
     instanceList: { ok: { count: 3, found: INSTANCE } },
     skus: { ok: LADDERS_FROM_SERVICE },
+    usages: {
+      ok: [
+        { name: "FreeTierInstances", currentValue: 0, limit: 5, unit: "Count" },
+        { name: "SignalRTotalUnits", currentValue: 25, limit: 150, unit: "Count" },
+      ],
+    },
     metrics: {
       ok: [
         query(GAUGES, "Maximum", { results: [answer(GAUGES, "maximum")] }),
@@ -176,15 +195,21 @@ describe("preflightRows", () => {
       "instance (GET): OK",
       "instances (list): OK",
       "unit ladders (listSkus): OK",
+      "unit quota (usages): OK",
       "metrics query 1 of 2: OK",
       "metrics query 2 of 2: OK",
       "native autoscale settings: OK",
       "ARM request budget: OK",
       "permission Microsoft.SignalRService/SignalR/read: OK",
       "permission Microsoft.SignalRService/SignalR/skus/read: OK",
+      "permission Microsoft.SignalRService/locations/usages/read: OK",
       "permission Microsoft.Insights/metrics/read: OK",
       "permission Microsoft.Insights/autoscalesettings/read: OK",
       "permission Microsoft.SignalRService/SignalR/write: SKIP",
+    ]);
+    expect(row(rows, "unit quota (usages)").detail).toEqual([
+      "SignalRTotalUnits: 25 of 150 units in use in westeurope",
+      "room for 125 more: the instance can grow to 135 units",
     ]);
     expect(row(rows, "credential: ARM token").detail).toEqual([
       "token for https://management.azure.com/.default, valid until 12:59 UTC (59 min)",
@@ -215,10 +240,13 @@ describe("preflightRows", () => {
     expect(write.action).toBe("Microsoft.SignalRService/SignalR/write");
     expect(write.detail).toEqual([
       "not checked: only a write shows it, and check writes nothing",
+      "a write also meets resource locks and Azure Policy deny assignments, which check does not read:",
+      `  az lock list --resource ${ID} --output table`,
+      `  az policy assignment list --scope ${ID} --disable-scope-strict-match --output table`,
       "used to change the SKU and units (PATCH), then follow the update (operationStatuses/read); role: SignalR Autoscaler (or SignalR/Web PubSub Contributor)",
       `see the role assignments: az role assignment list --assignee 3d4e5f60-1111-2222-3333-444455556666 --scope ${ID} --include-inherited --output table`,
     ]);
-    expect(preflightSummary(rows)).toEqual({ OK: 13, WARN: 0, FAIL: 0, SKIP: 1 });
+    expect(preflightSummary(rows)).toEqual({ OK: 15, WARN: 0, FAIL: 0, SKIP: 1 });
     expect(preflightExitCode(rows, false)).toBe(0);
     expect(preflightExitCode(rows, true)).toBe(0);
   });
@@ -488,17 +516,7 @@ describe("preflightRows", () => {
           .map((s) => (s.sku === "Premium_P1" ? { ...s, allowedValues: old } : s)),
       },
     };
-    const policy = parsePolicyYaml(`
-apiVersion: autoscaling.signalr.dev/v1alpha1
-kind: CapacityPolicy
-metadata: { name: chat, namespace: chat }
-spec:
-  target: { service: SignalR, resourceId: ${ID} }
-  units: { min: 2, max: 300 }
-  skus: [Premium_P1, Premium_P2]
-  metrics: { serverLoad: { targetPercent: 70 } }
-  mode: Auto
-`);
+    const policy = P2_POLICY;
     const r = row(preflightRows({ ...TARGET, policy }, obs), "unit ladders (listSkus)");
     expect(r.result).toBe("WARN");
     expect(r.detail).toEqual([
@@ -506,6 +524,72 @@ spec:
       "Premium_P1: Azure allows 1, 2, 5, 10, 20, 50, 100; the built-in ladder is 1–10, 20–100 by 10",
       "Premium_P2: not listed, and the policy allows it: the built-in ladder 100–1,000 by 100 stands",
     ]);
+  });
+
+  it("a unit quota below the policy's units.max warns, naming the size Azure refuses above", () => {
+    const policy = P2_POLICY;
+    const rows = preflightRows({ ...TARGET, policy }, healthy());
+    expect(row(rows, "unit quota (usages)")).toEqual({
+      check: "unit quota (usages)",
+      result: "WARN",
+      detail: [
+        "SignalRTotalUnits: 25 of 150 units in use in westeurope",
+        "room for 125 more: the instance can grow to 135 units, below the policy's units.max 300: Azure refuses a scale-out above 135 units (409 OperationNotAllowed) and the operator holds its size until the spec changes",
+        "raise the quota (Azure portal: Quotas, or a support request) or lower units.max",
+      ],
+    });
+    expect(preflightExitCode(rows, false)).toBe(0);
+    expect(preflightExitCode(rows, true)).toBe(1);
+    // Used up: no room at all.
+    const full = healthy();
+    full.usages = { ok: [{ name: "SignalRTotalUnits", currentValue: 160, limit: 150, unit: "Count" }] };
+    expect(row(preflightRows({ ...TARGET, policy }, full), "unit quota (usages)").detail[1]).toMatch(
+      /^room for 0 more: the instance can grow to 10 units, below/,
+    );
+  });
+
+  it("a quota without limit is OK; Web PubSub's quota is the entry named …TotalUnits; none found warns", () => {
+    const obs = healthy();
+    obs.usages = { ok: [{ name: "SignalRTotalUnits", currentValue: 25, limit: -1, unit: "Count" }] };
+    expect(row(preflightRows(TARGET, obs), "unit quota (usages)")).toMatchObject({
+      result: "OK",
+      detail: ["SignalRTotalUnits: 25 of no limit units in use in westeurope"],
+    });
+    const wps: PreflightTarget = { resourceId: ID.replace("/SignalR/", "/WebPubSub/"), service: "WebPubSub" };
+    obs.usages = {
+      ok: [
+        { name: "FreeTierInstances", currentValue: 1, limit: 5, unit: "Count" },
+        { name: "WebPubSubTotalUnits", currentValue: 40, limit: 100, unit: "Count" },
+      ],
+    };
+    expect(row(preflightRows(wps, obs), "unit quota (usages)").detail[0]).toBe(
+      "WebPubSubTotalUnits: 40 of 100 units in use in westeurope",
+    );
+    obs.usages = { ok: [{ name: "FreeTierInstances", currentValue: 1, limit: 5, unit: "Count" }] };
+    expect(row(preflightRows(TARGET, obs), "unit quota (usages)")).toMatchObject({
+      result: "WARN",
+      detail: [
+        "no unit quota in the answer (usages: FreeTierInstances): scale-outs may meet a quota check cannot see",
+      ],
+    });
+  });
+
+  it("a usages read refused (403) warns and names the permission; the operator works without it", () => {
+    const obs = healthy();
+    obs.usages = {
+      error: new AuthenticationError("instances.listUsages: refused (403 AuthorizationFailed: no access)", {
+        operation: "instances.listUsages",
+        status: 403,
+        code: "AuthorizationFailed",
+      }),
+    };
+    const rows = preflightRows(TARGET, obs);
+    expect(row(rows, "unit quota (usages)").result).toBe("WARN");
+    expect(row(rows, "unit quota (usages)").detail.at(-1)).toBe(
+      "the quota a scale-out may meet is not known",
+    );
+    expect(row(rows, "permission Microsoft.SignalRService/locations/usages/read").result).toBe("WARN");
+    expect(preflightExitCode(rows, false)).toBe(0);
   });
 
   it("a listSkus that fails warns: the built-in ladders stand", () => {
@@ -568,6 +652,7 @@ spec:
     obs.instance = { skipped: why };
     obs.instanceList = { skipped: why };
     obs.skus = { skipped: why };
+    obs.usages = { skipped: why };
     obs.metrics = { skipped: "no metrics token (see the credential)" };
     obs.autoscaleSettings = { skipped: why };
     obs.armQuota = [];
@@ -586,16 +671,18 @@ spec:
       "instance (GET)",
       "instances (list)",
       "unit ladders (listSkus)",
+      "unit quota (usages)",
       "metrics",
       "native autoscale settings",
       "ARM request budget",
       "permission Microsoft.SignalRService/SignalR/read",
       "permission Microsoft.SignalRService/SignalR/skus/read",
+      "permission Microsoft.SignalRService/locations/usages/read",
       "permission Microsoft.Insights/metrics/read",
       "permission Microsoft.Insights/autoscalesettings/read",
       "permission Microsoft.SignalRService/SignalR/write",
     ]);
-    expect(row(rows, "permission Microsoft.SignalRService/SignalR/write").detail[2]).toContain(
+    expect(row(rows, "permission Microsoft.SignalRService/SignalR/write").detail[5]).toContain(
       "--assignee <principal object ID>",
     );
     expect(preflightExitCode(rows, false)).toBe(1);
@@ -658,6 +745,7 @@ describe("preflightRows of a Web PubSub instance", () => {
     expect(rows.filter((r) => r.check.startsWith("permission ")).map((r) => r.action)).toEqual([
       "Microsoft.SignalRService/WebPubSub/read",
       "Microsoft.SignalRService/WebPubSub/skus/read",
+      "Microsoft.SignalRService/locations/usages/read",
       "Microsoft.Insights/metrics/read",
       "Microsoft.Insights/autoscalesettings/read",
       "Microsoft.SignalRService/WebPubSub/write",

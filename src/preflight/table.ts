@@ -36,6 +36,7 @@ import type {
 } from "./observations.js";
 import { type AzureCallKind, type Permission, permissionsFor } from "./permissions.js";
 import { describePrincipal } from "./principal.js";
+import { quotaVerdict } from "./quota.js";
 
 /** The result of one check. */
 export type CheckResult = "OK" | "WARN" | "FAIL" | "SKIP";
@@ -324,6 +325,27 @@ function skusRow(target: PreflightTarget, obs: PreflightObservations, p: Permiss
   return { check, result, detail };
 }
 
+function quotaRow(target: PreflightTarget, obs: PreflightObservations, p: Permission): PreflightRow {
+  const check = "unit quota (usages)";
+  const o = obs.usages;
+  if ("skipped" in o) return skippedRow(check, o.skipped);
+  if ("error" in o) {
+    const failed = failedRead(o.error, p, "WARN", "no usages in the instance's region");
+    return { check, ...failed, detail: [...failed.detail, "the quota a scale-out may meet is not known"] };
+  }
+  const instance = "ok" in obs.instance ? obs.instance.ok : undefined;
+  return {
+    check,
+    ...quotaVerdict({
+      service: target.service,
+      usages: o.ok,
+      region: instance?.location,
+      ...(instance ? { instanceUnits: instance.units } : {}),
+      ...(target.policy ? { maxUnits: target.policy.spec.units.max } : {}),
+    }),
+  };
+}
+
 /** One query's lines and result. */
 function metricsQueryRow(
   q: MetricsQueryObservation,
@@ -516,6 +538,9 @@ function writeRow(obs: PreflightObservations, target: PreflightTarget, p: Permis
     action: p.action,
     detail: [
       "not checked: only a write shows it, and check writes nothing",
+      "a write also meets resource locks and Azure Policy deny assignments, which check does not read:",
+      `  az lock list --resource ${target.resourceId} --output table`,
+      `  az policy assignment list --scope ${target.resourceId} --disable-scope-strict-match --output table`,
       `used to ${p.usedFor}; role: ${p.role}`,
       `see the role assignments: az role assignment list --assignee ${oid ?? "<principal object ID>"} --scope ${target.resourceId} --include-inherited --output table`,
     ],
@@ -539,6 +564,7 @@ export function preflightRows(
     instanceRow(target, obs, perms.instanceRead),
     listRow(target, obs, perms.instanceList),
     skusRow(target, obs, perms.skus),
+    quotaRow(target, obs, perms.usages),
     ...metricsRows(target, obs, perms.metrics),
     settingsRow(obs, perms.autoscaleSettings),
     budgetRow(obs),
@@ -547,6 +573,7 @@ export function preflightRows(
       { name: "the subscription's list", outcome: obs.instanceList, severity: "FAIL" },
     ]),
     permissionRow(perms.skus, [{ name: "listSkus", outcome: obs.skus, severity: "WARN" }]),
+    permissionRow(perms.usages, [{ name: "the usages' list", outcome: obs.usages, severity: "WARN" }]),
     permissionRow(
       perms.metrics,
       "ok" in obs.metrics

@@ -133,6 +133,9 @@ describe("signalr-autoscaler check against the emulator", { timeout: 60_000 }, (
       for (const line of x.detail.slice(1))
         expect(line).toMatch(/: ([7-9]|1\d) of 1[12] points with a value, newest /);
     }
+    expect(rows["unit quota (usages)"]?.detail).toEqual([
+      "SignalRTotalUnits: 10 of no limit units in use in westeurope",
+    ]);
     expect(rows["native autoscale settings"]?.detail).toEqual([
       "none of the subscription's autoscale settings targets the instance",
     ]);
@@ -162,6 +165,40 @@ describe("signalr-autoscaler check against the emulator", { timeout: 60_000 }, (
       expect(x.detail[0]).toMatch(/, \d{4}-\d\d-\d\d \d\d:\d\d UTC – \d{4}-\d\d-\d\d \d\d:\d\d UTC \(/);
     }
     assertReadOnly();
+  });
+
+  it("refusing mode, a unit quota below the policy's units.max: WARN naming the size Azure refuses above; exit 0, 1 with --strict", async () => {
+    const policy = join(dir, "quota-policy.yaml");
+    await writeFile(
+      policy,
+      [
+        "apiVersion: autoscaling.signalr.dev/v1alpha1",
+        "kind: CapacityPolicy",
+        "metadata: { name: chat, namespace: chat }",
+        "spec:",
+        `  target: { service: SignalR, resourceId: ${CHAT} }`,
+        "  units: { min: 2, max: 50 }",
+        "  metrics: { serverLoad: { targetPercent: 70 } }",
+        "  mode: Auto",
+      ].join("\n"),
+    );
+    emu.control.setQuota({ units: 30 });
+    try {
+      const r = await json(["--policy", policy]);
+      expect(r.code).toBe(0);
+      expect(byCheck(r.rows)["unit quota (usages)"]).toMatchObject({
+        result: "WARN",
+        detail: [
+          "SignalRTotalUnits: 10 of 30 units in use in westeurope",
+          "room for 20 more: the instance can grow to 30 units, below the policy's units.max 50: Azure refuses a scale-out above 30 units (409 OperationNotAllowed) and the operator holds its size until the spec changes",
+          "raise the quota (Azure portal: Quotas, or a support request) or lower units.max",
+        ],
+      });
+      expect((await json(["--policy", policy], "--strict")).code).toBe(1);
+      assertReadOnly();
+    } finally {
+      emu.control.clearQuotas();
+    }
   });
 
   it("refusing mode, 404 on the instance: FAIL naming the resource ID; exit 1; nothing written", async () => {

@@ -38,6 +38,23 @@ export const SPEC_FILES = {
 
 const COMMON_TYPES_V5 = "specification/common-types/resource-management/v5/types.json";
 
+/** oav's live validator over `specs` (paths relative to {@link SPECS_DIR}). */
+function liveValidator(specs: readonly string[]): LiveValidator {
+  return new LiveValidator(
+    {
+      directory: SPECS_DIR,
+      swaggerPathsPattern: [...specs],
+      excludedSwaggerPathsPattern: [],
+      git: { shouldClone: false },
+      isPathCaseSensitive: false,
+      isArmCall: true,
+    },
+    () => {
+      // oav's own log: what it finds is returned and reported as violations instead.
+    },
+  );
+}
+
 /** One place where an exchange departs from the published contract. */
 export interface ContractViolation {
   /** The spec operation (`SignalR_Get@2024-03-01`), or what was asked when none matched. */
@@ -91,13 +108,21 @@ function ajvRule(e: ErrorObject): string {
 /** Validates exchanges against the vendored specs. Build with {@link ContractValidator.load}. */
 export class ContractValidator {
   readonly #live: LiveValidator;
+  /** SignalR's spec alone: for provider-level paths both specs serve alike (`Usages_List`). */
+  readonly #signalROnly: LiveValidator;
   readonly #operationStatus: ValidateFunction;
   readonly #errorResponse: ValidateFunction;
   /** `operationId@api-version` of every long-running operation of the specs. */
   readonly #longRunning: ReadonlySet<string>;
 
-  private constructor(live: LiveValidator, ajv: Ajv, longRunning: ReadonlySet<string>) {
+  private constructor(
+    live: LiveValidator,
+    signalROnly: LiveValidator,
+    ajv: Ajv,
+    longRunning: ReadonlySet<string>,
+  ) {
     this.#live = live;
+    this.#signalROnly = signalROnly;
     this.#longRunning = longRunning;
     this.#operationStatus = ajv.compile({ $ref: "types.json#/definitions/OperationStatusResult" });
     this.#errorResponse = ajv.compile({ $ref: "types.json#/definitions/ErrorResponse" });
@@ -105,26 +130,15 @@ export class ContractValidator {
 
   /** Loads every spec of {@link SPEC_FILES} (about a second). */
   static async load(): Promise<ContractValidator> {
-    const live = new LiveValidator(
-      {
-        directory: SPECS_DIR,
-        swaggerPathsPattern: Object.values(SPEC_FILES),
-        excludedSwaggerPathsPattern: [],
-        git: { shouldClone: false },
-        isPathCaseSensitive: false,
-        isArmCall: true,
-      },
-      () => {
-        // oav's own log: what it finds is returned and reported as violations instead.
-      },
-    );
-    await live.initialize();
+    const live = liveValidator(Object.values(SPEC_FILES));
+    const signalROnly = liveValidator([SPEC_FILES.signalR]);
+    await Promise.all([live.initialize(), signalROnly.initialize()]);
     const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
     const ajv = addFormats(new Ajv({ strict: false, allErrors: true }));
     ajv.addFormat("arm-id", true);
     ajv.addFormat("double", true);
     ajv.addSchema(JSON.parse(readFileSync(`${SPECS_DIR}${COMMON_TYPES_V5}`, "utf8")), "types.json");
-    return new ContractValidator(live, ajv, longRunningOperations());
+    return new ContractValidator(live, signalROnly, ajv, longRunningOperations());
   }
 
   /** The spec files the validator found (absolute paths). */
@@ -139,7 +153,7 @@ export class ContractValidator {
     const call = `${method} ${url}`;
     const asyncOp = ASYNC_OPERATION.exec(new URL(url).pathname);
     if (asyncOp) return this.#validateAsyncOperation(exchange, url, call, asyncOp[1] as string);
-    const result = await this.#live.validateLiveRequestResponse({
+    const live = {
       liveRequest: {
         url,
         method,
@@ -155,7 +169,12 @@ export class ContractValidator {
           ? { body: exchange.response.body as Record<string, unknown> }
           : {}),
       },
-    });
+    };
+    let result = await this.#live.validateLiveRequestResponse(live);
+    // The SignalR and Web PubSub specs both describe the provider's own paths (the usages of a
+    // region), with the same operation and schemas: those are validated against SignalR's.
+    if (result.requestValidationResult.runtimeException?.code === "MULTIPLE_OPERATIONS_FOUND")
+      result = await this.#signalROnly.validateLiveRequestResponse(live);
     const operation = operationName(result.requestValidationResult, method, url);
     const violations = [
       ...this.#issues(result.requestValidationResult, "request", operation, call, 0),

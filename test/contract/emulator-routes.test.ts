@@ -68,12 +68,16 @@ async function violationsOf(exchanges: TrafficExchange[], answerOnly = false): P
 const instancePath = (id: string) => `${id}?api-version=${ARM}`;
 
 describe("the emulator's answers against the published contract", () => {
-  it("reads, lists (every page) and listSkus of SignalR and Web PubSub follow the specs", async () => {
+  it("reads, lists (every page), listSkus and the usages of SignalR and Web PubSub follow the specs", async () => {
     const exchanges = [
       await call("GET", instancePath(signalrId("chat"))),
       await call("GET", instancePath(webPubSubId("pubsub"))),
       await call("GET", `${signalrId("chat")}/skus?api-version=${ARM}`),
       await call("GET", `${webPubSubId("pubsub")}/skus?api-version=${ARM}`),
+      await call(
+        "GET",
+        `/subscriptions/${SUB_A}/providers/Microsoft.SignalRService/locations/westeurope/usages?api-version=${ARM}`,
+      ),
     ];
     // Lists of one item a page: follow every nextLink.
     for (const first of [

@@ -80,7 +80,7 @@ function render(r: CheckReport): string {
     r.exitCode === 0
       ? s.WARN > 0
         ? "no check failed; read the WARN rows"
-        : "the operator can work on this instance"
+        : "the operator can read this instance; a write is not tried (locks, Azure Policy: see the SKIP row)"
       : s.FAIL > 0
         ? "fix the FAIL rows before mode: Auto"
         : "--strict: a WARN row counts as failed";
@@ -117,7 +117,7 @@ async function check(flags: CheckFlags, io: CliIo): Promise<void> {
 export const checkCommand: CliCommand = defineCommand<CheckFlags>({
   name: "check",
   description:
-    "Preflight before mode: Auto: make every read the operator makes for one instance (token, instance, listSkus, each metrics query, native autoscale settings), once and read-only, and print what Azure returned and which permissions it showed.",
+    "Preflight before mode: Auto: make every read the operator makes for one instance (token, instance, listSkus, each metrics query, native autoscale settings) and read the region's unit quota, once and read-only, and print what Azure returned and which permissions it showed.",
   flags: (cmd, { env }) => {
     cmd
       .option("--policy <file>", "CapacityPolicy manifest (YAML or JSON) whose instance to check")

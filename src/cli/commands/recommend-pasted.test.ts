@@ -213,6 +213,25 @@ describe("recommend says what is missing", () => {
     expect(body.desired).toEqual({ sku: "Premium_P1", units: 20, replicas: 4 });
   });
 
+  it("refuses usable counters when the policy's signals read none of them (average-only gauges): nothing decides", async () => {
+    const r = await run(["az-signalr-average.json", "az-signalr-counters.json"]);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe("");
+    expect(r.err).toBe(
+      "error: metrics az-signalr-average.json, az-signalr-counters.json: none of the metrics the policy's signals (serverLoad, connections) read has a value: " +
+        "ServerLoad, ConnectionQuotaUtilization and ConnectionCount carry only average and the operator reads their Maximum (gauges): read as unknown; " +
+        `get what is missing with: ${GAUGES} — and give each file as one more --metrics\n`,
+    );
+  });
+
+  it("says an empty metrics file is empty (what a failed az leaves), not that it is bad JSON", async () => {
+    const r = await run([await temp("gauges.json", "")]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(
+      /^error: metrics .*gauges\.json: the file is empty \(a command that failed, such as az printing its error on stderr, leaves it so\)\n$/,
+    );
+  });
+
   it("shows the code and message of a pasted Azure error body", async () => {
     const r = await run(["error-authorization-failed.json"]);
     expect(r.code).toBe(2);

@@ -115,6 +115,21 @@ export interface RecommendReport {
   decision: Decision;
 }
 
+/**
+ * A decision none of whose signals had a value from the files (MetricsAvailable False, NoMetrics)
+ * decides nothing: refused, naming the signals and what the files lacked — as the files are when no
+ * metric of the service is usable, whichever metrics they do carry.
+ * @throws UsageError
+ */
+function refuseWithoutSignal(decision: Decision, files: readonly string[], notes: readonly string[]): void {
+  const available = decision.conditions.find((c) => c.type === "MetricsAvailable");
+  if (available?.status !== "False" || available.reason !== "NoMetrics") return;
+  const signals = decision.signals.map((s) => s.signal).join(", ");
+  throw new UsageError(
+    `metrics ${files.join(", ")}: none of the metrics the policy's signals (${signals}) read has a value${notes.length > 0 ? `: ${notes.join("; ")}` : ""}`,
+  );
+}
+
 async function recommend(flags: RecommendFlags, io: CliIo): Promise<RecommendReport> {
   if (!flags.policy) throw new UsageError("--policy FILE is required (a CapacityPolicy manifest)");
   if (!flags.metrics || flags.metrics.length === 0)
@@ -125,6 +140,7 @@ async function recommend(flags: RecommendFlags, io: CliIo): Promise<RecommendRep
     bodies.push(parseMetricsBody(await readFlagText(file, "--metrics", io.cwd), file));
   const spec = policy.spec;
   const { samples, endMs, notes } = samplesFromBodies(bodies, spec.target.service, spec.target.resourceId);
+  const metricsNotes = [...notes];
 
   let status: Partial<CapacityPolicyStatus> | undefined = policy.status;
   if (flags.status)
@@ -180,6 +196,7 @@ async function recommend(flags: RecommendFlags, io: CliIo): Promise<RecommendRep
     ...(status?.operation ? { operation: status.operation } : {}),
     now: nowMs,
   });
+  refuseWithoutSignal(decision, flags.metrics, metricsNotes);
   const leading = spec.anticipation?.leadingSignal;
   if (leading && spec.anticipation?.mode !== "Off") {
     notes.push(

@@ -1,0 +1,83 @@
+/**
+ * Stage 5, behavior (behavior.ts): the stabilization windows over the recorded recommendations,
+ * then the rate policies of the direction the result moves in. A recommendation below the current
+ * size made on incomplete data is not recorded (the HPA's rule); the first recommendation of a
+ * policy with a scale-down window records the current size first, so the window opens with it.
+ */
+import type { SkuUnits } from "../../capacity/skus.js";
+import { rateLimit, stabilize } from "../behavior.js";
+import type { Recommendation } from "../history.js";
+import { compareSizes, formatSize } from "../sizes.js";
+import { type DecisionFrame, limitWith, type Sized, sizedBy } from "./stage.js";
+
+/** The stabilized size and the recommendations this pass records (oldest first). */
+export interface Stabilized extends Sized {
+  recorded: Recommendation[];
+}
+
+/**
+ * Stage 5a: the stabilization windows. `complete`: the window may justify a scale-in (health.ts).
+ * The result is a size of the list when one has its units.
+ */
+export function stabilization(frame: DecisionFrame, recommendation: SkuUnits, complete: boolean): Stabilized {
+  const { current, history, nowIso, sizes, spec } = frame;
+  const up = spec.behavior.scaleUp.stabilizationWindowSeconds;
+  const down = spec.behavior.scaleDown.stabilizationWindowSeconds;
+  const recorded: Recommendation[] = [];
+  // Like the HPA on first sight: the current size opens the scale-down window.
+  const seed = history.recommendations.length === 0 && down > 0;
+  if (seed) recorded.push({ time: nowIso, sku: current.sku, units: current.units });
+  // A lower recommendation made on incomplete data is not trusted, not even as history.
+  const trusted = complete || compareSizes(recommendation, current) >= 0;
+  const prior = seed ? [...history.recommendations, ...recorded] : history.recommendations;
+  if (trusted) recorded.push({ time: nowIso, sku: recommendation.sku, units: recommendation.units });
+  const st = stabilize({
+    current,
+    recommendation,
+    history: prior,
+    nowMs: frame.nowMs,
+    scaleUpWindowSeconds: up,
+    scaleDownWindowSeconds: down,
+  });
+  const size = sizes.has(st.size) ? st.size : (sizes.atUnits(st.size.units) ?? st.size);
+  const at = { units: size.units, sku: size.sku };
+  const stated =
+    st.code === "StabilizedDown"
+      ? limitWith(
+          "StabilizedDown",
+          `scale-down stabilization (${down}s): the highest recommendation of the window is ${formatSize(st.down)}`,
+          at,
+        )
+      : st.code === "StabilizedUp"
+        ? limitWith(
+            "StabilizedUp",
+            `scale-up stabilization (${up}s): the lowest recommendation of the window is ${formatSize(st.up)}`,
+            at,
+          )
+        : undefined;
+  return { ...sizedBy(size, stated), recorded };
+}
+
+/** Stage 5b: the rate policies (and `selectPolicy: Disabled`) applied to `proposed`. */
+export function ratePolicies(frame: DecisionFrame, proposed: SkuUnits): Sized {
+  const { spec } = frame;
+  const rl = rateLimit({
+    current: frame.current,
+    proposed,
+    sizes: frame.sizes,
+    events: frame.history.scaleEvents,
+    nowMs: frame.nowMs,
+    scaleUp: spec.behavior.scaleUp,
+    scaleDown: spec.behavior.scaleDown,
+  });
+  if (rl.code === "ScaleUpDisabled" || rl.code === "ScaleDownDisabled") {
+    const direction = rl.code === "ScaleUpDisabled" ? "scaleUp" : "scaleDown";
+    return sizedBy(rl.size, limitWith(rl.code, `${direction}.selectPolicy is Disabled`));
+  }
+  if (!rl.code) return sizedBy(rl.size);
+  const message = `rate policy ${rl.policy ?? ""} allows ${rl.code === "RateLimitedUp" ? "up" : "down"} to ${rl.limitUnits ?? "?"} units: ${formatSize(rl.size)}`;
+  return sizedBy(
+    rl.size,
+    limitWith(rl.code, message, { units: rl.size.units, sku: rl.size.sku, name: rl.policy }),
+  );
+}

@@ -1,0 +1,46 @@
+/**
+ * The history a decision stores (status) and hands the next one: the recorded recommendations
+ * kept for the longest stabilization window, the scale events for the longest rate period (or
+ * what the window, the ingestion delay and the settle window still read), the failure count, the
+ * ingestion state and the anticipation status.
+ */
+import type { AnticipationStatus } from "../../api/index.js";
+import type { FallbackState } from "../fallback.js";
+import {
+  compactRecommendations,
+  type DecisionHistory,
+  pruneScaleEvents,
+  type Recommendation,
+} from "../history.js";
+import type { IngestionState } from "../ingestion.js";
+import type { DecisionFrame } from "./stage.js";
+
+/** The next history (see the module comment). */
+export function nextHistory(
+  frame: DecisionFrame,
+  observed: { delaySeconds: number; ingestion: IngestionState | undefined },
+  fallback: FallbackState,
+  pass: { recorded: readonly Recommendation[]; anticipationStatus: AnticipationStatus | undefined },
+): DecisionHistory {
+  const { spec, history, nowMs, times } = frame;
+  const keepRecs = Math.max(
+    spec.behavior.scaleUp.stabilizationWindowSeconds,
+    spec.behavior.scaleDown.stabilizationWindowSeconds,
+  );
+  const periods = [...spec.behavior.scaleUp.policies, ...spec.behavior.scaleDown.policies].map(
+    (p) => p.periodSeconds,
+  );
+  const keepEvents = Math.max(
+    ...periods,
+    times.windowSeconds + observed.delaySeconds + times.settleSeconds + 60,
+  );
+  const next: DecisionHistory = {
+    recommendations: compactRecommendations([...history.recommendations, ...pass.recorded], nowMs, keepRecs),
+    scaleEvents: pruneScaleEvents(history.scaleEvents, nowMs, keepEvents),
+    consecutiveFailures: fallback.consecutiveFailures,
+  };
+  if (history.lastScaleTime !== undefined) next.lastScaleTime = history.lastScaleTime;
+  if (observed.ingestion !== undefined) next.ingestion = observed.ingestion;
+  if (pass.anticipationStatus !== undefined) next.anticipation = pass.anticipationStatus;
+  return next;
+}

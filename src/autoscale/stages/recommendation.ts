@@ -1,0 +1,127 @@
+/**
+ * Stage 4, the recommendation: the smallest allowed size (SKU × ladder units, current SKU first at
+ * equal units) with at least the largest need's units that fits every need (traffic), the need
+ * raised to what anticipation asks when it is Enabled. Above 100 units that is Premium_P2 when
+ * allowed (P2NotAllowed otherwise); below 100 it comes back down to Premium_P1 / Standard_S1 when
+ * those are allowed. Limits: `SignalSuspect` when a held suspect ask was above the need, then the
+ * cause when no size is large enough (`P2NotAllowed`, `SkuPath`, `LadderTop`).
+ */
+import type { AnticipationStatus, CapacityPolicySpec } from "../../api/index.js";
+import { isScalableSku, type SkuUnits } from "../../capacity/skus.js";
+import { ceilSafe, toleranceBand } from "../behavior.js";
+import { type Reason, reason, type SignalName } from "../reasons.js";
+import { formatSize, type SizeList, sameSize } from "../sizes.js";
+import type { MeasuredSignals } from "./signals.js";
+import { type DecisionFrame, type Limit, limitWith, type Sized } from "./stage.js";
+
+/** The recommendation, what drives it, and the anticipation status with `applied` set. */
+export interface Recommended extends Sized {
+  /** The signal that asks for the most. */
+  drivenBy: SignalName | undefined;
+  anticipationStatus: AnticipationStatus | undefined;
+}
+
+/** Stage 4 (see the module comment). Run only on a pass with usable metrics. */
+export function recommend(frame: DecisionFrame, measured: MeasuredSignals): Recommended {
+  const { sizes, current, spec } = frame;
+  const { needs, suspect } = measured;
+  let needUnits = 0;
+  let drivenBy: SignalName | undefined;
+  for (const n of needs) {
+    if (drivenBy === undefined || n.minUnits > needUnits) {
+      needUnits = n.minUnits;
+      drivenBy = n.signal;
+    }
+  }
+  const anticipated = anticipatedNeed(frame, measured, needUnits);
+  const reasons: Reason[] = [...anticipated.reasons];
+  let limit: Limit | undefined;
+  needUnits = anticipated.needUnits;
+  const fits = (s: SkuUnits) => needs.every((n) => !n.fits || n.fits(s));
+  const found = sizes.firstAtLeast(needUnits, fits);
+  if (suspect && suspect.heldAsk !== undefined && suspect.heldAsk > needUnits) {
+    const l = limitWith(
+      "SignalSuspect",
+      `${suspect.signal} asks for ${suspect.heldAsk} units but is suspect: held`,
+      {
+        units: suspect.heldAsk,
+        signal: suspect.signal,
+      },
+    );
+    reasons.push(l.reason);
+    limit = l.limit;
+  }
+  const base = { drivenBy, anticipationStatus: anticipated.status };
+  if (found) {
+    if (found.units > needUnits && !sameSize(found, current)) {
+      reasons.push(
+        reason(
+          "LadderSnapped",
+          `need of ${needUnits} units → ${formatSize(found)} (the next unit count of the ladder)`,
+          {
+            units: found.units,
+            sku: found.sku,
+          },
+        ),
+      );
+    }
+    return { ...base, size: found, reasons, ...(limit ? { limit } : {}) };
+  }
+  const size = sizes.top() ?? current;
+  const cause = topCause(needUnits, spec, sizes);
+  const l = limitWith(cause.code, cause.message, { units: size.units, sku: size.sku });
+  return { ...base, size, reasons: [...reasons, l.reason], limit: l.limit };
+}
+
+/**
+ * The need after anticipation's first ask: raised to it when it is larger and the mode is Enabled
+ * (then the status is `applied`), stated but not acted on in ForecastOnly. An ask within the
+ * scale-up tolerance of the current size only holds it.
+ */
+function anticipatedNeed(
+  frame: DecisionFrame,
+  measured: MeasuredSignals,
+  needUnits: number,
+): { needUnits: number; status: AnticipationStatus | undefined; reasons: Reason[] } {
+  const { anticipation, anticipationStatus } = measured;
+  const ask = anticipation?.asks[0];
+  const unchanged = { needUnits, status: anticipationStatus, reasons: [] };
+  if (!anticipation || !ask) return unchanged;
+  const currentUnits = frame.current.units;
+  // Within the tolerance band of the current size an ask only holds it: no step for noise.
+  const tolerated = ask.units <= currentUnits * (1 + toleranceBand(frame.spec.behavior).up);
+  const units = tolerated ? Math.min(ceilSafe(ask.units), currentUnits) : ceilSafe(ask.units);
+  if (units <= needUnits) return unchanged;
+  const act = anticipation.mode === "Enabled";
+  const stated = reason(
+    "Anticipated",
+    `${ask.rule} asks for ${units} units (measured need ${needUnits}, lead time ${anticipation.leadTimeSeconds}s)${act ? "" : " — ForecastOnly: shown, not acted on"}: ${ask.message}`,
+    { units, name: ask.rule },
+  );
+  if (!act) return { ...unchanged, reasons: [stated] };
+  return { needUnits: units, status: { ...anticipation.status, applied: true }, reasons: [stated] };
+}
+
+/** Why the largest allowed size is the answer. */
+function topCause(
+  needUnits: number,
+  spec: CapacityPolicySpec,
+  sizes: SizeList,
+): { code: "P2NotAllowed" | "SkuPath" | "LadderTop"; message: string } {
+  const top = sizes.top();
+  const topText = top ? formatSize(top) : "the largest size";
+  if (needUnits > 100 && !spec.skus.includes("Premium_P2")) {
+    return {
+      code: "P2NotAllowed",
+      message: `${needUnits} units needed but the policy does not allow Premium_P2 (above 100 units): ${topText}`,
+    };
+  }
+  const unreachable = spec.skus.filter((s) => isScalableSku(s) && !sizes.reachable.includes(s));
+  if (unreachable.length > 0) {
+    return {
+      code: "SkuPath",
+      message: `${unreachable.join(", ")} is not one online change from ${sizes.current.sku}: ${topText} first`,
+    };
+  }
+  return { code: "LadderTop", message: `even ${topText} does not cover the need of ${needUnits} units` };
+}
