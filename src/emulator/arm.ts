@@ -494,6 +494,191 @@ function createInstance(
   }
 }
 
+/** An ARM request split up for routing: path segments as sent and lowercased, its api-version. */
+interface ArmCall {
+  req: EmulatorRequest;
+  state: EmulatorState;
+  flags: ArmFaultFlags;
+  seg: string[];
+  lower: string[];
+  subscriptionId: string;
+  apiVersion: string | undefined;
+  /** Items per page of ARM lists. */
+  pageSize: number;
+}
+
+/** ARM's 400 for a request without `?api-version=`. */
+function missingVersion(): EmulatorResponse {
+  return armError(
+    400,
+    "MissingApiVersionParameter",
+    "The api-version query parameter (?api-version=) is required for all requests.",
+  );
+}
+
+/** ARM's 405 for a method the route does not serve. */
+function notAllowed(req: EmulatorRequest): EmulatorResponse {
+  return armError(405, "MethodNotAllowed", `${req.method} is not supported here.`);
+}
+
+/** A list endpoint (GET only, with an api-version the type has): one page of `items()`. */
+function listPage(call: ArmCall, items: () => readonly unknown[], service?: ServiceKind): EmulatorResponse {
+  const { req, apiVersion } = call;
+  if (req.method !== "GET") return notAllowed(req);
+  if (!apiVersion) return missingVersion();
+  if (service) {
+    const refused = apiVersionError(service, service, apiVersion, "global");
+    if (refused) return refused;
+  }
+  return json(200, page(req, items(), call.pageSize));
+}
+
+/** The SignalR/Web PubSub resources of a list, as ARM bodies in the api-version's contract. */
+function instanceList(
+  call: ArmCall,
+  service: ServiceKind,
+  resourceGroup?: string,
+): () => Record<string, unknown>[] {
+  const { state, subscriptionId, apiVersion } = call;
+  const contract = apiVersion ? skuContract(service, apiVersion) : undefined;
+  return () =>
+    contract
+      ? state
+          .armInstances({
+            subscriptionId,
+            ...(resourceGroup !== undefined ? { resourceGroup } : {}),
+            service,
+          })
+          .map((v) => resourceBody(v, contract))
+      : [];
+}
+
+/**
+ * `GET /subscriptions/{s}/providers/Microsoft.SignalRService/locations/{l}/operationStatuses|operationResults/{id}`:
+ * a long-running operation's status (with `Retry-After` while it runs) or its result.
+ */
+function operationRoute(call: ArmCall): EmulatorResponse | undefined {
+  const { req, state, seg, lower, subscriptionId, apiVersion } = call;
+  if (req.method !== "GET") return notAllowed(req);
+  if (!apiVersion) return missingVersion();
+  const op = state.getOperation(seg[7] as string);
+  const service = op ? (state.getInstance(op.resourceId)?.ref.service ?? "SignalR") : "SignalR";
+  const refused = apiVersionError(service, `locations/${seg[6]}`, apiVersion, seg[5] as string);
+  if (refused) return refused;
+  if (!op || op.subscriptionId.toLowerCase() !== subscriptionId.toLowerCase()) {
+    return armError(404, "NotFound", `Operation '${seg[7]}' was not found.`);
+  }
+  if (lower[6] === "operationstatuses") {
+    const headers: Record<string, string> =
+      op.status === "Running" ? { "retry-after": pollAfter(state, op) } : {};
+    return json(200, operationStatusBody(req, op, apiVersion), headers);
+  }
+  if (lower[6] !== "operationresults") return undefined;
+  if (op.status === "Running") {
+    const urls = operationUrls(req, op, apiVersion);
+    return { status: 202, headers: { location: urls.location, "retry-after": pollAfter(state, op) } };
+  }
+  const view = state.getInstance(op.resourceId);
+  const contract = view ? skuContract(view.ref.service, apiVersion) : undefined;
+  return view && contract ? json(200, resourceBody(view, contract)) : { status: 204 };
+}
+
+/** `GET /subscriptions/{s}/providers/Microsoft.SignalRService/locations/{l}/usages`: the region's quota use. */
+function usagesRoute(call: ArmCall): EmulatorResponse {
+  const { req, state, seg, subscriptionId, apiVersion } = call;
+  if (req.method !== "GET") return notAllowed(req);
+  if (!apiVersion) return missingVersion();
+  const refused = apiVersionError("SignalR", `locations/usages`, apiVersion, seg[5] as string);
+  return refused ?? usagesResponse(usagesOf(state, subscriptionId, seg[5] as string));
+}
+
+/** `/subscriptions/{s}/providers/{ns}/…`: subscription-wide lists, usages and long-running operations. */
+function subscriptionRoute(call: ArmCall): EmulatorResponse | undefined {
+  const { seg, lower, state, subscriptionId } = call;
+  const ns = lower[3];
+  if (ns === "microsoft.insights" && lower[4] === "autoscalesettings" && seg.length === 5) {
+    return listPage(call, () => state.listAutoscaleSettings({ subscriptionId }).map(autoscaleBody));
+  }
+  if (ns !== "microsoft.signalrservice") return undefined;
+  if (lower[4] === "locations" && seg.length === 7 && lower[6] === "usages") return usagesRoute(call);
+  if (lower[4] === "locations" && seg.length === 8) return operationRoute(call);
+  if (seg.length !== 5) return undefined;
+  const service = serviceOfType(seg[4] as string);
+  if (!service) return undefined;
+  return listPage(call, instanceList(call, service), service);
+}
+
+/**
+ * `/subscriptions/{s}/resourceGroups/{g}/providers/Microsoft.SignalRService/{type}/{name}[/skus]`:
+ * reads, updates (PATCH) and creates or updates (PUT) one resource, or lists its SKUs.
+ */
+function resourceRoute(
+  call: ArmCall,
+  service: ServiceKind,
+  resourceGroup: string,
+): EmulatorResponse | undefined {
+  const { req, state, seg, lower, subscriptionId, apiVersion, flags } = call;
+  const name = seg[7] as string;
+  const resourceId = `/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}/providers/${ARM_TYPES[service]}/${name}`;
+  if (!apiVersion) return missingVersion();
+  const existing = state.getInstance(resourceId);
+  const refused = apiVersionError(service, service, apiVersion, existing?.location ?? "global");
+  if (refused) return refused;
+  const contract = skuContract(service, apiVersion) as SkuContract;
+  const notFound = armError(
+    404,
+    "ResourceNotFound",
+    `The Resource '${ARM_TYPES[service]}/${name}' under resource group '${resourceGroup}' was not found.`,
+  );
+
+  if (seg.length === 9 && lower[8] === "skus") {
+    if (req.method !== "GET") return notAllowed(req);
+    return existing ? json(200, skuListBody(state, existing, contract)) : notFound;
+  }
+  if (seg.length !== 8) return undefined;
+
+  switch (req.method) {
+    case "GET": {
+      const view = state.armView(resourceId);
+      return view ? json(200, resourceBody(view, contract)) : notFound;
+    }
+    case "PATCH": {
+      if (!existing) return notFound;
+      const change = readChange(req.body);
+      if ("status" in change) return change;
+      return writeInstance(req, state, existing, change, contract, flags, 202);
+    }
+    case "PUT": {
+      const change = readChange(req.body);
+      if ("status" in change) return change;
+      if (existing) return writeInstance(req, state, existing, change, contract, flags, 201);
+      const ref = { name, subscriptionId, service };
+      const body = req.body as Record<string, unknown>;
+      return createInstance(req, state, resourceId, ref, change, body, contract);
+    }
+    default:
+      return armError(405, "MethodNotAllowed", `${req.method} is not supported on this resource.`);
+  }
+}
+
+/** `/subscriptions/{s}/resourceGroups/{g}/providers/{ns}/…`: resource-group lists and resources. */
+function resourceGroupRoute(call: ArmCall): EmulatorResponse | undefined {
+  const { seg, lower, state, subscriptionId } = call;
+  if (lower[2] !== "resourcegroups" || lower[4] !== "providers" || seg.length < 7) return undefined;
+  const resourceGroup = seg[3] as string;
+  const ns = lower[5];
+  if (ns === "microsoft.insights" && lower[6] === "autoscalesettings" && seg.length === 7) {
+    return listPage(call, () =>
+      state.listAutoscaleSettings({ subscriptionId, resourceGroup }).map(autoscaleBody),
+    );
+  }
+  if (ns !== "microsoft.signalrservice") return undefined;
+  const service = serviceOfType(seg[6] as string);
+  if (!service) return undefined;
+  if (seg.length === 7) return listPage(call, instanceList(call, service, resourceGroup), service);
+  return resourceRoute(call, service, resourceGroup);
+}
+
 /** What `Usages_List` of a subscription and region is made from (usages.ts). */
 function usagesOf(state: EmulatorState, subscriptionId: string, location: string): UsagesInput {
   const where = normalizeLocation(location);
@@ -520,152 +705,17 @@ export function handleArm(
   const seg = req.path.split("/").filter((s) => s !== "");
   const lower = seg.map((s) => s.toLowerCase());
   if (lower[0] !== "subscriptions" || seg.length < 4) return undefined;
-  const subscriptionId = seg[1] as string;
-  const apiVersion = queryParam(req.query, "api-version");
-  const missingVersion = () =>
-    armError(
-      400,
-      "MissingApiVersionParameter",
-      "The api-version query parameter (?api-version=) is required for all requests.",
-    );
-  const pageSize = ctx.pageSize ?? 100;
-  const { state } = ctx;
-  const notAllowed = () => armError(405, "MethodNotAllowed", `${req.method} is not supported here.`);
-  /** A list endpoint (GET only, with an api-version the type has): one page of `items()`. */
-  const list = (items: () => readonly unknown[], service?: ServiceKind) => {
-    if (req.method !== "GET") return notAllowed();
-    if (!apiVersion) return missingVersion();
-    if (service) {
-      const refused = apiVersionError(service, service, apiVersion, "global");
-      if (refused) return refused;
-    }
-    return json(200, page(req, items(), pageSize));
+  const call: ArmCall = {
+    req,
+    state: ctx.state,
+    flags,
+    seg,
+    lower,
+    subscriptionId: seg[1] as string,
+    apiVersion: queryParam(req.query, "api-version"),
+    pageSize: ctx.pageSize ?? 100,
   };
-
-  // /subscriptions/{s}/providers/{ns}/…
-  if (lower[2] === "providers") {
-    const ns = lower[3];
-    if (ns === "microsoft.insights" && lower[4] === "autoscalesettings" && seg.length === 5) {
-      return list(() => state.listAutoscaleSettings({ subscriptionId }).map(autoscaleBody));
-    }
-    if (ns !== "microsoft.signalrservice") return undefined;
-    if (lower[4] === "locations" && seg.length === 7 && lower[6] === "usages") {
-      if (req.method !== "GET") return notAllowed();
-      if (!apiVersion) return missingVersion();
-      const refused = apiVersionError("SignalR", `locations/usages`, apiVersion, seg[5] as string);
-      return refused ?? usagesResponse(usagesOf(state, subscriptionId, seg[5] as string));
-    }
-    if (lower[4] === "locations" && seg.length === 8) {
-      if (req.method !== "GET") return notAllowed();
-      if (!apiVersion) return missingVersion();
-      const op = state.getOperation(seg[7] as string);
-      const service = op ? (state.getInstance(op.resourceId)?.ref.service ?? "SignalR") : "SignalR";
-      const refused = apiVersionError(service, `locations/${seg[6]}`, apiVersion, seg[5] as string);
-      if (refused) return refused;
-      if (!op || op.subscriptionId.toLowerCase() !== subscriptionId.toLowerCase()) {
-        return armError(404, "NotFound", `Operation '${seg[7]}' was not found.`);
-      }
-      if (lower[6] === "operationstatuses") {
-        const headers: Record<string, string> =
-          op.status === "Running" ? { "retry-after": pollAfter(state, op) } : {};
-        return json(200, operationStatusBody(req, op, apiVersion), headers);
-      }
-      if (lower[6] === "operationresults") {
-        if (op.status === "Running") {
-          const urls = operationUrls(req, op, apiVersion);
-          return { status: 202, headers: { location: urls.location, "retry-after": pollAfter(state, op) } };
-        }
-        const view = state.getInstance(op.resourceId);
-        const contract = view ? skuContract(view.ref.service, apiVersion) : undefined;
-        return view && contract ? json(200, resourceBody(view, contract)) : { status: 204 };
-      }
-      return undefined;
-    }
-    if (seg.length === 5) {
-      const service = serviceOfType(seg[4] as string);
-      if (!service) return undefined;
-      const contract = apiVersion ? skuContract(service, apiVersion) : undefined;
-      return list(
-        () =>
-          contract
-            ? state.armInstances({ subscriptionId, service }).map((v) => resourceBody(v, contract))
-            : [],
-        service,
-      );
-    }
-    return undefined;
-  }
-
-  // /subscriptions/{s}/resourceGroups/{g}/providers/{ns}/…
-  if (lower[2] !== "resourcegroups" || lower[4] !== "providers" || seg.length < 7) return undefined;
-  const resourceGroup = seg[3] as string;
-  const ns = lower[5];
-  if (ns === "microsoft.insights" && lower[6] === "autoscalesettings" && seg.length === 7) {
-    return list(() => state.listAutoscaleSettings({ subscriptionId, resourceGroup }).map(autoscaleBody));
-  }
-  if (ns !== "microsoft.signalrservice") return undefined;
-  const service = serviceOfType(seg[6] as string);
-  if (!service) return undefined;
-  if (seg.length === 7) {
-    const contract = apiVersion ? skuContract(service, apiVersion) : undefined;
-    return list(
-      () =>
-        contract
-          ? state
-              .armInstances({ subscriptionId, resourceGroup, service })
-              .map((v) => resourceBody(v, contract))
-          : [],
-      service,
-    );
-  }
-  const name = seg[7] as string;
-  const resourceId = `/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}/providers/${ARM_TYPES[service]}/${name}`;
-  if (!apiVersion) return missingVersion();
-  const existing = state.getInstance(resourceId);
-  const refused = apiVersionError(service, service, apiVersion, existing?.location ?? "global");
-  if (refused) return refused;
-  const contract = skuContract(service, apiVersion) as SkuContract;
-  const notFound = () =>
-    armError(
-      404,
-      "ResourceNotFound",
-      `The Resource '${ARM_TYPES[service]}/${name}' under resource group '${resourceGroup}' was not found.`,
-    );
-
-  if (seg.length === 9 && lower[8] === "skus") {
-    if (req.method !== "GET") return notAllowed();
-    return existing ? json(200, skuListBody(state, existing, contract)) : notFound();
-  }
-  if (seg.length !== 8) return undefined;
-
-  switch (req.method) {
-    case "GET": {
-      const view = state.armView(resourceId);
-      return view ? json(200, resourceBody(view, contract)) : notFound();
-    }
-    case "PATCH": {
-      if (!existing) return notFound();
-      const change = readChange(req.body);
-      if ("status" in change) return change;
-      return writeInstance(req, state, existing, change, contract, flags, 202);
-    }
-    case "PUT": {
-      const change = readChange(req.body);
-      if ("status" in change) return change;
-      if (existing) return writeInstance(req, state, existing, change, contract, flags, 201);
-      return createInstance(
-        req,
-        state,
-        resourceId,
-        { name, subscriptionId, service },
-        change,
-        req.body as Record<string, unknown>,
-        contract,
-      );
-    }
-    default:
-      return armError(405, "MethodNotAllowed", `${req.method} is not supported on this resource.`);
-  }
+  return lower[2] === "providers" ? subscriptionRoute(call) : resourceGroupRoute(call);
 }
 
 function autoscaleBody(

@@ -298,6 +298,225 @@ function optionalQuery(req: EmulatorRequest, name: string): Record<string, strin
   return v === undefined ? {} : { [name]: v };
 }
 
+/** A control request as a route handler sees it: `body` is `{}` unless the request sent an object. */
+interface ControlCall {
+  req: EmulatorRequest;
+  control: EmulatorControl;
+  body: Record<string, unknown>;
+  /** The path's segments, `["_emulator", "<collection>", …]`. */
+  seg: string[];
+}
+
+/** Answers one control route. @throws the control's and parsers' errors (`toResponse` maps them) */
+type ControlRoute = (call: ControlCall) => EmulatorResponse;
+
+/** `PATCH /_emulator/instances`: changes an instance's SKU, units, state, ladders and demand. */
+function patchInstance({ control, body }: ControlCall): EmulatorResponse {
+  const resourceId = str(body, "resourceId");
+  if (!resourceId) return armError(400, "InvalidRequest", "resourceId is required");
+  const sku = str(body, "sku");
+  const units = num(body, "units");
+  const provisioningState = str(body, "provisioningState");
+  const ladderEnforcement = str(body, "ladderEnforcement");
+  let view = control.updateInstance(resourceId, {
+    ...(sku !== undefined ? { sku } : {}),
+    ...(units !== undefined ? { units } : {}),
+    ...(provisioningState !== undefined ? { provisioningState } : {}),
+    ...(body["ladders"] !== undefined ? { ladders: parseLadders(body["ladders"]) } : {}),
+    ...(ladderEnforcement !== undefined ? { ladderEnforcement: ladderEnforcement as LadderEnforcement } : {}),
+  });
+  const demand = demandFromJson(body);
+  if (demand.demand || demand.connections !== undefined) view = control.setDemand(resourceId, demand);
+  return json(200, viewJson(view));
+}
+
+/** `DELETE /_emulator/instances?resourceId=`. */
+function deleteInstance({ req, control }: ControlCall): EmulatorResponse {
+  const id = queryParam(req.query, "resourceId");
+  if (!id) return armError(400, "InvalidRequest", "resourceId query parameter is required");
+  return control.removeInstance(id) ? { status: 204 } : armError(404, "NotFound", `no instance ${id}`);
+}
+
+/** `DELETE /_emulator/faults[/{id}]`: one fault rule, or all of them. */
+function deleteFaults({ control, seg }: ControlCall): EmulatorResponse {
+  const id = seg[2];
+  if (id === undefined) {
+    control.clearFaults();
+    return { status: 204 };
+  }
+  return control.removeFault(id) ? { status: 204 } : armError(404, "NotFound", `no fault ${id}`);
+}
+
+/** `POST /_emulator/clock`: sets the time (ISO 8601), the speed, and/or advances it (seconds). */
+function postClock({ control, body }: ControlCall): EmulatorResponse {
+  const time = str(body, "time");
+  const speed = num(body, "speed");
+  const advance = num(body, "advanceSeconds");
+  if (time !== undefined) {
+    const t = new Date(time);
+    if (!Number.isFinite(t.getTime())) return armError(400, "InvalidRequest", `"${time}" is not a time`);
+    control.setClock({ time: t });
+  }
+  if (speed !== undefined) control.setClock({ speed });
+  if (advance !== undefined) control.advance(advance * 1000);
+  return json(200, { now: control.now().toISOString(), speed: control.snapshot().speed });
+}
+
+/** `POST /_emulator/timing`: scale duration, ingestion delay, read-after-write lag (seconds). */
+function postTiming({ control, body }: ControlCall): EmulatorResponse {
+  const scale = num(body, "scaleDurationSeconds");
+  const ingestion = num(body, "ingestionDelaySeconds");
+  const lag = num(body, "readAfterWriteLagSeconds");
+  control.setTiming({
+    ...(scale !== undefined ? { scaleDurationMs: scale * 1000 } : {}),
+    ...(ingestion !== undefined ? { ingestionDelayMs: ingestion * 1000 } : {}),
+    ...(lag !== undefined ? { readAfterWriteLagMs: lag * 1000 } : {}),
+  });
+  const s = control.snapshot();
+  return json(200, {
+    scaleDurationSeconds: s.scaleDurationSeconds,
+    ingestionDelaySeconds: s.ingestionDelaySeconds,
+    readAfterWriteLagSeconds: s.readAfterWriteLagSeconds,
+  });
+}
+
+/** `POST /_emulator/ratelimit`: the metrics plane's bucket `{ capacity, refillPerSecond }`, or null (off). */
+function postRateLimit({ control, body }: ControlCall): EmulatorResponse {
+  if (!("metrics" in body)) {
+    return armError(400, "InvalidRequest", "metrics is required: { capacity, refillPerSecond } or null");
+  }
+  control.setMetricsRateLimit(body["metrics"] === null ? undefined : validMetricsRateLimit(body["metrics"]));
+  return json(200, { metrics: control.metricsRateLimit() ?? null });
+}
+
+/** `DELETE /_emulator/quotas[?subscriptionId&region&service]`: the quota with that key, or all. */
+function deleteQuotas({ req, control }: ControlCall): EmulatorResponse {
+  const key = {
+    ...optionalQuery(req, "subscriptionId"),
+    ...optionalQuery(req, "region"),
+    ...optionalQuery(req, "service"),
+  } as Omit<UnitQuota, "units">;
+  if (Object.keys(key).length === 0) {
+    control.clearQuotas();
+    return { status: 204 };
+  }
+  return control.removeQuota(key) ? { status: 204 } : armError(404, "NotFound", "no quota with that key");
+}
+
+/** `DELETE /_emulator/locks?scope=[&name=]`. */
+function deleteLocks({ req, control }: ControlCall): EmulatorResponse {
+  const scope = queryParam(req.query, "scope");
+  if (!scope) return armError(400, "InvalidRequest", "scope query parameter is required");
+  const name = queryParam(req.query, "name");
+  return control.removeLocks(scope, name) > 0
+    ? { status: 204 }
+    : armError(404, "NotFound", `no lock at ${scope}`);
+}
+
+/** `DELETE /_emulator/policies[?name=]`: one policy assignment, or all. */
+function deletePolicies({ req, control }: ControlCall): EmulatorResponse {
+  const name = queryParam(req.query, "name");
+  if (name === undefined) {
+    for (const p of control.policies()) control.removePolicy(p.name);
+    return { status: 204 };
+  }
+  return control.removePolicy(name) ? { status: 204 } : armError(404, "NotFound", `no policy ${name}`);
+}
+
+/** `POST /_emulator/autoscalesettings`: an Azure autoscale setting on `targetResourceId`. */
+function postAutoscaleSetting({ control, body }: ControlCall): EmulatorResponse {
+  const targetResourceId = str(body, "targetResourceId");
+  if (!targetResourceId) return armError(400, "InvalidRequest", "targetResourceId is required");
+  const enabled = body["enabled"];
+  const name = str(body, "name");
+  const minimum = num(body, "minimum");
+  const maximum = num(body, "maximum");
+  const dflt = num(body, "default");
+  return json(
+    201,
+    control.addAutoscaleSetting({
+      targetResourceId,
+      ...(name !== undefined ? { name } : {}),
+      ...(typeof enabled === "boolean" ? { enabled } : {}),
+      ...(minimum !== undefined ? { minimum } : {}),
+      ...(maximum !== undefined ? { maximum } : {}),
+      ...(dflt !== undefined ? { default: dflt } : {}),
+    }),
+  );
+}
+
+/** `GET /_emulator/appservers/{name}` and `POST /_emulator/appservers/{name}/restart`. */
+function appServersRoute({ req, control, seg }: ControlCall): EmulatorResponse {
+  const name = seg[2];
+  const action = seg.slice(3).join("/");
+  if (name !== undefined && req.method === "GET" && action === "")
+    return json(200, appServersJson(control.appServers(name)));
+  if (name !== undefined && req.method === "POST" && action === "restart")
+    return json(200, appServersJson(control.restartAppServers(name)));
+  return armError(404, "NotFound", `no control route ${req.method} ${req.path}`);
+}
+
+/** The control API: `"<METHOD> /_emulator/<collection>"` → its handler. */
+const CONTROL_ROUTES = new Map<string, ControlRoute>([
+  ["GET /_emulator/state", ({ control }) => json(200, control.snapshot())],
+  [
+    "POST /_emulator/instances",
+    ({ control, body }) => json(201, viewJson(control.addInstance(instanceFromJson(body)))),
+  ],
+  ["PATCH /_emulator/instances", patchInstance],
+  ["DELETE /_emulator/instances", deleteInstance],
+  [
+    "POST /_emulator/faults",
+    ({ control, body }) => json(201, control.addFault(body as unknown as FaultSpec)),
+  ],
+  ["GET /_emulator/faults", ({ control }) => json(200, control.faults())],
+  ["DELETE /_emulator/faults", deleteFaults],
+  ["POST /_emulator/clock", postClock],
+  ["POST /_emulator/timing", postTiming],
+  ["GET /_emulator/ratelimit", ({ control }) => json(200, { metrics: control.metricsRateLimit() ?? null })],
+  ["POST /_emulator/ratelimit", postRateLimit],
+  [
+    "POST /_emulator/quotas",
+    ({ control, body }) => json(201, control.setQuota(body as unknown as UnitQuota)),
+  ],
+  ["GET /_emulator/quotas", ({ control }) => json(200, control.quotas())],
+  ["DELETE /_emulator/quotas", deleteQuotas],
+  [
+    "POST /_emulator/locks",
+    ({ control, body }) =>
+      json(201, control.addLock(body as unknown as Parameters<EmulatorControl["addLock"]>[0])),
+  ],
+  ["GET /_emulator/locks", ({ control }) => json(200, control.locks())],
+  ["DELETE /_emulator/locks", deleteLocks],
+  [
+    "POST /_emulator/policies",
+    ({ control, body }) => json(201, control.setPolicy(body as unknown as PolicyAssignment)),
+  ],
+  ["GET /_emulator/policies", ({ control }) => json(200, control.policies())],
+  ["DELETE /_emulator/policies", deletePolicies],
+  ["POST /_emulator/autoscalesettings", postAutoscaleSetting],
+  [
+    "DELETE /_emulator/autoscalesettings",
+    ({ control }) => {
+      control.clearAutoscaleSettings();
+      return { status: 204 };
+    },
+  ],
+  [
+    "GET /_emulator/requests",
+    ({ control }) => json(200, { calls: control.calls(), requests: control.requests() }),
+  ],
+  [
+    "DELETE /_emulator/requests",
+    ({ control }) => {
+      control.resetRequests();
+      return { status: 204 };
+    },
+  ],
+  ["GET /_emulator/appservers", appServersRoute],
+  ["POST /_emulator/appservers", appServersRoute],
+]);
+
 /** Handles `/_emulator/…`; `undefined` for other paths. */
 export function handleControl(req: EmulatorRequest, control: EmulatorControl): EmulatorResponse | undefined {
   if (!req.path.startsWith("/_emulator")) return undefined;
@@ -305,177 +524,10 @@ export function handleControl(req: EmulatorRequest, control: EmulatorControl): E
   const route = `${req.method} /${seg.slice(0, 2).join("/")}`;
   if (req.body === INVALID_JSON) return armError(400, "InvalidRequest", "the body is not valid JSON");
   const body = isObject(req.body) ? req.body : {};
+  const handler = CONTROL_ROUTES.get(route);
+  if (!handler) return armError(404, "NotFound", `no control route ${route}`);
   try {
-    switch (route) {
-      case "GET /_emulator/state":
-        return json(200, control.snapshot());
-      case "POST /_emulator/instances":
-        return json(201, viewJson(control.addInstance(instanceFromJson(body))));
-      case "PATCH /_emulator/instances": {
-        const resourceId = str(body, "resourceId");
-        if (!resourceId) return armError(400, "InvalidRequest", "resourceId is required");
-        const sku = str(body, "sku");
-        const units = num(body, "units");
-        const provisioningState = str(body, "provisioningState");
-        const ladderEnforcement = str(body, "ladderEnforcement");
-        let view = control.updateInstance(resourceId, {
-          ...(sku !== undefined ? { sku } : {}),
-          ...(units !== undefined ? { units } : {}),
-          ...(provisioningState !== undefined ? { provisioningState } : {}),
-          ...(body["ladders"] !== undefined ? { ladders: parseLadders(body["ladders"]) } : {}),
-          ...(ladderEnforcement !== undefined
-            ? { ladderEnforcement: ladderEnforcement as LadderEnforcement }
-            : {}),
-        });
-        const demand = demandFromJson(body);
-        if (demand.demand || demand.connections !== undefined) view = control.setDemand(resourceId, demand);
-        return json(200, viewJson(view));
-      }
-      case "DELETE /_emulator/instances": {
-        const id = queryParam(req.query, "resourceId");
-        if (!id) return armError(400, "InvalidRequest", "resourceId query parameter is required");
-        return control.removeInstance(id) ? { status: 204 } : armError(404, "NotFound", `no instance ${id}`);
-      }
-      case "POST /_emulator/faults":
-        return json(201, control.addFault(body as unknown as FaultSpec));
-      case "GET /_emulator/faults":
-        return json(200, control.faults());
-      case "DELETE /_emulator/faults": {
-        const id = seg[2];
-        if (id === undefined) {
-          control.clearFaults();
-          return { status: 204 };
-        }
-        return control.removeFault(id) ? { status: 204 } : armError(404, "NotFound", `no fault ${id}`);
-      }
-      case "POST /_emulator/clock": {
-        const time = str(body, "time");
-        const speed = num(body, "speed");
-        const advance = num(body, "advanceSeconds");
-        if (time !== undefined) {
-          const t = new Date(time);
-          if (!Number.isFinite(t.getTime()))
-            return armError(400, "InvalidRequest", `"${time}" is not a time`);
-          control.setClock({ time: t });
-        }
-        if (speed !== undefined) control.setClock({ speed });
-        if (advance !== undefined) control.advance(advance * 1000);
-        return json(200, { now: control.now().toISOString(), speed: control.snapshot().speed });
-      }
-      case "POST /_emulator/timing": {
-        const scale = num(body, "scaleDurationSeconds");
-        const ingestion = num(body, "ingestionDelaySeconds");
-        const lag = num(body, "readAfterWriteLagSeconds");
-        control.setTiming({
-          ...(scale !== undefined ? { scaleDurationMs: scale * 1000 } : {}),
-          ...(ingestion !== undefined ? { ingestionDelayMs: ingestion * 1000 } : {}),
-          ...(lag !== undefined ? { readAfterWriteLagMs: lag * 1000 } : {}),
-        });
-        const s = control.snapshot();
-        return json(200, {
-          scaleDurationSeconds: s.scaleDurationSeconds,
-          ingestionDelaySeconds: s.ingestionDelaySeconds,
-          readAfterWriteLagSeconds: s.readAfterWriteLagSeconds,
-        });
-      }
-      case "GET /_emulator/ratelimit":
-        return json(200, { metrics: control.metricsRateLimit() ?? null });
-      case "POST /_emulator/ratelimit": {
-        if (!("metrics" in body)) {
-          return armError(
-            400,
-            "InvalidRequest",
-            "metrics is required: { capacity, refillPerSecond } or null",
-          );
-        }
-        control.setMetricsRateLimit(
-          body["metrics"] === null ? undefined : validMetricsRateLimit(body["metrics"]),
-        );
-        return json(200, { metrics: control.metricsRateLimit() ?? null });
-      }
-      case "POST /_emulator/quotas":
-        return json(201, control.setQuota(body as unknown as UnitQuota));
-      case "GET /_emulator/quotas":
-        return json(200, control.quotas());
-      case "DELETE /_emulator/quotas": {
-        const key = {
-          ...optionalQuery(req, "subscriptionId"),
-          ...optionalQuery(req, "region"),
-          ...optionalQuery(req, "service"),
-        } as Omit<UnitQuota, "units">;
-        if (Object.keys(key).length === 0) {
-          control.clearQuotas();
-          return { status: 204 };
-        }
-        return control.removeQuota(key)
-          ? { status: 204 }
-          : armError(404, "NotFound", "no quota with that key");
-      }
-      case "POST /_emulator/locks":
-        return json(201, control.addLock(body as unknown as Parameters<EmulatorControl["addLock"]>[0]));
-      case "GET /_emulator/locks":
-        return json(200, control.locks());
-      case "DELETE /_emulator/locks": {
-        const scope = queryParam(req.query, "scope");
-        if (!scope) return armError(400, "InvalidRequest", "scope query parameter is required");
-        const name = queryParam(req.query, "name");
-        return control.removeLocks(scope, name) > 0
-          ? { status: 204 }
-          : armError(404, "NotFound", `no lock at ${scope}`);
-      }
-      case "POST /_emulator/policies":
-        return json(201, control.setPolicy(body as unknown as PolicyAssignment));
-      case "GET /_emulator/policies":
-        return json(200, control.policies());
-      case "DELETE /_emulator/policies": {
-        const name = queryParam(req.query, "name");
-        if (name === undefined) {
-          for (const p of control.policies()) control.removePolicy(p.name);
-          return { status: 204 };
-        }
-        return control.removePolicy(name) ? { status: 204 } : armError(404, "NotFound", `no policy ${name}`);
-      }
-      case "POST /_emulator/autoscalesettings": {
-        const targetResourceId = str(body, "targetResourceId");
-        if (!targetResourceId) return armError(400, "InvalidRequest", "targetResourceId is required");
-        const enabled = body["enabled"];
-        const name = str(body, "name");
-        const minimum = num(body, "minimum");
-        const maximum = num(body, "maximum");
-        const dflt = num(body, "default");
-        return json(
-          201,
-          control.addAutoscaleSetting({
-            targetResourceId,
-            ...(name !== undefined ? { name } : {}),
-            ...(typeof enabled === "boolean" ? { enabled } : {}),
-            ...(minimum !== undefined ? { minimum } : {}),
-            ...(maximum !== undefined ? { maximum } : {}),
-            ...(dflt !== undefined ? { default: dflt } : {}),
-          }),
-        );
-      }
-      case "DELETE /_emulator/autoscalesettings":
-        control.clearAutoscaleSettings();
-        return { status: 204 };
-      case "GET /_emulator/requests":
-        return json(200, { calls: control.calls(), requests: control.requests() });
-      case "DELETE /_emulator/requests":
-        control.resetRequests();
-        return { status: 204 };
-      case "GET /_emulator/appservers":
-      case "POST /_emulator/appservers": {
-        const name = seg[2];
-        const action = seg.slice(3).join("/");
-        if (name !== undefined && req.method === "GET" && action === "")
-          return json(200, appServersJson(control.appServers(name)));
-        if (name !== undefined && req.method === "POST" && action === "restart")
-          return json(200, appServersJson(control.restartAppServers(name)));
-        return armError(404, "NotFound", `no control route ${req.method} ${req.path}`);
-      }
-      default:
-        return armError(404, "NotFound", `no control route ${route}`);
-    }
+    return handler({ req, control, body, seg });
   } catch (err) {
     return toResponse(err);
   }

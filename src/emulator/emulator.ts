@@ -26,7 +26,12 @@ import { viewJson } from "./control.js";
 import { FaultTable } from "./faults.js";
 import { type MetricsRateLimit, MetricsThrottle, RateLimiter } from "./ratelimit.js";
 import { RequestLog } from "./request-log.js";
-import { type AppServerHttpServer, createAppServerHttpServer, createEmulatorServer } from "./server.js";
+import {
+  type AppServerHttpServer,
+  createAppServerHttpServer,
+  createEmulatorServer,
+  type EmulatorServer,
+} from "./server.js";
 import { EmulatorState, type InstanceSpec, StateError } from "./state.js";
 import type { TrafficRecorder } from "./traffic.js";
 
@@ -123,21 +128,8 @@ export interface RunningEmulator {
   stop(): Promise<void>;
 }
 
-/**
- * Starts the emulator.
- * @throws RangeError for a host that is not loopback or an invalid `metricsRateLimit`; the errors of `addInstance` for bad
- *   `instances`; I/O errors writing the CA.
- */
-export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
-  const host = options.host ?? "127.0.0.1";
-  if (!LOOPBACK.has(host))
-    throw new RangeError(`the emulator listens on loopback only (127.0.0.1, ::1, localhost), not "${host}"`);
-  const clock =
-    options.clock ??
-    createVirtualClock({
-      ...(options.start ? { start: options.start } : {}),
-      ...(options.speed !== undefined ? { speed: options.speed } : {}),
-    });
+/** The emulator's state on `clock`: timing, noise and demand from `options`, quota and instances added. */
+function createState(options: EmulatorOptions, clock: VirtualClock): EmulatorState {
   const state = new EmulatorState({
     clock,
     ...(options.scaleDurationMs !== undefined ? { scaleDurationMs: options.scaleDurationMs } : {}),
@@ -155,6 +147,75 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   });
   if (options.unitQuota !== undefined) state.refusals.setQuota({ units: options.unitQuota });
   for (const spec of options.instances ?? []) state.addInstance(spec);
+  return state;
+}
+
+/**
+ * Writes the CA (PEM) to `caPath`, making its directory, or to `ca.pem` in a new temporary
+ * directory (`tempDir`, for the caller to remove) when none is given.
+ */
+async function writeCa(
+  caPem: string,
+  caPath: string | undefined,
+): Promise<{ caPath: string; tempDir?: string }> {
+  if (caPath === undefined) {
+    const tempDir = await mkdtemp(join(tmpdir(), "signalr-autoscaler-emulator-"));
+    const path = join(tempDir, "ca.pem");
+    await writeFile(path, caPem, { mode: 0o644 });
+    return { caPath: path, tempDir };
+  }
+  await mkdir(dirname(caPath), { recursive: true });
+  await writeFile(caPath, caPem, { mode: 0o644 });
+  return { caPath };
+}
+
+/** The servers once listening: the HTTPS port, and the plain-HTTP app-server server and its port. */
+interface Listening {
+  port: number;
+  appServerHttp?: AppServerHttpServer;
+  appServerHttpPort?: number;
+}
+
+/**
+ * Starts the HTTPS server on `host:options.port` and, with `appServerHttpPort`, the plain-HTTP
+ * app-server server; on failure closes the HTTPS server and removes `tempDir`, then throws.
+ */
+async function listenAll(
+  server: EmulatorServer,
+  state: EmulatorState,
+  host: string,
+  options: EmulatorOptions,
+  tempDir: string | undefined,
+): Promise<Listening> {
+  try {
+    const port = await server.listen(host, options.port ?? 0);
+    if (options.appServerHttpPort === undefined) return { port };
+    const appServerHttp = createAppServerHttpServer(state);
+    const appServerHttpPort = await appServerHttp.listen(host, options.appServerHttpPort);
+    return { port, appServerHttp, appServerHttpPort };
+  } catch (err) {
+    await server.close();
+    if (tempDir) await rm(tempDir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/**
+ * Starts the emulator.
+ * @throws RangeError for a host that is not loopback or an invalid `metricsRateLimit`; the errors of `addInstance` for bad
+ *   `instances`; I/O errors writing the CA.
+ */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const host = options.host ?? "127.0.0.1";
+  if (!LOOPBACK.has(host))
+    throw new RangeError(`the emulator listens on loopback only (127.0.0.1, ::1, localhost), not "${host}"`);
+  const clock =
+    options.clock ??
+    createVirtualClock({
+      ...(options.start ? { start: options.start } : {}),
+      ...(options.speed !== undefined ? { speed: options.speed } : {}),
+    });
+  const state = createState(options, clock);
   const faults = new FaultTable();
   const log = new RequestLog();
   const limiter = options.armRateLimit === false ? undefined : new RateLimiter();
@@ -167,15 +228,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     dnsNames: ["localhost"],
     ipAddresses: ["127.0.0.1", "::1"],
   });
-  let tempDir: string | undefined;
-  let caPath = options.caPath;
-  if (caPath === undefined) {
-    tempDir = await mkdtemp(join(tmpdir(), "signalr-autoscaler-emulator-"));
-    caPath = join(tempDir, "ca.pem");
-  } else {
-    await mkdir(dirname(caPath), { recursive: true });
-  }
-  await writeFile(caPath, tls.caPem, { mode: 0o644 });
+  const { caPath, tempDir } = await writeCa(tls.caPem, options.caPath);
 
   const server = createEmulatorServer({
     state,
@@ -189,20 +242,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     ...(options.onRequest ? { onRequest: options.onRequest } : {}),
     ...(options.recordTraffic ? { recordTraffic: options.recordTraffic } : {}),
   });
-  let port: number;
-  let appServerHttp: AppServerHttpServer | undefined;
-  let appServerHttpPort: number | undefined;
-  try {
-    port = await server.listen(host, options.port ?? 0);
-    if (options.appServerHttpPort !== undefined) {
-      appServerHttp = createAppServerHttpServer(state);
-      appServerHttpPort = await appServerHttp.listen(host, options.appServerHttpPort);
-    }
-  } catch (err) {
-    await server.close();
-    if (tempDir) await rm(tempDir, { recursive: true, force: true });
-    throw err;
-  }
+  const { port, appServerHttp, appServerHttpPort } = await listenAll(server, state, host, options, tempDir);
   const hostPart = host === "::1" ? "[::1]" : host;
   const url = `https://${hostPart}:${port}`;
   let stopped = false;

@@ -9,6 +9,44 @@ import {
   histogramSamples,
 } from "./exposition.js";
 
+/** Reads a quoted label value from just after its opening `"`: the value, and the index past the closing `"`. */
+function readLabelValue(line: string, start: number): { value: string; end: number } {
+  let i = start;
+  let value = "";
+  for (;;) {
+    const c = line[i];
+    if (c === undefined) throw new Error(`unterminated label value in ${line}`);
+    if (c === '"') return { value, end: i + 1 };
+    if (c !== "\\") {
+      value += c;
+      i++;
+      continue;
+    }
+    const next = line[i + 1];
+    if (next === "\\" || next === '"') value += next;
+    else if (next === "n") value += "\n";
+    else throw new Error(`bad escape \\${next} in ${line}`);
+    i += 2;
+  }
+}
+
+/** Reads `{label="value",…}` from index `start` (at its `{`): the labels, and the index past the `}`. */
+function readLabels(line: string, start: number): { labels: Record<string, string>; end: number } {
+  const labels: Record<string, string> = {};
+  let i = start + 1;
+  while (line[i] !== "}") {
+    const labelMatch = /^[a-zA-Z_][a-zA-Z0-9_]*/.exec(line.slice(i));
+    if (!labelMatch) throw new Error(`no label name at ${i} in ${line}`);
+    i += labelMatch[0].length;
+    if (line.slice(i, i + 2) !== '="') throw new Error(`expected =" at ${i} in ${line}`);
+    const { value, end } = readLabelValue(line, i + 2);
+    i = end;
+    labels[labelMatch[0]] = value;
+    if (line[i] === ",") i++;
+  }
+  return { labels, end: i + 1 };
+}
+
 /**
  * A reader of one sample line, written from the format's grammar (not from the serializer):
  * `name[{label="value",…}] value [timestamp]`, label values unescaping `\\`, `\"` and `\n`.
@@ -22,39 +60,9 @@ function readSampleLine(line: string): {
   const nameMatch = /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(line);
   if (!nameMatch) throw new Error(`no metric name in ${line}`);
   const name = nameMatch[0];
-  let i = name.length;
-  const labels: Record<string, string> = {};
-  if (line[i] === "{") {
-    i++;
-    while (line[i] !== "}") {
-      const labelMatch = /^[a-zA-Z_][a-zA-Z0-9_]*/.exec(line.slice(i));
-      if (!labelMatch) throw new Error(`no label name at ${i} in ${line}`);
-      i += labelMatch[0].length;
-      if (line.slice(i, i + 2) !== '="') throw new Error(`expected =" at ${i} in ${line}`);
-      i += 2;
-      let value = "";
-      for (;;) {
-        const c = line[i];
-        if (c === undefined) throw new Error(`unterminated label value in ${line}`);
-        if (c === '"') break;
-        if (c === "\\") {
-          const next = line[i + 1];
-          if (next === "\\" || next === '"') value += next;
-          else if (next === "n") value += "\n";
-          else throw new Error(`bad escape \\${next} in ${line}`);
-          i += 2;
-        } else {
-          value += c;
-          i++;
-        }
-      }
-      i++;
-      labels[labelMatch[0]] = value;
-      if (line[i] === ",") i++;
-    }
-    i++;
-  }
-  const rest = line.slice(i).split(" ");
+  const { labels, end } =
+    line[name.length] === "{" ? readLabels(line, name.length) : { labels: {}, end: name.length };
+  const rest = line.slice(end).split(" ");
   if (rest[0] !== "" || rest.length < 2 || rest.length > 3) throw new Error(`bad value part in ${line}`);
   const value = rest[1] as string;
   if (!/^(NaN|[+-]Inf|-?\d+(\.\d+)?(e[+-]?\d+)?)$/.test(value)) throw new Error(`bad value ${value}`);

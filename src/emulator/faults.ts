@@ -119,10 +119,18 @@ const KINDS = new Set([
   "respond",
 ]);
 
-/** Checks a spec from the control API. @throws FaultSpecError */
-function validateFaultSpec(spec: unknown): FaultSpec {
-  if (typeof spec !== "object" || spec === null) throw new FaultSpecError("a fault rule must be an object");
-  const s = spec as Record<string, unknown>;
+/** True for a whole number in 100–599. */
+function isHttpStatus(v: unknown): boolean {
+  return typeof v === "number" && Number.isInteger(v) && v >= 100 && v <= 599;
+}
+
+/** True for an array of strings. */
+function isStringList(v: unknown): boolean {
+  return Array.isArray(v) && v.every((x) => typeof x === "string");
+}
+
+/** Checks what a rule matches on: path, method, `after`/`times`, resource IDs, query. @throws FaultSpecError */
+function validateMatch(s: Record<string, unknown>): void {
   if (typeof s["path"] !== "string" || s["path"] === "")
     throw new FaultSpecError("fault rule needs a path pattern");
   if (s["method"] !== undefined && typeof s["method"] !== "string")
@@ -133,10 +141,7 @@ function validateFaultSpec(spec: unknown): FaultSpec {
       throw new FaultSpecError(`${k} must be a whole number ≥ 0`);
     }
   }
-  if (
-    s["resourceIds"] !== undefined &&
-    (!Array.isArray(s["resourceIds"]) || !s["resourceIds"].every((x) => typeof x === "string"))
-  ) {
+  if (s["resourceIds"] !== undefined && !isStringList(s["resourceIds"])) {
     throw new FaultSpecError("resourceIds must be a list of strings");
   }
   const q = s["query"];
@@ -146,15 +151,13 @@ function validateFaultSpec(spec: unknown): FaultSpec {
   ) {
     throw new FaultSpecError("query must map query parameter names to string values");
   }
-  const a = s["action"] as Record<string, unknown> | undefined;
-  if (typeof a !== "object" || a === null || typeof a["kind"] !== "string" || !KINDS.has(a["kind"])) {
-    throw new FaultSpecError(`action.kind must be one of ${[...KINDS].join(", ")}`);
-  }
-  if (a["kind"] === "status") {
-    const status = a["status"];
-    if (typeof status !== "number" || !Number.isInteger(status) || status < 100 || status > 599) {
+}
+
+/** The checks of the actions that take fields, by kind. @throws FaultSpecError */
+const ACTION_CHECKS: Readonly<Partial<Record<FaultAction["kind"], (a: Record<string, unknown>) => void>>> = {
+  status(a) {
+    if (!isHttpStatus(a["status"]))
       throw new FaultSpecError("action.status must be an HTTP status (100–599)");
-    }
     const ra = a["retryAfterSeconds"];
     if (ra !== undefined && (typeof ra !== "number" || !(ra >= 0))) {
       throw new FaultSpecError("action.retryAfterSeconds must be ≥ 0");
@@ -163,36 +166,43 @@ function validateFaultSpec(spec: unknown): FaultSpec {
     if (fmt !== undefined && fmt !== "seconds" && fmt !== "date") {
       throw new FaultSpecError('action.retryAfterFormat must be "seconds" or "date"');
     }
-  }
-  if (a["kind"] === "metricError") {
-    const m = a["metrics"];
-    if (m !== undefined && (!Array.isArray(m) || !m.every((x) => typeof x === "string"))) {
+  },
+  metricError(a) {
+    if (a["metrics"] !== undefined && !isStringList(a["metrics"])) {
       throw new FaultSpecError("action.metrics must be a list of metric names");
     }
     for (const k of ["code", "message"] as const) {
       if (a[k] !== undefined && typeof a[k] !== "string")
         throw new FaultSpecError(`action.${k} must be a string`);
     }
-  }
-  if (a["kind"] === "delay" && (typeof a["ms"] !== "number" || !(a["ms"] >= 0))) {
-    throw new FaultSpecError("action.ms must be ≥ 0");
-  }
-  if (
-    a["kind"] === "longUpdate" &&
-    (typeof a["seconds"] !== "number" || !Number.isFinite(a["seconds"]) || !(a["seconds"] >= 0))
-  ) {
-    throw new FaultSpecError("action.seconds must be a number of virtual seconds ≥ 0");
-  }
-  if (a["kind"] === "respond") {
-    const status = a["status"];
-    if (
-      status !== undefined &&
-      (typeof status !== "number" || !Number.isInteger(status) || status < 100 || status > 599)
-    ) {
+  },
+  delay(a) {
+    if (typeof a["ms"] !== "number" || !(a["ms"] >= 0)) throw new FaultSpecError("action.ms must be ≥ 0");
+  },
+  longUpdate(a) {
+    const seconds = a["seconds"];
+    if (typeof seconds !== "number" || !Number.isFinite(seconds) || !(seconds >= 0)) {
+      throw new FaultSpecError("action.seconds must be a number of virtual seconds ≥ 0");
+    }
+  },
+  respond(a) {
+    if (a["status"] !== undefined && !isHttpStatus(a["status"])) {
       throw new FaultSpecError("action.status must be an HTTP status (100–599)");
     }
     if (!("body" in a)) throw new FaultSpecError("action.body is required (the JSON to answer with)");
+  },
+};
+
+/** Checks a spec from the control API. @throws FaultSpecError */
+function validateFaultSpec(spec: unknown): FaultSpec {
+  if (typeof spec !== "object" || spec === null) throw new FaultSpecError("a fault rule must be an object");
+  const s = spec as Record<string, unknown>;
+  validateMatch(s);
+  const a = s["action"] as Record<string, unknown> | undefined;
+  if (typeof a !== "object" || a === null || typeof a["kind"] !== "string" || !KINDS.has(a["kind"])) {
+    throw new FaultSpecError(`action.kind must be one of ${[...KINDS].join(", ")}`);
   }
+  ACTION_CHECKS[a["kind"] as FaultAction["kind"]]?.(a);
   return s as unknown as FaultSpec;
 }
 

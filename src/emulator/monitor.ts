@@ -121,16 +121,8 @@ export function isGetBatch(req: EmulatorRequest): boolean {
   return /^\/metrics\/[^/]+\/subscriptions\/[^/]+\/metrics:getbatch$/i.test(req.path);
 }
 
-/** Handles `metrics:getBatch`; `undefined` when the path is not that route. */
-export function handleGetBatch(
-  req: EmulatorRequest,
-  state: EmulatorState,
-  flags: MonitorFaultFlags = {},
-): EmulatorResponse | undefined {
-  if (!isGetBatch(req)) return undefined;
-  const seg = req.path.split("/").filter((s) => s !== "");
-  const region = (seg[1] as string).toLowerCase();
-  const subscriptionId = seg[3] as string;
+/** The refusal of a getBatch for its method (POST only) or api-version; none when both are right. */
+function endpointRefusal(req: EmulatorRequest): EmulatorResponse | undefined {
   if (req.method !== "POST") return armError(405, "MethodNotAllowed", "metrics:getBatch takes POST.");
   const apiVersion = queryParam(req.query, "api-version");
   if (!apiVersion) return badRequest("The api-version query parameter is required.");
@@ -141,7 +133,21 @@ export function handleGetBatch(
       `The api-version '${apiVersion}' is invalid. The supported versions are '${GETBATCH_API_VERSIONS.join(",")}'.`,
     );
   }
+  return undefined;
+}
 
+/** What a getBatch asks about: the metric namespace, its service, and the resource IDs. */
+interface BatchTarget {
+  namespace: string;
+  service: ServiceKind;
+  ids: string[];
+}
+
+/**
+ * The namespace and the resources of a getBatch, or its refusal: at most 50 IDs, all valid ARM IDs
+ * of `subscriptionId` and of the namespace's type.
+ */
+function batchTarget(req: EmulatorRequest, subscriptionId: string): BatchTarget | EmulatorResponse {
   const namespace = queryParam(req.query, "metricnamespace");
   if (!namespace) return badRequest("metricnamespace is required for metrics:getBatch.");
   const service: ServiceKind | undefined = serviceOfNamespace(namespace);
@@ -171,7 +177,14 @@ export function handleGetBatch(
       return badRequest(`All resources must be of type '${namespace}'; '${id}' is not.`);
     }
   }
+  return { namespace, service, ids: ids as string[] };
+}
 
+/** The metrics of `metricnames`, or the refusal naming the first the service does not have. */
+function requestedMetrics(
+  req: EmulatorRequest,
+  { service, namespace }: BatchTarget,
+): EmulatedMetric[] | EmulatorResponse {
   const namesParam = queryParam(req.query, "metricnames");
   if (!namesParam) return badRequest("metricnames is required.");
   const metrics: EmulatedMetric[] = [];
@@ -187,47 +200,77 @@ export function handleGetBatch(
     }
     metrics.push(metric);
   }
+  return metrics;
+}
 
+/** The `interval` (default PT1M, as written upper-cased) and its grain in ms, or its refusal. */
+function requestedGrain(req: EmulatorRequest): { intervalText: string; grain: number } | EmulatorResponse {
   const intervalText = (queryParam(req.query, "interval") ?? "PT1M").toUpperCase();
   const grain = GRAINS[intervalText];
   if (grain === undefined) {
     return badRequest(`Invalid interval '${intervalText}'; supported: ${Object.keys(GRAINS).join(", ")}.`);
   }
+  return { intervalText, grain };
+}
 
-  let aggregations: AggregationName[] | undefined;
+/**
+ * The `aggregation` list (none: each metric's primary), or the refusal of an unknown one or of one
+ * a requested metric does not support.
+ */
+function requestedAggregations(
+  req: EmulatorRequest,
+  metrics: readonly EmulatedMetric[],
+  namespace: string,
+): { aggregations?: AggregationName[] } | EmulatorResponse {
   const aggText = queryParam(req.query, "aggregation");
-  if (aggText) {
-    aggregations = [];
-    for (const a of aggText.split(",").map((x) => x.trim().toLowerCase())) {
-      if (!(AGGREGATIONS as readonly string[]).includes(a)) {
-        return badRequest(`Invalid aggregation '${a}'; supported: Average, Minimum, Maximum, Total, Count.`);
-      }
-      aggregations.push(a as AggregationName);
+  if (!aggText) return {};
+  const aggregations: AggregationName[] = [];
+  for (const a of aggText.split(",").map((x) => x.trim().toLowerCase())) {
+    if (!(AGGREGATIONS as readonly string[]).includes(a)) {
+      return badRequest(`Invalid aggregation '${a}'; supported: Average, Minimum, Maximum, Total, Count.`);
     }
-    for (const m of metrics) {
-      const unsupported = aggregations.find((a) => !m.aggregations.includes(a));
-      if (unsupported !== undefined) return unsupportedAggregation(namespace, m, unsupported);
-    }
+    aggregations.push(a as AggregationName);
   }
+  for (const m of metrics) {
+    const unsupported = aggregations.find((a) => !m.aggregations.includes(a));
+    if (unsupported !== undefined) return unsupportedAggregation(namespace, m, unsupported);
+  }
+  return { aggregations };
+}
 
-  let filter: DimensionFilter | undefined;
+/** The dimension `filter` (or `$filter`), or the refusal of one that does not parse or that a metric lacks. */
+function requestedFilter(
+  req: EmulatorRequest,
+  metrics: readonly EmulatedMetric[],
+): { filter?: DimensionFilter } | EmulatorResponse {
   const filterText = queryParam(req.query, "filter") ?? queryParam(req.query, "$filter");
-  if (filterText) {
-    filter = parseDimensionFilter(filterText);
-    if (!filter) return badRequest(`Invalid filter '${filterText}': expected Dimension eq 'value' [or …].`);
-    for (const m of metrics) {
-      if (!m.dimensions.some((d) => d.toLowerCase() === filter?.dimension.toLowerCase())) {
-        return badRequest(
-          `Metric: ${m.name} does not support requested dimension combination: ${filter.dimension.toLowerCase()}, supported ones are: ${m.dimensions.join(",") || "none"}`,
-        );
-      }
+  if (!filterText) return {};
+  const filter = parseDimensionFilter(filterText);
+  if (!filter) return badRequest(`Invalid filter '${filterText}': expected Dimension eq 'value' [or …].`);
+  const dimension = filter.dimension.toLowerCase();
+  for (const m of metrics) {
+    if (!m.dimensions.some((d) => d.toLowerCase() === dimension)) {
+      return badRequest(
+        `Metric: ${m.name} does not support requested dimension combination: ${dimension}, supported ones are: ${m.dimensions.join(",") || "none"}`,
+      );
     }
   }
+  return { filter };
+}
 
-  const now = state.clock.nowMs();
+/**
+ * The time span (ms): `starttime` aligned down to the grain, `endtime` (default `nowMs`; start
+ * default an hour before end), or the refusal of one that is no time, empty, over 30 days or over
+ * 10,000 points.
+ */
+function requestedSpan(
+  req: EmulatorRequest,
+  nowMs: number,
+  grain: number,
+): { alignedStart: number; end: number } | EmulatorResponse {
   const endText = queryParam(req.query, "endtime");
   const startText = queryParam(req.query, "starttime");
-  const end = endText ? Date.parse(endText) : now;
+  const end = endText ? Date.parse(endText) : nowMs;
   const start = startText ? Date.parse(startText) : end - 60 * MINUTE;
   if (!Number.isFinite(start) || !Number.isFinite(end))
     return badRequest("starttime and endtime must be ISO 8601 times.");
@@ -242,57 +285,120 @@ export function handleGetBatch(
   if (points > MAX_POINTS) {
     return badRequest(`The query asks for ${points} points per series; at most ${MAX_POINTS} are allowed.`);
   }
+  return { alignedStart, end };
+}
 
-  const values = (ids as string[]).map((id) => {
-    const view = state.getInstance(id);
-    const servedHere = view !== undefined && view.location === region;
-    const bucketAt = minuteBuckets(state, id);
-    const value = metrics.map((metric) => ({
-      id: `${id}/providers/Microsoft.Insights/metrics/${metric.name}`,
-      type: "Microsoft.Insights/metrics",
-      name: { value: metric.name, localizedValue: metric.displayName },
-      displayDescription: metric.description,
-      unit: metric.unit,
-      ...metricStatus(metric, flags),
-      timeseries:
-        !servedHere || flags.emptyTimeseries || failing(metric, flags)
-          ? []
-          : seriesOf(metric, filter).map((dimValue) => ({
-              metadatavalues:
-                dimValue === undefined || !filter
-                  ? []
-                  : [
-                      {
-                        name: {
-                          value: filter.dimension.toLowerCase(),
-                          localizedValue: filter.dimension.toLowerCase(),
-                        },
-                        value: dimValue,
-                      },
-                    ],
-              data: dataPoints(
-                bucketAt,
-                metric,
-                dimValue,
-                alignedStart,
-                end,
-                grain,
-                aggregations,
-                flags.nullSeries ?? false,
-              ),
-            })),
-    }));
-    return {
-      starttime: isoTime(alignedStart),
-      endtime: isoTime(end),
-      interval: intervalText,
-      namespace,
-      resourceregion: view?.location ?? region,
-      resourceid: id,
-      value,
-    };
-  });
-  return json(200, { values });
+/** A getBatch query as validated: what to answer for every resource. Times in ms, grain in ms. */
+interface BatchQuery {
+  region: string;
+  namespace: string;
+  metrics: EmulatedMetric[];
+  intervalText: string;
+  grain: number;
+  aggregations?: AggregationName[];
+  filter?: DimensionFilter;
+  alignedStart: number;
+  end: number;
+}
+
+/** The series of `metric` for one resource: one per filtered dimension value (one when unfiltered). */
+function metricSeries(
+  bucketAt: (minuteMs: number) => Bucket | undefined,
+  metric: EmulatedMetric,
+  q: BatchQuery,
+  flags: MonitorFaultFlags,
+): Record<string, unknown>[] {
+  const { filter } = q;
+  return seriesOf(metric, filter).map((dimValue) => ({
+    metadatavalues:
+      dimValue === undefined || !filter
+        ? []
+        : [
+            {
+              name: { value: filter.dimension.toLowerCase(), localizedValue: filter.dimension.toLowerCase() },
+              value: dimValue,
+            },
+          ],
+    data: dataPoints(
+      bucketAt,
+      metric,
+      dimValue,
+      q.alignedStart,
+      q.end,
+      q.grain,
+      q.aggregations,
+      flags.nullSeries ?? false,
+    ),
+  }));
+}
+
+/** The answer's entry for resource `id`: each metric, empty series when not served in `q.region`. */
+function resourceValues(
+  state: EmulatorState,
+  id: string,
+  q: BatchQuery,
+  flags: MonitorFaultFlags,
+): Record<string, unknown> {
+  const view = state.getInstance(id);
+  const servedHere = view !== undefined && view.location === q.region;
+  const bucketAt = minuteBuckets(state, id);
+  const value = q.metrics.map((metric) => ({
+    id: `${id}/providers/Microsoft.Insights/metrics/${metric.name}`,
+    type: "Microsoft.Insights/metrics",
+    name: { value: metric.name, localizedValue: metric.displayName },
+    displayDescription: metric.description,
+    unit: metric.unit,
+    ...metricStatus(metric, flags),
+    timeseries:
+      !servedHere || flags.emptyTimeseries || failing(metric, flags)
+        ? []
+        : metricSeries(bucketAt, metric, q, flags),
+  }));
+  return {
+    starttime: isoTime(q.alignedStart),
+    endtime: isoTime(q.end),
+    interval: q.intervalText,
+    namespace: q.namespace,
+    resourceregion: view?.location ?? q.region,
+    resourceid: id,
+    value,
+  };
+}
+
+/** Handles `metrics:getBatch`; `undefined` when the path is not that route. */
+export function handleGetBatch(
+  req: EmulatorRequest,
+  state: EmulatorState,
+  flags: MonitorFaultFlags = {},
+): EmulatorResponse | undefined {
+  if (!isGetBatch(req)) return undefined;
+  const seg = req.path.split("/").filter((s) => s !== "");
+  const region = (seg[1] as string).toLowerCase();
+  const subscriptionId = seg[3] as string;
+  const refused = endpointRefusal(req);
+  if (refused) return refused;
+  const target = batchTarget(req, subscriptionId);
+  if ("status" in target) return target;
+  const metrics = requestedMetrics(req, target);
+  if ("status" in metrics) return metrics;
+  const interval = requestedGrain(req);
+  if ("status" in interval) return interval;
+  const aggregations = requestedAggregations(req, metrics, target.namespace);
+  if ("status" in aggregations) return aggregations;
+  const filter = requestedFilter(req, metrics);
+  if ("status" in filter) return filter;
+  const span = requestedSpan(req, state.clock.nowMs(), interval.grain);
+  if ("status" in span) return span;
+  const query: BatchQuery = {
+    region,
+    namespace: target.namespace,
+    metrics,
+    ...interval,
+    ...aggregations,
+    ...filter,
+    ...span,
+  };
+  return json(200, { values: target.ids.map((id) => resourceValues(state, id, query, flags)) });
 }
 
 function aggregationTitle(a: AggregationName): string {

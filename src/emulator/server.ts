@@ -111,222 +111,323 @@ function subscriptionOf(path: string): string | undefined {
   return m?.[1];
 }
 
+/** The parts of an incoming request the emulator routes on; `url` keeps the query as sent. */
+interface ParsedRequest {
+  ereq: EmulatorRequest;
+  url: URL;
+}
+
+/** Parses the body (JSON, `INVALID_JSON` when it does not parse, `undefined` when blank) and URL. */
+function parseRequest(req: IncomingMessage, raw: string): ParsedRequest {
+  let body: unknown;
+  if (raw.trim() !== "") {
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      body = INVALID_JSON;
+    }
+  }
+  const host = req.headers.host ?? "127.0.0.1";
+  const url = new URL(req.url ?? "/", `https://${host}`);
+  const ereq: EmulatorRequest = {
+    method: (req.method ?? "GET").toUpperCase(),
+    path: decodedPath(url),
+    query: url.searchParams,
+    headers: req.headers,
+    body,
+    baseUrl: `https://${host}`,
+  };
+  return { ereq, url };
+}
+
+/** The getBatch query parameters a request record keeps: metric names, aggregation, time span. */
+function batchQueryFields(
+  query: URLSearchParams,
+): Pick<RequestRecord, "metricNames" | "aggregation" | "span"> {
+  const metricNames = query.get("metricnames");
+  const aggregation = query.get("aggregation");
+  const start = query.get("starttime");
+  const end = query.get("endtime");
+  return {
+    ...(metricNames ? { metricNames: metricNames.split(",") } : {}),
+    ...(aggregation ? { aggregation } : {}),
+    ...(start && end ? { span: { start, end } } : {}),
+  };
+}
+
+/** The log record of an Azure request received at `nowMs` (virtual ms), status 0 until answered. */
+function requestRecord({ ereq, url }: ParsedRequest, nowMs: number): RequestRecord {
+  const { method, path, body } = ereq;
+  const batch = isGetBatch(ereq);
+  const subscriptionId = subscriptionOf(path);
+  const resourceIds = batch ? batchResourceIds(body) : undefined;
+  return {
+    at: new Date(nowMs).toISOString(),
+    method,
+    path,
+    kind: batch ? "getBatch" : method === "GET" ? "armRead" : "armWrite",
+    status: 0,
+    ...(subscriptionId ? { subscriptionId } : {}),
+    ...apiVersionOf(url),
+    ...(!batch && method !== "GET" && body !== undefined && body !== INVALID_JSON ? { body } : {}),
+    ...(batch ? { region: (path.split("/")[2] ?? "").toLowerCase() } : {}),
+    ...(resourceIds ? { resourceIds } : {}),
+    ...(batch ? batchQueryFields(url.searchParams) : {}),
+  };
+}
+
+/** ARM's request-tracking headers for an answer at `nowMs` (no routing ID on the metrics plane). */
+function trackingHeaders(req: IncomingMessage, batch: boolean, nowMs: number): Record<string, string> {
+  const requestId = randomUUID();
+  const headers: Record<string, string> = {
+    "x-ms-request-id": requestId,
+    "x-ms-correlation-request-id": String(req.headers["x-ms-client-request-id"] ?? randomUUID()),
+  };
+  if (!batch) headers["x-ms-routing-request-id"] = `EMULATOR:${compactTime(nowMs)}:${requestId}`;
+  return headers;
+}
+
+/** The answer to a request refused before any fault or route: invalid JSON (400), no bearer (401). */
+function refusal(ereq: EmulatorRequest): EmulatorResponse | undefined {
+  if (ereq.body === INVALID_JSON)
+    return armError(400, "InvalidRequestContent", "The request content is not valid JSON.");
+  if (!/^Bearer\s+\S+/i.test(String(ereq.headers["authorization"] ?? ""))) {
+    return armError(
+      401,
+      "AuthenticationFailed",
+      "Authentication failed. The 'Authorization' header is missing or is not a Bearer token.",
+    );
+  }
+  return undefined;
+}
+
+/**
+ * What a matched fault rule does to a request: answer it now, drop it (`hang` leaves it unanswered,
+ * `reset` destroys the socket), delay it (ms), or let it through with ARM or metrics flags set.
+ */
+type FaultEffect =
+  | { kind: "answer"; response: EmulatorResponse }
+  | { kind: "drop"; reset: boolean }
+  | { kind: "delay"; ms: number }
+  | { kind: "flags"; arm: ArmFaultFlags; monitor: MonitorFaultFlags };
+
+/** The effect of `rule`; `nowMs` (virtual ms) dates a `Retry-After` given as a date. */
+function faultEffect(rule: FaultRule, nowMs: () => number): FaultEffect {
+  const a = rule.action;
+  const flags = (arm: ArmFaultFlags, monitor: MonitorFaultFlags = {}): FaultEffect => ({
+    kind: "flags",
+    arm,
+    monitor,
+  });
+  switch (a.kind) {
+    case "status": {
+      const extra: Record<string, string> = {};
+      if (a.retryAfterSeconds !== undefined) {
+        extra["retry-after"] =
+          a.retryAfterFormat === "date"
+            ? new Date(nowMs() + a.retryAfterSeconds * 1000).toUTCString()
+            : String(a.retryAfterSeconds);
+      }
+      const message = a.message ?? `Injected fault ${rule.id}.`;
+      return {
+        kind: "answer",
+        response: armError(a.status, a.code ?? defaultCode(a.status), message, extra),
+      };
+    }
+    case "delay":
+      return { kind: "delay", ms: a.ms };
+    case "hang":
+      return { kind: "drop", reset: false };
+    case "reset":
+      return { kind: "drop", reset: true };
+    case "nullSeries":
+      return flags({}, { nullSeries: true });
+    case "emptyTimeseries":
+      return flags({}, { emptyTimeseries: true });
+    case "metricError":
+      return flags(
+        {},
+        {
+          metricError: {
+            ...(a.metrics ? { metrics: a.metrics } : {}),
+            ...(a.code !== undefined ? { code: a.code } : {}),
+            ...(a.message !== undefined ? { message: a.message } : {}),
+          },
+        },
+      );
+    case "notApplied":
+      return flags({ notApplied: true });
+    case "failUpdate":
+      return flags({ failUpdate: true });
+    case "cancelUpdate":
+      return flags({ cancelUpdate: true });
+    case "longUpdate":
+      return flags({ updateSeconds: a.seconds });
+    case "respond":
+      return { kind: "answer", response: json(a.status ?? 200, a.body) };
+  }
+}
+
+/**
+ * ARM's per-subscription rate limit for an ARM request at `nowMs`: a 429 answer when the bucket is
+ * empty, else the `x-ms-ratelimit-remaining-subscription-reads|writes` header to send.
+ */
+function armRateLimit(
+  limiter: RateLimiter,
+  subscriptionId: string,
+  method: string,
+  nowMs: number,
+): { refused: EmulatorResponse } | { header: [string, string] } {
+  const bucket = method === "GET" ? "reads" : "writes";
+  const taken = limiter.take(subscriptionId, bucket, nowMs);
+  if (!taken.ok) {
+    return {
+      refused: armError(
+        429,
+        "SubscriptionRequestsThrottled",
+        `Number of ${bucket === "reads" ? "read" : "write"} requests for subscription '${subscriptionId}' exceeded the limit. Please try again after '${taken.retryAfterSeconds}' seconds.`,
+        { "retry-after": String(taken.retryAfterSeconds) },
+      ),
+    };
+  }
+  return { header: [`x-ms-ratelimit-remaining-subscription-${bucket}`, String(taken.remaining)] };
+}
+
+/** The metrics plane's throttling of a getBatch at `nowMs`: its refusal, or none when let through or off. */
+function metricsRateLimit(
+  throttle: MetricsThrottle,
+  subscriptionId: string,
+  nowMs: number,
+): EmulatorResponse | undefined {
+  const throttled = throttle.take(subscriptionId, nowMs);
+  if (!throttled || throttled.ok) return undefined;
+  return armError(
+    throttle.spec?.status ?? 429,
+    "TooManyRequests",
+    `The metrics:getBatch requests for subscription '${subscriptionId}' exceeded the limit. Please retry after ${throttled.retryAfterSeconds} seconds.`,
+    { "retry-after": String(throttled.retryAfterSeconds) },
+  );
+}
+
+/** One Azure request in flight: what it answers with and where it is logged. */
+interface Exchange {
+  deps: EmulatorServerDeps;
+  req: IncomingMessage;
+  res: ServerResponse;
+  ereq: EmulatorRequest;
+  record: RequestRecord;
+  /** Headers every answer carries (tracking, rate-limit remaining). */
+  headers: Record<string, string>;
+}
+
+/** Logs the request with its answer's status (and the fault rule that answered), then writes it. */
+function finish(
+  ex: Exchange,
+  response: EmulatorResponse,
+  extra: { fault?: FaultRule; rateLimited?: boolean } = {},
+): void {
+  const { deps, record } = ex;
+  record.status = response.status;
+  if (extra.fault) record.fault = extra.fault.id;
+  deps.log.add(record, extra.rateLimited ? { rateLimited: true } : {});
+  deps.onRequest?.(record);
+  recordExchange(deps.recordTraffic, ex.ereq, ex.req.url ?? "/", response, ex.headers);
+  write(ex.res, response, ex.headers);
+}
+
+/**
+ * Applies the fault rule matching the request, if any. Returns the flags to route with, or
+ * `undefined` when the fault has answered or dropped the request. A delay waits `ms` or until
+ * `stopping` aborts (then it answers at once).
+ */
+async function applyFault(
+  ex: Exchange,
+  resourceIds: string[] | undefined,
+  stopping: AbortSignal,
+): Promise<{ arm: ArmFaultFlags; monitor: MonitorFaultFlags } | undefined> {
+  const { deps, ereq, record } = ex;
+  const rule = deps.faults.match({
+    method: ereq.method,
+    path: ereq.path,
+    query: ereq.query,
+    ...(resourceIds ? { resourceIds } : {}),
+  });
+  if (!rule) return { arm: {}, monitor: {} };
+  const effect = faultEffect(rule, () => deps.state.clock.nowMs());
+  switch (effect.kind) {
+    case "answer":
+      finish(ex, effect.response, { fault: rule });
+      return undefined;
+    case "drop":
+      // a hang is never answered; its connection closes when the emulator stops
+      record.status = 0;
+      record.fault = rule.id;
+      deps.log.add(record);
+      deps.onRequest?.(record);
+      if (effect.reset) ex.req.socket.destroy();
+      return undefined;
+    case "delay":
+      await sleep(effect.ms, undefined, { signal: stopping }).catch(() => {}); // stopping: answer now
+      record.fault = rule.id;
+      return { arm: {}, monitor: {} };
+    case "flags":
+      record.fault = rule.id;
+      return { arm: effect.arm, monitor: effect.monitor };
+  }
+}
+
+/** Serves one request: control API and app servers first, then an Azure request end to end. */
+async function handle(
+  deps: EmulatorServerDeps,
+  stopping: AbortSignal,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const parsed = parseRequest(req, await readBody(req));
+  const { ereq } = parsed;
+  const control = handleControl(ereq, deps.control) ?? handleAppServers(ereq, deps.state);
+  if (control) return write(res, control, {});
+
+  const now = deps.state.clock.nowMs();
+  const batch = isGetBatch(ereq);
+  const record = requestRecord(parsed, now);
+  const ex: Exchange = { deps, req, res, ereq, record, headers: trackingHeaders(req, batch, now) };
+  const refused = refusal(ereq);
+  if (refused) return finish(ex, refused);
+
+  const flags = await applyFault(ex, record.resourceIds, stopping);
+  if (!flags) return;
+
+  const { subscriptionId } = record;
+  if (!batch && deps.limiter && subscriptionId) {
+    const limited = armRateLimit(deps.limiter, subscriptionId, ereq.method, now);
+    if ("refused" in limited) return finish(ex, limited.refused, { rateLimited: true });
+    ex.headers[limited.header[0]] = limited.header[1];
+  }
+  if (batch && subscriptionId && deps.metricsThrottle) {
+    const throttled = metricsRateLimit(deps.metricsThrottle, subscriptionId, now);
+    if (throttled) return finish(ex, throttled, { rateLimited: true });
+  }
+
+  const response = batch
+    ? handleGetBatch(ereq, deps.state, flags.monitor)
+    : handleArm(
+        ereq,
+        { state: deps.state, ...(deps.armPageSize ? { pageSize: deps.armPageSize } : {}) },
+        flags.arm,
+      );
+  finish(ex, response ?? armError(404, "NotFound", `The emulator has no route ${ereq.method} ${ereq.path}.`));
+}
+
 /** Builds the server; call `listen` to start it. */
 export function createEmulatorServer(deps: EmulatorServerDeps): EmulatorServer {
   const stopping = new AbortController();
   const server = createServer({ key: deps.tls.keyPem, cert: deps.tls.certPem }, (req, res) => {
-    handle(req, res).catch((err: unknown) => {
+    handle(deps, stopping.signal, req, res).catch((err: unknown) => {
       if (res.headersSent || res.destroyed) return;
       write(res, armError(500, "InternalServerError", `emulator error: ${(err as Error).message}`), {});
     });
   });
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = await readBody(req);
-    let body: unknown;
-    if (raw.trim() !== "") {
-      try {
-        body = JSON.parse(raw);
-      } catch {
-        body = INVALID_JSON;
-      }
-    }
-    const host = req.headers.host ?? "127.0.0.1";
-    const url = new URL(req.url ?? "/", `https://${host}`);
-    const path = decodedPath(url);
-    const method = (req.method ?? "GET").toUpperCase();
-    const ereq: EmulatorRequest = {
-      method,
-      path,
-      query: url.searchParams,
-      headers: req.headers,
-      body,
-      baseUrl: `https://${host}`,
-    };
-
-    const control = handleControl(ereq, deps.control) ?? handleAppServers(ereq, deps.state);
-    if (control) return write(res, control, {});
-
-    const now = deps.state.clock.nowMs();
-    const batch = isGetBatch(ereq);
-    const kind: RequestRecord["kind"] = batch ? "getBatch" : method === "GET" ? "armRead" : "armWrite";
-    const subscriptionId = subscriptionOf(path);
-    const resourceIds = batch ? batchResourceIds(body) : undefined;
-    const record: RequestRecord = {
-      at: new Date(now).toISOString(),
-      method,
-      path,
-      kind,
-      status: 0,
-      ...(subscriptionId ? { subscriptionId } : {}),
-      ...apiVersionOf(url),
-      ...(!batch && method !== "GET" && body !== undefined && body !== INVALID_JSON ? { body } : {}),
-      ...(batch ? { region: (path.split("/")[2] ?? "").toLowerCase() } : {}),
-      ...(resourceIds ? { resourceIds } : {}),
-      ...(batch && url.searchParams.get("metricnames")
-        ? { metricNames: (url.searchParams.get("metricnames") as string).split(",") }
-        : {}),
-      ...(batch && url.searchParams.get("aggregation")
-        ? { aggregation: url.searchParams.get("aggregation") as string }
-        : {}),
-      ...(batch && url.searchParams.get("starttime") && url.searchParams.get("endtime")
-        ? {
-            span: {
-              start: url.searchParams.get("starttime") as string,
-              end: url.searchParams.get("endtime") as string,
-            },
-          }
-        : {}),
-    };
-    const requestId = randomUUID();
-    const headers: Record<string, string> = {
-      "x-ms-request-id": requestId,
-      "x-ms-correlation-request-id": String(req.headers["x-ms-client-request-id"] ?? randomUUID()),
-    };
-    if (!batch) headers["x-ms-routing-request-id"] = `EMULATOR:${compactTime(now)}:${requestId}`;
-    const finish = (response: EmulatorResponse, extra: { fault?: FaultRule; rateLimited?: boolean } = {}) => {
-      record.status = response.status;
-      if (extra.fault) record.fault = extra.fault.id;
-      deps.log.add(record, extra.rateLimited ? { rateLimited: true } : {});
-      deps.onRequest?.(record);
-      recordExchange(deps.recordTraffic, ereq, req.url ?? "/", response, headers);
-      write(res, response, headers);
-    };
-
-    if (body === INVALID_JSON)
-      return finish(armError(400, "InvalidRequestContent", "The request content is not valid JSON."));
-    if (!/^Bearer\s+\S+/i.test(String(req.headers.authorization ?? ""))) {
-      return finish(
-        armError(
-          401,
-          "AuthenticationFailed",
-          "Authentication failed. The 'Authorization' header is missing or is not a Bearer token.",
-        ),
-      );
-    }
-
-    const armFlags: ArmFaultFlags = {};
-    const monitorFlags: MonitorFaultFlags = {};
-    const rule = deps.faults.match({
-      method,
-      path,
-      query: url.searchParams,
-      ...(resourceIds ? { resourceIds } : {}),
-    });
-    if (rule) {
-      const a = rule.action;
-      switch (a.kind) {
-        case "status": {
-          const extra: Record<string, string> = {};
-          if (a.retryAfterSeconds !== undefined) {
-            extra["retry-after"] =
-              a.retryAfterFormat === "date"
-                ? new Date(deps.state.clock.nowMs() + a.retryAfterSeconds * 1000).toUTCString()
-                : String(a.retryAfterSeconds);
-          }
-          return finish(
-            armError(
-              a.status,
-              a.code ?? defaultCode(a.status),
-              a.message ?? `Injected fault ${rule.id}.`,
-              extra,
-            ),
-            { fault: rule },
-          );
-        }
-        case "delay":
-          await sleep(a.ms, undefined, { signal: stopping.signal }).catch(() => {}); // stopping: answer now
-          record.fault = rule.id;
-          break;
-        case "hang":
-          record.status = 0;
-          record.fault = rule.id;
-          deps.log.add(record);
-          deps.onRequest?.(record);
-          return; // never answered; the connection closes when the emulator stops
-        case "reset":
-          record.fault = rule.id;
-          deps.log.add(record);
-          deps.onRequest?.(record);
-          req.socket.destroy();
-          return;
-        case "nullSeries":
-          monitorFlags.nullSeries = true;
-          record.fault = rule.id;
-          break;
-        case "emptyTimeseries":
-          monitorFlags.emptyTimeseries = true;
-          record.fault = rule.id;
-          break;
-        case "metricError":
-          monitorFlags.metricError = {
-            ...(a.metrics ? { metrics: a.metrics } : {}),
-            ...(a.code !== undefined ? { code: a.code } : {}),
-            ...(a.message !== undefined ? { message: a.message } : {}),
-          };
-          record.fault = rule.id;
-          break;
-        case "notApplied":
-          armFlags.notApplied = true;
-          record.fault = rule.id;
-          break;
-        case "failUpdate":
-          armFlags.failUpdate = true;
-          record.fault = rule.id;
-          break;
-        case "cancelUpdate":
-          armFlags.cancelUpdate = true;
-          record.fault = rule.id;
-          break;
-        case "longUpdate":
-          armFlags.updateSeconds = a.seconds;
-          record.fault = rule.id;
-          break;
-        case "respond":
-          return finish(json(a.status ?? 200, a.body), { fault: rule });
-      }
-    }
-
-    if (!batch && deps.limiter && subscriptionId) {
-      const bucket = method === "GET" ? "reads" : "writes";
-      const taken = deps.limiter.take(subscriptionId, bucket, now);
-      if (!taken.ok) {
-        return finish(
-          armError(
-            429,
-            "SubscriptionRequestsThrottled",
-            `Number of ${bucket === "reads" ? "read" : "write"} requests for subscription '${subscriptionId}' exceeded the limit. Please try again after '${taken.retryAfterSeconds}' seconds.`,
-            { "retry-after": String(taken.retryAfterSeconds) },
-          ),
-          { rateLimited: true },
-        );
-      }
-      headers[`x-ms-ratelimit-remaining-subscription-${bucket}`] = String(taken.remaining);
-    }
-
-    const throttled = batch && subscriptionId ? deps.metricsThrottle?.take(subscriptionId, now) : undefined;
-    if (throttled && !throttled.ok) {
-      return finish(
-        armError(
-          deps.metricsThrottle?.spec?.status ?? 429,
-          "TooManyRequests",
-          `The metrics:getBatch requests for subscription '${subscriptionId}' exceeded the limit. Please retry after ${throttled.retryAfterSeconds} seconds.`,
-          { "retry-after": String(throttled.retryAfterSeconds) },
-        ),
-        { rateLimited: true },
-      );
-    }
-
-    const response = batch
-      ? handleGetBatch(ereq, deps.state, monitorFlags)
-      : handleArm(
-          ereq,
-          { state: deps.state, ...(deps.armPageSize ? { pageSize: deps.armPageSize } : {}) },
-          armFlags,
-        );
-    finish(response ?? armError(404, "NotFound", `The emulator has no route ${method} ${path}.`));
-  }
-
   return {
     server,
     listen: (host, port) => listenOn(server, host, port),

@@ -150,6 +150,14 @@ type Outcome =
   | { readonly kind: "silent"; readonly afterMs: number }
   | { readonly kind: "stopped" };
 
+/** One watch request: its outcome, settled once by `finish`; `progressed` once it got an event or bookmark. */
+interface WatchAttempt {
+  readonly outcome: Promise<Outcome>;
+  finished: boolean;
+  progressed: boolean;
+  finish(result: Outcome): void;
+}
+
 class WatchLoop<T extends KubeObject> implements ResilientWatch<T> {
   readonly synced: Promise<void>;
   readonly done: Promise<void>;
@@ -363,102 +371,126 @@ class WatchLoop<T extends KubeObject> implements ResilientWatch<T> {
     else this.emit({ type: "updated", object, previous });
   }
 
-  private async watchOnce(): Promise<Outcome> {
-    const operation = `watch ${this.options.path}`;
-    let finished: Outcome | undefined;
-    let progressed = false;
+  /** A new attempt's outcome, settled once; settling it marks the watch disconnected. */
+  private newAttempt(): WatchAttempt {
     let resolveOutcome!: (outcome: Outcome) => void;
     const outcome = new Promise<Outcome>((resolve) => {
       resolveOutcome = resolve;
     });
-    const finish = (result: Outcome): void => {
-      if (finished !== undefined) return;
-      finished = result;
-      this.connected = false;
-      resolveOutcome(result);
+    const attempt: WatchAttempt = {
+      outcome,
+      finished: false,
+      progressed: false,
+      finish: (result) => {
+        if (attempt.finished) return;
+        attempt.finished = true;
+        this.connected = false;
+        resolveOutcome(result);
+      },
     };
+    return attempt;
+  }
 
-    const onAbort = (): void => finish({ kind: "stopped" });
+  /** Ends `attempt` as `silent` once nothing arrived for the silence timeout (checked every ¼ of it, 10 ms–1 s). */
+  private startWatchdog(attempt: WatchAttempt): ReturnType<typeof setInterval> {
+    const tickMs = Math.max(10, Math.min(1000, Math.floor(this.silenceMs / 4)));
+    return setInterval(() => {
+      const silentMs = this.now().getTime() - this.lastActivityMs;
+      if (silentMs > this.silenceMs) attempt.finish({ kind: "silent", afterMs: silentMs });
+    }, tickMs);
+  }
+
+  /** Keeps a non-empty resourceVersion of an event or bookmark, to resume from. */
+  private advanceTo(resourceVersion: string | undefined): void {
+    if (resourceVersion !== undefined && resourceVersion !== "") this.resourceVersion = resourceVersion;
+  }
+
+  /** One event of the watch stream: applied to the store, a bookmark, or an ERROR that ends the attempt. */
+  private onWatchEvent(attempt: WatchAttempt, operation: string, phase: string, object: unknown): void {
+    if (attempt.finished) return;
+    switch (phase) {
+      case "ADDED":
+      case "MODIFIED":
+      case "DELETED": {
+        const obj = object as T;
+        this.advanceTo(obj.metadata?.resourceVersion);
+        attempt.progressed = true;
+        this.markActivity(true);
+        this.apply(phase, obj);
+        break;
+      }
+      case "BOOKMARK":
+        this.advanceTo((object as KubeObject | undefined)?.metadata?.resourceVersion);
+        attempt.progressed = true;
+        this.bookmarks++;
+        this.markActivity(true);
+        break;
+      case "ERROR": {
+        const status = parseStatus(object);
+        const error = kubeErrorFromStatus(status?.code ?? 500, status, { operation });
+        attempt.finish(
+          error instanceof GoneError
+            ? { kind: "expired", error, progressed: attempt.progressed }
+            : { kind: "failed", error },
+        );
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  /** The end of the watch stream: closed by the server, client-node's inactivity timeout, or an error. */
+  private onWatchDone(attempt: WatchAttempt, operation: string, startedMs: number, err: unknown): void {
+    if (err === null || err === undefined) {
+      this.markActivity(false);
+      attempt.finish({
+        kind: "closed",
+        progressed: attempt.progressed,
+        durationMs: this.now().getTime() - startedMs,
+      });
+    } else if (isRecord(err) && err["name"] === "TimeoutError") {
+      // client-node's own inactivity timeout: the same as our silence watchdog.
+      attempt.finish({ kind: "silent", afterMs: this.now().getTime() - this.lastActivityMs });
+    } else {
+      attempt.finish({ kind: "failed", error: toKubeError(err, operation) });
+    }
+  }
+
+  private async watchOnce(): Promise<Outcome> {
+    const operation = `watch ${this.options.path}`;
+    const attempt = this.newAttempt();
+    const onAbort = (): void => attempt.finish({ kind: "stopped" });
     this.signal.addEventListener("abort", onAbort, { once: true });
-    if (this.signal.aborted) finish({ kind: "stopped" });
+    if (this.signal.aborted) attempt.finish({ kind: "stopped" });
     const startedMs = this.now().getTime();
     this.lastActivityMs = startedMs;
-    const tickMs = Math.max(10, Math.min(1000, Math.floor(this.silenceMs / 4)));
-    const watchdog = setInterval(() => {
-      const silentMs = this.now().getTime() - this.lastActivityMs;
-      if (silentMs > this.silenceMs) finish({ kind: "silent", afterMs: silentMs });
-    }, tickMs);
+    const watchdog = this.startWatchdog(attempt);
 
     this.watches++;
-    const request =
-      finished !== undefined
-        ? Promise.resolve(undefined)
-        : this.options.watch.watch(
-            this.options.path,
-            {
-              resourceVersion: this.resourceVersion,
-              allowWatchBookmarks: true,
-              timeoutSeconds: this.serverTimeoutSeconds,
-            },
-            (phase: string, object: unknown) => {
-              if (finished !== undefined) return;
-              switch (phase) {
-                case "ADDED":
-                case "MODIFIED":
-                case "DELETED": {
-                  const obj = object as T;
-                  const rv = obj.metadata?.resourceVersion;
-                  if (rv !== undefined && rv !== "") this.resourceVersion = rv;
-                  progressed = true;
-                  this.markActivity(true);
-                  this.apply(phase, obj);
-                  break;
-                }
-                case "BOOKMARK": {
-                  const rv = (object as KubeObject | undefined)?.metadata?.resourceVersion;
-                  if (rv !== undefined && rv !== "") this.resourceVersion = rv;
-                  progressed = true;
-                  this.bookmarks++;
-                  this.markActivity(true);
-                  break;
-                }
-                case "ERROR": {
-                  const status = parseStatus(object);
-                  const error = kubeErrorFromStatus(status?.code ?? 500, status, { operation });
-                  finish(
-                    error instanceof GoneError
-                      ? { kind: "expired", error, progressed }
-                      : { kind: "failed", error },
-                  );
-                  break;
-                }
-                default:
-                  break;
-              }
-            },
-            (err: unknown) => {
-              if (err === null || err === undefined) {
-                this.markActivity(false);
-                finish({ kind: "closed", progressed, durationMs: this.now().getTime() - startedMs });
-              } else if (isRecord(err) && err["name"] === "TimeoutError") {
-                // client-node's own inactivity timeout: the same as our silence watchdog.
-                finish({ kind: "silent", afterMs: this.now().getTime() - this.lastActivityMs });
-              } else {
-                finish({ kind: "failed", error: toKubeError(err, operation) });
-              }
-            },
-          );
+    const request = attempt.finished
+      ? Promise.resolve(undefined)
+      : this.options.watch.watch(
+          this.options.path,
+          {
+            resourceVersion: this.resourceVersion,
+            allowWatchBookmarks: true,
+            timeoutSeconds: this.serverTimeoutSeconds,
+          },
+          (phase: string, object: unknown) => this.onWatchEvent(attempt, operation, phase, object),
+          (err: unknown) => this.onWatchDone(attempt, operation, startedMs, err),
+        );
     request.then(
       () => {
-        if (finished === undefined) {
+        if (!attempt.finished) {
           this.connected = true;
           this.markActivity(false);
         }
       },
-      (err: unknown) => finish({ kind: "failed", error: toKubeError(err, operation) }),
+      (err: unknown) => attempt.finish({ kind: "failed", error: toKubeError(err, operation) }),
     );
 
-    const result = await outcome;
+    const result = await attempt.outcome;
     clearInterval(watchdog);
     this.signal.removeEventListener("abort", onAbort);
     // One watch at a time: abort this request before the loop may start the next one. (The

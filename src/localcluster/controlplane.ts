@@ -103,7 +103,178 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
   }
 }
 
-async function startOnce(options: StartControlPlaneOptions): Promise<ControlPlane> {
+/** The files and secrets kube-apiserver is started with, all under the `pki` directory. */
+interface ApiServerCredentials {
+  adminToken: string;
+  operatorToken: string;
+  /** Static-token file (CSV: token, user, uid, groups). */
+  tokenFile: string;
+  /** Service-account signing key (PKCS#8 PEM) and its public key (SPKI PEM). */
+  saKey: string;
+  saPub: string;
+  /** PEM of the CA that signs the serving certificate, and its file. */
+  caData: string;
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+}
+
+/**
+ * Writes kube-apiserver's credentials to `pki`: new admin and operator tokens, a service-account
+ * key pair (RSA 2048) and a serving certificate signed by a CA of its own, for the names clients use.
+ */
+async function writeCredentials(pki: string): Promise<ApiServerCredentials> {
+  const adminToken = randomBytes(24).toString("hex");
+  const operatorToken = randomBytes(24).toString("hex");
+  const tokenFile = join(pki, "tokens.csv");
+  await writeFile(
+    tokenFile,
+    [
+      `${adminToken},${ADMIN_USER},${ADMIN_USER},${csvQuote(ADMIN_GROUPS.join(","))}`,
+      `${operatorToken},${OPERATOR_USER},${OPERATOR_USER},${csvQuote(OPERATOR_GROUPS.join(","))}`,
+      "",
+    ].join("\n"),
+    { mode: 0o600 },
+  );
+  const { privateKey, publicKey } = generateKeyPairSync("rsa", {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: "spki", format: "pem" },
+    privateKeyEncoding: { type: "pkcs8", format: "pem" },
+  });
+  const saKey = join(pki, "sa.key");
+  const saPub = join(pki, "sa.pub");
+  await writeFile(saKey, privateKey, { mode: 0o600 });
+  await writeFile(saPub, publicKey);
+
+  const tls = await generateServerCertificate({
+    caName: `${CLUSTER_NAME}-ca`,
+    serverName: "kube-apiserver",
+    dnsNames: ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"],
+    ipAddresses: ["127.0.0.1"],
+    days: 365,
+  });
+  const caData = tls.caPem;
+  const caFile = join(pki, "ca.crt");
+  const certFile = join(pki, "apiserver.crt");
+  const keyFile = join(pki, "apiserver.key");
+  await writeFile(caFile, caData);
+  await writeFile(certFile, tls.certPem);
+  await writeFile(keyFile, tls.keyPem, { mode: 0o600 });
+  return { adminToken, operatorToken, tokenFile, saKey, saPub, caData, caFile, certFile, keyFile };
+}
+
+/** Starts etcd with its data in `dir/etcd`, serving clients on `etcdEndpoint` (not yet waited for). */
+function spawnEtcd(
+  binaries: ControlPlaneBinaries,
+  dir: string,
+  etcdEndpoint: string,
+  peerPort: number,
+  logFile: string,
+): ManagedProcess {
+  const peer = `http://127.0.0.1:${peerPort}`;
+  return new ManagedProcess(
+    "etcd",
+    binaries.etcd,
+    [
+      "--name=local",
+      `--data-dir=${join(dir, "etcd")}`,
+      `--listen-client-urls=${etcdEndpoint}`,
+      `--advertise-client-urls=${etcdEndpoint}`,
+      `--listen-peer-urls=${peer}`,
+      `--initial-advertise-peer-urls=${peer}`,
+      `--initial-cluster=local=${peer}`,
+      "--initial-cluster-state=new",
+      "--unsafe-no-fsync",
+      "--log-level=warn",
+    ],
+    logFile,
+  );
+}
+
+/** kube-apiserver's flags: etcd, loopback on `securePort`, static tokens, RBAC, then `extra` (later win). */
+function apiServerFlags(
+  etcdEndpoint: string,
+  securePort: number,
+  creds: ApiServerCredentials,
+  extra: readonly string[],
+): string[] {
+  return [
+    `--etcd-servers=${etcdEndpoint}`,
+    "--bind-address=127.0.0.1",
+    "--advertise-address=127.0.0.1",
+    `--secure-port=${securePort}`,
+    `--tls-cert-file=${creds.certFile}`,
+    `--tls-private-key-file=${creds.keyFile}`,
+    `--token-auth-file=${creds.tokenFile}`,
+    "--authorization-mode=RBAC",
+    "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+    `--service-account-key-file=${creds.saPub}`,
+    `--service-account-signing-key-file=${creds.saKey}`,
+    "--service-cluster-ip-range=10.0.0.0/24",
+    // No controller-manager runs: no token controller for ServiceAccount admission.
+    "--disable-admission-plugins=ServiceAccount",
+    // Loopback addresses are not valid Endpoints for the kubernetes Service.
+    "--endpoint-reconciler-type=none",
+    "--profiling=false",
+    ...extra,
+  ];
+}
+
+/** How to start kube-apiserver (again): binary, flags, log, where it serves and the admin's credentials. */
+interface ApiServerLaunch {
+  binaries: ControlPlaneBinaries;
+  args: readonly string[];
+  logFile: string;
+  /** `https://127.0.0.1:<port>`. */
+  server: string;
+  creds: ApiServerCredentials;
+  /** Told the process as soon as it is spawned (before it is ready), so a stop can end it. */
+  spawned: (proc: ManagedProcess) => void;
+}
+
+/** Starts kube-apiserver and waits, until `until` (epoch ms), for `/readyz` and the default namespace. */
+async function startApiServer(launch: ApiServerLaunch, until: number): Promise<void> {
+  const { server, creds } = launch;
+  const auth = { ca: creds.caData, token: creds.adminToken };
+  const proc = new ManagedProcess(
+    "kube-apiserver",
+    launch.binaries.kubeApiserver,
+    launch.args,
+    launch.logFile,
+  );
+  launch.spawned(proc);
+  await waitFor("kube-apiserver did not become ready", proc, until, async () => {
+    const res = await get(`${server}/readyz`, auth);
+    return res.status === 200 && res.body.trim() === "ok";
+  });
+  // The bootstrap controller creates the default namespaces shortly after readyz.
+  await waitFor("kube-apiserver did not create the default namespace", proc, until, async () => {
+    const res = await get(`${server}/api/v1/namespaces/default`, auth);
+    return res.status === 200;
+  });
+}
+
+/** Writes the admin's and the operator's kubeconfigs (mode 0600) to `dir`; returns their paths. */
+async function writeKubeconfigs(
+  dir: string,
+  server: string,
+  creds: ApiServerCredentials,
+): Promise<{ kubeconfigAdmin: string; kubeconfigOperator: string }> {
+  const kubeconfigAdmin = join(dir, "admin.kubeconfig");
+  const kubeconfigOperator = join(dir, "operator.kubeconfig");
+  await writeFile(kubeconfigAdmin, kubeconfig(server, creds.caData, ADMIN_USER, creds.adminToken), {
+    mode: 0o600,
+  });
+  await writeFile(
+    kubeconfigOperator,
+    kubeconfig(server, creds.caData, OPERATOR_SERVICE_ACCOUNT, creds.operatorToken),
+    { mode: 0o600 },
+  );
+  return { kubeconfigAdmin, kubeconfigOperator };
+}
+
+/** The binaries to run: `options.binaries`, else the cached ones. @throws Error when they are missing */
+function presentBinaries(options: StartControlPlaneOptions): ControlPlaneBinaries {
   const binaries = options.binaries ?? controlPlaneBinaries();
   if (!binariesPresent(binaries)) {
     throw new Error(
@@ -111,6 +282,11 @@ async function startOnce(options: StartControlPlaneOptions): Promise<ControlPlan
         "or call ensureControlPlaneBinaries() first",
     );
   }
+  return binaries;
+}
+
+async function startOnce(options: StartControlPlaneOptions): Promise<ControlPlane> {
+  const binaries = presentBinaries(options);
   const timeoutMs = options.startTimeoutMs ?? 120_000;
   const keepDir = options.keepDir ?? (process.env["SIGNALR_AUTOSCALER_KEEP_CONTROLPLANE_DIR"] ?? "") !== "";
 
@@ -119,19 +295,17 @@ async function startOnce(options: StartControlPlaneOptions): Promise<ControlPlan
   await mkdir(pki, { mode: 0o700 });
   const logs = { etcd: join(dir, "etcd.log"), kubeApiserver: join(dir, "kube-apiserver.log") };
 
-  let etcd: ManagedProcess | undefined;
-  let apiserver: ManagedProcess | undefined;
+  const procs: { etcd?: ManagedProcess; apiserver?: ManagedProcess } = {};
   const tracked: Tracked = trackForCleanup(dir, keepDir, () =>
-    [apiserver, etcd].filter((p): p is ManagedProcess => p !== undefined),
+    [procs.apiserver, procs.etcd].filter((p): p is ManagedProcess => p !== undefined),
   );
-  const recordPgids = tracked.recordPgids;
 
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
-    await apiserver?.stop();
-    await etcd?.stop();
+    await procs.apiserver?.stop();
+    await procs.etcd?.stop();
     tracked.release();
     if (!keepDir) await rm(dir, { recursive: true, force: true });
   };
@@ -139,144 +313,49 @@ async function startOnce(options: StartControlPlaneOptions): Promise<ControlPlan
   try {
     const [etcdClientPort, etcdPeerPort, securePort] = (await freePorts(3)) as [number, number, number];
     const deadline = Date.now() + timeoutMs;
-
-    // etcd
     const etcdEndpoint = `http://127.0.0.1:${etcdClientPort}`;
-    const peer = `http://127.0.0.1:${etcdPeerPort}`;
-    etcd = new ManagedProcess(
-      "etcd",
-      binaries.etcd,
-      [
-        "--name=local",
-        `--data-dir=${join(dir, "etcd")}`,
-        `--listen-client-urls=${etcdEndpoint}`,
-        `--advertise-client-urls=${etcdEndpoint}`,
-        `--listen-peer-urls=${peer}`,
-        `--initial-advertise-peer-urls=${peer}`,
-        `--initial-cluster=local=${peer}`,
-        "--initial-cluster-state=new",
-        "--unsafe-no-fsync",
-        "--log-level=warn",
-      ],
-      logs.etcd,
-    );
-    recordPgids();
-
-    // Meanwhile: credentials for kube-apiserver.
-    const adminToken = randomBytes(24).toString("hex");
-    const operatorToken = randomBytes(24).toString("hex");
-    const tokenFile = join(pki, "tokens.csv");
-    await writeFile(
-      tokenFile,
-      [
-        `${adminToken},${ADMIN_USER},${ADMIN_USER},${csvQuote(ADMIN_GROUPS.join(","))}`,
-        `${operatorToken},${OPERATOR_USER},${OPERATOR_USER},${csvQuote(OPERATOR_GROUPS.join(","))}`,
-        "",
-      ].join("\n"),
-      { mode: 0o600 },
-    );
-    const { privateKey, publicKey } = generateKeyPairSync("rsa", {
-      modulusLength: 2048,
-      publicKeyEncoding: { type: "spki", format: "pem" },
-      privateKeyEncoding: { type: "pkcs8", format: "pem" },
-    });
-    const saKey = join(pki, "sa.key");
-    const saPub = join(pki, "sa.pub");
-    await writeFile(saKey, privateKey, { mode: 0o600 });
-    await writeFile(saPub, publicKey);
-
-    // The serving certificate, signed by a CA of its own, for the names clients use.
-    const tls = await generateServerCertificate({
-      caName: `${CLUSTER_NAME}-ca`,
-      serverName: "kube-apiserver",
-      dnsNames: ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"],
-      ipAddresses: ["127.0.0.1"],
-      days: 365,
-    });
-    const caData = tls.caPem;
-    const caFile = join(pki, "ca.crt");
-    const certFile = join(pki, "apiserver.crt");
-    const keyFile = join(pki, "apiserver.key");
-    await writeFile(caFile, caData);
-    await writeFile(certFile, tls.certPem);
-    await writeFile(keyFile, tls.keyPem, { mode: 0o600 });
-
+    const etcd = spawnEtcd(binaries, dir, etcdEndpoint, etcdPeerPort, logs.etcd);
+    procs.etcd = etcd;
+    tracked.recordPgids();
+    const creds = await writeCredentials(pki); // meanwhile etcd starts
     await waitFor("etcd did not become healthy", etcd, deadline, async () => {
       const res = await get(`${etcdEndpoint}/health`);
       return res.status === 200 && /"health"\s*:\s*"true"/.test(res.body);
     });
 
     const server = `https://127.0.0.1:${securePort}`;
-    const apiServerArgs = [
-      `--etcd-servers=${etcdEndpoint}`,
-      "--bind-address=127.0.0.1",
-      "--advertise-address=127.0.0.1",
-      `--secure-port=${securePort}`,
-      `--tls-cert-file=${certFile}`,
-      `--tls-private-key-file=${keyFile}`,
-      `--token-auth-file=${tokenFile}`,
-      "--authorization-mode=RBAC",
-      "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-      `--service-account-key-file=${saPub}`,
-      `--service-account-signing-key-file=${saKey}`,
-      "--service-cluster-ip-range=10.0.0.0/24",
-      // No controller-manager runs: no token controller for ServiceAccount admission.
-      "--disable-admission-plugins=ServiceAccount",
-      // Loopback addresses are not valid Endpoints for the kubernetes Service.
-      "--endpoint-reconciler-type=none",
-      "--profiling=false",
-      ...(options.apiServerArgs ?? []),
-    ];
-
-    const startApiServer = async (until: number): Promise<void> => {
-      const proc = new ManagedProcess(
-        "kube-apiserver",
-        binaries.kubeApiserver,
-        apiServerArgs,
-        logs.kubeApiserver,
-      );
-      apiserver = proc;
-      recordPgids();
-      await waitFor("kube-apiserver did not become ready", proc, until, async () => {
-        const res = await get(`${server}/readyz`, { ca: caData, token: adminToken });
-        return res.status === 200 && res.body.trim() === "ok";
-      });
-      // The bootstrap controller creates the default namespaces shortly after readyz.
-      await waitFor("kube-apiserver did not create the default namespace", proc, until, async () => {
-        const res = await get(`${server}/api/v1/namespaces/default`, { ca: caData, token: adminToken });
-        return res.status === 200;
-      });
+    const launch: ApiServerLaunch = {
+      binaries,
+      args: apiServerFlags(etcdEndpoint, securePort, creds, options.apiServerArgs ?? []),
+      logFile: logs.kubeApiserver,
+      server,
+      creds,
+      spawned: (proc) => {
+        procs.apiserver = proc;
+        tracked.recordPgids();
+      },
     };
-
-    await startApiServer(deadline);
-
-    const kubeconfigAdmin = join(dir, "admin.kubeconfig");
-    const kubeconfigOperator = join(dir, "operator.kubeconfig");
-    await writeFile(kubeconfigAdmin, kubeconfig(server, caData, ADMIN_USER, adminToken), { mode: 0o600 });
-    await writeFile(kubeconfigOperator, kubeconfig(server, caData, OPERATOR_SERVICE_ACCOUNT, operatorToken), {
-      mode: 0o600,
-    });
-
-    const restartApiServer = async (): Promise<void> => {
-      if (stopped) throw new Error("control plane is stopped");
-      await apiserver?.stop();
-      await startApiServer(Date.now() + timeoutMs);
-    };
+    await startApiServer(launch, deadline);
+    const { kubeconfigAdmin, kubeconfigOperator } = await writeKubeconfigs(dir, server, creds);
 
     return {
       server,
       kubeconfigAdmin,
       kubeconfigOperator,
-      adminToken,
-      operatorToken,
-      caData,
-      caFile,
+      adminToken: creds.adminToken,
+      operatorToken: creds.operatorToken,
+      caData: creds.caData,
+      caFile: creds.caFile,
       etcdEndpoint,
       dir,
       logs,
       binaries,
       stop,
-      restartApiServer,
+      async restartApiServer(): Promise<void> {
+        if (stopped) throw new Error("control plane is stopped");
+        await procs.apiserver?.stop();
+        await startApiServer(launch, Date.now() + timeoutMs);
+      },
     };
   } catch (err) {
     await stop();

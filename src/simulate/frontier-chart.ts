@@ -63,21 +63,18 @@ const KIND_COLORS: Readonly<Record<string, string>> = {
   dominated: "#9e9e9e",
 };
 
-/** The Vega-Lite spec of the chart. */
-export function frontierChartSpec(
-  sweepPoints: readonly SweepPoint[],
-  options: FrontierChartOptions,
-): TopLevelSpec {
+/** The kind of a sweep point, for its mark and legend (see {@link FrontierDatum.kind}). */
+function kindOf(p: SweepPoint): string {
+  if (p.role === "reference") return p.name;
+  if (p.role === "policy") return "policy";
+  return p.onFrontier ? "frontier" : "dominated";
+}
+
+/** The chart's data: one datum per point (cost to the cent, refusals whole), one label per place. */
+function frontierData(sweepPoints: readonly SweepPoint[]): FrontierDatum[] {
   const values: FrontierDatum[] = sweepPoints.map((p) => ({
     name: p.name,
-    kind:
-      p.role === "reference"
-        ? p.name
-        : p.role === "policy"
-          ? "policy"
-          : p.onFrontier
-            ? "frontier"
-            : "dominated",
+    kind: kindOf(p),
     costUsd: Math.round(p.costUsd * 100) / 100,
     refusedConnectionMinutes: Math.round(p.refusedConnectionMinutes),
     onFrontier: p.onFrontier,
@@ -93,20 +90,15 @@ export function frontierChartSpec(
   }
   for (const group of labelled.values())
     (group[0] as FrontierDatum).label = group.map((v) => v.name).join(", ");
-  const kinds = [
-    "policy",
-    "frontier",
-    "dominated",
-    ...sweepPoints.filter((p) => p.role === "reference").map((p) => p.name),
-  ].filter((k) => values.some((v) => v.kind === k));
-  const shapeOf = (k: string) =>
-    k === "policy" ? "diamond" : k === "frontier" || k === "dominated" ? "circle" : "triangle-up";
-  const colorOf = (k: string) => KIND_COLORS[k] ?? SERIES_COLORS[k] ?? "#9467bd";
-  const kind = { field: "kind", type: "nominal" as const, title: null };
+  return values;
+}
+
+/** The cost axis: logarithmic on 1-2-5 ticks when every cost is above zero, else symmetric-log. */
+function costAxis(values: readonly FrontierDatum[]) {
   const costs = values.map((v) => v.costUsd);
   const logCost = costs.every((c) => c > 0);
   const ticks = logCost ? roundTicks(Math.min(...costs), Math.max(...costs)) : [];
-  const x = {
+  return {
     field: "costUsd",
     type: "quantitative" as const,
     title: "cost, USD (list-price estimate)",
@@ -115,19 +107,41 @@ export function frontierChartSpec(
       : { type: "symlog" as const },
     axis: { ...(logCost ? { values: ticks } : {}), labelExpr: "format(datum.value, ',')" },
   };
-  const y = {
-    field: "refusedConnectionMinutes",
-    type: "quantitative" as const,
-    title: "refused connection-minutes",
-    scale: { zero: true },
-    axis: { labelExpr: "format(datum.value, '~s')" },
-  };
-  const points = (filter: string, filled: boolean) => ({
+}
+
+/** The refusals axis: linear from zero, SI-formatted. */
+const REFUSALS_AXIS = {
+  field: "refusedConnectionMinutes",
+  type: "quantitative" as const,
+  title: "refused connection-minutes",
+  scale: { zero: true },
+  axis: { labelExpr: "format(datum.value, '~s')" },
+};
+
+/** A point's shape by kind: the policy a diamond, variants circles, references triangles. */
+function shapeOf(k: string): string {
+  return k === "policy" ? "diamond" : k === "frontier" || k === "dominated" ? "circle" : "triangle-up";
+}
+
+/** A kind's color: its own, else its series color of the time chart. */
+function colorOf(k: string): string {
+  return KIND_COLORS[k] ?? SERIES_COLORS[k] ?? "#9467bd";
+}
+
+/** A layer of point marks for the data passing `filter`, shaped and colored by kind (legend over `kinds`). */
+function pointLayer(
+  filter: string,
+  filled: boolean,
+  x: ReturnType<typeof costAxis>,
+  kinds: readonly string[],
+) {
+  const kind = { field: "kind", type: "nominal" as const, title: null };
+  return {
     transform: [{ filter }],
     mark: { type: "point" as const, filled, opacity: 1, strokeWidth: 1.5 },
     encoding: {
       x,
-      y,
+      y: REFUSALS_AXIS,
       shape: { ...kind, scale: { domain: kinds, range: kinds.map(shapeOf) } },
       color: { ...kind, scale: { domain: kinds, range: kinds.map(colorOf) } },
       size: { condition: { test: "datum.kind === 'policy'", value: 160 }, value: 70 },
@@ -138,7 +152,23 @@ export function frontierChartSpec(
         { field: "refusedConnectionMinutes", format: "," },
       ],
     },
-  });
+  };
+}
+
+/** The Vega-Lite spec of the chart. */
+export function frontierChartSpec(
+  sweepPoints: readonly SweepPoint[],
+  options: FrontierChartOptions,
+): TopLevelSpec {
+  const values = frontierData(sweepPoints);
+  const kinds = [
+    "policy",
+    "frontier",
+    "dominated",
+    ...sweepPoints.filter((p) => p.role === "reference").map((p) => p.name),
+  ].filter((k) => values.some((v) => v.kind === k));
+  const x = costAxis(values);
+  const y = REFUSALS_AXIS;
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
     title: { text: options.title, subtitle: options.subtitle },
@@ -152,8 +182,8 @@ export function frontierChartSpec(
         mark: { type: "line", interpolate: "step-after", color: KIND_COLORS["frontier"], strokeWidth: 1.2 },
         encoding: { x, y, order: { field: "costUsd", type: "quantitative" } },
       },
-      points("datum.kind !== 'dominated'", true),
-      points("datum.kind === 'dominated'", false),
+      pointLayer("datum.kind !== 'dominated'", true, x, kinds),
+      pointLayer("datum.kind === 'dominated'", false, x, kinds),
       {
         transform: [{ filter: "datum.label !== '' && datum.kind !== 'policy'" }],
         mark: { type: "text", align: "left", dx: 7, dy: -6, fontSize: 10 },

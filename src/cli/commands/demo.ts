@@ -8,6 +8,8 @@ import { type CapacityPolicy, PolicyError, parsePolicyYaml } from "../../api/ind
 import {
   DEFAULT_TRACE,
   DEFAULT_TRACE_FOCUS_MS,
+  type DemoResult,
+  type DemoSettings,
   defaultWindowStart,
   formatSummary,
   isoMinute,
@@ -50,11 +52,8 @@ function filePath(given: string | undefined, fallback: string, cwd: string): str
 
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
-async function runDemoCommand(flags: DemoFlags, io: CliIo): Promise<void> {
-  // Everything the user typed is checked before anything starts.
-  if (!NAMESPACE.test(flags.namespace) || flags.namespace.length > 63)
-    throw new UsageError(`--namespace "${flags.namespace}" is not a valid namespace name`);
-  const policyPath = filePath(flags.policy, DEFAULT_POLICY, io.cwd);
+/** `--policy` (default `examples/demo.yaml`) in `namespace`; it must be mode Auto. @throws UsageError */
+async function readDemoPolicy(flags: DemoFlags, policyPath: string): Promise<CapacityPolicy> {
   let policy: CapacityPolicy;
   try {
     const parsed = parsePolicyYaml(await readFlagFile("policy", policyPath, flags.policy ?? DEFAULT_POLICY));
@@ -66,7 +65,14 @@ async function runDemoCommand(flags: DemoFlags, io: CliIo): Promise<void> {
   if (policy.spec.mode !== "Auto") {
     throw new UsageError(`--policy: the demo needs mode Auto, the policy has ${policy.spec.mode}`);
   }
-  const tracePath = filePath(flags.trace, DEFAULT_TRACE, io.cwd);
+  return policy;
+}
+
+/**
+ * The part of `--trace` (default the project's) the demo replays: `--start` (default the trace's
+ * busiest stretch) for `--duration` (10 minutes to 31 days). @throws UsageError
+ */
+async function readDemoWindow(flags: DemoFlags, tracePath: string): Promise<ReturnType<typeof traceWindow>> {
   let trace: Trace;
   try {
     trace = parseTrace(
@@ -84,13 +90,25 @@ async function runDemoCommand(flags: DemoFlags, io: CliIo): Promise<void> {
     flags.start !== undefined
       ? timeFlag("start", flags.start)
       : defaultWindowStart(trace, durationMs, flags.trace === undefined ? DEFAULT_TRACE_FOCUS_MS : undefined);
-  let window: ReturnType<typeof traceWindow>;
   try {
-    window = traceWindow(trace, startMs, durationMs);
+    return traceWindow(trace, startMs, durationMs);
   } catch (err) {
     if (err instanceof RangeError) throw new UsageError(`--start/--duration: ${err.message}`);
     throw err;
   }
+}
+
+/** Everything the demo runs with, checked from the flags before anything starts. @throws UsageError */
+async function demoSettings(
+  flags: DemoFlags,
+  io: CliIo,
+): Promise<{ settings: DemoSettings; tracePath: string; policyPath: string }> {
+  if (!NAMESPACE.test(flags.namespace) || flags.namespace.length > 63)
+    throw new UsageError(`--namespace "${flags.namespace}" is not a valid namespace name`);
+  const policyPath = filePath(flags.policy, DEFAULT_POLICY, io.cwd);
+  const policy = await readDemoPolicy(flags, policyPath);
+  const tracePath = filePath(flags.trace, DEFAULT_TRACE, io.cwd);
+  const window = await readDemoWindow(flags, tracePath);
   const peakConnections = numberFlag("peak-connections", flags.peakConnections, {
     exclusiveMin: 0,
   }) as number;
@@ -99,63 +117,77 @@ async function runDemoCommand(flags: DemoFlags, io: CliIo): Promise<void> {
   const ingestionDelayMs = durationFlag("ingestion-delay", flags.ingestionDelay);
   const outDir = resolve(io.cwd, flags.out);
   const kubeconfig = flags.kubeconfig !== undefined ? resolve(io.cwd, flags.kubeconfig) : undefined;
+  const settings: DemoSettings = {
+    policy,
+    window,
+    traceLabel: basename(flags.trace ?? DEFAULT_TRACE),
+    peakConnections,
+    speed,
+    scaleDurationMs,
+    ingestionDelayMs,
+    outDir,
+    kubeconfig,
+    context: flags.context,
+    verbose: flags.verbose,
+    prometheus: flags.prometheus,
+  };
+  return { settings, tracePath, policyPath };
+}
 
+/** The summary of a finished demo: JSON on stdout with `--output json`, else the text summary. */
+function demoReport(
+  result: DemoResult,
+  s: DemoSettings,
+  files: { policyPath: string; tracePath: string },
+  json: boolean,
+): string {
+  const { policy, window } = s;
+  if (json) {
+    return formatJson(
+      summaryJson(result, {
+        policy: { name: policy.metadata.name, namespace: policy.metadata.namespace, file: files.policyPath },
+        trace: {
+          file: files.tracePath,
+          start: isoMinute(window.startMs),
+          end: isoMinute(window.startMs + window.durationMs),
+        },
+        peakConnections: s.peakConnections,
+        speed: s.speed,
+        scaleDurationSeconds: s.scaleDurationMs / 1000,
+        ingestionDelaySeconds: s.ingestionDelayMs / 1000,
+      }),
+    );
+  }
+  let text = `\n${formatSummary(result)}`;
+  if (!result.cluster.local) {
+    text +=
+      `\nThe namespace ${result.cluster.namespace} stays in the cluster; remove it with ` +
+      `kubectl delete namespace ${result.cluster.namespace}\n`;
+  }
+  return text;
+}
+
+async function runDemoCommand(flags: DemoFlags, io: CliIo): Promise<void> {
+  // Everything the user typed is checked before anything starts.
+  const { settings, ...files } = await demoSettings(flags, io);
   const json = flags.output === "json";
   const liveWrite = json ? io.stderr : io.stdout;
   const stream = json ? process.stderr : process.stdout;
   const term = io.env["TERM"];
   const tty = stream.isTTY === true && term !== undefined && term !== "dumb";
-  const traceLabel = basename(flags.trace ?? DEFAULT_TRACE);
 
   // The first Ctrl-C stops the demo gracefully through io.signal (main.ts); a second one quits.
   const onStop = (): void => liveWrite("\nstopping (Ctrl-C again to quit at once)…\n");
   io.signal.addEventListener("abort", onStop, { once: true });
   try {
-    const result = await runDemo(
-      {
-        policy,
-        window,
-        traceLabel,
-        peakConnections,
-        speed,
-        scaleDurationMs,
-        ingestionDelayMs,
-        outDir,
-        kubeconfig,
-        context: flags.context,
-        verbose: flags.verbose,
-        prometheus: flags.prometheus,
-      },
-      { live: { write: liveWrite, tty }, log: io.stderr, signal: io.signal, env: { ...io.env } },
-    );
-    if (!result.started) {
-      liveWrite("Stopped before the traffic started; nothing to summarize.\n");
-    } else if (json) {
-      io.stdout(
-        formatJson(
-          summaryJson(result, {
-            policy: { name: policy.metadata.name, namespace: policy.metadata.namespace, file: policyPath },
-            trace: {
-              file: tracePath,
-              start: isoMinute(window.startMs),
-              end: isoMinute(window.startMs + window.durationMs),
-            },
-            peakConnections,
-            speed,
-            scaleDurationSeconds: scaleDurationMs / 1000,
-            ingestionDelaySeconds: ingestionDelayMs / 1000,
-          }),
-        ),
-      );
-    } else {
-      io.stdout(`\n${formatSummary(result)}`);
-      if (!result.cluster.local) {
-        io.stdout(
-          `\nThe namespace ${result.cluster.namespace} stays in the cluster; remove it with ` +
-            `kubectl delete namespace ${result.cluster.namespace}\n`,
-        );
-      }
-    }
+    const result = await runDemo(settings, {
+      live: { write: liveWrite, tty },
+      log: io.stderr,
+      signal: io.signal,
+      env: { ...io.env },
+    });
+    if (!result.started) liveWrite("Stopped before the traffic started; nothing to summarize.\n");
+    else io.stdout(demoReport(result, settings, files, json));
   } finally {
     io.signal.removeEventListener("abort", onStop);
   }

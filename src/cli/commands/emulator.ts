@@ -112,18 +112,21 @@ async function loadDemand(flags: EmulatorFlags, cwd: string, peak: number): Prom
   }
 }
 
-/** Turns the flags into emulator options; every problem is a UsageError. */
-async function emulatorPlan(
-  flags: EmulatorFlags,
-  cwd: string,
-): Promise<{ instances: InstanceSpec[]; options: Parameters<typeof startEmulator>[0] & object }> {
-  let service: ServiceKind;
+/** `--service` as a service kind. @throws UsageError */
+function serviceFlag(flags: EmulatorFlags): ServiceKind {
   try {
-    service = parseServiceKind(flags.service);
+    return parseServiceKind(flags.service);
   } catch (err) {
     if (err instanceof UnknownServiceError) throw new UsageError(`--service: ${err.message}`);
     throw err;
   }
+}
+
+/** What every instance starts as: its peak connections, SKU, units and workload mix. @throws UsageError */
+function instanceShape(
+  flags: EmulatorFlags,
+  service: ServiceKind,
+): { peak: number; sku: SkuName; units: number; mix: WorkloadMix } {
   const peak = number("peak-connections", flags.peakConnections, (n) => n >= 0, "a number ≥ 0");
   const units = number("units", flags.units, (n) => Number.isInteger(n) && n > 0, "a whole number > 0");
   if (!isSkuName(flags.sku)) {
@@ -138,62 +141,87 @@ async function emulatorPlan(
     );
   }
   const messageSize = number("message-size", flags.messageSize, (n) => n > 0, "a number of bytes > 0");
-  let mix: WorkloadMix;
   try {
-    mix = flags.mix
+    const mix = flags.mix
       ? parseMix(service, flags.mix, messageSize)
       : { ...defaultMix(service), messageSizeBytes: messageSize };
+    return { peak, sku, units, mix };
   } catch (err) {
     if (err instanceof WorkloadError) throw new UsageError(`--mix: ${err.message}`);
     throw err;
   }
-  const demand = await loadDemand(flags, cwd, peak);
-  let ids: string[];
-  if (flags.resourceId && flags.resourceId.length > 0) {
-    ids = flags.resourceId.map((id) => {
-      try {
-        const ref = parseResourceId(id);
-        if (ref.service !== service)
-          throw new UsageError(
-            `--resource-id ${id} is a ${ref.service} instance, but --service is ${service}`,
-          );
-        return ref.id;
-      } catch (err) {
-        if (err instanceof ResourceIdError) throw new UsageError(`--resource-id: ${err.message}`);
-        throw err;
-      }
-    });
-  } else {
-    const count = number(
-      "instances",
-      flags.instances,
-      (n) => Number.isInteger(n) && n >= 1 && n <= 1000,
-      "a whole number 1–1000",
-    );
-    const prefix = service === "SignalR" ? "signalr" : "webpubsub";
-    ids = Array.from({ length: count }, (_, i) =>
-      formatResourceId({
-        subscriptionId: flags.subscription,
-        resourceGroup: flags.resourceGroup,
-        service,
-        name: `${prefix}-${String(i + 1).padStart(3, "0")}`,
-      }),
-    );
+}
+
+/** The `--resource-id`s, each checked to be of `service`. @throws UsageError */
+function givenIds(resourceIds: readonly string[], service: ServiceKind): string[] {
+  return resourceIds.map((id) => {
     try {
-      for (const id of ids) parseResourceId(id);
+      const ref = parseResourceId(id);
+      if (ref.service !== service)
+        throw new UsageError(`--resource-id ${id} is a ${ref.service} instance, but --service is ${service}`);
+      return ref.id;
     } catch (err) {
-      if (err instanceof ResourceIdError)
-        throw new UsageError(`--subscription/--resource-group: ${err.message}`);
+      if (err instanceof ResourceIdError) throw new UsageError(`--resource-id: ${err.message}`);
       throw err;
     }
+  });
+}
+
+/** `--instances` resource IDs named `signalr-001`, `webpubsub-002`, … in the subscription and group. @throws UsageError */
+function generatedIds(flags: EmulatorFlags, service: ServiceKind): string[] {
+  const count = number(
+    "instances",
+    flags.instances,
+    (n) => Number.isInteger(n) && n >= 1 && n <= 1000,
+    "a whole number 1–1000",
+  );
+  const prefix = service === "SignalR" ? "signalr" : "webpubsub";
+  const ids = Array.from({ length: count }, (_, i) =>
+    formatResourceId({
+      subscriptionId: flags.subscription,
+      resourceGroup: flags.resourceGroup,
+      service,
+      name: `${prefix}-${String(i + 1).padStart(3, "0")}`,
+    }),
+  );
+  try {
+    for (const id of ids) parseResourceId(id);
+  } catch (err) {
+    if (err instanceof ResourceIdError)
+      throw new UsageError(`--subscription/--resource-group: ${err.message}`);
+    throw err;
   }
+  return ids;
+}
+
+/** `text` read by {@link number} when given, else `undefined`. @throws UsageError */
+function optionalNumber(
+  flag: string,
+  text: string | undefined,
+  check: (n: number) => boolean,
+  what: string,
+): number | undefined {
+  return text === undefined ? undefined : number(flag, text, check, what);
+}
+
+/** A port 0–65535. */
+function isPort(n: number): boolean {
+  return Number.isInteger(n) && n >= 0 && n <= 65535;
+}
+
+/** `--start` as a time, if given. @throws UsageError */
+function startFlag(flags: EmulatorFlags): Date | undefined {
+  if (flags.start === undefined) return undefined;
+  const start = new Date(flags.start);
+  if (!Number.isFinite(start.getTime()))
+    throw new UsageError(`--start must be an ISO 8601 time, got "${flags.start}"`);
+  return start;
+}
+
+/** The emulator's clock, timing, quota and listening options, without instances. @throws UsageError */
+function runOptions(flags: EmulatorFlags, cwd: string): Parameters<typeof startEmulator>[0] & object {
   const speed = number("speed", flags.speed, (n) => n >= 0, "a number ≥ 0");
-  let start: Date | undefined;
-  if (flags.start !== undefined) {
-    start = new Date(flags.start);
-    if (!Number.isFinite(start.getTime()))
-      throw new UsageError(`--start must be an ISO 8601 time, got "${flags.start}"`);
-  }
+  const start = startFlag(flags);
   const historyDays = number(
     "history-days",
     flags.historyDays,
@@ -203,30 +231,19 @@ async function emulatorPlan(
   const scaleDurationMs = durationFlag("scale-duration", flags.scaleDuration);
   const ingestionDelayMs = durationFlag("ingestion-delay", flags.ingestionDelay);
   const readAfterWriteLagMs = durationFlag("read-after-write-lag", flags.readAfterWriteLag);
-  const unitQuota =
-    flags.unitQuota === undefined
-      ? undefined
-      : number(
-          "unit-quota",
-          flags.unitQuota,
-          (n) => Number.isInteger(n) && n >= 0,
-          "a whole number of units ≥ 0",
-        );
-  const port = number(
-    "port",
-    flags.port,
-    (n) => Number.isInteger(n) && n >= 0 && n <= 65535,
+  const unitQuota = optionalNumber(
+    "unit-quota",
+    flags.unitQuota,
+    (n) => Number.isInteger(n) && n >= 0,
+    "a whole number of units ≥ 0",
+  );
+  const port = number("port", flags.port, isPort, "a port 0–65535");
+  const appServerHttpPort = optionalNumber(
+    "app-server-http-port",
+    flags.appServerHttpPort,
+    isPort,
     "a port 0–65535",
   );
-  const appServerHttpPort =
-    flags.appServerHttpPort === undefined
-      ? undefined
-      : number(
-          "app-server-http-port",
-          flags.appServerHttpPort,
-          (n) => Number.isInteger(n) && n >= 0 && n <= 65535,
-          "a port 0–65535",
-        );
   const connectionLifetimeMs = durationFlag("connection-lifetime", flags.connectionLifetime);
   if (!(connectionLifetimeMs > 0)) {
     throw new UsageError(`--connection-lifetime must be longer than 0, got "${flags.connectionLifetime}"`);
@@ -236,6 +253,36 @@ async function emulatorPlan(
       `--host must be a loopback address (127.0.0.1, ::1, localhost), got "${flags.host}"`,
     );
   }
+  return {
+    host: flags.host,
+    port,
+    ...(appServerHttpPort !== undefined ? { appServerHttpPort } : {}),
+    connectionLifetimeSeconds: connectionLifetimeMs / 1000,
+    speed,
+    ...(start ? { start } : {}),
+    scaleDurationMs,
+    ingestionDelayMs,
+    readAfterWriteLagMs,
+    ...(unitQuota !== undefined ? { unitQuota } : {}),
+    historyDays,
+    armRateLimit: flags.rateLimit,
+    ...(flags.caFile !== undefined ? { caPath: resolve(cwd, flags.caFile) } : {}),
+  };
+}
+
+/** Turns the flags into emulator options; every problem is a UsageError. */
+async function emulatorPlan(
+  flags: EmulatorFlags,
+  cwd: string,
+): Promise<{ instances: InstanceSpec[]; options: Parameters<typeof startEmulator>[0] & object }> {
+  const service = serviceFlag(flags);
+  const { peak, sku, units, mix } = instanceShape(flags, service);
+  const demand = await loadDemand(flags, cwd, peak);
+  const ids =
+    flags.resourceId && flags.resourceId.length > 0
+      ? givenIds(flags.resourceId, service)
+      : generatedIds(flags, service);
+  const options = runOptions(flags, cwd);
   const instances: InstanceSpec[] = ids.map((resourceId) => ({
     resourceId,
     location: flags.location,
@@ -244,25 +291,7 @@ async function emulatorPlan(
     mix,
     demand,
   }));
-  return {
-    instances,
-    options: {
-      host: flags.host,
-      port,
-      ...(appServerHttpPort !== undefined ? { appServerHttpPort } : {}),
-      connectionLifetimeSeconds: connectionLifetimeMs / 1000,
-      speed,
-      ...(start ? { start } : {}),
-      scaleDurationMs,
-      ingestionDelayMs,
-      readAfterWriteLagMs,
-      ...(unitQuota !== undefined ? { unitQuota } : {}),
-      historyDays,
-      armRateLimit: flags.rateLimit,
-      ...(flags.caFile !== undefined ? { caPath: resolve(cwd, flags.caFile) } : {}),
-      instances,
-    },
-  };
+  return { instances, options: { ...options, instances } };
 }
 
 function describe(emulator: RunningEmulator, flags: EmulatorFlags): string {

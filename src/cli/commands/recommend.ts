@@ -224,34 +224,77 @@ function signalValue(s: SignalReport): string {
   return s.signal === "connections" ? fmt(s.value) : `${fmt(s.value)} %`;
 }
 
+/** The decision shown by `recommend`. */
+type ShownDecision = RecommendReport["decision"];
+
+/** `decision: VERB  from → to units[, replicas …]`, or NONE when no decision is possible. */
+function decisionLine(d: ShownDecision): string {
+  const cur = `${d.current.sku} ${d.current.units}${d.current.replicas !== undefined ? `, replicas ${d.current.replicas}` : ""}`;
+  if (!d.desired) return `decision: NONE — no decision is possible for ${cur}`;
+  const want = d.desired;
+  const replicas =
+    want.replicas !== undefined
+      ? `, replicas ${d.current.replicas ?? "?"} → ${want.replicas}`
+      : want.hpaMinReplicas !== undefined
+        ? `, HPA minReplicas ${d.current.hpaMinReplicas ?? "?"} → ${want.hpaMinReplicas}`
+        : "";
+  const verb =
+    d.action === "Scale" ? "SCALE" : d.action === "Recommend" ? "RECOMMEND (not applied)" : "NO ACTION";
+  return `decision: ${verb}  ${d.current.sku} ${d.current.units} → ${want.sku} ${want.units} units${replicas}`;
+}
+
+/** `metrics ask for: …` with what drove it and what limited it. */
+function metricsLine(d: ShownDecision): string {
+  const asked = d.recommendation
+    ? `${d.recommendation.sku} ${d.recommendation.units}`
+    : "nothing (no usable metrics)";
+  const raised = d.anticipation?.applied ? `, raised by anticipation: ${d.anticipation.drivenBy}` : "";
+  const driven = d.drivenBy ? ` (driven by ${d.drivenBy}${raised})` : "";
+  return `metrics ask for: ${asked}${driven}; limited by: ${d.limitedBy ?? "nothing"}`;
+}
+
+/** The anticipation lines: lead time and what it asks for, then one per rule and the forecast. */
+function anticipationLines(a: NonNullable<ShownDecision["anticipation"]>): string[] {
+  const lines = [
+    `anticipation (${a.mode}${a.applied ? ", acted on" : ""}): lead time ${a.leadTimeSeconds}s (scale ${a.scaleDurationSeconds}s, ${a.scaleDurationSource === "Measured" ? "measured" : "default"})` +
+      (a.units !== undefined
+        ? `; asks for ${a.units} units (${a.drivenBy})`
+        : "; asks for nothing above the measured need"),
+  ];
+  for (const rule of a.rules ?? [])
+    lines.push(
+      `  ${rule.rule === "Seasonal" ? "forecast" : "projection"} ${rule.rule}: ${rule.units} units — ${rule.message}`,
+    );
+  if (a.forecast) lines.push(`  forecast (${a.forecast.state}): ${a.forecast.message}`);
+  return lines;
+}
+
+/** The signals table: one row per signal with its value, target, ratio, units and buckets. */
+function signalTable(d: ShownDecision): string {
+  return formatTable(
+    ["SIGNAL", "STATUS", "VALUE", "TARGET", "RATIO", "UNITS", "BUCKETS"],
+    d.signals.map((s) => [
+      s.signal,
+      s.status,
+      signalValue(s),
+      `${s.targetPercent} %`,
+      s.ratio === undefined ? "—" : fmt(s.ratio),
+      s.desiredUnits === undefined
+        ? "—"
+        : `${s.desiredUnits}${s.desiredSku && s.desiredSku !== d.current.sku ? ` (${s.desiredSku})` : ""}`,
+      `${s.knownBuckets}/${s.expectedBuckets}`,
+    ]),
+  );
+}
+
 /** The human rendering of a recommendation. */
 function renderRecommendation(r: RecommendReport): string {
   const d = r.decision;
-  const cur = `${d.current.sku} ${d.current.units}${d.current.replicas !== undefined ? `, replicas ${d.current.replicas}` : ""}`;
   const lines: string[] = [];
   lines.push(
     `policy ${r.policy} (${r.service}, mode ${d.mode}) at ${r.now}${r.nowSource === "response" ? " (end of the response's time span)" : ""}`,
   );
-  if (!d.desired) {
-    lines.push(`decision: NONE — no decision is possible for ${cur}`);
-  } else {
-    const want = d.desired;
-    const replicas =
-      want.replicas !== undefined
-        ? `, replicas ${d.current.replicas ?? "?"} → ${want.replicas}`
-        : want.hpaMinReplicas !== undefined
-          ? `, HPA minReplicas ${d.current.hpaMinReplicas ?? "?"} → ${want.hpaMinReplicas}`
-          : "";
-    const verb =
-      d.action === "Scale" ? "SCALE" : d.action === "Recommend" ? "RECOMMEND (not applied)" : "NO ACTION";
-    lines.push(
-      `decision: ${verb}  ${d.current.sku} ${d.current.units} → ${want.sku} ${want.units} units${replicas}`,
-    );
-  }
-  lines.push(
-    `metrics ask for: ${d.recommendation ? `${d.recommendation.sku} ${d.recommendation.units}` : "nothing (no usable metrics)"}` +
-      `${d.drivenBy ? ` (driven by ${d.drivenBy}${d.anticipation?.applied ? `, raised by anticipation: ${d.anticipation.drivenBy}` : ""})` : ""}; limited by: ${d.limitedBy ?? "nothing"}`,
-  );
+  lines.push(decisionLine(d), metricsLine(d));
   if (d.window) {
     lines.push(
       `window: ${d.window.from} – ${d.window.to}, newest sample used: ${d.newestSampleTime ?? "none"}` +
@@ -260,42 +303,13 @@ function renderRecommendation(r: RecommendReport): string {
           : ""),
     );
   }
-  const a = d.anticipation;
-  if (a) {
-    lines.push(
-      `anticipation (${a.mode}${a.applied ? ", acted on" : ""}): lead time ${a.leadTimeSeconds}s (scale ${a.scaleDurationSeconds}s, ${a.scaleDurationSource === "Measured" ? "measured" : "default"})` +
-        (a.units !== undefined
-          ? `; asks for ${a.units} units (${a.drivenBy})`
-          : "; asks for nothing above the measured need"),
-    );
-    for (const rule of a.rules ?? [])
-      lines.push(
-        `  ${rule.rule === "Seasonal" ? "forecast" : "projection"} ${rule.rule}: ${rule.units} units — ${rule.message}`,
-      );
-    if (a.forecast) lines.push(`  forecast (${a.forecast.state}): ${a.forecast.message}`);
-  }
+  if (d.anticipation) lines.push(...anticipationLines(d.anticipation));
   lines.push(
     `scale-in gate: ${d.scaleIn.allowed ? "open (the metrics may justify a scale-in)" : `closed (${d.scaleIn.blockedBy.join(", ") || "no decision"})`}`,
   );
   for (const n of r.notes) lines.push(`note: ${n}`);
   let out = `${lines.join("\n")}\n\n`;
-  if (d.signals.length > 0) {
-    out += formatTable(
-      ["SIGNAL", "STATUS", "VALUE", "TARGET", "RATIO", "UNITS", "BUCKETS"],
-      d.signals.map((s) => [
-        s.signal,
-        s.status,
-        signalValue(s),
-        `${s.targetPercent} %`,
-        s.ratio === undefined ? "—" : fmt(s.ratio),
-        s.desiredUnits === undefined
-          ? "—"
-          : `${s.desiredUnits}${s.desiredSku && s.desiredSku !== d.current.sku ? ` (${s.desiredSku})` : ""}`,
-        `${s.knownBuckets}/${s.expectedBuckets}`,
-      ]),
-    );
-    out += "\n";
-  }
+  if (d.signals.length > 0) out += `${signalTable(d)}\n`;
   out += `REASONS\n${d.reasons.map((x) => `  ${x.code.padEnd(24)} ${x.message}`).join("\n")}\n\n`;
   out += formatTable(
     ["CONDITION", "STATUS", "REASON", "MESSAGE"],

@@ -59,7 +59,23 @@ interface RunFlags extends CommonOptions, AzureFlags, AzureTimeoutFlags {
   logFormat: "json" | "pretty";
 }
 
-async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
+/** The loop's and the lease's settings from the flags (seconds and ms as named). */
+interface LoopSettings {
+  workers: number;
+  statusRefreshSeconds: number;
+  leaseDurationSeconds: number;
+  renewDeadlineSeconds: number;
+  retryPeriodSeconds: number;
+  timeouts: ReturnType<typeof azureTimeouts>;
+  kubeRequestTimeoutMs: number;
+  pollCycleTimeoutMs: number;
+  readinessMarginMs: number;
+  /** Where the lease lives: `--lease-namespace`, else `$POD_NAMESPACE`. */
+  leaseNamespace: string | undefined;
+}
+
+/** Reads and checks the loop's settings, in the order their errors are reported. @throws UsageError */
+function loopSettings(flags: RunFlags, io: CliIo): LoopSettings {
   const workers = Number(flags.workers);
   if (!Number.isInteger(workers) || workers < 1)
     throw new UsageError(`--workers must be a whole number ≥ 1, got "${flags.workers}"`);
@@ -79,79 +95,120 @@ async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
   if (flags.leaderElect && !leaseNamespace) {
     throw new UsageError("--leader-elect needs --lease-namespace (or POD_NAMESPACE)");
   }
-  const log = createLogger({
-    level: flags.logLevel,
-    ...(flags.logFormat === "pretty" ? { destination: await prettyDestination() } : {}),
-  });
-  let tenancy: TenancyMap | undefined;
-  if (flags.tenancyFile) {
-    try {
-      tenancy = parseTenancy(
-        await readFlagText(flags.tenancyFile, "--tenancy-file", io.cwd),
-        flags.tenancyFile,
-      );
-    } catch (err) {
-      throw err instanceof UsageError ? err : new UsageError((err as Error).message);
-    }
+  return {
+    workers,
+    statusRefreshSeconds,
+    leaseDurationSeconds,
+    renewDeadlineSeconds,
+    retryPeriodSeconds,
+    timeouts,
+    kubeRequestTimeoutMs,
+    pollCycleTimeoutMs,
+    readinessMarginMs,
+    leaseNamespace,
+  };
+}
+
+/** `--tenancy-file`, parsed, if given. @throws UsageError when it cannot be read or is invalid */
+async function readTenancy(flags: RunFlags, io: CliIo): Promise<TenancyMap | undefined> {
+  if (!flags.tenancyFile) return undefined;
+  try {
+    return parseTenancy(await readFlagText(flags.tenancyFile, "--tenancy-file", io.cwd), flags.tenancyFile);
+  } catch (err) {
+    throw err instanceof UsageError ? err : new UsageError((err as Error).message);
   }
-  const namespaces = (flags.namespace ?? [])
-    .flatMap((n) => n.split(","))
-    .map((n) => n.trim())
-    .filter(Boolean);
+}
+
+/**
+ * The kubeconfig to use: `--kubeconfig`, else in-cluster in a pod, else the default one
+ * (`$KUBECONFIG` or `~/.kube/config`). @throws UsageError when there is none or it cannot be loaded
+ */
+function kubeConfigOf(flags: RunFlags, io: CliIo): ReturnType<typeof loadKubeConfig> {
   const kubeconfig = flags.kubeconfig;
+  const context = flags.context ? { context: flags.context } : {};
   const source: KubeConfigSource = kubeconfig
-    ? {
-        kind: "file",
-        path: resolve(io.cwd, kubeconfig),
-        ...(flags.context ? { context: flags.context } : {}),
-      }
+    ? { kind: "file", path: resolve(io.cwd, kubeconfig), ...context }
     : io.env["KUBERNETES_SERVICE_HOST"]
       ? { kind: "inCluster" }
-      : { kind: "default", ...(flags.context ? { context: flags.context } : {}) };
+      : { kind: "default", ...context };
   if (source.kind === "default" && !io.env["KUBECONFIG"] && !existsSync(join(homedir(), ".kube", "config"))) {
     throw new UsageError(
       "no cluster to talk to: not in a pod, $KUBECONFIG is not set and ~/.kube/config does not exist (give --kubeconfig)",
     );
   }
-  let kc: ReturnType<typeof loadKubeConfig>;
   try {
-    kc = loadKubeConfig(source);
+    return loadKubeConfig(source);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new UsageError(
       `cannot use the kubeconfig${kubeconfig ? ` ${kubeconfig}` : ""}: ${code ?? (err as Error).message}`,
     );
   }
-  const kube = createKubeClients(kc, { requestTimeoutMs: kubeRequestTimeoutMs });
+}
+
+/** The operator's settings: namespaces watched (none: all), tenancy, workers, deadlines, leader election. */
+function operatorSettings(
+  s: LoopSettings,
+  flags: RunFlags,
+  namespaces: string[],
+  tenancy: TenancyMap | undefined,
+  identity: string,
+): ConstructorParameters<typeof Operator>[1] {
+  const { leaseNamespace } = s;
+  return {
+    ...(namespaces.length > 0 ? { namespaces } : {}),
+    ...(tenancy ? { tenancy } : {}),
+    workers: s.workers,
+    identity,
+    pollCycleTimeoutMs: s.pollCycleTimeoutMs,
+    readinessMarginMs: s.readinessMarginMs,
+    statusRefreshMs: s.statusRefreshSeconds * 1000,
+    ...(flags.leaderElect && leaseNamespace
+      ? {
+          leaderElection: {
+            leaseName: flags.leaseName,
+            leaseNamespace,
+            identity,
+            leaseDurationSeconds: s.leaseDurationSeconds,
+            renewDeadlineSeconds: s.renewDeadlineSeconds,
+            retryPeriodSeconds: s.retryPeriodSeconds,
+          },
+        }
+      : {}),
+  };
+}
+
+/** Resolves once `signal` aborts (at once when it already has). */
+function whenAborted(signal: AbortSignal): Promise<void> {
+  return new Promise<void>((res) => {
+    if (signal.aborted) res();
+    signal.addEventListener("abort", () => res(), { once: true });
+  });
+}
+
+async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
+  const settings = loopSettings(flags, io);
+  const log = createLogger({
+    level: flags.logLevel,
+    ...(flags.logFormat === "pretty" ? { destination: await prettyDestination() } : {}),
+  });
+  const tenancy = await readTenancy(flags, io);
+  const namespaces = (flags.namespace ?? [])
+    .flatMap((n) => n.split(","))
+    .map((n) => n.trim())
+    .filter(Boolean);
+  const kube = createKubeClients(kubeConfigOf(flags, io), {
+    requestTimeoutMs: settings.kubeRequestTimeoutMs,
+  });
 
   const { connection, credential } = await azureConnection(flags, io.env, io.cwd);
   logCredential(log, credential);
-  const azure = createAzureAdapters({ ...connection, ...timeouts });
+  const azure = createAzureAdapters({ ...connection, ...settings.timeouts });
   const metrics = new OperatorMetrics();
   const identity = flags.identity ?? io.env["POD_NAME"] ?? hostname();
   const operator = new Operator(
     { kube, azure, log, metrics, clock: realClock },
-    {
-      ...(namespaces.length > 0 ? { namespaces } : {}),
-      ...(tenancy ? { tenancy } : {}),
-      workers,
-      identity,
-      pollCycleTimeoutMs,
-      readinessMarginMs,
-      statusRefreshMs: statusRefreshSeconds * 1000,
-      ...(flags.leaderElect && leaseNamespace
-        ? {
-            leaderElection: {
-              leaseName: flags.leaseName,
-              leaseNamespace,
-              identity,
-              leaseDurationSeconds,
-              renewDeadlineSeconds,
-              retryPeriodSeconds,
-            },
-          }
-        : {}),
-    },
+    operatorSettings(settings, flags, namespaces, tenancy, identity),
   );
   const probes = await startProbeServer({
     address: flags.httpAddress,
@@ -167,10 +224,7 @@ async function runOperator(flags: RunFlags, io: CliIo): Promise<void> {
     },
     "starting",
   );
-  const stopped = new Promise<void>((res) => {
-    if (io.signal.aborted) res();
-    io.signal.addEventListener("abort", () => res(), { once: true });
-  });
+  const stopped = whenAborted(io.signal);
   await Promise.race([operator.start(), stopped]);
   await stopped;
   log.info("stopping");

@@ -387,18 +387,42 @@ function progressBar(enabled: boolean): { update: (done: number, total: number) 
   };
 }
 
-async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
+/** Reads and parses `--policy`. @throws UsageError when it is missing or not a valid CapacityPolicy */
+async function readPolicy(flags: SimulateFlags, io: CliIo): Promise<CapacityPolicy> {
   if (!flags.policy)
     throw new UsageError("--policy FILE is required (e.g. --policy examples/signalr-chat.yaml)");
   const policyText = await readFlagFile("policy", resolve(io.cwd, flags.policy), flags.policy);
-  let policy: CapacityPolicy;
   try {
-    policy = parsePolicyYaml(policyText);
+    return parsePolicyYaml(policyText);
   } catch (err) {
     if (err instanceof PolicyError)
       throw new UsageError(`--policy ${flags.policy}: ${err.errors.join("; ")}`);
     throw err;
   }
+}
+
+/** The model and strategy settings of a run, from the flags (durations in ms, percentages 0–100). */
+interface SimulateSettings {
+  policy: CapacityPolicy;
+  mix: WorkloadMix;
+  scaleDurationMs: number;
+  metricDelayMs: number;
+  /** Mean client connection lifetime, ms. */
+  lifetimeMs: number;
+  /** Lag of the app servers' metrics behind the minute (the scrape interval), ms. */
+  scrapeLagMs: number;
+  /** The policy reads a leading signal (the app servers' metrics) and anticipation is on. */
+  leading: boolean;
+  noiseAmplitude: number;
+  loadTarget: number | undefined;
+  prices: ReturnType<typeof parsePrices>;
+  native: NonNullable<ComparisonInput["native"]>;
+  initial: SkuUnits | undefined;
+  maxTrials: number | undefined;
+}
+
+/** Reads the model flags, in the order their errors are reported. @throws UsageError */
+function settingsOf(policy: CapacityPolicy, flags: SimulateFlags): SimulateSettings {
   const mix = mixOf(policy, flags);
   const scaleDurationMs = durationFlag("scale-duration", flags.scaleDuration);
   const metricDelayMs = durationFlag("ingestion-delay", flags.ingestionDelay);
@@ -416,20 +440,60 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
   } catch (err) {
     throw new UsageError(`--price: ${(err as Error).message}`);
   }
+  const native = nativeOf(flags);
+  const initial = initialOf(flags);
+  const maxTrials = numberFlag("max-trials", flags.maxTrials, { integer: true, min: 1, max: MAX_TRIALS });
+  if (maxTrials !== undefined && !flags.sweep)
+    throw new UsageError("--max-trials goes with --sweep (e.g. --sweep --max-trials 50)");
+  return {
+    policy,
+    mix,
+    scaleDurationMs,
+    metricDelayMs,
+    lifetimeMs,
+    scrapeLagMs,
+    leading,
+    noiseAmplitude,
+    loadTarget,
+    prices,
+    native,
+    initial,
+    maxTrials,
+  };
+}
+
+/** The native autoscale model of `--native-*` (thresholds %, window and cooldown in minutes). @throws UsageError */
+function nativeOf(flags: SimulateFlags): NonNullable<ComparisonInput["native"]> {
   const nativeOut = numberFlag("native-out", flags.nativeOut, { exclusiveMin: 0, max: 100 }) as number;
   const nativeIn = numberFlag("native-in", flags.nativeIn, { min: 0, max: 100 }) as number;
   if (nativeIn >= nativeOut) throw new UsageError("--native-in must be below --native-out");
   const nativeWindow = durationFlag("native-window", flags.nativeWindow) / MINUTE_MS;
   const nativeCooldown = durationFlag("native-cooldown", flags.nativeCooldown) / MINUTE_MS;
   if (nativeWindow < 1) throw new UsageError("--native-window must be at least 1m");
-  const initial = initialOf(flags);
-  const maxTrials = numberFlag("max-trials", flags.maxTrials, { integer: true, min: 1, max: MAX_TRIALS });
-  if (maxTrials !== undefined && !flags.sweep)
-    throw new UsageError("--max-trials goes with --sweep (e.g. --sweep --max-trials 50)");
+  return {
+    ...(flags.nativeSku ? { skus: [flags.nativeSku] } : {}),
+    outPercent: nativeOut,
+    inPercent: nativeIn,
+    timeWindowMinutes: nativeWindow,
+    cooldownMinutes: nativeCooldown,
+  };
+}
 
-  const source =
-    flags.resourceId !== undefined ? await instanceSource(flags, io, policy) : await traceSource(flags, io);
-  const { startMs, minutes, demand, peak } = source;
+/** What a run produced: the comparison, the sweep (with `--sweep`) and the run time, seconds. */
+interface SimulateOutcome {
+  comparison: Comparison;
+  swept: Sweep | undefined;
+  seconds: number;
+}
+
+/** Runs the comparison (or the sweep) on `source`, with a progress bar on stderr when asked or long. */
+async function simulateOn(
+  s: SimulateSettings,
+  source: DemandSource,
+  flags: SimulateFlags,
+  io: CliIo,
+): Promise<SimulateOutcome> {
+  const { startMs, minutes, demand } = source;
   const showProgress =
     flags.progress ?? (process.stderr.isTTY === true && (minutes > 7 * 1440 || flags.sweep === true));
   const bar = progressBar(showProgress);
@@ -438,107 +502,133 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
   let swept: Sweep | undefined;
   try {
     const input: ComparisonInput = {
-      policy,
+      policy: s.policy,
       startMs,
       demand,
-      mix,
-      scaleDurationMs,
-      metricDelayMs,
+      mix: s.mix,
+      scaleDurationMs: s.scaleDurationMs,
+      metricDelayMs: s.metricDelayMs,
       // The app servers' metrics, for a policy that reads them.
-      ...(leading
-        ? { arrivals: negotiateArrivals(demand, { lifetimeSeconds: lifetimeMs / 1000 }), scrapeLagMs }
+      ...(s.leading
+        ? {
+            arrivals: negotiateArrivals(demand, { lifetimeSeconds: s.lifetimeMs / 1000 }),
+            scrapeLagMs: s.scrapeLagMs,
+          }
         : {}),
       seed: flags.seed,
-      noiseAmplitude,
-      ...(loadTarget !== undefined ? { loadTargetPercent: loadTarget } : {}),
-      ...(initial ? { initial } : {}),
-      prices,
-      native: {
-        ...(flags.nativeSku ? { skus: [flags.nativeSku] } : {}),
-        outPercent: nativeOut,
-        inPercent: nativeIn,
-        timeWindowMinutes: nativeWindow,
-        cooldownMinutes: nativeCooldown,
-      },
+      noiseAmplitude: s.noiseAmplitude,
+      ...(s.loadTarget !== undefined ? { loadTargetPercent: s.loadTarget } : {}),
+      ...(s.initial ? { initial: s.initial } : {}),
+      prices: s.prices,
+      native: s.native,
       onProgress: (done, total) => bar.update(done, total),
     };
     if (flags.sweep) {
-      swept = await sweepAsync({ ...input, maxTrials: maxTrials ?? DEFAULT_MAX_TRIALS }, io.signal);
+      swept = await sweepAsync({ ...input, maxTrials: s.maxTrials ?? DEFAULT_MAX_TRIALS }, io.signal);
       comparison = swept.comparison;
     } else comparison = await compareAsync(input, io.signal);
   } finally {
     bar.stop();
   }
-  const seconds = (performance.now() - started) / 1000;
+  return { comparison, swept, seconds: (performance.now() - started) / 1000 };
+}
 
-  const files: { timeline?: string; chart?: string; frontier?: string } = {};
-  if (flags.out !== undefined) {
-    const dir = resolve(io.cwd, flags.out);
-    await mkdir(dir, { recursive: true });
-    files.timeline = join(dir, "timeline.csv");
-    const fh = await open(files.timeline, "w");
-    try {
-      for (const chunk of timelineChunks(startMs, demand, comparison.runs)) await fh.write(chunk);
-    } finally {
-      await fh.close();
-    }
-    const title = `${policy.metadata.name} on ${basename(source.name)} — peak ${formatNumber(peak)} connections`;
-    files.chart = join(dir, "chart.svg");
-    await writeFile(
-      files.chart,
-      await renderSvg(
-        chartSpec(startMs, demand, comparison.runs, {
-          title,
-          loadTargetPercent: comparison.loadTargetPercent,
-        }),
-      ),
-    );
-    if (swept) {
-      files.frontier = join(dir, "frontier.svg");
-      const variants = swept.points.filter((p) => p.role === "variant").length;
-      const subtitle = `the policy and ${variants} variants of ${swept.plan.knobs.map((k) => k.name).join(" × ") || "nothing"}; the line: their Pareto frontier`;
-      await writeFile(files.frontier, await renderSvg(frontierChartSpec(swept.points, { title, subtitle })));
-    }
+/** Paths of the files written to `--out`. */
+interface SimulateFiles {
+  timeline?: string;
+  chart?: string;
+  frontier?: string;
+}
+
+/** Writes `timeline.csv`, `chart.svg` and (with a sweep) `frontier.svg` to `outDir`, made if missing. */
+async function writeOutputs(
+  outDir: string,
+  policy: CapacityPolicy,
+  source: DemandSource,
+  { comparison, swept }: SimulateOutcome,
+): Promise<SimulateFiles> {
+  const { startMs, demand, peak } = source;
+  const files: SimulateFiles = {};
+  await mkdir(outDir, { recursive: true });
+  files.timeline = join(outDir, "timeline.csv");
+  const fh = await open(files.timeline, "w");
+  try {
+    for (const chunk of timelineChunks(startMs, demand, comparison.runs)) await fh.write(chunk);
+  } finally {
+    await fh.close();
   }
+  const title = `${policy.metadata.name} on ${basename(source.name)} — peak ${formatNumber(peak)} connections`;
+  files.chart = join(outDir, "chart.svg");
+  await writeFile(
+    files.chart,
+    await renderSvg(
+      chartSpec(startMs, demand, comparison.runs, {
+        title,
+        loadTargetPercent: comparison.loadTargetPercent,
+      }),
+    ),
+  );
+  if (swept) {
+    files.frontier = join(outDir, "frontier.svg");
+    const variants = swept.points.filter((p) => p.role === "variant").length;
+    const subtitle = `the policy and ${variants} variants of ${swept.plan.knobs.map((k) => k.name).join(" × ") || "nothing"}; the line: their Pareto frontier`;
+    await writeFile(files.frontier, await renderSvg(frontierChartSpec(swept.points, { title, subtitle })));
+  }
+  return files;
+}
 
+/** A finished run, as its reports need it. */
+interface SimulateReport {
+  s: SimulateSettings;
+  source: DemandSource;
+  flags: SimulateFlags;
+  outcome: SimulateOutcome;
+  files: SimulateFiles;
+}
+
+/** The `--output json` document of a run. */
+function simulateJson({ s, source, flags, outcome, files }: SimulateReport): string {
+  const { comparison, swept, seconds } = outcome;
+  return formatJson({
+    policy: { name: s.policy.metadata.name, namespace: s.policy.metadata.namespace, file: flags.policy },
+    ...source.json,
+    demand: { peakConnections: source.peak, mix: s.mix },
+    model: {
+      scaleDurationSeconds: s.scaleDurationMs / 1000,
+      metricDelaySeconds: s.metricDelayMs / 1000,
+      ...(s.leading
+        ? { connectionLifetimeSeconds: s.lifetimeMs / 1000, scrapeIntervalSeconds: s.scrapeLagMs / 1000 }
+        : {}),
+      noiseAmplitude: s.noiseAmplitude,
+      seed: flags.seed,
+    },
+    loadTargetPercent: comparison.loadTargetPercent,
+    highLoadPercent: HIGH_LOAD_PERCENT,
+    pricesUsdPerUnitDay: comparison.prices,
+    native: comparison.native,
+    staticSize: comparison.staticSize,
+    initial: comparison.initial,
+    start: comparison.start,
+    policyOverrides: comparison.policyOverrides,
+    anticipation: comparison.anticipation,
+    strategies: comparison.metrics,
+    ...(swept ? { sweep: sweepJson(swept) } : {}),
+    runTimeSeconds: Math.round(seconds * 1000) / 1000,
+    ...(flags.out !== undefined ? { files } : {}),
+  });
+}
+
+/** The text report of a run: header lines, the table and legend, cost, anticipation, sweep, files. */
+function simulateText({ s, source, flags, outcome, files }: SimulateReport): string {
+  const { comparison, swept, seconds } = outcome;
+  const { startMs, minutes } = source;
+  const { mix } = s;
   const mixText = mix.entries.map((e) => `${e.scenario} ${formatNumber(e.share)}`).join(", ");
   const endMs = startMs + minutes * MINUTE_MS;
-  if (flags.output === "json") {
-    io.stdout(
-      formatJson({
-        policy: { name: policy.metadata.name, namespace: policy.metadata.namespace, file: flags.policy },
-        ...source.json,
-        demand: { peakConnections: peak, mix },
-        model: {
-          scaleDurationSeconds: scaleDurationMs / 1000,
-          metricDelaySeconds: metricDelayMs / 1000,
-          ...(leading
-            ? { connectionLifetimeSeconds: lifetimeMs / 1000, scrapeIntervalSeconds: scrapeLagMs / 1000 }
-            : {}),
-          noiseAmplitude,
-          seed: flags.seed,
-        },
-        loadTargetPercent: comparison.loadTargetPercent,
-        highLoadPercent: HIGH_LOAD_PERCENT,
-        pricesUsdPerUnitDay: comparison.prices,
-        native: comparison.native,
-        staticSize: comparison.staticSize,
-        initial: comparison.initial,
-        start: comparison.start,
-        policyOverrides: comparison.policyOverrides,
-        anticipation: comparison.anticipation,
-        strategies: comparison.metrics,
-        ...(swept ? { sweep: sweepJson(swept) } : {}),
-        runTimeSeconds: Math.round(seconds * 1000) / 1000,
-        ...(flags.out !== undefined ? { files } : {}),
-      }),
-    );
-    return;
-  }
   const header = [
-    `simulate: policy ${policy.metadata.name} on ${source.name}, ${iso(startMs)} → ${iso(endMs)} (${formatNumber(minutes / 1440)} days, ${formatNumber(minutes)} minutes)`,
+    `simulate: policy ${s.policy.metadata.name} on ${source.name}, ${iso(startMs)} → ${iso(endMs)} (${formatNumber(minutes / 1440)} days, ${formatNumber(minutes)} minutes)`,
     `demand: ${source.describe}; ${mix.service} ${mixText}, ${formatNumber(mix.messageSizeBytes)} B messages`,
-    `model: scale takes ${scaleDurationMs / 1000}s, metrics delayed ${metricDelayMs / 1000}s, load target ${comparison.loadTargetPercent} %, noise ±${formatNumber(noiseAmplitude * 100)} %, seed "${flags.seed}"${leading ? `; app servers: clients stay ${formatNumber(lifetimeMs / MINUTE_MS)} min, negotiate metrics scraped every ${scrapeLagMs / 1000}s` : ""}`,
+    `model: scale takes ${s.scaleDurationMs / 1000}s, metrics delayed ${s.metricDelayMs / 1000}s, load target ${comparison.loadTargetPercent} %, noise ±${formatNumber(s.noiseAmplitude * 100)} %, seed "${flags.seed}"${s.leading ? `; app servers: clients stay ${formatNumber(s.lifetimeMs / MINUTE_MS)} min, negotiate metrics scraped every ${s.scrapeLagMs / 1000}s` : ""}`,
     startLine(comparison),
     ...comparison.start.notes.map((n) => `note: ${n}`),
     ...(comparison.policyOverrides.length > 0 ? [`note: ${comparison.policyOverrides.join("; ")}`] : []),
@@ -557,7 +647,19 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
   if (files.timeline) text += `timeline: ${files.timeline}\n`;
   if (files.chart) text += `chart: ${files.chart}\n`;
   if (files.frontier) text += `frontier: ${files.frontier}\n`;
-  io.stdout(text);
+  return text;
+}
+
+async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
+  const policy = await readPolicy(flags, io);
+  const settings = settingsOf(policy, flags);
+  const source =
+    flags.resourceId !== undefined ? await instanceSource(flags, io, policy) : await traceSource(flags, io);
+  const outcome = await simulateOn(settings, source, flags, io);
+  const files =
+    flags.out !== undefined ? await writeOutputs(resolve(io.cwd, flags.out), policy, source, outcome) : {};
+  const render = flags.output === "json" ? simulateJson : simulateText;
+  io.stdout(render({ s: settings, source, flags, outcome, files }));
 }
 
 /** What anticipation did in the policy's run, in one line. */
