@@ -45,7 +45,13 @@ export function quotaVerdict(input: QuotaRowInput): { result: "OK" | "WARN"; det
       ],
     };
   }
-  const head = `${u.name}: ${u.currentValue} of ${u.limit < 0 ? "no limit" : u.limit} units in use${where}`;
+  const inUse = `${u.name}${where}: ${u.currentValue} units in use`;
+  const head =
+    u.limit < 0
+      ? `${inUse}, no quota set`
+      : u.currentValue > u.limit
+        ? `${inUse}, over the quota of ${u.limit}`
+        : `${inUse} of a quota of ${u.limit}`;
   if (u.limit < 0) return { result: "OK", detail: [head] };
   const free = Math.max(0, u.limit - u.currentValue);
   const reach = input.instanceUnits !== undefined ? input.instanceUnits + free : undefined;

@@ -208,7 +208,7 @@ describe("preflightRows", () => {
       "permission Microsoft.SignalRService/SignalR/write: SKIP",
     ]);
     expect(row(rows, "unit quota (usages)").detail).toEqual([
-      "SignalRTotalUnits: 25 of 150 units in use in westeurope",
+      "SignalRTotalUnits in westeurope: 25 units in use of a quota of 150",
       "room for 125 more: the instance can grow to 135 units",
     ]);
     expect(row(rows, "credential: ARM token").detail).toEqual([
@@ -533,7 +533,7 @@ describe("preflightRows", () => {
       check: "unit quota (usages)",
       result: "WARN",
       detail: [
-        "SignalRTotalUnits: 25 of 150 units in use in westeurope",
+        "SignalRTotalUnits in westeurope: 25 units in use of a quota of 150",
         "room for 125 more: the instance can grow to 135 units, below the policy's units.max 300: Azure refuses a scale-out above 135 units (409 OperationNotAllowed) and the operator holds its size until the spec changes",
         "raise the quota (Azure portal: Quotas, or a support request) or lower units.max",
       ],
@@ -543,8 +543,11 @@ describe("preflightRows", () => {
     // Used up: no room at all.
     const full = healthy();
     full.usages = { ok: [{ name: "SignalRTotalUnits", currentValue: 160, limit: 150, unit: "Count" }] };
-    expect(row(preflightRows({ ...TARGET, policy }, full), "unit quota (usages)").detail[1]).toMatch(
-      /^room for 0 more: the instance can grow to 10 units, below/,
+    expect(row(preflightRows({ ...TARGET, policy }, full), "unit quota (usages)").detail.slice(0, 2)).toEqual(
+      [
+        "SignalRTotalUnits in westeurope: 160 units in use, over the quota of 150",
+        expect.stringMatching(/^room for 0 more: the instance can grow to 10 units, below/),
+      ],
     );
   });
 
@@ -553,7 +556,7 @@ describe("preflightRows", () => {
     obs.usages = { ok: [{ name: "SignalRTotalUnits", currentValue: 25, limit: -1, unit: "Count" }] };
     expect(row(preflightRows(TARGET, obs), "unit quota (usages)")).toMatchObject({
       result: "OK",
-      detail: ["SignalRTotalUnits: 25 of no limit units in use in westeurope"],
+      detail: ["SignalRTotalUnits in westeurope: 25 units in use, no quota set"],
     });
     const wps: PreflightTarget = { resourceId: ID.replace("/SignalR/", "/WebPubSub/"), service: "WebPubSub" };
     obs.usages = {
@@ -563,7 +566,7 @@ describe("preflightRows", () => {
       ],
     };
     expect(row(preflightRows(wps, obs), "unit quota (usages)").detail[0]).toBe(
-      "WebPubSubTotalUnits: 40 of 100 units in use in westeurope",
+      "WebPubSubTotalUnits in westeurope: 40 units in use of a quota of 100",
     );
     obs.usages = { ok: [{ name: "FreeTierInstances", currentValue: 1, limit: 5, unit: "Count" }] };
     expect(row(preflightRows(TARGET, obs), "unit quota (usages)")).toMatchObject({

@@ -134,7 +134,7 @@ describe("signalr-autoscaler check against the emulator", { timeout: 60_000 }, (
         expect(line).toMatch(/: ([7-9]|1\d) of 1[12] points with a value, newest /);
     }
     expect(rows["unit quota (usages)"]?.detail).toEqual([
-      "SignalRTotalUnits: 10 of no limit units in use in westeurope",
+      "SignalRTotalUnits in westeurope: 10 units in use, no quota set",
     ]);
     expect(rows["native autoscale settings"]?.detail).toEqual([
       "none of the subscription's autoscale settings targets the instance",
@@ -189,7 +189,7 @@ describe("signalr-autoscaler check against the emulator", { timeout: 60_000 }, (
       expect(byCheck(r.rows)["unit quota (usages)"]).toMatchObject({
         result: "WARN",
         detail: [
-          "SignalRTotalUnits: 10 of 30 units in use in westeurope",
+          "SignalRTotalUnits in westeurope: 10 units in use of a quota of 30",
           "room for 20 more: the instance can grow to 30 units, below the policy's units.max 50: Azure refuses a scale-out above 30 units (409 OperationNotAllowed) and the operator holds its size until the spec changes",
           "raise the quota (Azure portal: Quotas, or a support request) or lower units.max",
         ],
