@@ -422,6 +422,23 @@ export class Operator {
     };
   }
 
+  /** Drops everything kept for a deleted policy: its schedule, reading, status memory, metrics. */
+  #forget(k: string, policy: CapacityPolicy): void {
+    const target = policy.spec?.target?.resourceId;
+    this.#nextPoll.delete(k);
+    this.#readings.delete(k);
+    this.#statusMemory.forget(k);
+    this.#queue.remove(k);
+    this.#leadingReader.forget(k);
+    if (target) this.#fetcher.forget(target);
+    this.#deps.metrics.forgetPolicy(policy.metadata.namespace, policy.metadata.name);
+  }
+
+  /** The policy of `k` as the watches hold it now. */
+  #watched(k: string): CapacityPolicy | undefined {
+    return this.#watches.map((w) => w.get(k)).find((p) => p !== undefined);
+  }
+
   /** Current policies known from the watch. */
   policies(): CapacityPolicy[] {
     return this.#watches.flatMap((w) => w.list());
@@ -432,13 +449,7 @@ export class Operator {
     const k = objectKey(e.object);
     const target = e.object.spec?.target?.resourceId;
     if (e.type === "deleted") {
-      this.#nextPoll.delete(k);
-      this.#readings.delete(k);
-      this.#statusMemory.forget(k);
-      this.#queue.remove(k);
-      this.#leadingReader.forget(k);
-      if (target) this.#fetcher.forget(target);
-      this.#deps.metrics.forgetPolicy(e.object.metadata.namespace, e.object.metadata.name);
+      this.#forget(k, e.object);
       return;
     }
     const previousTarget = e.type === "updated" ? e.previous.spec?.target?.resourceId : undefined;
@@ -660,7 +671,7 @@ export class Operator {
     for (;;) {
       const k = await this.#queue.get();
       if (k === undefined) return;
-      const policy = this.#watches.map((w) => w.get(k)).find((p) => p !== undefined);
+      const policy = this.#watched(k);
       const reading = this.#readings.get(k);
       this.#readings.delete(k);
       if (!policy) {
@@ -676,8 +687,13 @@ export class Operator {
           signal: this.#termSignal,
         });
         this.#queue.forget(k);
-        // On the interval's grid, from when Azure was read: policies stay in one poll cycle.
-        this.#nextPoll.set(k, nextPollTime(reading?.fetchedAt ?? passStartedAt, result.requeueAfterMs));
+        if (result.outcome === "deleted" || this.#watched(k) === undefined) {
+          // Deleted while the pass ran: what the pass left for it goes with it.
+          this.#forget(k, policy);
+        } else {
+          // On the interval's grid, from when Azure was read: policies stay in one poll cycle.
+          this.#nextPoll.set(k, nextPollTime(reading?.fetchedAt ?? passStartedAt, result.requeueAfterMs));
+        }
         this.#emit({ key: k, policy, result });
       } catch (err) {
         const delay = this.#queue.nextBackoff(k);

@@ -84,8 +84,8 @@ export interface PassDeps {
 export interface PassResult {
   /** When to run the next pass of this policy, ms from now. */
   requeueAfterMs: number;
-  /** What the pass did, for logs and tests. */
-  outcome: PassOutcome;
+  /** What the pass did, for logs and tests; "deleted" when the policy was deleted while it ran. */
+  outcome: PassOutcome | "deleted";
   decision?: Decision;
 }
 
@@ -100,13 +100,15 @@ export async function reconcile(
   const start = deps.statusMemory?.start(objectKey(policy), policy.status) ?? { status: policy.status };
   const read = start.status === policy.status ? policy : { ...policy, status: start.status ?? {} };
   const write = await runPass(read, reading, deps);
-  const conditions = await writeStatus(
+  const written = await writeStatus(
     policy,
     { ...deps, countStatusWrite: (result) => deps.metrics.statusWrites.inc({ result }) },
     write,
     start,
   );
-  observe(policy, write, conditions, deps);
+  // Deleted while the pass ran: its metrics were forgotten with it and stay so.
+  if (written.gone) return { requeueAfterMs: write.requeueAfterMs, outcome: "deleted" };
+  observe(policy, write, written.conditions, deps);
   return {
     requeueAfterMs: write.requeueAfterMs,
     outcome: write.outcome,

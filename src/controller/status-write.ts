@@ -5,10 +5,12 @@
  * carried to the next pass in memory either way (`status-memory.ts`). On 409 the policy is read
  * again and the pass's patch is applied over it, its stamps rebuilt — no Azure call is repeated.
  * Events (the pass's own and those of condition changes) follow, while the leader's fence holds.
+ * A policy deleted while its pass ran (404 on the write or the re-read) ends the pass quietly:
+ * nothing is written, remembered or recorded for it.
  */
 import type { CapacityPolicy, CapacityPolicyStatus, PolicyCondition, StatusPatch } from "../api/index.js";
 import { type EventDraft, mergeStatus, type PassWrite } from "../autoscale/index.js";
-import { ConflictError as KubeConflictError } from "../kube/errors.js";
+import { ConflictError as KubeConflictError, NotFoundError } from "../kube/errors.js";
 import { type EventRecorder, policySubject } from "../kube/events.js";
 import type { PolicyClient } from "../kube/policies.js";
 import { objectKey } from "../kube/watch.js";
@@ -37,6 +39,12 @@ export interface StatusWriteDeps {
 
 type Status = Partial<CapacityPolicyStatus>;
 
+/** What the status write left: the conditions as the pass left them, or that the policy is gone. */
+export type StatusWriteResult =
+  | { gone: false; conditions: PolicyCondition[] }
+  /** The policy was deleted while the pass ran: nothing written, remembered or recorded. */
+  | { gone: true };
+
 /** `value` as it reads back from the API server (JSON: no `undefined`). */
 const asStored = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
@@ -55,35 +63,39 @@ function patchTo(stored: Status | undefined, next: Status): StatusPatch {
  * status the pass started from (`start`: the carried one, else the stored one), Ready derived.
  * On 409 it reads the policy again and applies the pass's patch over it — no Azure call is
  * repeated. Events (the pass's own and those of condition changes) follow. Returns the
- * conditions as the pass left them, written or carried (none when this replica may not write).
+ * conditions as the pass left them, written or carried (none when this replica may not write),
+ * or `gone` when the API server answers 404 for the policy (deleted while the pass ran).
  *
- * @throws the Kubernetes error of the status write (after at most 4 attempts on 409)
+ * @throws the Kubernetes error of the status write (after at most 4 attempts on 409), other than 404
  */
 export async function writeStatus(
   policy: CapacityPolicy,
   deps: StatusWriteDeps,
   write: PassWrite,
   start: StartingStatus = { status: policy.status },
-): Promise<PolicyCondition[]> {
-  if (!deps.canWrite() || write.outcome === "notLeader") return [];
-  const { from, written } = await persistStatus(policy, deps, write, start);
+): Promise<StatusWriteResult> {
+  if (!deps.canWrite() || write.outcome === "notLeader") return { gone: false, conditions: [] };
+  const persisted = await persistStatus(policy, deps, write, start);
+  if (persisted === "gone") return { gone: true };
+  const { from, written } = persisted;
   const events = [...write.events, ...conditionEvents(from?.conditions, written)];
   await recordEvents(policy, deps, events);
-  return written;
+  return { gone: false, conditions: written };
 }
 
 /**
  * The status loop of {@link writeStatus}: the next status from the one the pass started from,
  * written when it needs writing, and remembered; on 409 the policy is read again and the pass's
- * patch applied over it. Returns the status it was applied over (`from`) and its conditions.
- * @throws the Kubernetes error of the status write (after at most 4 attempts on 409)
+ * patch applied over it. Returns the status it was applied over (`from`) and its conditions, or
+ * "gone" (its memory forgotten) when the API server answers 404 for the policy.
+ * @throws the Kubernetes error of the status write (after at most 4 attempts on 409), other than 404
  */
 async function persistStatus(
   policy: CapacityPolicy,
   deps: StatusWriteDeps,
   write: PassWrite,
   start: StartingStatus,
-): Promise<{ from: Status | undefined; written: PolicyCondition[] }> {
+): Promise<{ from: Status | undefined; written: PolicyCondition[] } | "gone"> {
   const { namespace, name } = policy.metadata;
   const key = objectKey(policy);
   const nowMs = deps.now();
@@ -116,11 +128,17 @@ async function persistStatus(
       deps.log.debug({ namespace, policy: name, changed: need.reason }, "status written");
       return { from, written };
     } catch (err) {
-      if (!(err instanceof KubeConflictError) || attempt >= MAX_STATUS_ATTEMPTS || !deps.canWrite()) {
+      const retry = err instanceof KubeConflictError && attempt < MAX_STATUS_ATTEMPTS && deps.canWrite();
+      if (!retry) deps.statusMemory?.forget(key);
+      if (err instanceof NotFoundError) return "gone";
+      if (!retry) throw err;
+      try {
+        base = await deps.policies.get(namespace, name);
+      } catch (readErr) {
         deps.statusMemory?.forget(key);
-        throw err;
+        if (readErr instanceof NotFoundError) return "gone";
+        throw readErr;
       }
-      base = await deps.policies.get(namespace, name);
       from = base.status;
     }
   }
