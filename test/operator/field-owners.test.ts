@@ -11,6 +11,7 @@ import { KIND } from "../../src/api/index.js";
 import { TAKE_FROM_ANNOTATION } from "../../src/controller/field-owner.js";
 import type { KubeClients } from "../../src/kube/client.js";
 import { CHAT_HUB, controlPlane, eventually, kubectl } from "../kube/support.js";
+import { recordFault } from "../reliability/record.js";
 import { operatorPerTest } from "./harness.js";
 import { condition, createPolicy, getPolicy, policyManifest, sleep } from "./helpers.js";
 
@@ -177,7 +178,8 @@ describe("field ownership of the app-server fields", () => {
         await sleep(100);
       }
       expect(gitops.state.reverts).toBe(1);
-      expect(await warnings(kube, ns, reason)).toBe(1);
+      const warningEvents = await warnings(kube, ns, reason);
+      expect(warningEvents).toBe(1);
 
       // The controller lets go (applies its configuration without the field): the operator takes it up.
       await gitops.stop();
@@ -190,6 +192,20 @@ describe("field ownership of the app-server fields", () => {
         60_000,
         200,
       );
+      recordFault({
+        id: `field-owner-gitops-${field}`,
+        endpoint: "kube-apiserver",
+        fault: `a GitOps controller reverts ${what} under its own field manager after every change`,
+        outcome:
+          "Conflict=True naming the manager from the first conflict on, no write in 20 passes; resumes when it lets go",
+        test: `test/operator/field-owners.test.ts › a controller that reverts ${what}`,
+        figures: {
+          operatorWritesReverted: gitops.state.reverts,
+          passesWatched: 20,
+          warningEvents,
+          conflictReason: reason,
+        },
+      });
     });
   }
 
@@ -226,6 +242,7 @@ describe("field ownership of the app-server fields", () => {
     const command = /kubectl (annotate capacitypolicy .* --overwrite)$/.exec(message)?.[1];
     expect(command).toBeDefined();
     await kubectl((command ?? "").split(" "), controlPlane().kubeconfigAdmin);
+    const handedBackAt = harness.emulator.clock.nowMs();
     await eventually(
       async () => {
         expect(await sizedValue(kube, ns, "deployment")).toBe(13);
@@ -234,5 +251,18 @@ describe("field ownership of the app-server fields", () => {
       60_000,
       200,
     );
+    recordFault({
+      id: "field-owner-kubectl-scale",
+      endpoint: "kube-apiserver",
+      fault: "a person runs kubectl scale on the app-server Deployment",
+      outcome:
+        "the person's replicas stand while kubectl owns the field; the hand-back in the Conflict message resumes the operator",
+      test: "test/operator/field-owners.test.ts › kubectl scale by a person",
+      figures: {
+        passesLeftAlone: 10,
+        replicasKept: 4,
+        secondsToResumeAfterHandBack: (harness.emulator.clock.nowMs() - handedBackAt) / 1000,
+      },
+    });
   });
 });
