@@ -83,6 +83,12 @@ export interface AppServerView {
    * policy's first sizing of the object ("adopted"), or a person handed it back ("handedBack").
    */
   take?: { from: string[]; why: "adopted" | "handedBack" };
+  /**
+   * With a field-manager `conflict`: apply the field's current value, not forced, so the operator
+   * co-owns it (when the other manager stops applying it, it keeps its value instead of the API
+   * default). Not a scale: no Event, no count.
+   */
+  share?: true;
   /** Why the app servers could not be read. */
   problem?: string;
 }
@@ -128,6 +134,8 @@ export type AppServerChange = (
 ) & {
   /** Take the field from its other owners (`AppServerView.take`). */
   force?: true;
+  /** Co-own the field at its current value (`AppServerView.share`). */
+  share?: true;
 };
 
 /** What a pass does, before it does it. */
@@ -378,17 +386,45 @@ function plannedUpdate(
   };
 }
 
+/** The apply of the field's current value that makes the operator a co-owner (`AppServerView.share`). */
+function shareChange(
+  spec: NonNullable<DecisionPolicy["spec"]["appServer"]>,
+  view: AppServerView,
+): AppServerChange | undefined {
+  const hpa = spec.horizontalPodAutoscalerName;
+  if (hpa) {
+    if (view.hpaMinReplicas === undefined) return undefined;
+    return {
+      kind: "hpa",
+      name: hpa,
+      from: view.hpaMinReplicas,
+      minReplicas: view.hpaMinReplicas,
+      share: true,
+    };
+  }
+  if (view.replicas === undefined) return undefined;
+  return {
+    kind: "deployment",
+    name: spec.deploymentName,
+    from: view.replicas,
+    replicas: view.replicas,
+    share: true,
+  };
+}
+
 /**
  * The app-server change the decision asks for: the named HPA's `minReplicas` when the decision
  * sets a floor, else the Deployment's replicas; none when nothing changes or another owner holds
- * the replicas (`view.conflict`).
+ * the replicas (`view.conflict`) — but the apply that co-owns the current value when another
+ * field manager holds it and the operator does not share it yet (`view.share`).
  */
 function appServerChange(
   spec: DecisionPolicy["spec"]["appServer"],
   view: AppServerView,
   desired: { replicas?: number; hpaMinReplicas?: number },
 ): AppServerChange | undefined {
-  if (!spec || view.conflict) return undefined;
+  if (!spec) return undefined;
+  if (view.conflict) return view.share ? shareChange(spec, view) : undefined;
   const force = view.take ? { force: true as const } : {};
   const hpa = spec.horizontalPodAutoscalerName;
   if (hpa && desired.hpaMinReplicas !== undefined) {
@@ -583,7 +619,7 @@ function appServerStep(
   const hpaNamed = plan.input.policy.spec.appServer?.horizontalPodAutoscalerName !== undefined;
   const replicas = hpaNamed ? view.hpaMinReplicas : view.replicas;
   const change = plan.appServer;
-  if (!change || !done) return { replicas, counts: [], events: [], changed: false };
+  if (!change || !done || change.share) return { replicas, counts: [], events: [], changed: false };
   if (done.kind === "failed") {
     return {
       replicas,

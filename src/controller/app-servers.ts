@@ -23,7 +23,7 @@ export async function applyAppServer(
   deps: { workloads: WorkloadClient; log: Logger },
 ): Promise<AppServerResult> {
   const namespace = policy.metadata.namespace;
-  const options = { policy: objectKey(policy), force: change.force === true };
+  const options = { policy: objectKey(policy), force: change.force === true, share: change.share === true };
   try {
     if (change.kind === "hpa") {
       const r = await deps.workloads.applyHpaMinReplicas(namespace, change.name, change.minReplicas, options);
@@ -47,14 +47,15 @@ export async function applyAppServer(
 /**
  * What the policy may do with a sized field of `object` (`Deployment hub`, `HorizontalPodAutoscaler
  * hub`): a `take` when it applies with force (first sizing, or handed back), a `conflict` naming
- * the field's other owners when it may not write it.
+ * the field's other owners when it may not write it (with `share` while the operator does not
+ * co-own the field's current value yet).
  */
 function ownershipView(
   policy: CapacityPolicy,
   field: string,
   object: string,
   ownership: FieldOwnership,
-): Pick<AppServerView, "take" | "conflict" | "fieldConflict"> {
+): Pick<AppServerView, "take" | "conflict" | "fieldConflict" | "share"> {
   const w = fieldWrite(
     ownership,
     FIELD_MANAGER,
@@ -69,6 +70,7 @@ function ownershipView(
         message: ownedByOtherMessage(field, object, w.owners, policy.metadata),
       },
       fieldConflict: { object, field, managers },
+      ...(w.share ? { share: true as const } : {}),
     };
   }
   return w.force ? { take: { from: w.from, why: w.why } } : {};

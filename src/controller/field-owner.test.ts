@@ -47,13 +47,13 @@ describe("fieldWrite: who may write a sized field", () => {
       "another manager took it after the operator applied: left alone",
       own([kubectlScale], POLICY),
       [],
-      { write: "none", owners: [kubectlScale] },
+      { write: "none", owners: [kubectlScale], share: true },
     ],
     [
-      "shared with another manager (same value applied by both): left alone",
+      "shared with another manager (same value applied by both): left alone, nothing more to share",
       own([argo, ours], POLICY),
       [],
-      { write: "none", owners: [argo] },
+      { write: "none", owners: [argo], share: false },
     ],
     [
       "the operator's own name on an Update entry (an older version's scale write) is another owner",
@@ -71,7 +71,7 @@ describe("fieldWrite: who may write a sized field", () => {
       "handed back from one owner while another still owns it: left alone",
       own([kubectlScale, argo], POLICY),
       ["kubectl"],
-      { write: "none", owners: [kubectlScale, argo] },
+      { write: "none", owners: [kubectlScale, argo], share: true },
     ],
   ];
   for (const [label, ownership, handedBack, expected] of cases) {

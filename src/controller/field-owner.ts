@@ -9,9 +9,12 @@
  * | some, all named in the policy's `autoscaling.signalr.dev/take-replicas-from` annotation | takes it back (a person handed it back) | apply, forced |
  * | some others, after the operator had applied | leaves it: `Conflict=True`, no write | none |
  *
- * A manager that stops applying the field (server-side apply without it) lets go; the operator
- * takes it up again on the next pass. An `Update` writer (kubectl scale, client-side apply, a
- * controller's PUT) keeps it until someone else changes the value — hence the annotation.
+ * While it leaves the field, the operator applies the field's current value, not forced, once
+ * (server-side apply lets two managers that set one value share it): when the other manager stops
+ * applying the field, the field keeps its value — instead of falling back to the API's default
+ * (1 replica) — and the operator takes it up on its next pass. An `Update` writer (kubectl scale,
+ * client-side apply, a controller's PUT) keeps it until someone else changes the value — hence
+ * the hand-back annotation.
  */
 import type { FieldManager, FieldOwnership } from "../kube/workloads.js";
 
@@ -23,7 +26,8 @@ export type FieldWrite =
   | { write: "apply"; force: false }
   /** `from`: the managers it is taken from; `why`: first sizing, or handed back. */
   | { write: "apply"; force: true; from: string[]; why: "adopted" | "handedBack" }
-  | { write: "none"; owners: FieldManager[] };
+  /** `share`: the operator does not co-own the field yet: apply its current value, not forced. */
+  | { write: "none"; owners: FieldManager[]; share: boolean };
 
 /** The manager names the policy's hand-back annotation lists (trimmed, empty ones dropped). */
 export function handedBackFrom(annotations: Record<string, string> | undefined): string[] {
@@ -51,7 +55,8 @@ export function fieldWrite(
   if (ownership.appliedFor !== policy) return { write: "apply", force: true, from, why: "adopted" };
   if (from.every((m) => handedBack.includes(m)))
     return { write: "apply", force: true, from, why: "handedBack" };
-  return { write: "none", owners };
+  const shared = ownership.managers.some((m) => m.manager === self && m.operation === "Apply");
+  return { write: "none", owners, share: !shared };
 }
 
 /** How one owner wrote the field, for messages: `kubectl (Update through the scale subresource, 2026-…Z)`. */

@@ -76,6 +76,8 @@ export interface ApplyOptions {
   readonly policy: string;
   /** Take the field from the managers that own it (server-side apply's `force`). */
   readonly force?: boolean;
+  /** Apply even when the field already has the value (to co-own it with its other managers). */
+  readonly share?: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -251,7 +253,7 @@ export class WorkloadClient {
   /**
    * Sets an HPA's `spec.minReplicas` with server-side apply (with the `POLICY_ANNOTATION`),
    * clamped to [1, maxReplicas]: maxReplicas is never raised, the result says when the request
-   * was clamped; no write when minReplicas already has the clamped value.
+   * was clamped; no write when minReplicas already has the clamped value (unless `share`).
    * @throws ConflictError (409) when another manager owns `spec.minReplicas` and `force` is unset;
    *   RangeError for a fractional count
    */
@@ -264,7 +266,7 @@ export class WorkloadClient {
     if (!Number.isInteger(minReplicas)) throw new RangeError(`invalid minReplicas ${minReplicas}`);
     const current = await this.readHpa(namespace, name);
     const { applied, clamped } = clampFloor(minReplicas, current.maxReplicas);
-    if (applied === current.minReplicas) {
+    if (applied === current.minReplicas && options.share !== true) {
       return { hpa: current, requested: minReplicas, applied, clamped, changed: false };
     }
     const body = {
