@@ -63,6 +63,7 @@ import {
 import type { AllowedUnits, InstanceState } from "../azure/instances.js";
 import type { ServiceKind } from "../capacity/skus.js";
 import type { ApiErrorKind } from "../shared/api-error.js";
+import type { Duplicate } from "./ownership.js";
 import type { TargetCheck } from "./tenancy.js";
 
 /** One policy's target, as the cycle needs it. */
@@ -107,6 +108,11 @@ export interface CycleReading {
   leading?: LeadingObservation;
   /** The instance's unit ladders as `listSkus` last answered (undefined before the first answer). */
   ladder?: LadderRead;
+  /**
+   * The older policy that owns a target this one names (`ownership.ts`), as the cycle found it:
+   * Azure is not read for this policy and its pass is refused as a duplicate.
+   */
+  duplicate?: Duplicate;
 }
 
 /** Per-cycle options of {@link CycleFetcher.read}. */
