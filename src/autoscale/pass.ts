@@ -71,12 +71,19 @@ export interface PassBlocker {
 
 /** The app-server Deployment or HPA as read on this pass. */
 export interface AppServerView {
-  /** The Deployment's `spec.replicas` (scale subresource). */
+  /** The Deployment's `spec.replicas`. */
   replicas?: number;
   /** The named HPA's `spec.minReplicas`. */
   hpaMinReplicas?: number;
-  /** Another owner of the replicas (an HPA not named in the policy, someone else's write, …). */
+  /** Another owner of the replicas (an HPA not named in the policy, another field manager, …). */
   conflict?: { reason: string; message: string };
+  /** The sized field another field manager owns (with `conflict`): for the metric. */
+  fieldConflict?: { object: string; field: string; managers: string[] };
+  /**
+   * The write takes the field from its other owners (server-side apply with force): the
+   * policy's first sizing of the object ("adopted"), or a person handed it back ("handedBack").
+   */
+  take?: { from: string[]; why: "adopted" | "handedBack" };
   /** Why the app servers could not be read. */
   problem?: string;
 }
@@ -116,9 +123,13 @@ export interface PassInput {
 }
 
 /** The app-server change a pass makes. */
-export type AppServerChange =
+export type AppServerChange = (
   | { kind: "deployment"; name: string; from?: number; replicas: number }
-  | { kind: "hpa"; name: string; from?: number; minReplicas: number };
+  | { kind: "hpa"; name: string; from?: number; minReplicas: number }
+) & {
+  /** Take the field from its other owners (`AppServerView.take`). */
+  force?: true;
+};
 
 /** What a pass does, before it does it. */
 export interface PassPlan {
@@ -148,7 +159,9 @@ export type AppServerResult =
   | { kind: "deployment"; replicas: number }
   /** `applied` may differ from the planned floor when the HPA's maxReplicas clamps it. */
   | { kind: "hpa"; applied: number; changed: boolean; clamped?: string }
-  | { kind: "failed"; message: string };
+  | { kind: "failed"; message: string }
+  /** The API server refused the apply: `managers` took the field since it was read. */
+  | { kind: "conflict"; managers: string[]; message: string };
 
 /** What the caller did with a plan. */
 export interface PassResults {
@@ -378,6 +391,7 @@ function appServerChange(
   desired: { replicas?: number; hpaMinReplicas?: number },
 ): AppServerChange | undefined {
   if (!spec || view.conflict) return undefined;
+  const force = view.take ? { force: true as const } : {};
   const hpa = spec.horizontalPodAutoscalerName;
   if (hpa && desired.hpaMinReplicas !== undefined) {
     if (desired.hpaMinReplicas === view.hpaMinReplicas) return undefined;
@@ -386,6 +400,7 @@ function appServerChange(
       name: hpa,
       ...(view.hpaMinReplicas !== undefined ? { from: view.hpaMinReplicas } : {}),
       minReplicas: desired.hpaMinReplicas,
+      ...force,
     };
   }
   if (desired.replicas === undefined || desired.replicas === view.replicas) return undefined;
@@ -394,6 +409,7 @@ function appServerChange(
     name: spec.deploymentName,
     ...(view.replicas !== undefined ? { from: view.replicas } : {}),
     replicas: desired.replicas,
+    ...force,
   };
 }
 
@@ -603,6 +619,13 @@ function appServerStep(
       changed: false,
     };
   }
+  if (done.kind === "conflict") {
+    // The next pass reads the new owner and reports Conflict (with its Warning Event).
+    return { replicas, counts: [{ target: "replicas", result: "conflict" }], events: [], changed: false };
+  }
+  const taken = view.take
+    ? ` (taken from ${view.take.from.join(", ")}: ${view.take.why === "adopted" ? "the policy's first sizing" : "handed back"})`
+    : "";
   if (done.kind === "deployment") {
     return {
       replicas: done.replicas,
@@ -611,7 +634,7 @@ function appServerStep(
         {
           type: "Normal",
           reason: "AppServersScaled",
-          message: `Deployment ${change.name} replicas ${change.from ?? "?"} → ${done.replicas}`,
+          message: `Deployment ${change.name} replicas ${change.from ?? "?"} → ${done.replicas}${taken}`,
         },
       ],
       changed: true,
@@ -625,7 +648,7 @@ function appServerStep(
       {
         type: "Normal",
         reason: "HpaFloorSet",
-        message: `HorizontalPodAutoscaler ${change.name} minReplicas ${change.from ?? "?"} → ${done.applied}${done.clamped ? ` (clamped by ${done.clamped})` : ""}`,
+        message: `HorizontalPodAutoscaler ${change.name} minReplicas ${change.from ?? "?"} → ${done.applied}${done.clamped ? ` (clamped by ${done.clamped})` : ""}${taken}`,
       },
     ],
     changed: true,

@@ -1,24 +1,32 @@
 /**
- * The app servers of a pass, through the Kubernetes API: the Deployment's replicas (scale
- * subresource) or the named HPA's minReplicas, read with whoever else owns them, and changed as
- * the plan says. Failures are returned, not thrown: the app servers never fail a pass.
+ * The app servers of a pass, through the Kubernetes API: the Deployment's `spec.replicas` or the
+ * named HPA's `spec.minReplicas`, read with who owns the field (`field-owner.ts` says whether the
+ * operator may write it), and written with server-side apply as the plan says. Failures are
+ * returned, not thrown: the app servers never fail a pass.
  */
 import type { CapacityPolicy } from "../api/index.js";
 import type { AppServerChange, AppServerResult, AppServerView } from "../autoscale/index.js";
 import { FIELD_MANAGER } from "../kube/client.js";
-import { toKubeError } from "../kube/errors.js";
-import type { WorkloadClient } from "../kube/workloads.js";
+import { ConflictError, toKubeError } from "../kube/errors.js";
+import { objectKey } from "../kube/watch.js";
+import { conflictingManagers, type FieldOwnership, type WorkloadClient } from "../kube/workloads.js";
+import { fieldWrite, handedBackFrom, ownedByOtherMessage } from "./field-owner.js";
 import type { Logger } from "./logging.js";
 
-/** Applies a planned app-server change. */
+/**
+ * Applies a planned app-server change (forced when the plan takes the field over). A 409 of the
+ * apply (another manager took the field since the read) is `conflict`, naming the managers.
+ */
 export async function applyAppServer(
-  namespace: string,
+  policy: CapacityPolicy,
   change: AppServerChange,
   deps: { workloads: WorkloadClient; log: Logger },
 ): Promise<AppServerResult> {
+  const namespace = policy.metadata.namespace;
+  const options = { policy: objectKey(policy), force: change.force === true };
   try {
     if (change.kind === "hpa") {
-      const r = await deps.workloads.setHpaMinReplicas(namespace, change.name, change.minReplicas);
+      const r = await deps.workloads.applyHpaMinReplicas(namespace, change.name, change.minReplicas, options);
       return {
         kind: "hpa",
         applied: r.applied,
@@ -26,14 +34,47 @@ export async function applyAppServer(
         ...(r.clamped ? { clamped: r.clamped } : {}),
       };
     }
-    await deps.workloads.patchDeploymentReplicas(namespace, change.name, change.replicas);
+    await deps.workloads.applyDeploymentReplicas(namespace, change.name, change.replicas, options);
     return { kind: "deployment", replicas: change.replicas };
   } catch (err) {
+    if (err instanceof ConflictError && conflictingManagers(err.message).length > 0) {
+      return { kind: "conflict", managers: conflictingManagers(err.message), message: err.message };
+    }
     return { kind: "failed", message: toKubeError(err, "scale app servers").message };
   }
 }
 
-/** Reads the app-server Deployment (spec.replicas, through the scale subresource) or the named HPA. */
+/**
+ * What the policy may do with a sized field of `object` (`Deployment hub`, `HorizontalPodAutoscaler
+ * hub`): a `take` when it applies with force (first sizing, or handed back), a `conflict` naming
+ * the field's other owners when it may not write it.
+ */
+function ownershipView(
+  policy: CapacityPolicy,
+  field: string,
+  object: string,
+  ownership: FieldOwnership,
+): Pick<AppServerView, "take" | "conflict" | "fieldConflict"> {
+  const w = fieldWrite(
+    ownership,
+    FIELD_MANAGER,
+    objectKey(policy),
+    handedBackFrom(policy.metadata.annotations),
+  );
+  if (w.write === "none") {
+    const managers = [...new Set(w.owners.map((o) => o.manager))];
+    return {
+      conflict: {
+        reason: field === "spec.replicas" ? "ReplicasOwnedByOther" : "HpaFloorOwnedByOther",
+        message: ownedByOtherMessage(field, object, w.owners, policy.metadata),
+      },
+      fieldConflict: { object, field, managers },
+    };
+  }
+  return w.force ? { take: { from: w.from, why: w.why } } : {};
+}
+
+/** Reads the app-server Deployment (spec.replicas and who owns it) or the named HPA (minReplicas). */
 export async function readAppServer(
   policy: CapacityPolicy,
   appServer: NonNullable<CapacityPolicy["spec"]["appServer"]>,
@@ -42,37 +83,31 @@ export async function readAppServer(
   const ns = policy.metadata.namespace;
   const deployment = appServer.deploymentName;
   try {
-    if (appServer.horizontalPodAutoscalerName) {
-      const hpa = await deps.workloads.readHpa(ns, appServer.horizontalPodAutoscalerName);
-      return { hpaMinReplicas: hpa.minReplicas };
+    const hpaName = appServer.horizontalPodAutoscalerName;
+    if (hpaName) {
+      const hpa = await deps.workloads.readHpa(ns, hpaName);
+      const owned = ownershipView(
+        policy,
+        "spec.minReplicas",
+        `HorizontalPodAutoscaler ${hpaName}`,
+        hpa.minReplicasOwnership,
+      );
+      return { hpaMinReplicas: hpa.minReplicas, ...owned };
     }
-    const scale = await deps.workloads.readDeploymentScale(ns, deployment);
+    const owned = await deps.workloads.deploymentReplicasOwnership(ns, deployment);
+    const replicas = owned.replicas ?? 1;
     const hpas = await deps.workloads.findHpasForDeployment(ns, deployment);
     if (hpas.length > 0) {
       const names = hpas.map((h) => h.name).join(", ");
       return {
-        replicas: scale.replicas,
+        replicas,
         conflict: {
           reason: "HpaOwnsReplicas",
           message: `HorizontalPodAutoscaler ${names} scales Deployment ${deployment}; name it in spec.appServer.horizontalPodAutoscalerName so the operator raises its minReplicas instead`,
         },
       };
     }
-    const ours = policy.status?.current?.replicas;
-    if (ours !== undefined && ours !== scale.replicas) {
-      const ownership = await deps.workloads.deploymentReplicasOwnership(ns, deployment);
-      const newest = ownership.managers[0]?.manager;
-      if (newest && newest !== FIELD_MANAGER) {
-        return {
-          replicas: scale.replicas,
-          conflict: {
-            reason: "ReplicasChangedByOther",
-            message: `${newest} set Deployment ${deployment} to ${scale.replicas} replicas (the operator had set ${ours}); not fighting it`,
-          },
-        };
-      }
-    }
-    return { replicas: scale.replicas };
+    return { replicas, ...ownershipView(policy, "spec.replicas", `Deployment ${deployment}`, owned) };
   } catch (err) {
     const k = toKubeError(err, "read app servers");
     deps.log.warn(

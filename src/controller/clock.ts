@@ -3,7 +3,18 @@
  * virtual clock that runs faster than real time (timers then fire after the real time that the
  * virtual delay takes).
  */
-import { realScheduler, type Scheduler } from "./queue.js";
+
+/** Timer functions (the real ones, or a virtual clock's). */
+export interface Scheduler {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/** The real timers. */
+export const realScheduler: Scheduler = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+};
 
 export interface OperatorClock {
   /** Milliseconds since the epoch. */

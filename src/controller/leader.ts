@@ -19,8 +19,8 @@
  * {@link LeaderElector.canWrite} turns false at the renew deadline even if a renewal call hangs.
  */
 import type { AcquireResult, LeaseObservation, LeaseTimes } from "../kube/lease.js";
+import { realScheduler, type Scheduler } from "./clock.js";
 import type { Logger } from "./logging.js";
-import { realScheduler, type Scheduler } from "./queue.js";
 
 /** The Lease operations the elector needs (LeaseClient fits). */
 export interface LeaseOps {

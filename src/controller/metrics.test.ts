@@ -81,6 +81,30 @@ describe("OperatorMetrics", () => {
     expect(body).toContain('signalr_autoscaler_last_sample_age_seconds{namespace="b",policy="q"} 60');
   });
 
+  it("exports the field managers that own an app-server field, one series each, only while they do", async () => {
+    const m = new OperatorMetrics({ processMetrics: false });
+    const object = "Deployment chat-hub";
+    m.observeFieldConflict("chat", "p", {
+      object,
+      field: "spec.replicas",
+      managers: ["argocd-controller", "kubectl"],
+    });
+    let body = (await m.expose()).body;
+    const series = (manager: string) =>
+      `signalr_autoscaler_field_owned_by_other{namespace="chat",policy="p",object="${object}",field="spec.replicas",manager="${manager}"} 1`;
+    expect(body).toContain(series("argocd-controller"));
+    expect(body).toContain(series("kubectl"));
+    m.observeFieldConflict("chat", "p", { object, field: "spec.replicas", managers: ["kubectl"] });
+    body = (await m.expose()).body;
+    expect(body).not.toContain('manager="argocd-controller"');
+    expect(body).toContain(series("kubectl"));
+    m.observeFieldConflict("chat", "p", undefined);
+    expect((await m.expose()).body).not.toContain("signalr_autoscaler_field_owned_by_other{");
+    m.observeFieldConflict("chat", "q", { object, field: "spec.replicas", managers: ["flux"] });
+    m.forgetPolicy("chat", "q");
+    expect((await m.expose()).body).not.toContain('policy="q"');
+  });
+
   it("exports a refusal by what refused it, and an update's age and deadline, only while they hold", async () => {
     const m = new OperatorMetrics({ processMetrics: false });
     m.observeRefusal("chat", "p", "Lock");

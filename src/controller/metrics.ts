@@ -90,6 +90,8 @@ export class OperatorMetrics {
   readonly #skus = new Map<string, { currentSku?: string; desiredSku?: string }>();
   /** The `refused_by` series each policy has, by `namespace/policy`. */
   readonly #refusals = new Map<string, string>();
+  /** The field conflict series set per policy, to remove them when it ends. */
+  readonly #fieldConflicts = new Map<string, { object: string; field: string; manager: string }[]>();
   #quotaSource: (() => readonly QuotaObservation[]) | undefined;
   #throttleSource: (() => readonly ThrottledScope[]) | undefined;
 
@@ -156,6 +158,11 @@ export class OperatorMetrics {
     "update_refused",
     "1 while the policy's updates are held back because ARM refused the last one durably, by what refused it (Quota, Policy, Lock, Invalid, Unauthorized, NotFound)",
     [...POLICY, "refused_by"],
+  );
+  readonly fieldOwnedByOther = this.#gauge(
+    "field_owned_by_other",
+    "1 while another field manager owns the app-server field the policy sizes (the Deployment's spec.replicas or the HPA's spec.minReplicas) and the operator does not write it, by object, field and manager",
+    [...POLICY, "object", "field", "manager"],
   );
   readonly updateAge = this.#gauge(
     "update_age_seconds",
@@ -314,6 +321,29 @@ export class OperatorMetrics {
     }
   }
 
+  /**
+   * Records which field managers own the app-server field the policy sizes (one series each,
+   * value 1); `undefined` (the operator owns it, or no app servers) removes them.
+   */
+  observeFieldConflict(
+    namespace: string,
+    policy: string,
+    conflict: { object: string; field: string; managers: readonly string[] } | undefined,
+  ): void {
+    const key = `${namespace}/${policy}`;
+    for (const labels of this.#fieldConflicts.get(key) ?? []) {
+      this.fieldOwnedByOther.remove({ namespace, policy, ...labels });
+    }
+    const next = (conflict?.managers ?? []).map((manager) => ({
+      object: conflict?.object ?? "",
+      field: conflict?.field ?? "",
+      manager,
+    }));
+    for (const labels of next) this.fieldOwnedByOther.set({ namespace, policy, ...labels }, 1);
+    if (next.length > 0) this.#fieldConflicts.set(key, next);
+    else this.#fieldConflicts.delete(key);
+  }
+
   /** Records the age and deadline of the update in flight, seconds; `undefined` removes them. */
   observeUpdateAge(
     namespace: string,
@@ -386,6 +416,7 @@ export class OperatorMetrics {
       g.remove({ namespace, policy });
     }
     this.observeRefusal(namespace, policy, undefined);
+    this.observeFieldConflict(namespace, policy, undefined);
     for (const metric of SAMPLE_FIELDS) this.lastSample.remove({ namespace, policy, metric });
     for (const metric of ["serverLoadPercent", "connectionQuotaUtilizationPercent"]) {
       this.specTarget.remove({ namespace, policy, metric });

@@ -276,11 +276,7 @@ export class Operator {
   constructor(deps: OperatorDeps, settings: OperatorSettings = {}) {
     this.#deps = deps;
     this.#settings = settings;
-    this.#queue = new WorkQueue({
-      scheduler: deps.clock.scheduler,
-      now: deps.clock.now,
-      backoff: { initialMs: 5_000, maxMs: 300_000 },
-    });
+    this.#queue = new WorkQueue({ backoff: { initialMs: 5_000, maxMs: 300_000 } });
     this.#fetcher = new CycleFetcher(deps.azure, {
       now: deps.clock.now,
       ...(settings.conflictCheckMs !== undefined ? { conflictCheckMs: settings.conflictCheckMs } : {}),

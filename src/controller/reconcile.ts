@@ -4,7 +4,7 @@
  * - read: validate the spec, check the target (tenancy), take this cycle's instance state,
  *   metrics and demand history (batched by the poll cycle), read the app-server Deployment / HPA;
  * - plan: `planPass` (src/autoscale/pass.ts) decides and observes the ARM update in flight;
- * - act: send the planned ARM update, patch the Deployment's scale subresource or the HPA's
+ * - act: send the planned ARM update, apply the Deployment's replicas or the HPA's
  *   minReplicas;
  * - write: `completePass` turns what happened into one status merge patch, condition drafts and
  *   Events; the status is written once when it needs writing (`status-need.ts`: a relied-upon
@@ -131,6 +131,8 @@ async function runPass(
   const failure = readFailure(reading);
   logReadProblems(policy, reading, failure, deps);
   const appServer = spec.appServer ? await readAppServer(policy, spec.appServer, deps) : undefined;
+  const { namespace, name } = policy.metadata;
+  deps.metrics.observeFieldConflict(namespace, name, appServer?.fieldConflict);
   const plan = planPass(passInput(policy, spec, reading, failure, appServer, deps.now()));
   return completePass(plan, await act(plan, policy, deps));
 }
@@ -264,7 +266,7 @@ async function act(plan: PassPlan, policy: CapacityPolicy, deps: PassDeps): Prom
     results.update = await sendUpdate(policy.spec.target.resourceId, plan.update, deps);
   }
   if (plan.appServer && deps.canWrite()) {
-    results.appServer = await applyAppServer(policy.metadata.namespace, plan.appServer, deps);
+    results.appServer = await applyAppServer(policy, plan.appServer, deps);
   }
   return results;
 }

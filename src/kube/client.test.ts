@@ -122,13 +122,12 @@ describe("createKubeClients", () => {
         policies.patchStatus("d", "p", { observedGeneration: 1 }, "7"),
       "POST /api/v1/namespaces/d/events": () =>
         events.record(subject, { type: "Normal", reason: "Test", message: "m" }, new Date(0)),
-      "GET /apis/apps/v1/namespaces/d/deployments/hub/scale": () => workloads.readDeploymentScale("d", "hub"),
-      "PATCH /apis/apps/v1/namespaces/d/deployments/hub/scale": () =>
-        workloads.patchDeploymentReplicas("d", "hub", 3),
+      "PATCH /apis/apps/v1/namespaces/d/deployments/hub": () =>
+        workloads.applyDeploymentReplicas("d", "hub", 3, { policy: "d/p" }),
       "GET /apis/apps/v1/namespaces/d/deployments/hub": () =>
         workloads.deploymentReplicasOwnership("d", "hub"),
       "GET /apis/autoscaling/v2/namespaces/d/horizontalpodautoscalers/hub": () =>
-        workloads.setHpaMinReplicas("d", "hub", 3),
+        workloads.applyHpaMinReplicas("d", "hub", 3, { policy: "d/p" }),
       "GET /apis/autoscaling/v2/namespaces/d/horizontalpodautoscalers": () =>
         workloads.findHpasForDeployment("d", "hub"),
       "GET /apis/coordination.k8s.io/v1/namespaces/l/leases/lease": () =>

@@ -1,19 +1,21 @@
 /**
- * The app-server side: a Deployment's replicas (through the scale subresource, `spec.replicas`
- * only, never status), its HorizontalPodAutoscaler's `minReplicas`, and who else writes
- * `spec.replicas` (from `metadata.managedFields`).
+ * The app-server side: a Deployment's `spec.replicas` and its HorizontalPodAutoscaler's
+ * `spec.minReplicas`, each read with who owns it (`metadata.managedFields`) and written with
+ * server-side apply under the operator's field manager — never status, never another field but
+ * the annotation naming the policy that sizes the object (`POLICY_ANNOTATION`). Without `force`
+ * the API server refuses (409) a write of a field another manager owns.
  */
-import type { V1ManagedFieldsEntry, V1Scale, V2HorizontalPodAutoscaler } from "@kubernetes/client-node";
-import { FIELD_MANAGER, type KubeClients, mergePatchOptions } from "./client.js";
+import type { V1Deployment, V1ManagedFieldsEntry, V2HorizontalPodAutoscaler } from "@kubernetes/client-node";
+import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import { FIELD_MANAGER, type KubeClients } from "./client.js";
 import { kubeCall } from "./errors.js";
 
-export interface DeploymentScale {
-  readonly namespace: string;
-  readonly name: string;
-  /** `spec.replicas` of the Deployment (what is asked for, not what runs). */
-  readonly replicas: number;
-  readonly resourceVersion: string | undefined;
-}
+/**
+ * The annotation the operator applies, with the field it sizes, on the Deployment or HPA: the
+ * policy (`namespace/name`) that sizes it. It keeps the operator's managedFields entry on the
+ * object after another manager takes the sized field, so the operator knows it had it.
+ */
+export const POLICY_ANNOTATION = "autoscaling.signalr.dev/capacity-policy";
 
 export interface ScaleTarget {
   readonly apiVersion: string | undefined;
@@ -26,6 +28,8 @@ export interface HpaInfo {
   readonly name: string;
   /** `spec.minReplicas` (the API default, 1, when unset). */
   readonly minReplicas: number;
+  /** Who owns `spec.minReplicas`. */
+  readonly minReplicasOwnership: FieldOwnership;
   readonly maxReplicas: number;
   readonly target: ScaleTarget;
   readonly resourceVersion: string | undefined;
@@ -53,11 +57,25 @@ export interface FieldManager {
   readonly time: Date | undefined;
 }
 
-export interface ReplicasOwnership {
+/** Who owns one sized field (`spec.replicas`, `spec.minReplicas`) of an object. */
+export interface FieldOwnership {
+  /** Managers that own the field, newest first (the operator's own included). */
+  readonly managers: FieldManager[];
+  /** The policy (`namespace/name`) the operator's own managedFields entry names, if it has one. */
+  readonly appliedFor: string | undefined;
+}
+
+export interface ReplicasOwnership extends FieldOwnership {
   readonly replicas: number | undefined;
   readonly resourceVersion: string | undefined;
-  /** Managers that own `spec.replicas`, newest first. */
-  readonly managers: FieldManager[];
+}
+
+/** How an owned field is written. */
+export interface ApplyOptions {
+  /** The policy that sizes the object, `namespace/name` (the `POLICY_ANNOTATION` value). */
+  readonly policy: string;
+  /** Take the field from the managers that own it (server-side apply's `force`). */
+  readonly force?: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -104,20 +122,41 @@ export function fieldManagers(
   return out.sort((a, b) => (b.time?.getTime() ?? 0) - (a.time?.getTime() ?? 0));
 }
 
-function scaleInfo(namespace: string, name: string, scale: V1Scale): DeploymentScale {
-  return {
-    namespace,
-    name,
-    replicas: scale.spec?.replicas ?? 0,
-    resourceVersion: scale.metadata?.resourceVersion,
-  };
+/**
+ * The policy the operator's managedFields entry names: the `POLICY_ANNOTATION` value when the
+ * operator's entry owns that annotation, else undefined.
+ */
+function appliedFor(
+  managedFields: readonly V1ManagedFieldsEntry[] | undefined,
+  annotations: Record<string, string> | undefined,
+  fieldManager: string,
+): string | undefined {
+  const path = ["f:metadata", "f:annotations", `f:${POLICY_ANNOTATION}`];
+  const ours = (managedFields ?? []).some((e) => e.manager === fieldManager && fieldsV1Has(e.fieldsV1, path));
+  return ours ? annotations?.[POLICY_ANNOTATION] : undefined;
 }
 
-function hpaInfo(namespace: string, hpa: V2HorizontalPodAutoscaler): HpaInfo {
+/**
+ * The field managers a server-side apply conflict names, from the API server's message
+ * (`Apply failed with 1 conflict: conflict with "kubectl" using apps/v1: .spec.replicas`).
+ */
+export function conflictingManagers(message: string): string[] {
+  return [...new Set([...message.matchAll(/conflict with "([^"]*)"/g)].map((m) => m[1] ?? ""))];
+}
+
+/** Per-call options that send a body as a server-side apply patch. */
+const applyPatchOptions = () => setHeaderOptions("Content-Type", PatchStrategy.ServerSideApply);
+
+function hpaInfo(namespace: string, hpa: V2HorizontalPodAutoscaler, fieldManager: string): HpaInfo {
+  const managedFields = hpa.metadata?.managedFields;
   return {
     namespace,
     name: hpa.metadata?.name ?? "",
     minReplicas: hpa.spec?.minReplicas ?? 1,
+    minReplicasOwnership: {
+      managers: fieldManagers(managedFields, ["f:spec", "f:minReplicas"]),
+      appliedFor: appliedFor(managedFields, hpa.metadata?.annotations, fieldManager),
+    },
     maxReplicas: hpa.spec?.maxReplicas ?? 0,
     target: {
       apiVersion: hpa.spec?.scaleTargetRef.apiVersion,
@@ -137,12 +176,17 @@ export function targetsDeployment(target: ScaleTarget, name: string): boolean {
   );
 }
 
-// ---------------------------------------------------------------------------------------------
-
-export interface WriteOptions {
-  /** Only write if the object still has this resourceVersion (ConflictError otherwise). */
-  readonly resourceVersion?: string;
+/** An HPA floor clamped to [1, maxReplicas] (maxReplicas is never raised), and what clamped it. */
+function clampFloor(
+  requested: number,
+  maxReplicas: number,
+): { applied: number; clamped: HpaMinReplicasResult["clamped"] } {
+  if (requested < 1) return { applied: 1, clamped: "minimum" };
+  if (requested > maxReplicas) return { applied: Math.max(1, maxReplicas), clamped: "maxReplicas" };
+  return { applied: requested, clamped: undefined };
 }
+
+// ---------------------------------------------------------------------------------------------
 
 export class WorkloadClient {
   constructor(
@@ -150,44 +194,48 @@ export class WorkloadClient {
     private readonly fieldManager: string = FIELD_MANAGER,
   ) {}
 
-  /** `spec.replicas` of a Deployment, read through its scale subresource. */
-  async readDeploymentScale(namespace: string, name: string): Promise<DeploymentScale> {
-    return kubeCall(`read scale of deployments ${namespace}/${name}`, async () => {
-      const scale = await this.clients.apps.readNamespacedDeploymentScale({ namespace, name });
-      return scaleInfo(namespace, name, scale);
-    });
-  }
-
-  /** Sets `spec.replicas` through the scale subresource (merge patch). */
-  async patchDeploymentReplicas(
+  /**
+   * Sets `spec.replicas` with server-side apply (with the `POLICY_ANNOTATION`, nothing else).
+   * @throws ConflictError (409) when another manager owns `spec.replicas` and `force` is unset
+   *   (`conflictingManagers` names them); RangeError for a negative or fractional count
+   */
+  async applyDeploymentReplicas(
     namespace: string,
     name: string,
     replicas: number,
-    options: WriteOptions = {},
-  ): Promise<DeploymentScale> {
+    options: ApplyOptions,
+  ): Promise<ReplicasOwnership> {
     if (!Number.isInteger(replicas) || replicas < 0) throw new RangeError(`invalid replicas ${replicas}`);
-    const body: Record<string, unknown> = { spec: { replicas } };
-    if (options.resourceVersion !== undefined)
-      body["metadata"] = { resourceVersion: options.resourceVersion };
-    return kubeCall(`patch scale of deployments ${namespace}/${name}`, async () => {
-      const scale = await this.clients.apps.patchNamespacedDeploymentScale(
-        { namespace, name, body, fieldManager: this.fieldManager },
-        mergePatchOptions(),
+    const body = {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name, namespace, annotations: { [POLICY_ANNOTATION]: options.policy } },
+      spec: { replicas },
+    };
+    return kubeCall(`apply replicas of deployments ${namespace}/${name}`, async () => {
+      const deployment = await this.clients.apps.patchNamespacedDeployment(
+        { namespace, name, body, fieldManager: this.fieldManager, force: options.force === true },
+        applyPatchOptions(),
       );
-      return scaleInfo(namespace, name, scale);
+      return this.#replicasOwnership(deployment);
     });
   }
 
   /** Who owns the Deployment's `spec.replicas`, newest write first. */
   async deploymentReplicasOwnership(namespace: string, name: string): Promise<ReplicasOwnership> {
     return kubeCall(`read deployments ${namespace}/${name}`, async () => {
-      const deployment = await this.clients.apps.readNamespacedDeployment({ namespace, name });
-      return {
-        replicas: deployment.spec?.replicas,
-        resourceVersion: deployment.metadata?.resourceVersion,
-        managers: fieldManagers(deployment.metadata?.managedFields),
-      };
+      return this.#replicasOwnership(await this.clients.apps.readNamespacedDeployment({ namespace, name }));
     });
+  }
+
+  #replicasOwnership(deployment: V1Deployment): ReplicasOwnership {
+    const managedFields = deployment.metadata?.managedFields;
+    return {
+      replicas: deployment.spec?.replicas,
+      resourceVersion: deployment.metadata?.resourceVersion,
+      managers: fieldManagers(managedFields),
+      appliedFor: appliedFor(managedFields, deployment.metadata?.annotations, this.fieldManager),
+    };
   }
 
   async readHpa(namespace: string, name: string): Promise<HpaInfo> {
@@ -195,44 +243,48 @@ export class WorkloadClient {
       return hpaInfo(
         namespace,
         await this.clients.autoscaling.readNamespacedHorizontalPodAutoscaler({ namespace, name }),
+        this.fieldManager,
       );
     });
   }
 
   /**
-   * Sets an HPA's `spec.minReplicas`, clamped to [1, maxReplicas]: maxReplicas is never raised,
-   * the result says when the request was clamped. The write is conditional on the version read
-   * (a concurrent change of the HPA gives ConflictError).
+   * Sets an HPA's `spec.minReplicas` with server-side apply (with the `POLICY_ANNOTATION`),
+   * clamped to [1, maxReplicas]: maxReplicas is never raised, the result says when the request
+   * was clamped; no write when minReplicas already has the clamped value.
+   * @throws ConflictError (409) when another manager owns `spec.minReplicas` and `force` is unset;
+   *   RangeError for a fractional count
    */
-  async setHpaMinReplicas(
+  async applyHpaMinReplicas(
     namespace: string,
     name: string,
     minReplicas: number,
+    options: ApplyOptions,
   ): Promise<HpaMinReplicasResult> {
     if (!Number.isInteger(minReplicas)) throw new RangeError(`invalid minReplicas ${minReplicas}`);
     const current = await this.readHpa(namespace, name);
-    let applied = minReplicas;
-    let clamped: HpaMinReplicasResult["clamped"];
-    if (applied > current.maxReplicas) {
-      applied = current.maxReplicas;
-      clamped = "maxReplicas";
-    }
-    if (applied < 1) {
-      applied = 1;
-      clamped = "minimum";
-    }
+    const { applied, clamped } = clampFloor(minReplicas, current.maxReplicas);
     if (applied === current.minReplicas) {
       return { hpa: current, requested: minReplicas, applied, clamped, changed: false };
     }
-    const body: Record<string, unknown> = { spec: { minReplicas: applied } };
-    if (current.resourceVersion !== undefined)
-      body["metadata"] = { resourceVersion: current.resourceVersion };
-    return kubeCall(`patch horizontalpodautoscalers ${namespace}/${name}`, async () => {
+    const body = {
+      apiVersion: "autoscaling/v2",
+      kind: "HorizontalPodAutoscaler",
+      metadata: { name, namespace, annotations: { [POLICY_ANNOTATION]: options.policy } },
+      spec: { minReplicas: applied },
+    };
+    return kubeCall(`apply minReplicas of horizontalpodautoscalers ${namespace}/${name}`, async () => {
       const hpa = await this.clients.autoscaling.patchNamespacedHorizontalPodAutoscaler(
-        { namespace, name, body, fieldManager: this.fieldManager },
-        mergePatchOptions(),
+        { namespace, name, body, fieldManager: this.fieldManager, force: options.force === true },
+        applyPatchOptions(),
       );
-      return { hpa: hpaInfo(namespace, hpa), requested: minReplicas, applied, clamped, changed: true };
+      return {
+        hpa: hpaInfo(namespace, hpa, this.fieldManager),
+        requested: minReplicas,
+        applied,
+        clamped,
+        changed: true,
+      };
     });
   }
 
@@ -241,7 +293,7 @@ export class WorkloadClient {
     return kubeCall(`list horizontalpodautoscalers in ${namespace}`, async () => {
       const list = await this.clients.autoscaling.listNamespacedHorizontalPodAutoscaler({ namespace });
       return list.items
-        .map((hpa) => hpaInfo(namespace, hpa))
+        .map((hpa) => hpaInfo(namespace, hpa, this.fieldManager))
         .filter((hpa) => targetsDeployment(hpa.target, deploymentName))
         .sort((a, b) => a.name.localeCompare(b.name));
     });

@@ -164,6 +164,8 @@ export async function createDeployment(
   await clients.apps.createNamespacedDeployment({
     namespace,
     body: deploymentManifest(namespace, name, replicas),
+    // As a person would create it: the operator takes spec.replicas over on its first sizing.
+    fieldManager: "kubectl-create",
   });
 }
 

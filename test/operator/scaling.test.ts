@@ -128,7 +128,7 @@ describe("scaling", () => {
     const deployment = await kube.apps.readNamespacedDeployment({ namespace: ns, name: "chat-hub" });
     expect(
       deployment.metadata?.managedFields?.some(
-        (m) => m.manager === "signalr-autoscaler" && m.subresource === "scale",
+        (m) => m.manager === "signalr-autoscaler" && m.operation === "Apply" && !m.subresource,
       ),
     ).toBe(true);
     await eventsOnce(kube, ns, "chat", (es) =>
