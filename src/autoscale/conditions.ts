@@ -11,7 +11,7 @@
  * | ScalingActive | metrics drive the decision | ValidMetricFound / FailedGetMetrics, ScalingDisabled |
  * | ScalingLimited | something held the result back from what metrics asked | the {@link LimitCode} / DesiredWithinRange (pass.ts: what refused the last update, unapplied.ts `REFUSAL_REASONS`) |
  * | Fallback | the fallback action applies | FallbackHold, FallbackFixed / MetricsHealthy, FailuresBelowThreshold, Throttled |
- * | Conflict | another owner fights over the capacity | the caller's reason / NoConflict |
+ * | Conflict | another owner fights over the capacity | the caller's reason (NativeAutoscale, HpaOwnsReplicas, …; DuplicatePolicy: an older policy names the instance, Deployment or HPA, `blockedConditions`) / NoConflict |
  */
 
 import { type ConditionStatus, type ConditionType, DECISION_CONDITION_TYPES } from "../api/constants.js";
@@ -232,16 +232,22 @@ function anticipatingCondition(a: AnticipationStatus | undefined): DecisionCondi
 
 /**
  * The conditions of a pass that stopped before deciding (an invalid spec, a target out of scope,
- * an instance that cannot be read): one of each type, so that none is left from an earlier pass
- * saying what is no longer known. `Ready` and `AbleToScale` are False with the blocker's reason;
- * the others are Unknown with it (not evaluated).
+ * an instance that cannot be read, another owner of a target: `conflict`): one of each type, so
+ * that none is left from an earlier pass saying what is no longer known. `Ready` and `AbleToScale`
+ * are False with the blocker's reason; `Conflict` is True with `conflict`'s reason and message
+ * when given; the others are Unknown with the blocker's reason (not evaluated).
  */
-export function blockedConditions(blocker: { reason: string; message: string }): DecisionCondition[] {
-  return DECISION_CONDITION_TYPES.map((type) =>
-    type === "Ready"
-      ? cond(type, "False", blocker.reason, blocker.message)
-      : type === "AbleToScale"
-        ? cond(type, "False", blocker.reason, `nothing is changed: ${blocker.message}`)
-        : cond(type, "Unknown", blocker.reason, `not evaluated: ${blocker.message}`),
-  );
+export function blockedConditions(
+  blocker: { reason: string; message: string },
+  conflict?: { reason: string; message: string },
+): DecisionCondition[] {
+  return DECISION_CONDITION_TYPES.map((type) => {
+    if (type === "Ready") return cond(type, "False", blocker.reason, blocker.message);
+    if (type === "AbleToScale")
+      return cond(type, "False", blocker.reason, `nothing is changed: ${blocker.message}`);
+    if (type === "Conflict" && conflict) {
+      return cond(type, "True", sanitizeReason(conflict.reason, "Conflict"), conflict.message);
+    }
+    return cond(type, "Unknown", blocker.reason, `not evaluated: ${blocker.message}`);
+  });
 }

@@ -64,6 +64,7 @@ export interface PassBlocker {
     | "UnsupportedSku"
     | "InstanceUnavailable"
     | "CredentialUnavailable"
+    | "Conflict"
     | DurableFailureReason;
   message: string;
 }
@@ -182,6 +183,7 @@ export interface PassResults {
 export type PassOutcome =
   | "invalid"
   | "outOfScope"
+  | "duplicate"
   | "instanceUnavailable"
   | "inProgress"
   | "scaled"
@@ -465,6 +467,31 @@ export function refusedPass(
     counts: [],
     outcome,
     requeueAfterMs,
+  };
+}
+
+/**
+ * The write of a pass refused because an older policy owns a target it names (the caller's
+ * `conflict`, e.g. `DuplicatePolicy`): `Conflict=True` with that reason and message, `Ready=False`
+ * and `AbleToScale=False` with reason `Conflict`, the others Unknown (not evaluated); outcome
+ * `duplicate`. Nothing was decided, so the decision's fields (`desired`, `lastReasons`) are
+ * removed; what was observed before (`current`, `lastSample`, the history, an update in flight)
+ * stays. Pure.
+ */
+export function conflictedPass(
+  generation: number | undefined,
+  conflict: { reason: string; message: string },
+  requeueAfterMs: number,
+): PassWrite {
+  const blocker: PassBlocker = { reason: "Conflict", message: conflict.message };
+  return {
+    ...refusedPass(generation, blocker, "duplicate", requeueAfterMs),
+    patch: {
+      ...(generation !== undefined ? { observedGeneration: generation } : {}),
+      desired: null,
+      lastReasons: null,
+    },
+    drafts: blockedConditions(blocker, conflict),
   };
 }
 

@@ -59,6 +59,36 @@ function adapters(history: HistoryReader, metricsCalls: { n: number }): AzureAda
   } as unknown as AzureAdapters;
 }
 
+describe("CycleFetcher: native autoscale settings", () => {
+  it("does not cache the settings of a resource forgotten while their read ran", async () => {
+    let release: () => void = () => {};
+    const answered = new Promise<void>((go) => {
+      release = go;
+    });
+    const base = adapters(new HistoryReader(new GatedMonitor()), { n: 0 });
+    const fetcher = new CycleFetcher(
+      {
+        ...base,
+        autoscaleSettings: {
+          findFor: async (ids: readonly string[]) => {
+            await answered;
+            return new Map(ids.map((i) => [i, []]));
+          },
+        },
+      } as unknown as AzureAdapters,
+      { now: () => T0 },
+    );
+    const cycle = fetcher.read([target("chat"), target("plain")]);
+    await new Promise((go) => setTimeout(go, 10));
+    fetcher.forget(id("chat"));
+    release();
+    await cycle;
+    expect(fetcher.cachedResources).toBe(1);
+    await fetcher.read([target("plain")]);
+    expect(fetcher.cachedResources).toBe(1);
+  });
+});
+
 describe("CycleFetcher: demand history", () => {
   it("registers only seasonal policies, answers without waiting for the history, then hands it out", async () => {
     const monitor = new GatedMonitor();

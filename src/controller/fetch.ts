@@ -63,6 +63,7 @@ import {
 import type { AllowedUnits, InstanceState } from "../azure/instances.js";
 import type { ServiceKind } from "../capacity/skus.js";
 import type { ApiErrorKind } from "../shared/api-error.js";
+import type { Duplicate } from "./ownership.js";
 import type { TargetCheck } from "./tenancy.js";
 
 /** One policy's target, as the cycle needs it. */
@@ -107,6 +108,11 @@ export interface CycleReading {
   leading?: LeadingObservation;
   /** The instance's unit ladders as `listSkus` last answered (undefined before the first answer). */
   ladder?: LadderRead;
+  /**
+   * The older policy that owns a target this one names (`ownership.ts`), as the cycle found it:
+   * Azure is not read for this policy and its pass is refused as a duplicate.
+   */
+  duplicate?: Duplicate;
 }
 
 /** Per-cycle options of {@link CycleFetcher.read}. */
@@ -313,6 +319,12 @@ export class CycleFetcher {
   readonly #now: () => number;
   readonly #conflictCheckMs: number;
   readonly #settings = new Map<string, { at: number; settings: NativeAutoscaleSetting[] }>();
+  /**
+   * The native-settings read each resource waits for (its token): a read's answer is cached only
+   * while its token stands, so a resource forgotten meanwhile (its policy deleted or retargeted)
+   * is not cached again by a read that started before.
+   */
+  readonly #settingsReads = new Map<string, object>();
   readonly #onHistoryRefresh: CycleFetcherOptions["onHistoryRefresh"];
   #historyRefresh: Promise<void> | undefined;
   readonly #ladders = new Map<string, CachedLadder>();
@@ -505,16 +517,24 @@ export class CycleFetcher {
       return !c || fetchedAt - c.at >= this.#conflictCheckMs;
     });
     if (stale.length === 0) return;
+    const token = {};
+    for (const t of stale) this.#settingsReads.set(resourceKey(t.resourceId), token);
     try {
       const found = await this.#azure.autoscaleSettings.findFor(
         stale.map((t) => t.resourceId),
         opts,
       );
       for (const [id, settings] of found) {
+        if (this.#settingsReads.get(resourceKey(id)) !== token) continue;
         this.#settings.set(resourceKey(id), { at: fetchedAt, settings: settings.filter((s) => s.enabled) });
       }
     } catch (err) {
       if (!isAzureApiError(err)) throw err;
+    } finally {
+      for (const t of stale) {
+        const key = resourceKey(t.resourceId);
+        if (this.#settingsReads.get(key) === token) this.#settingsReads.delete(key);
+      }
     }
   }
 
@@ -620,6 +640,7 @@ export class CycleFetcher {
   /** Forgets what is cached for a resource (its policy was deleted or retargeted). */
   forget(resourceId: string): void {
     this.#settings.delete(resourceKey(resourceId));
+    this.#settingsReads.delete(resourceKey(resourceId));
     this.#ladders.delete(resourceKey(resourceId));
     this.#ladderQueue.delete(resourceKey(resourceId));
     this.#azure.history.forget(resourceId);

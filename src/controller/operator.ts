@@ -21,6 +21,12 @@
  *   are aborted (transient failures of their policies) and, should the read still not end within a
  *   second, its remaining policies are handed to their passes as failed reads. `/readyz` fails
  *   while a cycle runs longer than its deadline plus `readinessMarginMs` (`cycle-watch.ts`).
+ * - Ownership: each watched policy's claims (its instance, app-server Deployment and HPA) are
+ *   kept from the watch events; the oldest policy naming a target owns it, the others are
+ *   duplicates (`ownership.ts`). A duplicate's pass is refused (`Conflict=True`, DuplicatePolicy)
+ *   and the cycle reads nothing from Azure for it. When a policy's verdict changes (its owner was
+ *   deleted or retargeted, an older policy now names its target), it is due at once — or right
+ *   after the pass it is in — so the next oldest takes over within one pass.
  * - Work queue: one entry per policy, never two passes of one policy at once; `workers` passes run
  *   concurrently. A failed pass is retried after a per-policy exponential backoff.
  * - Status: written when a field someone relies on changed, else at most every
@@ -62,6 +68,7 @@ import { type LeaderElectionSettings, LeaderElector, type LeaseOps } from "./lea
 import { LeadingReader } from "./leading.js";
 import { type Logger, scrubSecrets } from "./logging.js";
 import type { OperatorMetrics } from "./metrics.js";
+import { ClaimIndex, type Duplicate, policyClaims } from "./ownership.js";
 import { WorkQueue } from "./queue.js";
 import { type PassDeps, type PassResult, reconcile } from "./reconcile.js";
 import { nextPollTime } from "./schedule.js";
@@ -182,13 +189,15 @@ async function settleByDeadline<T>(
 /**
  * What a poll cycle reads for `due`: a target per policy whose instance Azure is asked about, and
  * a reading for each policy whose target the pass refuses anyway (a malformed resource ID,
- * InvalidSpec, or one outside its namespace's tenancy scopes, OutOfScope) — Azure is not read for
- * those. Policies without a SignalR or Web PubSub target are in neither.
+ * InvalidSpec, one outside its namespace's tenancy scopes, OutOfScope, or a duplicate of an older
+ * policy: `duplicateOf`) — Azure is not read for those. Policies without a SignalR or Web PubSub
+ * target are in neither.
  */
 function cycleTargets(
   due: readonly CapacityPolicy[],
   tenancy: Parameters<typeof checkTarget>[0],
   now: number,
+  duplicateOf: (key: string) => Duplicate | undefined,
 ): { targets: CycleTarget[]; refused: Map<string, CycleReading> } {
   const targets: CycleTarget[] = [];
   const refused = new Map<string, CycleReading>();
@@ -198,6 +207,11 @@ function cycleTargets(
     const check = checkTarget(tenancy, p.metadata.namespace, target.resourceId);
     if (!check.ok) {
       refused.set(objectKey(p), { fetchedAt: now, target: check });
+      continue;
+    }
+    const duplicate = duplicateOf(objectKey(p));
+    if (duplicate) {
+      refused.set(objectKey(p), { fetchedAt: now, target: check, duplicate });
       continue;
     }
     const seasonal = seasonalHistory(p);
@@ -229,6 +243,10 @@ export class Operator {
   readonly #nextPoll = new Map<string, number>();
   readonly #readings = new Map<string, CycleReading>();
   readonly #statusMemory = new StatusMemory();
+  /** The watched policies' claims and the duplicates among them (ownership.ts). */
+  readonly #claims = new ClaimIndex();
+  /** Policies whose ownership changed while a pass of theirs was queued or ran: due again after it. */
+  readonly #repoll = new Set<string>();
   /** Policies whose leading signal is still being read (their pass waits for it). */
   readonly #leadingPending = new Set<string>();
   readonly #listeners = new Set<(report: PassReport) => void>();
@@ -426,6 +444,8 @@ export class Operator {
     this.#statusMemory.forget(k);
     this.#queue.remove(k);
     this.#leadingReader.forget(k);
+    this.#claims.delete(k);
+    this.#repoll.delete(k);
     if (target) this.#fetcher.forget(target);
     this.#deps.metrics.forgetPolicy(policy.metadata.namespace, policy.metadata.name);
   }
@@ -448,6 +468,7 @@ export class Operator {
       this.#forget(k, e.object);
       return;
     }
+    this.#claims.set(policyClaims(e.object, this.#settings.tenancy));
     const previousTarget = e.type === "updated" ? e.previous.spec?.target?.resourceId : undefined;
     if (previousTarget && previousTarget !== target) this.#fetcher.forget(previousTarget);
     const changed =
@@ -492,6 +513,7 @@ export class Operator {
   /** One tick: starts a poll cycle for every due policy that no cycle or pass holds. */
   async #tick(): Promise<void> {
     this.#deps.metrics.queueDepth.set(this.#queue.depth);
+    this.#refreshOwnership();
     // A young cycle that has handed nothing over yet keeps the policies due meanwhile for the next
     // one (one getBatch per region for them all); once it waits only for a slow batch, or has
     // waited CYCLE_GATHER_MS, others go on.
@@ -509,12 +531,28 @@ export class Operator {
         this.#leadingPending.has(k)
       )
         continue;
+      this.#repoll.delete(k);
       due.push(p);
     }
     if (due.length === 0) return;
     const cycle = this.#cycle(due, now);
     this.#cycles.add(cycle);
     void cycle.finally(() => this.#cycles.delete(cycle));
+  }
+
+  /**
+   * Rebuilds the ownership verdicts after a watch event changed some policy's claims: a policy
+   * whose verdict changed is due now, and again right after a pass of it already queued or running
+   * (that pass used the old verdict).
+   */
+  #refreshOwnership(): void {
+    const changed = this.#claims.refresh();
+    if (changed.length === 0) return;
+    const now = this.#deps.clock.now();
+    for (const k of changed) {
+      this.#nextPoll.set(k, now);
+      this.#repoll.add(k);
+    }
   }
 
   /** True while a cycle younger than {@link CYCLE_GATHER_MS} has handed no policy over yet. */
@@ -531,7 +569,9 @@ export class Operator {
   async #cycle(due: readonly CapacityPolicy[], now: number): Promise<void> {
     for (const p of due) this.#inCycle.add(objectKey(p));
     const byKey = new Map(due.map((p) => [objectKey(p), p]));
-    const { targets, refused } = cycleTargets(due, this.#settings.tenancy, now);
+    const { targets, refused } = cycleTargets(due, this.#settings.tenancy, now, (k) =>
+      this.#claims.duplicateOf(k),
+    );
     const leading = this.#startLeadingReads(due, refused);
     const handed = new Set<string>();
     const token = {};
@@ -689,6 +729,8 @@ export class Operator {
         } else {
           // On the interval's grid, from when Azure was read: policies stay in one poll cycle.
           this.#nextPoll.set(k, nextPollTime(reading?.fetchedAt ?? passStartedAt, result.requeueAfterMs));
+          // Its ownership changed after its reading was taken: due again with the new verdict.
+          if (this.#repoll.delete(k)) this.#nextPoll.set(k, this.#deps.clock.now());
         }
         this.#emit({ key: k, policy, result });
       } catch (err) {

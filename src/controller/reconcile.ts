@@ -20,7 +20,8 @@
  * - a 409 on the status write is retried with a fresh read of the policy, without repeating any
  *   Azure call;
  * - another owner of the capacity (a native Azure autoscale setting, an HPA that owns the
- *   Deployment, someone else changing its replicas) is reported as `Conflict`, not fought.
+ *   Deployment, someone else changing its replicas, an older policy naming the same instance,
+ *   Deployment or HPA) is reported as `Conflict`, not fought.
  */
 
 import {
@@ -32,6 +33,7 @@ import {
 import {
   type AppServerView,
   completePass,
+  conflictedPass,
   type Decision,
   type PassFailure,
   type PassInput,
@@ -56,6 +58,7 @@ import { applyAppServer, readAppServer } from "./app-servers.js";
 import type { CycleReading } from "./fetch.js";
 import { type Logger, scrubSecrets } from "./logging.js";
 import type { OperatorMetrics } from "./metrics.js";
+import { duplicateConflict } from "./ownership.js";
 import type { StatusMemory } from "./status-memory.js";
 import { writeStatus } from "./status-write.js";
 import { checkTarget, type TenancyMap } from "./tenancy.js";
@@ -136,7 +139,9 @@ async function runPass(
 
 /**
  * The policy's spec, validated and defaulted, when the pass may go on; else the write of a pass
- * refused before reading: an invalid spec, or a target outside the tenancy (or invalid there).
+ * refused before reading: an invalid spec, a target outside the tenancy (or invalid there), or a
+ * duplicate of an older policy naming the same instance, Deployment or HPA (`ownership.ts`: the
+ * cycle did not read Azure for it; nothing is sent anywhere).
  */
 function admit(
   policy: CapacityPolicy,
@@ -154,6 +159,10 @@ function admit(
   const spec = validation.policy.spec;
   const target =
     reading?.target ?? checkTarget(deps.tenancy, policy.metadata.namespace, spec.target.resourceId);
+  if (target.ok && reading?.duplicate) {
+    const conflict = duplicateConflict(reading.duplicate);
+    return { refused: conflictedPass(generation, conflict, spec.pollIntervalSeconds * 1000) };
+  }
   if (target.ok) return { spec };
   const invalid = target.reason === "InvalidSpec";
   return {

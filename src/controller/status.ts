@@ -9,7 +9,7 @@
  * | False | InvalidSpec | the spec fails validation (no decision is made) |
  * | False | OutOfScope | the target is outside the Azure scopes the namespace may use |
  * | False | UnsupportedSku | the instance's SKU cannot be scaled (Free_F1) |
- * | False | Conflict | another owner manages the capacity (Conflict=True) |
+ * | False | Conflict | another owner manages the capacity (Conflict=True), or an older policy names the same instance, Deployment or HPA (Conflict=True, DuplicatePolicy: nothing decided, read or sent; `ownership.ts`) |
  * | False | InstanceUnavailable | the instance cannot be read and its capacity is not known yet |
  * | False | CredentialUnavailable | the same, because the operator's credential gave no token (failed or timed out) |
  * | False | InstanceNotFound | Azure answers 404 for the instance (or its metrics): the resource ID names nothing |
