@@ -49,6 +49,7 @@ import {
   resultsByResource,
 } from "./metric-samples.js";
 import { type MetricQuery, type MetricQueryPart, metricQueries } from "./query-plan.js";
+import { formatResourceId, parseResourceId } from "./resource-id.js";
 import { normalizeRegion } from "./scope.js";
 import { ThrottleGate } from "./throttle.js";
 
@@ -312,7 +313,7 @@ export class AzureMetrics implements BatchQuerier {
         ...(query.signal ? { abortSignal: query.signal } : {}),
       };
       const results = await this.#client(batch.scope.region).queryResources(
-        [...batch.resourceIds],
+        batch.resourceIds.map(canonicalResourceId),
         [...query.metricNames],
         metricNamespace(batch.service),
         options,
@@ -329,6 +330,21 @@ export class AzureMetrics implements BatchQuerier {
       if (!typed) throw err;
       return { error: typed, sent: true };
     }
+  }
+}
+
+/**
+ * A resource ID with its fixed segments spelled as ARM writes them (`/subscriptions/…/resourceGroups/
+ * …/providers/Microsoft.SignalRService/SignalR/…`), names as given. ARM IDs are case-insensitive,
+ * but `MetricsClient.queryResources` finds the subscription of the getBatch URL by looking for
+ * `subscriptions/` case-sensitively: `/SUBSCRIPTIONS/…` would send a wrong one (400). Answers are
+ * matched back case-insensitively (`resultsByResource`). An ID that does not parse is sent as is.
+ */
+export function canonicalResourceId(resourceId: string): string {
+  try {
+    return formatResourceId(parseResourceId(resourceId));
+  } catch {
+    return resourceId;
   }
 }
 

@@ -255,6 +255,27 @@ describe("metrics:getBatch against the emulator", { timeout: 30_000 }, () => {
     }
   });
 
+  it("reads an instance whose resource ID is spelled in other cases (ARM IDs are case-insensitive)", async () => {
+    const { metrics } = adaptersFor(emu);
+    const id = many[8] as string;
+    const spellings = [
+      id.toUpperCase(),
+      id.replace("/subscriptions/", "/Subscriptions/").replace("/resourceGroups/", "/RESOURCEGROUPS/"),
+      id.replace("Microsoft.SignalRService/SignalR", "microsoft.signalrservice/signalr"),
+    ];
+    for (const spelled of spellings) {
+      const result = await metrics.read([{ resourceId: spelled, region: "westeurope" }], {
+        start: START,
+        end: END,
+      });
+      expect(result.failures, spelled).toEqual([]);
+      const complete = result.samples
+        .get(spelled)
+        ?.find((s) => s.time.toISOString() === "2025-03-03T11:56:00.000Z");
+      expect(complete?.connections, spelled).toBeGreaterThanOrEqual(5_005);
+    }
+  });
+
   it("asks Web PubSub for TotalConnectionCount and no MessageCount", async () => {
     const { metrics } = adaptersFor(emu);
     const id = webPubSubId("wps-1");
