@@ -41,7 +41,10 @@ export async function replayWindow(
   const anticipated: AnticipatedScaleOut[] = [];
   let armWrites = control.calls().armWrites;
 
+  // Only the demo's own policy drives the live view and its counts (a person may add others).
+  const demoKey = `${policy.metadata.namespace}/${policy.metadata.name}`;
   operator.onPass((report: PassReport) => {
+    if (report.key !== demoKey) return;
     const now = clock.nowMs();
     passes.count++;
     if (report.error !== undefined) passes.failed++;
