@@ -37,9 +37,8 @@ export async function applyAppServer(
     await deps.workloads.applyDeploymentReplicas(namespace, change.name, change.replicas, options);
     return { kind: "deployment", replicas: change.replicas };
   } catch (err) {
-    if (err instanceof ConflictError && conflictingManagers(err.message).length > 0) {
-      return { kind: "conflict", managers: conflictingManagers(err.message), message: err.message };
-    }
+    const managers = err instanceof ConflictError ? conflictingManagers(err.message) : [];
+    if (managers.length > 0) return { kind: "conflict", managers, message: (err as Error).message };
     return { kind: "failed", message: toKubeError(err, "scale app servers").message };
   }
 }

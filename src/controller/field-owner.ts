@@ -49,14 +49,14 @@ export function fieldWrite(
 ): FieldWrite {
   // The operator's own entry is its Apply one: an Update entry under its name (an older version's
   // write through the scale subresource, a client that borrowed the name) is another owner.
-  const owners = ownership.managers.filter((m) => !(m.manager === self && m.operation === "Apply"));
+  const ours = (m: FieldManager) => m.manager === self && m.operation === "Apply";
+  const owners = ownership.managers.filter((m) => !ours(m));
   if (owners.length === 0) return { write: "apply", force: false };
   const from = [...new Set(owners.map((m) => m.manager))];
   if (ownership.appliedFor !== policy) return { write: "apply", force: true, from, why: "adopted" };
   if (from.every((m) => handedBack.includes(m)))
     return { write: "apply", force: true, from, why: "handedBack" };
-  const shared = ownership.managers.some((m) => m.manager === self && m.operation === "Apply");
-  return { write: "none", owners, share: !shared };
+  return { write: "none", owners, share: !ownership.managers.some(ours) };
 }
 
 /** How one owner wrote the field, for messages: `kubectl (Update through the scale subresource, 2026-…Z)`. */
