@@ -1527,7 +1527,17 @@ async function main(): Promise<void> {
     const kubectl = (args: string[]) =>
       execFileAsync(binaries.kubectl, [`--kubeconfig=${cp.kubeconfigAdmin}`, ...args], { timeout: 120_000 });
     await kubectl(["apply", "--server-side", "-f", join(ROOT, "crds", `${CRD_NAME}.yaml`)]);
-    await kubectl(["wait", "--for=condition=Established", `crd/${CRD_NAME}`, "--timeout=60s"]);
+    // kubectl wait fails at once ("status.conditions accessor error") while the new CRD has no
+    // conditions yet: asked again until the API server has written them.
+    for (let i = 0; ; i++) {
+      try {
+        await kubectl(["wait", "--for=condition=Established", `crd/${CRD_NAME}`, "--timeout=60s"]);
+        break;
+      } catch (err) {
+        if (i >= 20 || !String((err as { stderr?: unknown }).stderr).includes("accessor error")) throw err;
+        await sleep(250);
+      }
+    }
     const kube = createKubeClients(loadKubeConfig({ kind: "file", path: cp.kubeconfigAdmin }));
     for (let i = 0; ; i++) {
       try {

@@ -11,8 +11,10 @@
  *
  * What it measures without touching the operator's code: pass durations from the operator's own
  * `passDuration` histogram (observed right after each pass is reported), and poll cycles from the
- * Azure adapters it hands in (a cycle starts with its first `listBySubscription` and reads metrics
- * once; it is finished when every policy it read has had its pass), and the leading-signal reads
+ * Azure adapters it hands in (a cycle starts with its first `listBySubscription`; its policies are
+ * those it asks metrics for, counted when it asks, since each batch's policies go to their passes
+ * before the whole read returns; it is finished when its metrics reads have returned and every
+ * one of its policies has had its pass), and the leading-signal reads
  * of a cycle from the Prometheus client it hands in (the operator's own client, as `run` builds
  * it; the queries of one cycle all start within a second of each other).
  */
@@ -197,13 +199,15 @@ async function main(): Promise<void> {
   });
 
   // Poll cycles, seen through the adapters.
-  let open: (CycleRecord & { waiting: number }) | undefined;
+  /** A cycle being measured: its policies still without a pass, and its metrics reads still running. */
+  type OpenCycle = CycleRecord & { waiting: number; reads: number };
+  let open: OpenCycle | undefined;
   let fetching = false;
-  const byResource = new Map<string, CycleRecord & { waiting: number }>();
+  const byResource = new Map<string, OpenCycle>();
   let cycles: CycleRecord[] = [];
   let bursts: QueryBurst[] = [];
-  const finish = (c: CycleRecord & { waiting: number }) => {
-    const { waiting: _, ...record } = c;
+  const finish = (c: OpenCycle) => {
+    const { waiting: _, reads: __, ...record } = c;
     const burst = bursts.find((b) => Math.abs(b.startMs - c.startMs) < 1000);
     if (burst) {
       record.leadingQueries = burst.queries;
@@ -235,26 +239,36 @@ async function main(): Promise<void> {
         leadingStartMs: 0,
         leadingEndMs: 0,
         waiting: 0,
+        reads: 0,
       };
     }
     if (open) open.listCalls++;
     return list(...args);
   };
+  // A cycle's policies are known when it asks for their metrics: the fetcher hands each batch's
+  // policies to their passes before the whole read returns, so they are counted from here.
   const read = azure.metrics.read.bind(azure.metrics);
   azure.metrics.read = async (targets, options) => {
     const c = open;
-    if (c) c.metricsStartMs = performance.now();
-    const result = await read(targets, options);
+    fetching = false;
     if (c) {
-      c.metricsEndMs = performance.now();
-      c.fetchEndMs = c.metricsEndMs;
-      c.getBatchCalls += result.calls;
-      c.policies = targets.length;
-      c.waiting = targets.length;
+      c.metricsStartMs = performance.now();
+      c.policies += targets.length;
+      c.waiting += targets.length;
+      c.reads++;
       for (const t of targets) byResource.set(resourceKey(t.resourceId), c);
     }
-    fetching = false;
-    return result;
+    try {
+      const result = await read(targets, options);
+      if (c) c.getBatchCalls += result.calls;
+      return result;
+    } finally {
+      if (c) {
+        c.metricsEndMs = performance.now();
+        c.fetchEndMs = Math.max(c.fetchEndMs, c.metricsEndMs);
+        if (--c.reads === 0 && c.waiting === 0) finish(c);
+      }
+    }
   };
   const findFor = azure.autoscaleSettings.findFor.bind(azure.autoscaleSettings);
   azure.autoscaleSettings.findFor = async (...args) => {
@@ -334,7 +348,7 @@ async function main(): Promise<void> {
       if (c && id) {
         byResource.delete(resourceKey(id));
         c.endMs = Math.max(c.endMs, endMs);
-        if (--c.waiting === 0) finish(c);
+        if (--c.waiting === 0 && c.reads === 0) finish(c);
       }
       seen.add(r.key);
       if (!coldSent && seen.size >= config.expected) {
