@@ -244,7 +244,8 @@ export function expectedDisconnects(
   update: Pick<PlannedUpdate, "from" | "to" | "before">,
 ): number | undefined {
   const connections = update.before?.connections;
-  if (connections === undefined || !(update.from.units > 0)) return undefined;
+  if (connections === undefined || !Number.isFinite(connections) || connections < 0) return undefined;
+  if (!(update.from.units > 0) || !(update.to.units > 0)) return undefined;
   return clientsDisconnected({ connections, fromUnits: update.from.units, toUnits: update.to.units });
 }
 

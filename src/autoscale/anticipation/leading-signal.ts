@@ -19,10 +19,11 @@ export function changeReconnects(ctx: RuleContext): UnitChangeReconnects[] {
   const fallback = newest ? newest.units * ctx.connectionsPerUnit : undefined;
   return ctx.scaleEvents.flatMap((e: ScaleEvent) => {
     const observedMs = Date.parse(e.time);
-    const startedMs = e.startedAt ? Date.parse(e.startedAt) : observedMs;
+    const sent = e.startedAt ? Date.parse(e.startedAt) : observedMs;
+    const startedMs = Number.isFinite(sent) ? sent : observedMs;
     const connections = e.before?.connections ?? fallback;
-    if (!Number.isFinite(observedMs) || connections === undefined || !(e.fromUnits > 0) || !(e.toUnits > 0))
-      return [];
+    const known = connections !== undefined && Number.isFinite(connections) && connections >= 0;
+    if (!Number.isFinite(observedMs) || !known || !(e.fromUnits > 0) || !(e.toUnits > 0)) return [];
     const disconnected = clientsDisconnected({ connections, fromUnits: e.fromUnits, toUnits: e.toUnits });
     return disconnected > 0 ? [{ startedMs, observedMs, disconnected }] : [];
   });
