@@ -201,3 +201,40 @@ describe("leading signal in the decision", () => {
     expect(cond?.message).toMatch(/leading signal \(Unreachable\): ignored: connect ECONNREFUSED/);
   });
 });
+
+describe("leading signal: reconnects are not arrivals", () => {
+  // 20,000 steady connections (16.7 new/s with a 20-minute lifetime); a scale-in 30 → 25 units
+  // seen complete a minute ago disconnected 20,000 × 5 ÷ 30 = 3,333 clients, who reconnected in
+  // the minute of the newest reading: 16.7 + 3,333 ÷ 60 = 72.2 negotiations/s.
+  const steady = 20_000 / 1200;
+  const change = { startedMs: NOW - 7 * MIN, observedMs: NOW - MIN, disconnected: 20_000 / 6 };
+  const spike = readings([steady, steady, steady + 20_000 / 6 / 60]);
+  const input = (changes?: LeadingInput["changes"]) =>
+    base({
+      spec: lead({ connectionLifetime: "20m" }),
+      observation: { readings: spike },
+      connections: azure([20_000, 20_000, 20_000]),
+      ...(changes ? { changes } : {}),
+    });
+
+  it("discounts negotiations up to the clients the change disconnected", () => {
+    expect(leadingSignal(input()).ask?.units).toBeGreaterThan(40);
+    const r = leadingSignal(input([change]));
+    // Back to the steady rate: 20,000 connections, 25 units at 800 each.
+    expect(r.status.newConnectionsPerSecond).toBeCloseTo(steady, 3);
+    expect(r.ask?.units).toBeCloseTo(25, 6);
+  });
+
+  it("never below the rate before the change, and only within its span", () => {
+    // A real rise on top of the reconnects keeps what exceeds them.
+    const rise = readings([steady, steady, steady + 20_000 / 6 / 60 + 10]);
+    const r = leadingSignal({ ...input([change]), observation: { readings: rise } });
+    expect(r.status.newConnectionsPerSecond).toBeCloseTo(steady + 10, 3);
+    // A change seen long ago discounts nothing.
+    const old = { ...change, startedMs: NOW - 30 * MIN, observedMs: NOW - 25 * MIN };
+    expect(leadingSignal(input([old])).status.newConnectionsPerSecond).toBeCloseTo(
+      steady + 20_000 / 6 / 60,
+      3,
+    );
+  });
+});

@@ -24,6 +24,15 @@
  *   increase per second between the two newest readings, and a decrease is a counter reset (the
  *   increase is then the new value, as Prometheus's `rate()` reads it); Connections is the
  *   concurrent demand itself (no lifetime, no projection).
+ * - **Reconnects are not arrivals**: a unit change disconnects clients (`traffic/disconnections.ts`:
+ *   the removed units' share of the connections at a scale-in), and they reconnect within 30 s,
+ *   each negotiating again — a burst of negotiations that is not new demand. For a reading taken
+ *   from when the change was sent until {@link RECONNECT_SPAN_MS} after it was seen complete, the
+ *   rate is lowered by the clients it disconnected spread over one minute (a 1-minute rate window,
+ *   or the readings' spacing for a counter, whichever is longer: the most the burst can add), and
+ *   never below the newest rate read before the change: arrivals up to the clients the change
+ *   disconnected are discounted, the rest still counts. The same discounted rates pair with
+ *   Azure's connection count for the measured lifetime.
  * - **Unknown is ignored**: a failed read, a reading older than {@link MAX_READING_AGE_MS}, a
  *   negative value, or a counter with no earlier reading ask for nothing and say why
  *   (`Unavailable`). The signal only ever adds an ask; it never lowers capacity.
@@ -72,6 +81,46 @@ export interface LeadingInput {
   connections?: DemandSeries | undefined;
   /** What the last pass stored (for a measured lifetime kept through a full quota). */
   previous?: LeadingStatus | undefined;
+  /** Recent unit changes and the clients each disconnected (see the module comment). */
+  changes?: readonly UnitChangeReconnects[] | undefined;
+}
+
+/** A unit change, as far as its reconnects go. */
+export interface UnitChangeReconnects {
+  /** When the update was sent (or, not known, seen complete), ms. */
+  startedMs: number;
+  /** When it was seen complete, ms. */
+  observedMs: number;
+  /** Clients it disconnected (an estimate: the removed units' share of the connections). */
+  disconnected: number;
+}
+
+/**
+ * How long after a change is seen complete its reconnects may still show in the rate, ms: 3
+ * minutes — the reconnect schedule's 30 s, a 1-minute rate window, a scrape interval and the
+ * polls between completion and its observation.
+ */
+export const RECONNECT_SPAN_MS = 3 * 60_000;
+
+/**
+ * The arrival rate at `timeMs` with the reconnects of recent changes taken out (see the module
+ * comment): `rate − disconnected ÷ max(60 s, spacing)` for each change whose span holds the
+ * reading, never below `floor` (the newest rate before the change); the rate itself otherwise.
+ */
+export function withoutReconnects(
+  rate: number,
+  timeMs: number,
+  spacingMs: number,
+  changes: readonly UnitChangeReconnects[] | undefined,
+  floorOf: (beforeMs: number) => number | undefined,
+): number {
+  let out = rate;
+  for (const c of changes ?? []) {
+    if (!(c.disconnected > 0) || timeMs < c.startedMs || timeMs > c.observedMs + RECONNECT_SPAN_MS) continue;
+    const floor = Math.min(out, floorOf(c.startedMs) ?? 0);
+    out = Math.max(floor, out - (c.disconnected * 1000) / Math.max(MINUTE_MS, spacingMs));
+  }
+  return out;
 }
 
 /** How long a caller keeps readings (pairs for the lifetime span Azure's window and delay), ms. */
@@ -133,13 +182,17 @@ function rateAt(
 function ratesOf(
   measures: LeadingSignalSpec["measures"],
   readings: readonly LeadingReading[],
+  changes?: readonly UnitChangeReconnects[],
 ): [number, number][] {
-  const out: [number, number][] = [];
+  const raw: [number, number, number][] = [];
   readings.forEach((r, i) => {
-    const perSecond = rateAt(measures, r, readings[i - 1]);
-    if (perSecond !== undefined) out.push([r.timeMs, perSecond]);
+    const before = readings[i - 1];
+    const perSecond = rateAt(measures, r, before);
+    if (perSecond !== undefined) raw.push([r.timeMs, perSecond, before ? r.timeMs - before.timeMs : 0]);
   });
-  return out;
+  /** The newest raw rate read before `ms`. */
+  const floorOf = (ms: number) => raw.findLast(([t]) => t < ms)?.[1];
+  return raw.map(([t, rate, spacing]) => [t, withoutReconnects(rate, t, spacing, changes, floorOf)]);
 }
 
 /** Measured lifetimes (seconds) of the pairs of unsaturated Azure buckets and readings. */
@@ -244,7 +297,11 @@ function connectionLifetime(
   if (spec.connectionLifetime !== undefined) {
     return { lifetime: durationOr(spec.connectionLifetime, 0) || undefined, source: "Spec" };
   }
-  const pairs = lifetimePairs(ratesOf(spec.measures, readings), input.connections, input.connectionsPerUnit);
+  const pairs = lifetimePairs(
+    ratesOf(spec.measures, readings, input.changes),
+    input.connections,
+    input.connectionsPerUnit,
+  );
   if (pairs.length >= MIN_PAIRS) return { lifetime: median(pairs), source: "Measured" };
   if (previous?.lifetimeSource === "Measured" && previous.lifetimeSeconds !== undefined) {
     return { lifetime: previous.lifetimeSeconds, source: "Measured" };
@@ -326,7 +383,7 @@ export function leadingSignal(input: LeadingInput): { ask?: LeadingAsk; status: 
 
   const rate = arrivalRate(spec.measures, readings);
   if (!("perSecond" in rate)) return unavailable(rate, input.previous);
-  const lambda = rate.perSecond;
+  const lambda = ratesOf(spec.measures, readings, input.changes).at(-1)?.[1] ?? rate.perSecond;
   const { lifetime, source } = connectionLifetime(input, readings);
   const withRate = { ...base, newConnectionsPerSecond: round(lambda) };
   if (lifetime === undefined || !(lifetime > 0) || source === undefined) {

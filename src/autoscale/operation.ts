@@ -25,6 +25,7 @@
  */
 import type { CapacityPolicyStatus, RefusalCause } from "../api/index.js";
 import type { ScalableSku, SkuName } from "../capacity/skus.js";
+import { clientsDisconnected } from "../traffic/disconnections.js";
 import { type DecisionHistory, recordScale } from "./history.js";
 import type { SignalLevels } from "./suspect.js";
 
@@ -230,13 +231,38 @@ export interface StartObservation {
   blocked?: { reason: "ScaleInProgress" | "FailedUpdateScale" | "Throttled"; message: string };
   events: EventDraft[];
   counts: OperationCount[];
+  /** Clients the accepted update is expected to disconnect (see {@link expectedDisconnects}). */
+  disconnects?: number;
+}
+
+/**
+ * Clients an update is expected to disconnect when it completes: the removed units' share of the
+ * window's peak connections (`traffic/disconnections.ts`, `connections × removed ÷ old units`; 0
+ * for a scale-out); undefined when the connections are not known.
+ */
+export function expectedDisconnects(
+  update: Pick<PlannedUpdate, "from" | "to" | "before">,
+): number | undefined {
+  const connections = update.before?.connections;
+  if (connections === undefined || !Number.isFinite(connections) || connections < 0) return undefined;
+  if (!(update.from.units > 0) || !(update.to.units > 0)) return undefined;
+  return clientsDisconnected({ connections, fromUnits: update.from.units, toUnits: update.to.units });
+}
+
+/** `; disconnects about 6,667 clients (the removed units' share of 20,000)`, or nothing. */
+function disconnectsText(disconnects: number | undefined, connections: number | undefined): string {
+  if (disconnects === undefined || connections === undefined || disconnects <= 0) return "";
+  const n = (v: number) => Math.round(v).toLocaleString("en-US");
+  return `; disconnects about ${n(disconnects)} clients (the removed units' share of ${n(connections)}), who reconnect at once`;
 }
 
 /** The status, Events and counts of sending `update` with `result`. Pure. */
 export function startedOperation(update: PlannedUpdate, result: UpdateResult): StartObservation {
   if (result.kind === "accepted") {
     const out = update.to.units >= update.from.units ? "ScalingOut" : "ScalingIn";
+    const disconnects = expectedDisconnects(update);
     return {
+      ...(disconnects !== undefined && disconnects > 0 ? { disconnects } : {}),
       operation: {
         startedAt: result.startedAt,
         from: { sku: update.from.sku as StoredOperation["from"]["sku"], units: update.from.units },
@@ -248,7 +274,7 @@ export function startedOperation(update: PlannedUpdate, result: UpdateResult): S
         {
           type: "Normal",
           reason: out,
-          message: `${shown(update.from)} → ${shown(update.to)} units (${update.cause})`,
+          message: `${shown(update.from)} → ${shown(update.to)} units (${update.cause})${disconnectsText(disconnects, update.before?.connections)}`,
         },
         ...(update.anticipated
           ? [

@@ -207,6 +207,8 @@ export interface PassWrite {
   replicas?: number;
   /** The update in flight after the pass: its age and deadline (overdue.ts). */
   updateAge?: UpdateAge;
+  /** Clients the update this pass started is expected to disconnect (operation.ts `expectedDisconnects`). */
+  disconnects?: number;
 }
 
 /** How soon to look again while an ARM update runs, ms. */
@@ -550,6 +552,7 @@ export function completePass(plan: PassPlan, results: PassResults): PassWrite {
   if (b) write.blocker = b;
   if (served.replicas !== undefined) write.replicas = served.replicas;
   if (age) write.updateAge = age;
+  if (step.disconnects !== undefined) write.disconnects = step.disconnects;
   return write;
 }
 
@@ -566,6 +569,8 @@ interface UpdateStep {
   blocked: { reason: string; message: string } | undefined;
   /** This pass started an update. */
   scaled: boolean;
+  /** Clients that update is expected to disconnect. */
+  disconnects?: number;
   /** Updates that did not take (unapplied.ts), after a refusal of this pass's update. */
   unapplied: UnappliedUpdates | undefined;
   held: UnappliedHold | undefined;
@@ -605,6 +610,7 @@ function updateStep(
     step.inFlight = true;
     step.scaled = true;
   }
+  if (started.disconnects !== undefined) step.disconnects = started.disconnects;
   if (started.blocked) step.blocked = started.blocked;
   if (result.kind !== "refused") return step;
   const generation = input.policy.metadata?.generation;

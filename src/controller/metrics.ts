@@ -154,6 +154,11 @@ export class OperatorMetrics {
     "Scale operations by target and result (started, succeeded, failed, not_applied, conflict, refused, throttled)",
     [...POLICY, "target", "result"],
   );
+  readonly clientsDisconnected = this.#counter(
+    "scale_in_disconnected_clients_total",
+    "Client connections the policy's scale-ins are expected to disconnect: the removed units' share of the window's peak connections (connections × removed ÷ old units) at each update sent",
+    POLICY,
+  );
   readonly updateRefused = this.#gauge(
     "update_refused",
     "1 while the policy's updates are held back because ARM refused the last one durably, by what refused it (Quota, Policy, Lock, Invalid, Unauthorized, NotFound)",

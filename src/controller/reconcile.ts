@@ -324,6 +324,7 @@ function observe(
   const { namespace, name } = policy.metadata;
   const labels = { namespace, policy: name };
   for (const c of write.counts) deps.metrics.scaleOperations.inc({ ...labels, ...c });
+  if (write.disconnects) deps.metrics.clientsDisconnected.inc(labels, write.disconnects);
   const unapplied = write.patch.unappliedUpdates;
   if (unapplied !== undefined) {
     deps.metrics.observeRefusal(namespace, name, storedRefusal(unapplied ?? undefined)?.by);

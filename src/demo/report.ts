@@ -58,6 +58,10 @@ export function formatSummary(result: DemoResult): string {
       "scale operations",
       `${s.scaleOperations.total} (${s.scaleOperations.out} out, ${s.scaleOperations.in} in)`,
     ],
+    [
+      "clients disconnected",
+      `${n(s.disconnected.clients)} by scale-ins${s.disconnected.refused > 0 ? ` (${n(s.disconnected.refused)} of them found no room to reconnect)` : ""}`,
+    ],
     ["Premium_P1 → P2", p2Line(s)],
     ["unit-hours", `${n(s.totalUnitHours)}${perSku ? ` (${perSku})` : ""}`],
     [

@@ -58,6 +58,12 @@ export async function reportDemo(
   const rows = demoTimeline(settings, stage);
   const loadTargetPercent = policy.spec.metrics.serverLoad?.targetPercent ?? 70;
   const summary = summarize(rows, { loadTargetPercent });
+  const endMs = settings.window.startMs + settings.window.durationMs;
+  for (const d of emulator.control.disconnections(policy.spec.target.resourceId)) {
+    if (d.atMs < settings.window.startMs || d.atMs >= endMs) continue;
+    summary.disconnected.clients += Math.round(d.disconnected);
+    summary.disconnected.refused += Math.round(d.refused);
+  }
   const calls = emulator.control.calls();
   const durations = (await operatorMetrics.passDuration.get()).values;
   const sum = durations.find((v) => v.metricName?.endsWith("_sum"))?.value ?? 0;

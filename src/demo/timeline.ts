@@ -91,6 +91,11 @@ export interface DemoSummary {
   /** Refused connections summed over the minutes, connection-minutes. */
   refusedConnectionMinutes: number;
   peakRefused: number;
+  /**
+   * Clients the completed scale operations disconnected (the emulator's traffic model: the removed
+   * units' share at a scale-in), and the reconnects of theirs refused for want of room.
+   */
+  disconnected: { clients: number; refused: number };
   /** Fewest and most app-server replicas, when known. */
   replicas?: { min: number; max: number };
 }
@@ -119,6 +124,7 @@ export function summarize(rows: readonly TimelineRow[], options: { loadTargetPer
     minutesRefused: 0,
     refusedConnectionMinutes: 0,
     peakRefused: 0,
+    disconnected: { clients: 0, refused: 0 },
   };
   let unitMinutes = 0;
   let prev: TimelineRow | undefined;

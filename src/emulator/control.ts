@@ -65,6 +65,7 @@ import {
   type AppServersView,
   type AutoscaleSettingRecord,
   type AutoscaleSettingSpec,
+  type DisconnectionRecord,
   type InstanceLadders,
   type InstanceSpec,
   type InstanceView,
@@ -155,6 +156,8 @@ export interface EmulatorControl {
   instances(): InstanceView[];
   /** The traffic of the minute containing `at` (default: the last complete minute). */
   traffic(resourceId: string, at?: Date): TrafficMinute | undefined;
+  /** Clients the instance's completed updates disconnected, in time order. @throws StateError 404 */
+  disconnections(resourceId: string): DisconnectionRecord[];
   addFault(spec: FaultSpec): FaultRule;
   removeFault(id: string): boolean;
   clearFaults(): void;

@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { isSkuName } from "../capacity/index.js";
 import { generateServerCertificate } from "../shared/tls.js";
-import type { DemandSpec, TrafficMinute } from "../traffic/index.js";
+import type { DemandSpec, DisconnectionModel, TrafficMinute } from "../traffic/index.js";
 import { normalizeLocation, parseArmId } from "./arm-id.js";
 import { createVirtualClock, type VirtualClock } from "./clock.js";
 import type { EmulatorControl, EmulatorSnapshot } from "./control.js";
@@ -89,6 +89,8 @@ export interface EmulatorOptions {
    * (default 1,200: `traffic/arrivals.ts`).
    */
   connectionLifetimeSeconds?: number;
+  /** Which clients a completed update disconnects (default `RemovedUnits`; `traffic/disconnections.ts`). */
+  disconnection?: DisconnectionModel;
   /**
    * Also serve the app servers' `/metrics` on plain HTTP on this loopback port (0: any free port),
    * for a Prometheus without the emulator's CA. Default: HTTPS only.
@@ -144,6 +146,7 @@ function createState(options: EmulatorOptions, clock: VirtualClock): EmulatorSta
     ...(options.connectionLifetimeSeconds !== undefined
       ? { connectionLifetimeSeconds: options.connectionLifetimeSeconds }
       : {}),
+    ...(options.disconnection !== undefined ? { disconnection: options.disconnection } : {}),
   });
   if (options.unitQuota !== undefined) state.refusals.setQuota({ units: options.unitQuota });
   for (const spec of options.instances ?? []) state.addInstance(spec);
@@ -336,6 +339,7 @@ function createControl(
     calls: () => log.counters(),
     resetRequests: () => log.clear(),
     appServers: (instanceName) => state.appServers(instanceName),
+    disconnections: (resourceId) => state.disconnections(resourceId),
     restartAppServers: (instanceName) => state.restartAppServers(instanceName),
     snapshot: (): EmulatorSnapshot => ({
       now: state.clock.now().toISOString(),

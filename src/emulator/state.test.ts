@@ -18,6 +18,44 @@ function setup() {
 }
 
 describe("EmulatorState", () => {
+  it("a completed scale-in disconnects the removed units' clients, who negotiate again at 0, 2, 10, 30 s", () => {
+    const clock = createVirtualClock({ start: T0, speed: 0 });
+    const state = new EmulatorState({ clock, scaleDurationMs: 60_000, noiseAmplitude: 0 });
+    state.addInstance({ resourceId: ID, sku: "Premium_P1", units: 30, connections: 18_000 });
+    const before = state.appServers("hub-1").negotiations;
+    state.beginUpdate(ID, { units: 20 });
+    clock.advance(60_000);
+    const [d] = state.disconnections(ID);
+    // A third of the units go: a third of the 18,000 clients; the 20 units have room for them all.
+    expect(d?.disconnected).toBeCloseTo(6_000, 6);
+    expect(d).toMatchObject({ from: { units: 30 }, to: { units: 20 }, refused: 0 });
+    clock.advance(30_000);
+    const steady = (18_000 / 1_200) * 90; // 90 s of Little's-law arrivals (D / W)
+    expect(state.appServers("hub-1").negotiations - before).toBeCloseTo(steady + 6_000, 3);
+    // A scale-out disconnects none.
+    state.beginUpdate(ID, { units: 30 });
+    clock.advance(60_000);
+    expect(state.disconnections(ID)).toHaveLength(1);
+  });
+
+  it("in the pessimistic model every change disconnects everyone, and a reconnect without room is refused", () => {
+    const clock = createVirtualClock({ start: T0, speed: 0 });
+    const state = new EmulatorState({
+      clock,
+      scaleDurationMs: 60_000,
+      noiseAmplitude: 0,
+      disconnection: "Everyone",
+    });
+    state.addInstance({ resourceId: ID, sku: "Premium_P1", units: 10, connections: 9_000 });
+    state.beginUpdate(ID, { units: 5 });
+    clock.advance(60_000);
+    const [d] = state.disconnections(ID);
+    expect(d?.disconnected).toBe(9_000);
+    expect(d?.reconnected).toBeLessThanOrEqual(5_000);
+    expect((d?.reconnected ?? 0) + (d?.refused ?? 0)).toBe(9_000);
+    expect(d?.negotiations).toBe(9_000 + 3 * (d?.refused ?? 0));
+  });
+
   it("runs an update: Updating, 409 for a second one, Succeeded with the new capacity after the scale time", () => {
     const { clock, state } = setup();
     const op = state.beginUpdate(ID, { units: 2 });

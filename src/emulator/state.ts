@@ -11,6 +11,12 @@
  * client of the offered demand, refused ones included), and the client connections they hold (the
  * accepted ones). `appservers.ts` serves them as Prometheus metrics.
  *
+ * An update that completes disconnects clients (`traffic/disconnections.ts`: the removed units'
+ * share at a scale-in, or everyone at any change with `disconnection: "Everyone"`); they reconnect
+ * at 0, 2, 10 and 30 s, each attempt a negotiate call the app servers count, and those the new
+ * capacity has no room for are refused. Each instance keeps the list
+ * ({@link EmulatorState.disconnections}).
+ *
  * Each instance may carry its own unit ladders (`ladders`: what the service enforces, and
  * `listSkus` reports) and says what an update to a count off them gets (`ladderEnforcement`:
  * refused, or accepted and not applied). The rules that refuse writes before the service sees them
@@ -24,9 +30,11 @@
  */
 import { DEFAULT_LADDERS, isSkuName, type ServiceKind, SKU_NAMES, type SkuName } from "../capacity/index.js";
 import {
+  changeReconnects,
   DEFAULT_CONNECTION_LIFETIME_SECONDS,
   type DemandFunction,
   type DemandSpec,
+  type DisconnectionModel,
   defaultMix,
   demandFunction,
   describeDemand,
@@ -216,6 +224,25 @@ interface InstanceRecord {
   ladderEnforcement: LadderEnforcement;
   /** The instance before its last accepted update. */
   beforeWrite?: BeforeWrite;
+  /** Clients disconnected by completed updates, in time order. */
+  disconnections: DisconnectionRecord[];
+}
+
+/** Clients one completed update disconnected, and what their reconnects met. */
+export interface DisconnectionRecord {
+  /** When the update completed, ms. */
+  atMs: number;
+  from: { sku: SkuName; units: number };
+  to: { sku: SkuName; units: number };
+  /** Client connections before it. */
+  connections: number;
+  disconnected: number;
+  /** Reconnected at once on the new capacity. */
+  reconnected: number;
+  /** Found no room at any of their four attempts. */
+  refused: number;
+  /** Negotiate calls of their attempts. */
+  negotiations: number;
 }
 
 /** An instance as ARM shows it. */
@@ -311,6 +338,8 @@ export interface EmulatorStateOptions {
   connectionLifetimeSeconds?: number;
   /** Virtual time after an accepted update during which ARM reads show the instance as before, ms (default 0). */
   readAfterWriteLagMs?: number;
+  /** Which clients a completed update disconnects (default `RemovedUnits`; `traffic/disconnections.ts`). */
+  disconnection?: DisconnectionModel;
 }
 
 export class EmulatorState {
@@ -325,6 +354,8 @@ export class EmulatorState {
   readonly seed: string;
   readonly historyDays: number;
   readonly connectionLifetimeSeconds: number;
+  /** Which clients a completed update disconnects. */
+  disconnection: DisconnectionModel;
   readonly #defaultDemand: DemandSpec;
   readonly #instances = new Map<string, InstanceRecord>();
   readonly #operations = new Map<string, OperationRecord>();
@@ -336,6 +367,7 @@ export class EmulatorState {
     this.scaleDurationMs = options.scaleDurationMs ?? 3 * MINUTE;
     this.ingestionDelayMs = options.ingestionDelayMs ?? 3 * MINUTE;
     this.readAfterWriteLagMs = options.readAfterWriteLagMs ?? 0;
+    this.disconnection = options.disconnection ?? "RemovedUnits";
     this.noiseAmplitude = options.noiseAmplitude ?? 0.05;
     this.seed = options.seed ?? "emulator";
     this.historyDays = options.historyDays ?? DEFAULT_HISTORY_DAYS;
@@ -362,9 +394,56 @@ export class EmulatorState {
       if (!inst || inst.operationId !== op.id) continue;
       inst.provisioningState = op.status;
       delete inst.operationId;
-      if (op.outcome === "applied")
-        inst.capacity.push({ fromMs: op.completesMs, sku: op.target.sku, units: op.target.units });
+      if (op.outcome === "applied") this.#applyCapacity(inst, op.completesMs, op.target);
     }
+  }
+
+  /**
+   * The capacity of `inst` becomes `to` at `atMs`: the clients it disconnects are recorded and
+   * their reconnect attempts counted by the app servers (see the module comment).
+   */
+  #applyCapacity(inst: InstanceRecord, atMs: number, to: { sku: SkuName; units: number }): void {
+    const minuteMs = Math.floor(atMs / MINUTE) * MINUTE;
+    const from = this.#capacityAt(inst, atMs);
+    const before = this.#minuteTraffic(inst, minuteMs - (atMs === minuteMs ? MINUTE : 0));
+    inst.capacity.push({ fromMs: atMs, sku: to.sku, units: to.units });
+    if (from.sku === to.sku && from.units === to.units) return;
+    const after = trafficAt({
+      mix: inst.mix,
+      offeredConnections: offeredAt(inst.demand, minuteMs),
+      sku: to.sku,
+      units: to.units,
+      noise: 0,
+    });
+    const change = {
+      connections: before.clientConnections,
+      fromUnits: from.units,
+      toUnits: to.units,
+      skuChanges: from.sku !== to.sku,
+    };
+    const r = changeReconnects(change, after.connectionQuota - after.serverConnections, this.disconnection);
+    if (r.disconnected <= 0) return;
+    for (const a of r.attempts)
+      inst.negotiations.addNegotiations(atMs + a.delaySeconds * 1000, a.negotiations);
+    inst.disconnections.push({
+      atMs,
+      from: { sku: from.sku, units: from.units },
+      to: { ...to },
+      connections: before.clientConnections,
+      disconnected: r.disconnected,
+      reconnected: r.reconnected,
+      refused: r.refused,
+      negotiations: r.negotiations,
+    });
+  }
+
+  /**
+   * The clients completed updates of an instance disconnected, in time order (settled first).
+   * @throws StateError 404 for an unknown instance.
+   */
+  disconnections(resourceId: string): DisconnectionRecord[] {
+    this.settle();
+    return this.#require(resourceId).disconnections.map((d) => ({ ...d }));
   }
 
   /**
@@ -412,6 +491,7 @@ export class EmulatorState {
       appServersStartMs: createdMs,
       ladders,
       ladderEnforcement,
+      disconnections: [],
     };
     this.#instances.set(armKey(ref.id), record);
     return this.#view(record);

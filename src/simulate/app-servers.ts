@@ -3,7 +3,9 @@
  * signal (`spec.anticipation.leadingSignal`), minute by minute in a simulation.
  *
  * - Arrivals: `traffic/arrivals.ts` (`negotiateArrivals`): every client negotiates, refused ones
- *   too, at `max(0, dD/dt) + D/W` per second for a mean connection lifetime `W`.
+ *   too, at `max(0, dD/dt) + D/W` per second for a mean connection lifetime `W`; plus, in the
+ *   minute a capacity change completes, the reconnect attempts of the clients it disconnected
+ *   (`traffic/disconnections.ts`), as the app servers' negotiate counter would count them.
  * - Lag: a poll at `t` sees the rate of the last whole minute before it, evaluated at
  *   `t − scrapeLag` (the scrape interval: a sample is up to one interval old). No ingestion delay:
  *   that is the point of the signal.
@@ -37,16 +39,28 @@ export class AppServerHistory {
   constructor(startMs: number, arrivals: Float64Array, scrapeLagMs = DEFAULT_SCRAPE_LAG_MS) {
     this.startMs = startMs;
     this.scrapeLagMs = scrapeLagMs;
-    this.#arrivals = arrivals;
+    this.#arrivals = Float64Array.from(arrivals);
     this.#total = new Float64Array(arrivals.length + 1);
-    for (let m = 0; m < arrivals.length; m++)
-      this.#total[m + 1] = (this.#total[m] as number) + (arrivals[m] as number);
     this.#accepted = new Float64Array(arrivals.length);
+  }
+
+  /**
+   * Adds negotiations to minute `m` before it is recorded: the reconnect attempts of clients a
+   * capacity change disconnected (`traffic/disconnections.ts`).
+   */
+  addNegotiations(m: number, count: number): void {
+    if (m >= this.#length && m < this.#arrivals.length) {
+      this.#arrivals[m] = (this.#arrivals[m] as number) + count;
+    }
   }
 
   /** Records the minute just replayed: the client connections the service accepted. */
   push(acceptedConnections: number): void {
-    if (this.#length < this.#accepted.length) this.#accepted[this.#length++] = acceptedConnections;
+    const m = this.#length;
+    if (m >= this.#accepted.length) return;
+    this.#accepted[m] = acceptedConnections;
+    this.#total[m + 1] = (this.#total[m] as number) + (this.#arrivals[m] as number);
+    this.#length++;
   }
 
   /**

@@ -260,6 +260,7 @@ export function* comparisonSteps(
     sizes,
     targetPercent: loadTargetPercent,
     startMs: input.startMs,
+    ...(input.disconnection ? { disconnection: input.disconnection } : {}),
   });
   yield { done: minutes, total };
   const staticSize = peakSize(oracle);

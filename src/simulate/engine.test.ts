@@ -19,6 +19,25 @@ class Greedy implements Strategy {
 }
 
 describe("engine", () => {
+  it("counts the clients a completed scale-in disconnects and their reconnects as negotiations", () => {
+    // 9,000 clients on Premium_P1 × 10 → × 5: half the units go, 4,500 clients with them; the
+    // new quota (5,000, less the app servers' connections) leaves room for few of them.
+    const s = new Greedy(5);
+    Object.assign(s, { initial: { sku: "Premium_P1", units: 10 } });
+    const demand = steps([[12, 9_000]]);
+    const arrivals = new Float64Array(12).fill(450);
+    const setup = { ...testSetup(demand), arrivals };
+    const run = simulate(s, setup);
+    const op = run.operations[0];
+    expect(op?.disconnected).toBeCloseTo(4_500, 6);
+    // A scale-out disconnects none.
+    const out = simulate(new Greedy(10), testSetup(steps([[12, 900]])));
+    expect(out.operations.map((o) => o.disconnected)).toEqual([0]);
+    // Everyone, in the pessimistic model.
+    const all = simulate(new Greedy(10), { ...testSetup(steps([[12, 900]])), disconnection: "Everyone" });
+    expect(all.operations[0]?.disconnected).toBe(900);
+  });
+
   it("keeps the old capacity while a scale is in flight and starts no second one", () => {
     const s = new Greedy(10);
     const run = simulate(s, testSetup(steps([[12, 5_000]])));

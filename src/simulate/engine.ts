@@ -27,6 +27,8 @@
 import type { MetricSample } from "../autoscale/samples.js";
 import { SCALABLE_SKUS, type ScalableSku, type ServiceKind, type SkuUnits } from "../capacity/index.js";
 import {
+  changeReconnects,
+  type DisconnectionModel,
   type EmulatedMetric,
   findEmulatedMetric,
   minuteAggregates,
@@ -65,6 +67,12 @@ export interface ScaleOperation {
   completedMs: number;
   from: SkuUnits;
   to: SkuUnits;
+  /**
+   * Client connections the change disconnected when it completed (`traffic/disconnections.ts`:
+   * the removed units' share, or everyone in the pessimistic model); 0 or absent while it is in
+   * flight.
+   */
+  disconnected?: number;
 }
 
 /** Allocates an empty run of `minutes` minutes. */
@@ -301,6 +309,8 @@ export interface SimulationSetup {
   arrivals?: Float64Array;
   /** How old the newest scraped app-server sample is at a poll, ms (default 15,000). */
   scrapeLagMs?: number;
+  /** Which clients a completed change disconnects (default `RemovedUnits`; `traffic/disconnections.ts`). */
+  disconnection?: DisconnectionModel;
 }
 
 /** Demand per minute: the value at each minute's middle, rounded, never negative. */
@@ -334,10 +344,14 @@ export function* simulation(
   const amplitude = setup.noiseAmplitude ?? 0.05;
   let current: SkuUnits = { ...strategy.initial };
   let inFlight: ScaleOperation | undefined;
+  /** A change that completed at this minute, and the clients it had before. */
+  let completed: { op: ScaleOperation; connections: number } | undefined;
+  let connections = 0;
   for (let m = 0; m < minutes; m++) {
     const nowMs = setup.startMs + m * MINUTE_MS;
     if (inFlight && nowMs >= inFlight.completedMs) {
       current = { ...inFlight.to };
+      completed = { op: inFlight, connections };
       inFlight = undefined;
     }
     if (m % poll === 0) {
@@ -355,11 +369,14 @@ export function* simulation(
           completedMs: nowMs + setup.scaleDurationMs,
           from: { ...current },
           to: { ...want },
+          disconnected: 0,
         };
         run.operations.push(op);
         strategy.scaleStarted?.(nowMs, op.from, op.to);
-        if (setup.scaleDurationMs <= 0) current = { ...want };
-        else inFlight = op;
+        if (setup.scaleDurationMs <= 0) {
+          current = { ...want };
+          completed = { op, connections };
+        } else inFlight = op;
       }
     }
     const t = trafficAt({
@@ -370,12 +387,39 @@ export function* simulation(
       noise: noise(setup.seed, m, 0),
       noiseAmplitude: amplitude,
     });
+    if (completed) {
+      const r = completeChange(completed.op, completed.connections, t, setup.disconnection);
+      appServers?.addNegotiations(m, r.negotiations);
+      completed = undefined;
+    }
+    connections = t.clientConnections;
     recordMinute(run, m, current, t);
     metrics.push(t, noise(setup.seed, m, 1));
     appServers?.push(Math.max(0, (setup.demand[m] as number) - t.refusedConnections));
     if ((m + 1) % chunk === 0 && m + 1 < minutes) yield m + 1;
   }
   return run;
+}
+
+/**
+ * Records on `op` the clients it disconnected (of the `connections` it had before it completed)
+ * and returns their reconnects on the new capacity, whose first minute is `after`.
+ */
+export function completeChange(
+  op: ScaleOperation,
+  connections: number,
+  after: TrafficMinute,
+  model?: DisconnectionModel,
+) {
+  const change = {
+    connections,
+    fromUnits: op.from.units,
+    toUnits: op.to.units,
+    skuChanges: op.from.sku !== op.to.sku,
+  };
+  const r = changeReconnects(change, after.connectionQuota - after.serverConnections, model);
+  op.disconnected = r.disconnected;
+  return r;
 }
 
 /** {@link simulation} run to its end at once. */

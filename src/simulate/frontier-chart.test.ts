@@ -17,6 +17,7 @@ const point = (
   settings,
   costUsd,
   refusedConnectionMinutes,
+  clientsDisconnected: refusedConnectionMinutes / 10,
   onFrontier,
   metrics: {} as StrategyMetrics,
 });
@@ -38,7 +39,9 @@ describe("the frontier chart", () => {
   it("marks the policy, the frontier, the dominated variants and the references, one label per place", () => {
     const spec = frontierChartSpec(POINTS, { title: "t", subtitle: "s" }) as unknown as {
       data: { values: { name: string; kind: string; label: string }[] };
-      layer: { encoding: { x: { scale: { type: string; domain?: number[] } } } }[];
+      hconcat: {
+        layer: { encoding: { x: { scale: { type: string; domain?: number[] } }; y: { field: string } } }[];
+      }[];
     };
     const byName = Object.fromEntries(spec.data.values.map((v) => [v.name, v]));
     expect(Object.values(byName).map((v) => [v.name, v.kind, v.label])).toEqual([
@@ -50,13 +53,23 @@ describe("the frontier chart", () => {
       ["native-p2", "native-p2", "native-p2"],
       ["oracle", "oracle", "oracle"],
     ]);
-    expect(spec.layer[0]?.encoding.x.scale).toEqual({ type: "log", domain: [100, 20_000], nice: false });
+    expect(spec.hconcat[0]?.layer[0]?.encoding.x.scale).toEqual({
+      type: "log",
+      domain: [100, 20_000],
+      nice: false,
+    });
+    // Two panels on the same cost axis: refusals, then clients disconnected by scaling.
+    expect(spec.hconcat.map((p) => p.layer[0]?.encoding.y.field)).toEqual([
+      "refusedConnectionMinutes",
+      "clientsDisconnected",
+    ]);
   });
 
   it("renders to SVG", async () => {
     const svg = await renderSvg(frontierChartSpec(POINTS, { title: "chat on a trace", subtitle: "s" }));
     expect(svg.startsWith("<svg")).toBe(true);
     expect(svg).toContain("refused connection-minutes");
+    expect(svg).toContain("clients disconnected by scaling");
     expect(svg).toContain("v02, v03");
   });
 

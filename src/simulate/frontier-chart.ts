@@ -1,6 +1,8 @@
 /**
- * The SVG chart of a frontier sweep: one point per policy run and reference strategy, cost (USD)
- * across, refused connection-minutes up — the Pareto frontier of the policy and its variants as a
+ * The SVG chart of a frontier sweep, two panels side by side on the same cost axis: refused
+ * connection-minutes up on the left, clients disconnected by scaling up on the right. One point
+ * per policy run and reference strategy in each, cost (USD) across — the Pareto frontier (over all
+ * three axes; a staircase through its points on the left) of the policy and its variants as a
  * staircase through its points, the policy under test as a diamond, the reference strategies
  * (native autoscale, static, oracle) as triangles in their colors of the time chart, the variants
  * off the frontier as hollow circles. Labels: the names of the policy (bold, on its left), the
@@ -20,6 +22,7 @@ interface FrontierDatum {
   kind: string;
   costUsd: number;
   refusedConnectionMinutes: number;
+  clientsDisconnected: number;
   onFrontier: boolean;
   label: string;
   settings: string;
@@ -77,6 +80,7 @@ function frontierData(sweepPoints: readonly SweepPoint[]): FrontierDatum[] {
     kind: kindOf(p),
     costUsd: Math.round(p.costUsd * 100) / 100,
     refusedConnectionMinutes: Math.round(p.refusedConnectionMinutes),
+    clientsDisconnected: Math.round(p.clientsDisconnected),
     onFrontier: p.onFrontier,
     label: "",
     settings: shortSettings(p.settings),
@@ -109,14 +113,22 @@ function costAxis(values: readonly FrontierDatum[]) {
   };
 }
 
-/** The refusals axis: linear from zero, SI-formatted. */
-const REFUSALS_AXIS = {
-  field: "refusedConnectionMinutes",
-  type: "quantitative" as const,
-  title: "refused connection-minutes",
-  scale: { zero: true },
-  axis: { labelExpr: "format(datum.value, '~s')" },
-};
+/** A harm axis: linear from zero, SI-formatted. */
+function harmAxis(field: "refusedConnectionMinutes" | "clientsDisconnected", title: string) {
+  return {
+    field,
+    type: "quantitative" as const,
+    title,
+    scale: { zero: true },
+    axis: { labelExpr: "format(datum.value, '~s')" },
+  };
+}
+
+/** The refusals axis. */
+const REFUSALS_AXIS = harmAxis("refusedConnectionMinutes", "refused connection-minutes");
+/** The disconnections axis. */
+const DISCONNECTED_AXIS = harmAxis("clientsDisconnected", "clients disconnected by scaling");
+type HarmAxis = typeof REFUSALS_AXIS | typeof DISCONNECTED_AXIS;
 
 /** A point's shape by kind: the policy a diamond, variants circles, references triangles. */
 function shapeOf(k: string): string {
@@ -133,6 +145,7 @@ function pointLayer(
   filter: string,
   filled: boolean,
   x: ReturnType<typeof costAxis>,
+  y: HarmAxis,
   kinds: readonly string[],
 ) {
   const kind = { field: "kind", type: "nominal" as const, title: null };
@@ -141,7 +154,7 @@ function pointLayer(
     mark: { type: "point" as const, filled, opacity: 1, strokeWidth: 1.5 },
     encoding: {
       x,
-      y: REFUSALS_AXIS,
+      y,
       shape: { ...kind, scale: { domain: kinds, range: kinds.map(shapeOf) } },
       color: { ...kind, scale: { domain: kinds, range: kinds.map(colorOf) } },
       size: { condition: { test: "datum.kind === 'policy'", value: 160 }, value: 70 },
@@ -150,12 +163,51 @@ function pointLayer(
         { field: "settings" },
         { field: "costUsd", format: ",.2f" },
         { field: "refusedConnectionMinutes", format: "," },
+        { field: "clientsDisconnected", format: "," },
       ],
     },
   };
 }
 
-/** The Vega-Lite spec of the chart. */
+/**
+ * One panel: the points against `y`, labelled; the frontier's staircase when `line` (the refusals
+ * panel: the frontier's line is drawn where it was first read).
+ */
+function panel(x: ReturnType<typeof costAxis>, y: HarmAxis, kinds: readonly string[], line: boolean) {
+  return {
+    layer: [
+      ...(line
+        ? [
+            {
+              transform: [{ filter: "datum.onFrontier" }],
+              mark: {
+                type: "line",
+                interpolate: "step-after",
+                color: KIND_COLORS["frontier"],
+                strokeWidth: 1.2,
+              },
+              encoding: { x, y, order: { field: "costUsd", type: "quantitative" } },
+            },
+          ]
+        : []),
+      pointLayer("datum.kind !== 'dominated'", true, x, y, kinds),
+      pointLayer("datum.kind === 'dominated'", false, x, y, kinds),
+      {
+        transform: [{ filter: "datum.label !== '' && datum.kind !== 'policy'" }],
+        mark: { type: "text", align: "left", dx: 7, dy: -6, fontSize: 10 },
+        encoding: { x, y, text: { field: "label" }, color: { value: "#333333" } },
+      },
+      // The policy's label on the left, clear of the variants next to it.
+      {
+        transform: [{ filter: "datum.label !== '' && datum.kind === 'policy'" }],
+        mark: { type: "text", align: "right", dx: -9, dy: 4, fontSize: 11, fontWeight: "bold" },
+        encoding: { x, y, text: { field: "label" }, color: { value: KIND_COLORS["policy"] } },
+      },
+    ],
+  };
+}
+
+/** The Vega-Lite spec of the chart: the refusals panel and the disconnections panel. */
 export function frontierChartSpec(
   sweepPoints: readonly SweepPoint[],
   options: FrontierChartOptions,
@@ -168,33 +220,16 @@ export function frontierChartSpec(
     ...sweepPoints.filter((p) => p.role === "reference").map((p) => p.name),
   ].filter((k) => values.some((v) => v.kind === k));
   const x = costAxis(values);
-  const y = REFUSALS_AXIS;
+  const width = Math.round((options.width ?? 1000) / 2);
+  const height = options.height ?? 460;
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
     title: { text: options.title, subtitle: options.subtitle },
-    width: options.width ?? 760,
-    height: options.height ?? 460,
     data: { values },
     config: { font: "sans-serif", legend: { orient: "top" } },
-    layer: [
-      {
-        transform: [{ filter: "datum.onFrontier" }],
-        mark: { type: "line", interpolate: "step-after", color: KIND_COLORS["frontier"], strokeWidth: 1.2 },
-        encoding: { x, y, order: { field: "costUsd", type: "quantitative" } },
-      },
-      pointLayer("datum.kind !== 'dominated'", true, x, kinds),
-      pointLayer("datum.kind === 'dominated'", false, x, kinds),
-      {
-        transform: [{ filter: "datum.label !== '' && datum.kind !== 'policy'" }],
-        mark: { type: "text", align: "left", dx: 7, dy: -6, fontSize: 10 },
-        encoding: { x, y, text: { field: "label" }, color: { value: "#333333" } },
-      },
-      // The policy's label on the left, clear of the variants next to it.
-      {
-        transform: [{ filter: "datum.label !== '' && datum.kind === 'policy'" }],
-        mark: { type: "text", align: "right", dx: -9, dy: 4, fontSize: 11, fontWeight: "bold" },
-        encoding: { x, y, text: { field: "label" }, color: { value: KIND_COLORS["policy"] } },
-      },
+    hconcat: [
+      { width, height, ...panel(x, REFUSALS_AXIS, kinds, true) },
+      { width, height, ...panel(x, DISCONNECTED_AXIS, kinds, false) },
     ],
   } as TopLevelSpec;
 }

@@ -64,4 +64,17 @@ describe("Pareto frontier of cost (x) and harm (y)", () => {
       }),
     );
   });
+
+  it("with a second harm (z), a point cheaper and safer but disconnecting more stays beside it", () => {
+    const p3 = (x: number, y: number, z: number) => ({ x, y, z });
+    // 0: the policy; 1: cheaper and refuses less but disconnects four times as many; 2: dominates 0.
+    const points = [p3(300, 30, 100), p3(250, 20, 400), p3(290, 30, 100), p3(300, 30, 120)];
+    const places = placeOnFrontier(points);
+    expect(places.map((p) => p.onFrontier)).toEqual([false, true, true, false]);
+    expect(places[0]?.dominatedBy).toBe(2);
+    expect(places[3]?.dominatedBy).toBe(2);
+    expect(dominates(points[1] as never, points[0] as never)).toBe(false);
+    // 1 costs less, but disconnects more: only 2 is offered.
+    expect(frontierOffer(points, places, 0)).toEqual({ cheaper: 2, safer: undefined });
+  });
 });

@@ -1,6 +1,8 @@
 /**
  * The Pareto frontier of points that each cost something (`x`, e.g. USD) and do some harm (`y`,
- * e.g. refused connection-minutes), both to be kept low. Pure.
+ * e.g. refused connection-minutes; optionally a second harm `z`, e.g. clients disconnected by
+ * scaling), all to be kept low. Pure. Without `z` the frontier is the usual two-axis one; with it,
+ * a point must be at most as high on all three axes to dominate another.
  *
  * A point dominates another when it is at most as high on both axes and lower on at least one.
  * The frontier is the set of points no other point dominates: for each of them, nothing is as
@@ -19,6 +21,8 @@ export const TIE_TOLERANCE = 1e-9;
 export interface FrontierInput {
   x: number;
   y: number;
+  /** A second harm (lower is better); absent counts as 0 on every point. */
+  z?: number;
 }
 
 /** Where a point stands. */
@@ -38,11 +42,14 @@ function equal(a: number, b: number): boolean {
 
 /** Whether `a` dominates `b`: at most as high on both axes, lower on at least one (beyond ties). */
 export function dominates(a: FrontierInput, b: FrontierInput): boolean {
-  const xEq = equal(a.x, b.x);
-  const yEq = equal(a.y, b.y);
-  const xLe = xEq || a.x < b.x;
-  const yLe = yEq || a.y < b.y;
-  return xLe && yLe && !(xEq && yEq);
+  const pairs: [number, number][] = [
+    [a.x, b.x],
+    [a.y, b.y],
+    [a.z ?? 0, b.z ?? 0],
+  ];
+  const eq = pairs.map(([p, q]) => equal(p, q));
+  const le = pairs.every(([p, q], i) => eq[i] || p < q);
+  return le && !eq.every(Boolean);
 }
 
 /**
@@ -52,8 +59,8 @@ export function dominates(a: FrontierInput, b: FrontierInput): boolean {
  */
 export function placeOnFrontier(points: readonly FrontierInput[]): FrontierPlace[] {
   for (const [i, p] of points.entries()) {
-    if (!Number.isFinite(p.x) || !Number.isFinite(p.y)) {
-      throw new RangeError(`point ${i} is not finite: x ${p.x}, y ${p.y}`);
+    if (!Number.isFinite(p.x) || !Number.isFinite(p.y) || !Number.isFinite(p.z ?? 0)) {
+      throw new RangeError(`point ${i} is not finite: x ${p.x}, y ${p.y}, z ${p.z}`);
     }
   }
   const on = points.map((p) => !points.some((q) => dominates(q, p)));
@@ -78,9 +85,9 @@ export function frontierLine(points: readonly FrontierInput[], places: readonly 
 
 /** What the frontier offers instead of one point (indices into the points; undefined: nothing). */
 export interface FrontierOffer {
-  /** The cheapest frontier point with no more harm, when it costs less. */
+  /** The cheapest frontier point with no more harm (`y` and `z`), when it costs less. */
   cheaper: number | undefined;
-  /** The least harmful frontier point at no more cost, when it does less harm. */
+  /** The frontier point with the least `y` at no more cost and no more `z`, when its `y` is lower. */
   safer: number | undefined;
 }
 
@@ -103,6 +110,7 @@ export function frontierOffer(
   let safer: number | undefined;
   for (const i of frontierLine(points, places)) {
     const q = points[i] as FrontierInput;
+    if (!le(q.z ?? 0, p.z ?? 0)) continue;
     if (le(q.y, p.y) && lt(q.x, p.x) && (cheaper === undefined || q.x < (points[cheaper] as FrontierInput).x))
       cheaper = i;
     if (le(q.x, p.x) && lt(q.y, p.y) && (safer === undefined || q.y < (points[safer] as FrontierInput).y))

@@ -18,6 +18,9 @@
  * - Reversals: scale operations followed, within {@link REVERSAL_WINDOW_MS} (30 minutes, start to
  *   start), by one in the other direction (out then in, or in then out; by unit count).
  * - Premium_P2 time: minutes and unit-hours on Premium_P2.
+ * - Clients disconnected by scaling: the client connections the strategy's completed changes
+ *   closed (`traffic/disconnections.ts`: the removed units' share at a scale-in, or everyone at any
+ *   change in the pessimistic model), and the scale-ins among its operations.
  */
 import { SCALABLE_SKUS, type ScalableSku } from "../capacity/index.js";
 import type { ScaleOperation, StrategyRun } from "./engine.js";
@@ -104,6 +107,10 @@ export interface StrategyMetrics {
   peakUnits: number;
   /** Highest true load of any minute, %. */
   peakLoadPercent: number;
+  /** Client connections closed by the strategy's own capacity changes (see the module comment). */
+  clientsDisconnected: number;
+  /** Scale operations to fewer units. */
+  scaleIns: number;
 }
 
 /** Sums up a run (see the module comment). */
@@ -170,6 +177,8 @@ export function summarize(run: StrategyRun, options: MetricOptions): StrategyMet
     meanUnits: minutes > 0 ? (total * 60) / minutes : 0,
     peakUnits,
     peakLoadPercent: peakLoad,
+    clientsDisconnected: run.operations.reduce((a, op) => a + (op.disconnected ?? 0), 0),
+    scaleIns: run.operations.filter((op) => op.to.units < op.from.units).length,
   };
 }
 

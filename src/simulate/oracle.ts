@@ -9,13 +9,21 @@
  * Load falls as units grow, so each minute starts from the previous minute's answer and walks
  * down or up the list: O(1) amortized for demand that moves smoothly.
  *
+ * Its changes disconnect clients as any strategy's do (`traffic/disconnections.ts`), counted with
+ * the previous minute's connections: the oracle minimizes units, not disruption.
+ *
  * The static allocation is the oracle's largest size over the run (the peak need): provisioned
  * once, never scaled.
  */
 import { compareSizes } from "../autoscale/sizes.js";
 import type { SkuUnits } from "../capacity/index.js";
-import { trafficAt, type WorkloadMix } from "../traffic/index.js";
-import { emptyRun, recordMinute, type StrategyRun, sizeAt } from "./engine.js";
+import {
+  type DisconnectionModel,
+  type TrafficMinute,
+  trafficAt,
+  type WorkloadMix,
+} from "../traffic/index.js";
+import { completeChange, emptyRun, recordMinute, type StrategyRun, sizeAt } from "./engine.js";
 
 /** Inputs of {@link oracleRun}. */
 export interface OracleInput {
@@ -28,6 +36,8 @@ export interface OracleInput {
   targetPercent: number;
   /** Start of minute 0, ms (for the operation times). */
   startMs?: number;
+  /** Which clients a change disconnects (default `RemovedUnits`). */
+  disconnection?: DisconnectionModel;
 }
 
 const EPS = 1e-9;
@@ -45,6 +55,7 @@ export function oracleRun(input: OracleInput): StrategyRun {
   };
   let i = 0;
   const startMs = input.startMs ?? 0;
+  let before: TrafficMinute | undefined;
   for (let m = 0; m < minutes; m++) {
     const offered = demand[m] as number;
     let t = at(i, offered);
@@ -67,10 +78,13 @@ export function oracleRun(input: OracleInput): StrategyRun {
       const prev = sizeAt(run, m - 1);
       if (prev.units !== size.units || prev.sku !== size.sku) {
         const time = startMs + m * 60_000;
-        run.operations.push({ startedMs: time, completedMs: time, from: prev, to: { ...size } });
+        const op = { startedMs: time, completedMs: time, from: prev, to: { ...size }, disconnected: 0 };
+        completeChange(op, before?.clientConnections ?? 0, t, input.disconnection);
+        run.operations.push(op);
       }
     }
     recordMinute(run, m, size, t);
+    before = t;
   }
   return run;
 }

@@ -6,8 +6,9 @@
  * timings and seed are arguments.
  *
  * Axes: x is the estimated cost, USD (unit-hours priced per SKU, `metrics.ts`); y is refused
- * connection-minutes (connections refused over the quota, summed over minutes). Both lower is
- * better. The frontier is computed over the policy under test and its variants; native autoscale,
+ * connection-minutes (connections refused over the quota, summed over minutes); z is the clients
+ * the run's own scale operations disconnected (`traffic/disconnections.ts`). All lower is better;
+ * a point is on the frontier when no other is at most as high on all three and lower on one. The frontier is computed over the policy under test and its variants; native autoscale,
  * static and the oracle are reference points, shown beside it, never on it.
  *
  * Variants:
@@ -164,6 +165,8 @@ export interface SweepPoint {
   costUsd: number;
   /** Refused connection-minutes: the y axis. */
   refusedConnectionMinutes: number;
+  /** Clients disconnected by the run's scale operations: the z axis. */
+  clientsDisconnected: number;
   /** On the Pareto frontier (always false for references, which are not placed on it). */
   onFrontier: boolean;
   /** A frontier point that dominates it (its name), when it is off the frontier. */
@@ -211,6 +214,7 @@ function placePoints(
     settings,
     costUsd: metrics.cost,
     refusedConnectionMinutes: metrics.refusedConnectionMinutes,
+    clientsDisconnected: metrics.clientsDisconnected,
     onFrontier: false,
     metrics,
   });
@@ -219,7 +223,11 @@ function placePoints(
     point("policy", "policy", plan.policySettings, policyMetrics as StrategyMetrics),
     ...plan.variants.map((v, i) => point(v.name, "variant", v.settings, variants[i] as StrategyMetrics)),
   ];
-  const xy = candidates.map((p) => ({ x: p.costUsd, y: p.refusedConnectionMinutes }));
+  const xy = candidates.map((p) => ({
+    x: p.costUsd,
+    y: p.refusedConnectionMinutes,
+    z: p.clientsDisconnected,
+  }));
   const places = placeOnFrontier(xy);
   candidates.forEach((p, i) => {
     const place = places[i];

@@ -141,6 +141,8 @@ export class NegotiateCounter {
   readonly #demand: number[] = [];
   /** `#prefix[k]`: arrivals of minutes 0 … k−1; always one longer than `#demand`. */
   readonly #prefix: number[] = [0];
+  /** Negotiations added at instants (reconnects after a capacity change), in time order. */
+  readonly #extra: { timeMs: number; count: number }[] = [];
 
   /** @throws RangeError for a non-finite origin or W ≤ 0. */
   constructor(options: NegotiateCounterOptions) {
@@ -165,18 +167,42 @@ export class NegotiateCounter {
   }
 
   /**
+   * Adds `count` negotiations at the instant `timeMs`, besides the demand's arrivals: the reconnect
+   * attempts of clients a capacity change disconnected (`disconnections.ts`). Counted by
+   * {@link cumulativeAt} from `timeMs` on (inclusive).
+   * @throws RangeError for a non-finite time or a negative or non-finite count.
+   */
+  addNegotiations(timeMs: number, count: number): void {
+    if (!Number.isFinite(timeMs)) throw new RangeError(`not a time: ${timeMs}`);
+    if (!(count >= 0) || !Number.isFinite(count)) throw new RangeError(`not a count: ${count}`);
+    if (count === 0) return;
+    const at = this.#extra.findIndex((e) => e.timeMs > timeMs);
+    this.#extra.splice(at < 0 ? this.#extra.length : at, 0, { timeMs, count });
+  }
+
+  /** Negotiations added by {@link addNegotiations} at or before `timeMs`. */
+  #extraUpTo(timeMs: number): number {
+    let sum = 0;
+    for (const e of this.#extra) {
+      if (e.timeMs > timeMs) break;
+      if (e.timeMs >= this.firstMinuteMs) sum += e.count;
+    }
+    return sum;
+  }
+
+  /**
    * Negotiations from the start of the first minute to `timeMs` (0 before it).
    * @throws RangeError for a non-finite time, or (from `demandOfMinute`) an invalid demand.
    */
   cumulativeAt(timeMs: number): number {
     if (!Number.isFinite(timeMs)) throw new RangeError(`not a time: ${timeMs}`);
     const offset = timeMs - this.firstMinuteMs;
-    if (offset <= 0) return 0;
+    if (offset <= 0) return offset === 0 ? this.#extraUpTo(timeMs) : 0;
     const k = Math.floor(offset / MINUTE_MS);
     this.#extendTo(k);
     const start = this.#prefix[k] as number;
     const within = (offset - k * MINUTE_MS) / MINUTE_MS;
-    return start + ((this.#prefix[k + 1] as number) - start) * within;
+    return start + ((this.#prefix[k + 1] as number) - start) * within + this.#extraUpTo(timeMs);
   }
 
   /** Negotiations between `fromMs` and `toMs`: N(to) − N(from), 0 when `toMs` ≤ `fromMs`. */
@@ -185,12 +211,14 @@ export class NegotiateCounter {
     return Math.max(0, this.cumulativeAt(toMs) - this.cumulativeAt(fromMs));
   }
 
-  /** Arrivals of the minute containing `timeMs` (0 before the first minute). */
+  /** Arrivals of the minute containing `timeMs`, added negotiations included (0 before the first minute). */
   arrivalsInMinute(timeMs: number): number {
     const k = Math.floor((timeMs - this.firstMinuteMs) / MINUTE_MS);
     if (k < 0) return 0;
     this.#extendTo(k);
-    return (this.#prefix[k + 1] as number) - (this.#prefix[k] as number);
+    const startMs = this.firstMinuteMs + k * MINUTE_MS;
+    const extra = this.#extraUpTo(startMs + MINUTE_MS - 1e-6) - this.#extraUpTo(startMs - 1e-6);
+    return (this.#prefix[k + 1] as number) - (this.#prefix[k] as number) + extra;
   }
 
   /**

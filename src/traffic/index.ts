@@ -9,6 +9,7 @@
  */
 export * from "./arrivals.js";
 export * from "./demand.js";
+export * from "./disconnections.js";
 export * from "./monitor-catalog.js";
 export * from "./noise.js";
 export * from "./trace.js";

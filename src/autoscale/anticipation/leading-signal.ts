@@ -4,8 +4,30 @@
  * ingestion delay and without the cap of a full quota. Its state is kept in
  * `status.anticipation.leading`. Pure.
  */
-import { leadingSignal } from "../leading.js";
+import { clientsDisconnected } from "../../traffic/disconnections.js";
+import type { ScaleEvent } from "../history.js";
+import { leadingSignal, type UnitChangeReconnects } from "../leading.js";
 import type { Rule, RuleContext, RuleResult } from "./rule.js";
+
+/**
+ * The recent unit changes (ours, or found on the instance) and the clients each disconnected: the
+ * removed units' share of the connections before it (its stored levels, else Azure's newest
+ * connection need), for the leading signal's reconnect discount (`leading.ts`).
+ */
+export function changeReconnects(ctx: RuleContext): UnitChangeReconnects[] {
+  const newest = ctx.demand.find((d) => d.signal === "connections")?.points.at(-1);
+  const fallback = newest ? newest.units * ctx.connectionsPerUnit : undefined;
+  return ctx.scaleEvents.flatMap((e: ScaleEvent) => {
+    const observedMs = Date.parse(e.time);
+    const sent = e.startedAt ? Date.parse(e.startedAt) : observedMs;
+    const startedMs = Number.isFinite(sent) ? sent : observedMs;
+    const connections = e.before?.connections ?? fallback;
+    const known = connections !== undefined && Number.isFinite(connections) && connections >= 0;
+    if (!Number.isFinite(observedMs) || !known || !(e.fromUnits > 0) || !(e.toUnits > 0)) return [];
+    const disconnected = clientsDisconnected({ connections, fromUnits: e.fromUnits, toUnits: e.toUnits });
+    return disconnected > 0 ? [{ startedMs, observedMs, disconnected }] : [];
+  });
+}
 
 export const leadingSignalRule: Rule = { rule: "LeadingSignal", evaluate: evaluateLeadingSignal };
 
@@ -21,6 +43,7 @@ function evaluateLeadingSignal(ctx: RuleContext): RuleResult {
     connectionsPerUnit: ctx.connectionsPerUnit,
     connections: ctx.demand.find((d) => d.signal === "connections"),
     previous: ctx.previous?.leading,
+    changes: changeReconnects(ctx),
   });
   const status = { leading: lead.status };
   if (!(lead.ask && lead.ask.units > 0)) return { asks: [], status };

@@ -5,6 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
+import { Option } from "commander";
 import {
   formatResourceId,
   parseResourceId,
@@ -18,6 +19,8 @@ import { allowedUnits, type InstanceSpec } from "../../emulator/state.js";
 import {
   type DemandPattern,
   type DemandSpec,
+  DISCONNECTION_MODELS,
+  type DisconnectionModel,
   dailyPattern,
   defaultMix,
   parseMix,
@@ -58,6 +61,7 @@ interface EmulatorFlags extends CommonOptions {
   port: string;
   appServerHttpPort?: string;
   connectionLifetime: string;
+  disconnection: DisconnectionModel;
   host: string;
   caFile?: string;
   rateLimit: boolean;
@@ -258,6 +262,7 @@ function runOptions(flags: EmulatorFlags, cwd: string): Parameters<typeof startE
     port,
     ...(appServerHttpPort !== undefined ? { appServerHttpPort } : {}),
     connectionLifetimeSeconds: connectionLifetimeMs / 1000,
+    disconnection: flags.disconnection,
     speed,
     ...(start ? { start } : {}),
     scaleDurationMs,
@@ -435,6 +440,14 @@ export const emulatorCommand: CliCommand = defineCommand<EmulatorFlags>({
         "--connection-lifetime <duration>",
         "mean client connection lifetime, from which the app servers' negotiate rate follows",
         "20m",
+      )
+      .addOption(
+        new Option(
+          "--disconnection <model>",
+          "which clients a completed update disconnects: RemovedUnits (the removed units' share at a scale-in) or Everyone (all clients at any change)",
+        )
+          .choices([...DISCONNECTION_MODELS])
+          .default("RemovedUnits"),
       )
       .option("--host <host>", "loopback address to listen on", "127.0.0.1")
       .option("--ca-file <path>", "where to write the CA certificate (default: a temporary file)")

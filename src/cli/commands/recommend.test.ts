@@ -77,6 +77,19 @@ describe("signalr-autoscaler recommend", () => {
     expect(r.out).toMatch(/ScalingLimited\s+False\s+DesiredWithinRange/);
   });
 
+  it("says how many clients a scale-in disconnects: the removed units' share of the connections", async () => {
+    const IDLE = files("idle-policy.yaml", "getbatch-signalr-idle.json");
+    const r = await run(...IDLE, "--current", "Premium_P1/50/3");
+    expect(r.code).toBe(0);
+    expect(r.out).toContain("decision: SCALE  Premium_P1 50 → Premium_P1 30 units");
+    // 30 connections on 50 units, 20 removed: 12.
+    expect(r.out).toContain(
+      "disruption: the scale-in disconnects about 12 clients (the removed units' share of 30)",
+    );
+    expect((await json(...IDLE, "--current", "Premium_P1/50/3")).clientsDisconnected).toBeCloseTo(12, 6);
+    expect((await json(...CHAT, "--current", "Premium_P1/10/3")).clientsDisconnected).toBe(0);
+  });
+
   it("--now moves the window (here onto the steady minutes: no change)", async () => {
     const r = await run(
       ...CHAT,

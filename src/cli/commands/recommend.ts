@@ -22,6 +22,7 @@ import {
   type Decision,
   type DecisionHistory,
   decide,
+  expectedDisconnects,
   fmt,
   historyFromStatus,
   type SignalReport,
@@ -243,6 +244,32 @@ function decisionLine(d: ShownDecision): string {
   return `decision: ${verb}  ${d.current.sku} ${d.current.units} → ${want.sku} ${want.units} units${replicas}`;
 }
 
+/**
+ * Clients the decision's change is expected to disconnect (operation.ts `expectedDisconnects`: the
+ * removed units' share of the window's peak connections); undefined without a scale-in or without
+ * the connections.
+ */
+function disconnectsOf(d: ShownDecision): { clients: number; connections: number } | undefined {
+  if (!d.desired || d.desired.units >= d.current.units) return undefined;
+  const clients = expectedDisconnects({
+    from: d.current,
+    to: d.desired,
+    ...(d.levels ? { before: d.levels } : {}),
+  });
+  const connections = d.levels?.connections;
+  return clients === undefined || connections === undefined ? undefined : { clients, connections };
+}
+
+/** `disruption: …` for a scale-in, or nothing. */
+function disruptionLines(d: ShownDecision): string[] {
+  const x = disconnectsOf(d);
+  if (!x) return [];
+  const n = (v: number) => Math.round(v).toLocaleString("en-US");
+  return [
+    `disruption: the scale-in disconnects about ${n(x.clients)} clients (the removed units' share of ${n(x.connections)}); they reconnect and negotiate again`,
+  ];
+}
+
 /** `metrics ask for: …` with what drove it and what limited it. */
 function metricsLine(d: ShownDecision): string {
   const asked = d.recommendation
@@ -294,7 +321,7 @@ function renderRecommendation(r: RecommendReport): string {
   lines.push(
     `policy ${r.policy} (${r.service}, mode ${d.mode}) at ${r.now}${r.nowSource === "response" ? " (end of the response's time span)" : ""}`,
   );
-  lines.push(decisionLine(d), metricsLine(d));
+  lines.push(decisionLine(d), ...disruptionLines(d), metricsLine(d));
   if (d.window) {
     lines.push(
       `window: ${d.window.from} – ${d.window.to}, newest sample used: ${d.newestSampleTime ?? "none"}` +
@@ -345,6 +372,7 @@ function recommendationJson(r: RecommendReport): unknown {
     now: r.now,
     nowSource: r.nowSource,
     ...Object.fromEntries(DECISION_JSON_FIELDS.map((field) => [field, d[field] ?? null])),
+    clientsDisconnected: disconnectsOf(d)?.clients ?? 0,
     notes: r.notes,
     history: d.history,
   };

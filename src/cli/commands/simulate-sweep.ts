@@ -26,19 +26,19 @@ function policyLine(s: Sweep): string {
   const by = new Map(s.points.map((p) => [p.name, p]));
   const policy = by.get("policy") as SweepPoint;
   if (s.policy.onFrontier) {
-    return "policy: on the frontier — no variant costs less without refusing more, or refuses less without costing more";
+    return "policy: on the frontier — no variant costs less, refuses less or disconnects fewer clients without doing worse on another";
   }
   const parts: string[] = [];
   const cheaper = s.policy.cheaper ? by.get(s.policy.cheaper) : undefined;
   if (cheaper) {
     parts.push(
-      `${cheaper.name} (${shortSettings(cheaper.settings)}) refuses no more for ${percentLess(cheaper.costUsd, policy.costUsd)} less cost`,
+      `${cheaper.name} (${shortSettings(cheaper.settings)}) refuses and disconnects no more for ${percentLess(cheaper.costUsd, policy.costUsd)} less cost`,
     );
   }
   const safer = s.policy.safer ? by.get(s.policy.safer) : undefined;
   if (safer) {
     parts.push(
-      `${safer.name} (${shortSettings(safer.settings)}) refuses ${percentLess(safer.refusedConnectionMinutes, policy.refusedConnectionMinutes)} fewer connection-minutes for no more cost`,
+      `${safer.name} (${shortSettings(safer.settings)}) refuses ${percentLess(safer.refusedConnectionMinutes, policy.refusedConnectionMinutes)} fewer connection-minutes for no more cost or disconnections`,
     );
   }
   return `policy: off the frontier (dominated by ${s.policy.dominatedBy ?? "?"}): ${parts.join("; ")}`;
@@ -59,6 +59,7 @@ export function renderSweep(s: Sweep, loadTargetPercent: number): string {
       p.metrics.minutesAboveTarget,
       p.metrics.minutesAboveHighLoad,
       p.metrics.scaleOperations,
+      Math.round(p.clientsDisconnected),
       place(p),
     ]);
   const table = formatTable(
@@ -72,6 +73,7 @@ export function renderSweep(s: Sweep, loadTargetPercent: number): string {
       `MIN > ${loadTargetPercent}%`,
       `MIN > ${HIGH_LOAD_PERCENT}%`,
       "SCALE OPS",
+      "DISCONNECTED",
       "FRONTIER",
     ],
     rows,
@@ -89,14 +91,14 @@ export function renderSweep(s: Sweep, loadTargetPercent: number): string {
       `note: ${s.plan.skipped.length} combination(s) skipped as invalid policies, e.g. ${shortSettings(first?.settings ?? {})}: ${first?.reason}`,
     );
   }
-  const head = `frontier: cost against refused connection-minutes — the policy and ${variants} variants (${describeGrid(s) || "no knob applies"}); the Pareto frontier is computed over them, the references are shown beside it`;
+  const head = `frontier: cost against refused connection-minutes and clients disconnected by scaling — the policy and ${variants} variants (${describeGrid(s) || "no knob applies"}); the Pareto frontier is computed over them, the references are shown beside it`;
   return `${[head, ...notes].join("\n")}\n\n${table}\n${policyLine(s)}\n`;
 }
 
 /** The `sweep` object of the JSON output. */
 export function sweepJson(s: Sweep) {
   return {
-    axes: { x: "costUsd", y: "refusedConnectionMinutes" },
+    axes: { x: "costUsd", y: "refusedConnectionMinutes", z: "clientsDisconnected" },
     knobs: s.plan.knobs,
     policySettings: s.plan.policySettings,
     combinations: s.plan.combinations,

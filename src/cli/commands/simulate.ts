@@ -36,6 +36,8 @@ import { HIGH_LOAD_PERCENT, parsePrices } from "../../simulate/metrics.js";
 import { DEFAULT_MAX_TRIALS, type Sweep, sweepAsync } from "../../simulate/sweep.js";
 import { timelineChunks } from "../../simulate/timeline.js";
 import {
+  DISCONNECTION_MODELS,
+  type DisconnectionModel,
   defaultMix,
   type MixEntry,
   negotiateArrivals,
@@ -85,6 +87,7 @@ interface SimulateFlags extends CommonOptions, AzureFlags {
   progress?: boolean;
   sweep?: boolean;
   maxTrials?: string;
+  disconnection: DisconnectionModel;
 }
 
 /** Most policy variants one sweep may run (`--max-trials`): 1,000, some hours on a long trace. */
@@ -326,6 +329,7 @@ function renderTable(c: Comparison, header: string[]): string {
     Math.round(m.cost * 100) / 100,
     m.scaleOperations,
     m.reversals,
+    Math.round(m.clientsDisconnected),
     hours(m.p2Minutes),
     Math.round(m.meanUnits * 10) / 10,
     m.peakUnits,
@@ -341,6 +345,7 @@ function renderTable(c: Comparison, header: string[]): string {
       "COST USD",
       "SCALE OPS",
       "REVERSALS",
+      "DISCONNECTED",
       "P2 HOURS",
       "MEAN UNITS",
       "PEAK UNITS",
@@ -419,6 +424,7 @@ interface SimulateSettings {
   native: NonNullable<ComparisonInput["native"]>;
   initial: SkuUnits | undefined;
   maxTrials: number | undefined;
+  disconnection: DisconnectionModel;
 }
 
 /** Reads the model flags, in the order their errors are reported. @throws UsageError */
@@ -459,6 +465,7 @@ function settingsOf(policy: CapacityPolicy, flags: SimulateFlags): SimulateSetti
     native,
     initial,
     maxTrials,
+    disconnection: flags.disconnection,
   };
 }
 
@@ -517,6 +524,7 @@ async function simulateOn(
         : {}),
       seed: flags.seed,
       noiseAmplitude: s.noiseAmplitude,
+      disconnection: s.disconnection,
       ...(s.loadTarget !== undefined ? { loadTargetPercent: s.loadTarget } : {}),
       ...(s.initial ? { initial: s.initial } : {}),
       prices: s.prices,
@@ -601,6 +609,7 @@ function simulateJson({ s, source, flags, outcome, files }: SimulateReport): str
         : {}),
       noiseAmplitude: s.noiseAmplitude,
       seed: flags.seed,
+      disconnection: s.disconnection,
     },
     loadTargetPercent: comparison.loadTargetPercent,
     highLoadPercent: HIGH_LOAD_PERCENT,
@@ -628,7 +637,7 @@ function simulateText({ s, source, flags, outcome, files }: SimulateReport): str
   const header = [
     `simulate: policy ${s.policy.metadata.name} on ${source.name}, ${iso(startMs)} → ${iso(endMs)} (${formatNumber(minutes / 1440)} days, ${formatNumber(minutes)} minutes)`,
     `demand: ${source.describe}; ${mix.service} ${mixText}, ${formatNumber(mix.messageSizeBytes)} B messages`,
-    `model: scale takes ${s.scaleDurationMs / 1000}s, metrics delayed ${s.metricDelayMs / 1000}s, load target ${comparison.loadTargetPercent} %, noise ±${formatNumber(s.noiseAmplitude * 100)} %, seed "${flags.seed}"${s.leading ? `; app servers: clients stay ${formatNumber(s.lifetimeMs / MINUTE_MS)} min, negotiate metrics scraped every ${s.scrapeLagMs / 1000}s` : ""}`,
+    `model: scale takes ${s.scaleDurationMs / 1000}s, metrics delayed ${s.metricDelayMs / 1000}s, load target ${comparison.loadTargetPercent} %, noise ±${formatNumber(s.noiseAmplitude * 100)} %, seed "${flags.seed}", ${s.disconnection === "Everyone" ? "every change disconnects every client" : "a scale-in disconnects the removed units' clients"}${s.leading ? `; app servers: clients stay ${formatNumber(s.lifetimeMs / MINUTE_MS)} min, negotiate metrics scraped every ${s.scrapeLagMs / 1000}s` : ""}`,
     startLine(comparison),
     ...comparison.start.notes.map((n) => `note: ${n}`),
     ...(comparison.policyOverrides.length > 0 ? [`note: ${comparison.policyOverrides.join("; ")}`] : []),
@@ -677,7 +686,7 @@ function anticipationLine(a: Comparison["anticipation"]): string {
 export const simulateCommand: CliCommand = defineCommand<SimulateFlags>({
   name: "simulate",
   description:
-    "Backtest a CapacityPolicy on a traffic trace or on an instance's last days in Azure Monitor: the policy, Azure's native autoscale on Premium_P1 and Premium_P2, a static allocation at peak and the oracle, side by side — minutes above the load target and above 90 % load, refused connections, throttled traffic, unit-hours, cost, scale operations and their reversals, Premium_P2 time; with --sweep, the cost-versus-refusals frontier of the policy's variants.",
+    "Backtest a CapacityPolicy on a traffic trace or on an instance's last days in Azure Monitor: the policy, Azure's native autoscale on Premium_P1 and Premium_P2, a static allocation at peak and the oracle, side by side — minutes above the load target and above 90 % load, refused connections, throttled traffic, unit-hours, cost, scale operations and their reversals, clients disconnected by scaling, Premium_P2 time; with --sweep, the cost-versus-refusals frontier of the policy's variants.",
   flags: (cmd, { env }) =>
     azureOptions(
       cmd
@@ -749,6 +758,14 @@ export const simulateCommand: CliCommand = defineCommand<SimulateFlags>({
             "--native-sku <sku>",
             "model native autoscale on this SKU only (default: both, as native-p1 and native-p2)",
           ).choices(["Premium_P1", "Premium_P2"]),
+        )
+        .addOption(
+          new Option(
+            "--disconnection <model>",
+            "which clients a completed scale disconnects: RemovedUnits (the removed units' share at a scale-in) or Everyone (all clients at any change, Azure/azure-signalr#486)",
+          )
+            .choices([...DISCONNECTION_MODELS])
+            .default("RemovedUnits"),
         )
         .option("--native-out <percent>", "native autoscale: scale out above this average", "70")
         .option("--native-in <percent>", "native autoscale: scale in below this average (both metrics)", "30")
