@@ -1,7 +1,40 @@
-import { defineConfig } from "vitest/config";
+import { availableParallelism } from "node:os";
+import { configDefaults, defineConfig } from "vitest/config";
+import { LongRunningFirst } from "./test/sequencer.js";
+
+/**
+ * Three tiers, all run by `npm test`: first `unit` and `slow` together, then `integration`.
+ *
+ * - `unit` (`npm run test:unit`, the fast tier): in-process tests of src/, the architecture and
+ *   function-size checks, the contract checks that need no cluster, the bench's own tests.
+ * - `slow` (`npm run test:slow`): no cluster either, but each file starts the CLI or the bench in
+ *   child processes (tsx start-up and module graph, seconds each) or backtests whole traces.
+ * - `integration` (`npm run test:integration`): files under test/ against the shared
+ *   kube-apiserver/etcd of test/cluster/global-setup.ts (or a private one). Its files run in
+ *   parallel: each makes its own namespaces and names, an operator watching only those, its own
+ *   emulator, Prometheus and servers on free ports, and a private control plane where it changes
+ *   cluster-wide objects or restarts the API server. Most of their time is waiting on a virtual
+ *   clock running at a multiple of real time, so more workers than cores shorten the run.
+ */
+/** Workers of the CPU-bound tiers: one per core (at least 2). */
+const CPU_WORKERS = Math.max(2, availableParallelism());
+/**
+ * Workers of the integration tier: its files mostly wait (virtual clocks, deadlines, servers), so
+ * two per core, at least 5 — the soak alone takes one for its whole run.
+ */
+const INTEGRATION_WORKERS = Math.max(5, 2 * availableParallelism());
+
+const SLOW = [
+  "bench/control-loop.test.ts",
+  "src/cli/commands/index.test.ts",
+  "src/cli/program.test.ts",
+  "src/simulate/compare.test.ts",
+  "src/simulate/steady.test.ts",
+];
 
 export default defineConfig({
   test: {
+    sequence: { sequencer: LongRunningFirst },
     projects: [
       {
         test: {
@@ -14,6 +47,21 @@ export default defineConfig({
             "test/contract/*.test.ts",
             "bench/**/*.test.ts",
           ],
+          exclude: [...configDefaults.exclude, ...SLOW],
+          maxWorkers: CPU_WORKERS,
+          // Its files share a worker's module cache (they stub no module and restore any fake
+          // timers), which saves most of the import time; each file's own state is its own.
+          isolate: false,
+          // vitest's 5 s default is no bound of the product: property tests and backtests take a
+          // few seconds on an idle core, more on a loaded one.
+          testTimeout: 30_000,
+        },
+      },
+      {
+        test: {
+          name: "slow",
+          include: SLOW,
+          maxWorkers: CPU_WORKERS,
         },
       },
       {
@@ -24,7 +72,9 @@ export default defineConfig({
           globalSetup: ["test/cluster/global-setup.ts"],
           testTimeout: 120_000,
           hookTimeout: 600_000,
-          fileParallelism: false,
+          maxWorkers: INTEGRATION_WORKERS,
+          // After the CPU-bound tiers: parallel integration files must not wait on a busy CPU.
+          sequence: { groupOrder: 1 },
         },
       },
     ],
