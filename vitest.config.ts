@@ -43,10 +43,17 @@ const SLOW = [
 
 /**
  * Integration files whose bounds are real time at the scale of a scheduling delay — a Prometheus
- * scraping every 20 ms, a poll cycle's sub-second margin beside a 1 s deadline: they run one at a
- * time, after the parallel ones, on a CPU no other file of the run competes for.
+ * scraping every 20 ms, a poll cycle's sub-second margin beside a 1 s deadline — or whose
+ * operator must keep pace with a 60× virtual clock pass by pass (retries within a virtual
+ * minute, the demo's flash crowd caught as it happens): they run one at a time, after the
+ * parallel ones, on a CPU no other file of the run competes for.
  */
-const SERIAL = ["test/cluster/prometheus.test.ts", "test/operator/leading-faults.test.ts"];
+const SERIAL = [
+  "test/cluster/prometheus.test.ts",
+  "test/operator/leading-faults.test.ts",
+  "test/operator/refusals.test.ts",
+  "test/demo/demo.test.ts",
+];
 
 /** The integration tiers' common settings. */
 const INTEGRATION = {
