@@ -54,6 +54,8 @@ export interface OperatorProcessConfig {
   tickMs?: number;
   /** The operator's status refresh interval, ms (0: a status write on every pass); absent: the default. */
   statusRefreshMs?: number;
+  /** Namespaces the operator watches; absent or empty: all (the operator's default). */
+  namespaces?: readonly string[];
 }
 
 /** One finished pass. */
@@ -312,6 +314,7 @@ async function main(): Promise<void> {
       identity: "bench",
       ...(config.tickMs !== undefined ? { tickMs: config.tickMs } : {}),
       ...(config.statusRefreshMs !== undefined ? { statusRefreshMs: config.statusRefreshMs } : {}),
+      ...(config.namespaces ? { namespaces: config.namespaces } : {}),
     },
   );
   const probes = await startProbeServer({

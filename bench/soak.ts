@@ -502,6 +502,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         metricsEndpointTemplate: emulator.metricsEndpointTemplate,
         caPem: emulator.caPem,
         expected: instances.length,
+        // Its own namespace only: policies other tests leave (or create meanwhile) on the same
+        // control plane are not the soak's.
+        namespaces: [ns],
         workers: 8,
         perRequestConnections: false,
         clock: { virtualMs: emulator.clock.nowMs(), realMs: Date.now(), speed },
