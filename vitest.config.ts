@@ -26,7 +26,7 @@ const CPU_WORKERS = Math.max(2, availableParallelism());
  * more than the cores; not many more, as the operator tests' virtual clocks run at 60× real time,
  * where a second of CPU starvation is a virtual minute, and the soak's 300 policies need a core.
  */
-const INTEGRATION_WORKERS = Math.max(3, availableParallelism() + 1);
+const INTEGRATION_WORKERS = Math.max(4, availableParallelism() + 2);
 
 const SLOW = [
   "bench/control-loop.test.ts",
@@ -45,13 +45,14 @@ const SLOW = [
  * Integration files whose bounds are real time at the scale of a scheduling delay — a Prometheus
  * scraping every 20 ms, a poll cycle's sub-second margin beside a 1 s deadline — or whose
  * operator must keep pace with a 60× virtual clock pass by pass (retries within a virtual
- * minute, the demo's flash crowd caught as it happens): they run one at a time, after the
+ * minute, a pass every 15 virtual seconds counted, the demo's flash crowd caught as it happens): they run one at a time, after the
  * parallel ones, on a CPU no other file of the run competes for.
  */
 const SERIAL = [
   "test/cluster/prometheus.test.ts",
   "test/operator/leading-faults.test.ts",
   "test/operator/refusals.test.ts",
+  "test/operator/status-writes.test.ts",
   "test/demo/demo.test.ts",
 ];
 

@@ -56,6 +56,15 @@ async function imageNodeFlags(): Promise<string[]> {
   const argv = JSON.parse(line?.slice("ENTRYPOINT ".length) ?? "[]") as string[];
   return argv.slice(1, argv.indexOf(BUNDLE_ENTRY));
 }
+/** The environment the image sets (its `ENV name=value` lines). */
+async function imageEnv(): Promise<Record<string, string>> {
+  const dockerfile = await readFile(join(ROOT, "Dockerfile"), "utf8");
+  const pairs = dockerfile
+    .split("\n")
+    .filter((l) => l.startsWith("ENV "))
+    .map((l) => l.slice("ENV ".length).trim().split("=", 2) as [string, string]);
+  return Object.fromEntries(pairs);
+}
 const NONROOT = 65532;
 /** The token `run --azure-credential static` sends, and a connection string planted in an Azure error. */
 const STATIC_TOKEN = "signalr-autoscaler-emulator";
@@ -267,7 +276,7 @@ current-context: c
     let stderr = "";
     const proc = spawn(file, argv as string[], {
       cwd: app,
-      env: { PATH: "/usr/bin:/bin", NODE_ENV: "production", HOME: "/nonexistent" },
+      env: { PATH: "/usr/bin:/bin", HOME: "/nonexistent", ...(await imageEnv()) },
       stdio: ["ignore", "pipe", "pipe"],
     });
     child = proc;
