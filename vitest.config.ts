@@ -26,7 +26,7 @@ const CPU_WORKERS = Math.max(2, availableParallelism());
  * more than the cores; not many more, as the operator tests' virtual clocks run at 60× real time,
  * where a second of CPU starvation is a virtual minute, and the soak's 300 policies need a core.
  */
-const INTEGRATION_WORKERS = Math.max(4, availableParallelism() + 2);
+const INTEGRATION_WORKERS = Math.max(3, availableParallelism() + 1);
 
 const SLOW = [
   "bench/control-loop.test.ts",

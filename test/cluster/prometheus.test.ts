@@ -356,11 +356,18 @@ describe("startPrometheus", () => {
     expect([...secure.requests]).toEqual(["/other?shard=2"]);
     expect((await targets()).map((t) => t.health)).toEqual(["up", "up"]);
     await sleep(200);
-    const rate = await query(
-      prometheus.url,
-      `rate(x_total{job="app",instance="127.0.0.1:${securePort}"}[2m])`,
-      secure.now(),
-    );
+    // What the https target served is stored as served: each sample is the counter's value at its
+    // own timestamp, 2 per virtual second.
+    const selector = `x_total{job="app",instance="127.0.0.1:${securePort}"}`;
+    const stored = await raw(prometheus.url, selector, 120, secure.now());
+    expect(stored.length).toBeGreaterThanOrEqual(2);
+    for (const [t, v] of stored) expect(v).toBeCloseTo(((t - START) / 1000) * 2, 6);
+    // rate() over a window that ends at the newest stored sample and starts 1 ms before the oldest
+    // (a range is open at its start) extrapolates by that 1 ms only: the counter's rate exactly,
+    // however unevenly a busy machine spaced the scrapes (a window ending between scrapes, or a
+    // late scrape at its start, lowers rate() by design).
+    const [first, last] = [stored[0]!, stored.at(-1)!];
+    const rate = await query(prometheus.url, `rate(${selector}[${last[0] - first[0] + 1}ms])`, last[0]);
     expect(rate).toHaveLength(1);
     expect(Number(rate[0]!.value![1])).toBeCloseTo(2, 6);
 

@@ -108,7 +108,7 @@ describe.each([
     expect(rows.map((x) => x.strategy)).toEqual(STRATEGIES);
     const by = Object.fromEntries(rows.map((x) => [x.strategy, x.column]));
     for (const { cells, column } of rows) {
-      expect(cells).toHaveLength(11);
+      expect(cells).toHaveLength(12);
       for (const c of cells) expect(Number.isFinite(c) && c >= 0).toBe(true);
       expect(column["MIN REFUSED"]).toBeLessThanOrEqual(2880); // minutes are minutes of the slice
       expect(column["MIN > 90%"]).toBeLessThanOrEqual(column["MIN > 70%"] ?? NaN);
@@ -121,6 +121,7 @@ describe.each([
     }
     expect(by["static"]?.["SCALE OPS"]).toBe(0);
     expect(by["static"]?.["REVERSALS"]).toBe(0);
+    expect(by["static"]?.["DISCONNECTED"]).toBe(0);
     // Native autoscale on Premium_P2 never goes below 100 units: 4,800 unit-hours in two days.
     expect(by["native-p2"]?.["UNIT-HOURS"]).toBeGreaterThanOrEqual(4800);
     // Nobody spends less than the oracle; static costs the most of the two hindsight strategies.
@@ -313,7 +314,7 @@ describe("simulate --sweep", () => {
     // The comparison is all there; the sweep comes on top of it.
     expect(json.strategies.map((x: { name: string }) => x.name)).toEqual(STRATEGIES);
     const sweep = json.sweep;
-    expect(sweep.axes).toEqual({ x: "costUsd", y: "refusedConnectionMinutes" });
+    expect(sweep.axes).toEqual({ x: "costUsd", y: "refusedConnectionMinutes", z: "clientsDisconnected" });
     expect(sweep.knobs).toEqual([
       { name: "metrics.*.targetPercent", values: [50, 60, 70, 80, 90] },
       { name: "units.min", values: [2, 5, 10] },
@@ -325,6 +326,7 @@ describe("simulate --sweep", () => {
       onFrontier: boolean;
       costUsd: number;
       refusedConnectionMinutes: number;
+      clientsDisconnected: number;
       settings: Record<string, unknown>;
       dominatedBy?: string;
     };
@@ -352,9 +354,12 @@ describe("simulate --sweep", () => {
     expect(front.length).toBeGreaterThan(0);
     for (const p of candidates.filter((c) => !c.onFrontier)) {
       const by = front.find((f) => f.name === p.dominatedBy);
-      expect(by && by.costUsd <= p.costUsd && by.refusedConnectionMinutes <= p.refusedConnectionMinutes).toBe(
-        true,
-      );
+      expect(
+        by &&
+          by.costUsd <= p.costUsd &&
+          by.refusedConnectionMinutes <= p.refusedConnectionMinutes &&
+          by.clientsDisconnected <= p.clientsDisconnected,
+      ).toBe(true);
     }
     expect(sweep.policy.onFrontier).toBe(points[0]?.onFrontier);
     // A floor of 10 units costs at least 10 units all day: 240 unit-hours, 20 USD.
@@ -370,7 +375,7 @@ describe("simulate --sweep", () => {
     const r = await cli([...sweepArgs(), "--max-trials", "2", "--out", dir, "--no-progress"]);
     expect(r.code).toBe(0);
     expect(r.out).toContain(
-      "frontier: cost against refused connection-minutes — the policy and 2 variants (metrics.*.targetPercent 50, 60, 70, 80, 90 × units.min 2, 5, 10)",
+      "frontier: cost against refused connection-minutes and clients disconnected by scaling — the policy and 2 variants (metrics.*.targetPercent 50, 60, 70, 80, 90 × units.min 2, 5, 10)",
     );
     expect(r.out).toContain(
       "note: the grid has 15 distinct variants; 2 ran, spread evenly over it (--max-trials to run more)",
@@ -388,6 +393,7 @@ describe("simulate --sweep", () => {
       "MIN > 70%",
       "MIN > 90%",
       "SCALE OPS",
+      "DISCONNECTED",
       "FRONTIER",
     ]);
     const rows = lines.slice(head + 1, lines.indexOf("", head)).map((l) => l.split(/\s+/)[0]);
