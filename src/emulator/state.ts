@@ -40,6 +40,7 @@ import {
   describeDemand,
   NegotiateCounter,
   noise,
+  type Reconnects,
   type TrafficMinute,
   trafficAt,
   validateMix,
@@ -228,21 +229,14 @@ interface InstanceRecord {
   disconnections: DisconnectionRecord[];
 }
 
-/** Clients one completed update disconnected, and what their reconnects met. */
-export interface DisconnectionRecord {
+/** Clients one completed update disconnected, and what their reconnects met (the traffic model's {@link Reconnects}). */
+export interface DisconnectionRecord extends Omit<Reconnects, "attempts"> {
   /** When the update completed, ms. */
   atMs: number;
   from: { sku: SkuName; units: number };
   to: { sku: SkuName; units: number };
   /** Client connections before it. */
   connections: number;
-  disconnected: number;
-  /** Reconnected at once on the new capacity. */
-  reconnected: number;
-  /** Found no room at any of their four attempts. */
-  refused: number;
-  /** Negotiate calls of their attempts. */
-  negotiations: number;
 }
 
 /** An instance as ARM shows it. */

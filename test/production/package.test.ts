@@ -62,7 +62,11 @@ async function imageEnv(): Promise<Record<string, string>> {
   const pairs = dockerfile
     .split("\n")
     .filter((l) => l.startsWith("ENV "))
-    .map((l) => l.slice("ENV ".length).trim().split("=", 2) as [string, string]);
+    .map((l) => {
+      const pair = l.slice("ENV ".length).trim();
+      const eq = pair.indexOf("=");
+      return [pair.slice(0, eq), pair.slice(eq + 1)] as const;
+    });
   return Object.fromEntries(pairs);
 }
 const NONROOT = 65532;
