@@ -92,6 +92,9 @@ export interface LoopSettings {
  */
 export const CYCLE_GATHER_MS = 500;
 
+/** The phases of a policy whose cycle or pass is under way. */
+const BUSY_PHASES: ReadonlySet<LoopRecord["phase"]> = new Set(["reading", "leading", "queued", "passing"]);
+
 export class PollLoop {
   readonly #deps: LoopDeps;
   readonly #settings: LoopSettings;
@@ -237,6 +240,16 @@ export class PollLoop {
     this.#cycles.add(cycle);
     void cycle.finally(() => this.#cycles.delete(cycle));
     return plan;
+  }
+
+  /**
+   * True when nothing runs: no poll cycle, no policy reading, waiting on its leading signal,
+   * queued or passing (a test's stepped clock moves on only then).
+   */
+  get idle(): boolean {
+    if (this.#cycles.size > 0) return false;
+    for (const r of this.#records.values()) if (BUSY_PHASES.has(r.phase)) return false;
+    return true;
   }
 
   /** Resolves once every running cycle has ended (tests). */

@@ -273,6 +273,11 @@ export class Operator {
     return this.#elector ? this.#elector.canWrite() : true;
   }
 
+  /** True when no poll cycle or pass runs (tests that step a virtual clock). */
+  get idle(): boolean {
+    return this.#loop.idle;
+  }
+
   /** Resolves when no demand-history refresh runs (tests). */
   historySettled(): Promise<void> {
     return this.#fetcher.historySettled();

@@ -13,7 +13,9 @@ import { type EmulatorOptions, type RunningEmulator, startEmulator } from "../..
 import type { KubeClients } from "../../src/kube/client.js";
 import { staticCredential } from "../azure/helpers.js";
 import { adminClients, createDeployment, createNamespace, ensureCrd } from "../kube/support.js";
+import { eventually } from "../kube/support.js";
 import { requestCollector } from "./helpers.js";
+import { SteppedClock } from "./stepped-clock.js";
 
 export const SUB = "00000000-0000-0000-0000-000000000000";
 
@@ -26,6 +28,16 @@ export interface Harness {
   operator: Operator;
   metrics: OperatorMetrics;
   reports: PassReport[];
+  /** The test-driven clock when the harness is `stepped`. */
+  stepped: SteppedClock | undefined;
+  /**
+   * `eventually` of test/kube/support.ts on the operator's time: stepped, each failed check moves
+   * the virtual clock by `intervalMs` × `speed` (the budget `timeoutMs` × `speed` virtual ms, as
+   * the emulator's speed would make of it in real time); otherwise real waits.
+   */
+  eventually<T>(check: () => Promise<T> | T, timeoutMs?: number, intervalMs?: number): Promise<T>;
+  /** Lets `ms` real ms (× `speed` virtual ones) pass: stepped, at once. */
+  sleep(ms: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -40,6 +52,12 @@ export async function startHarness(
     operator?: OperatorSettings;
     emulatorInstance?: RunningEmulator;
     azure?: Partial<AzureConnection>;
+    /**
+     * Step the operator on a virtual clock the test moves ({@link SteppedClock}) instead of
+     * running it at the emulator's speed; `speed` (default 60) still converts the real budgets of
+     * {@link Harness.eventually} and {@link Harness.sleep} to virtual time.
+     */
+    stepped?: boolean;
   } = {},
 ): Promise<Harness> {
   const emulator =
@@ -52,7 +70,9 @@ export async function startHarness(
       armRateLimit: false,
       ...options.emulator,
     }));
-  const clock = scaledClock(emulator.clock);
+  const speed = options.emulator?.speed ?? 60;
+  const stepped = options.stepped ? new SteppedClock(emulator.clock) : undefined;
+  const clock = stepped ? stepped.operatorClock : scaledClock(emulator.clock);
   const azure = createAzureAdapters({
     credential: staticCredential(),
     armEndpoint: emulator.armEndpoint,
@@ -66,6 +86,7 @@ export async function startHarness(
     { kube, azure, log: pino({ level: process.env["TEST_LOG_LEVEL"] ?? "silent" }), metrics, clock },
     { tickMs: 1000, ...options.operator },
   );
+  if (stepped) stepped.idle = () => operator.idle;
   const reports: PassReport[] = [];
   operator.onPass((r) => reports.push(r));
   await operator.start();
@@ -74,11 +95,36 @@ export async function startHarness(
     operator,
     metrics,
     reports,
+    stepped,
+    eventually: (check, timeoutMs = 10_000, intervalMs = 50) =>
+      stepped
+        ? steppedEventually(stepped, check, timeoutMs * speed, intervalMs * speed)
+        : eventually(check, timeoutMs, intervalMs),
+    sleep: (ms) => (stepped ? stepped.advance(ms * speed) : new Promise((r) => setTimeout(r, ms))),
     async stop() {
       await operator.stop(2000);
       if (!options.emulatorInstance) await emulator.stop();
     },
   };
+}
+
+/** Checks `check` every `stepMs` of virtual time until it passes or `budgetMs` have passed. */
+async function steppedEventually<T>(
+  clock: SteppedClock,
+  check: () => Promise<T> | T,
+  budgetMs: number,
+  stepMs: number,
+): Promise<T> {
+  const deadline = clock.nowMs() + budgetMs;
+  for (;;) {
+    try {
+      await clock.settle();
+      return await check();
+    } catch (err) {
+      if (clock.nowMs() >= deadline) throw err;
+      await clock.advance(Math.max(1, stepMs));
+    }
+  }
 }
 
 /** What {@link operatorSuite} sets up, ready inside the tests. */
@@ -96,7 +142,12 @@ export interface OperatorSuite {
  */
 export function operatorSuite(
   prefix: string,
-  options: { emulator?: EmulatorOptions; operator?: OperatorSettings; azure?: Partial<AzureConnection> } = {},
+  options: {
+    emulator?: EmulatorOptions;
+    operator?: OperatorSettings;
+    azure?: Partial<AzureConnection>;
+    stepped?: boolean;
+  } = {},
 ): OperatorSuite {
   const suite = {} as OperatorSuite;
   beforeAll(async () => {
@@ -131,9 +182,9 @@ export interface ChatOperator {
  * the CRD and admin clients (`kube`); `start(prefix, emulator?)` makes a fresh namespace named after
  * `prefix`, an operator watching it with an emulator (speed 60 unless `emulator` says otherwise)
  * that records its requests, the instance `chat` and the Deployment `chat-hub` (3 replicas); after
- * each test its operator and emulator stop.
+ * each test its operator and emulator stop. `stepped`: each operator on a {@link SteppedClock}.
  */
-export function operatorPerTest(): {
+export function operatorPerTest(options: { stepped?: boolean } = {}): {
   kube: KubeClients;
   start(
     prefix: string,
@@ -156,6 +207,7 @@ export function operatorPerTest(): {
         operator: { namespaces: [ns] },
         emulator: { speed: 60, ...emulator, onRequest: requests.onRequest },
         ...(azure ? { azure } : {}),
+        ...(options.stepped ? { stepped: true } : {}),
       });
       current = harness;
       const id = signalrId("chat");

@@ -7,13 +7,12 @@
  */
 import { describe, expect, it } from "vitest";
 import type { RequestRecord } from "../../src/emulator/index.js";
-import { eventually } from "../kube/support.js";
 import { recordFault } from "../reliability/record.js";
-import { operatorPerTest } from "./harness.js";
+import { type Harness, operatorPerTest } from "./harness.js";
 import { armWritesFor, condition, createPolicy, eventsOnce, getPolicy, policyManifest } from "./helpers.js";
 
 const MIN = 60_000;
-const suite = operatorPerTest();
+const suite = operatorPerTest({ stepped: true });
 const EMULATOR = {
   speed: 60,
   scaleDurationMs: 120_000,
@@ -25,9 +24,14 @@ const EMULATOR = {
 const skuReads = (requests: readonly RequestRecord[], id: string) =>
   requests.filter((r) => r.method === "GET" && r.path.toLowerCase() === `${id.toLowerCase()}/skus`);
 
-async function readyPolicy(kube: Parameters<typeof createPolicy>[0], ns: string, id: string) {
+async function readyPolicy(
+  harness: Harness,
+  kube: Parameters<typeof createPolicy>[0],
+  ns: string,
+  id: string,
+) {
   await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 100 } }));
-  await eventually(
+  await harness.eventually(
     async () => expect(condition(await getPolicy(kube, ns, "chat"), "Ready")?.status).toBe("True"),
     60_000,
     200,
@@ -37,9 +41,9 @@ async function readyPolicy(kube: Parameters<typeof createPolicy>[0], ns: string,
 describe("unit ladders from listSkus", () => {
   it("are read once per instance, not per pass, and shown in status", async () => {
     const { kube, ns, id, requests, harness } = await suite.start("ladders-read", EMULATOR);
-    await readyPolicy(kube, ns, id);
+    await readyPolicy(harness, kube, ns, id);
     const from = harness.emulator.clock.nowMs();
-    const p = await eventually(
+    const p = await harness.eventually(
       async () => {
         const got = await getPolicy(kube, ns, "chat");
         expect(got.status?.unitLadders?.source).toBe("Service");
@@ -66,9 +70,9 @@ describe("unit ladders from listSkus", () => {
       times: 1,
       action: { kind: "notApplied" },
     });
-    await readyPolicy(kube, ns, id);
+    await readyPolicy(harness, kube, ns, id);
     harness.emulator.control.setDemand(id, { connections: 9000 });
-    const scaled = await eventually(
+    const scaled = await harness.eventually(
       async () => {
         const got = await getPolicy(kube, ns, "chat");
         expect(got.status?.current?.units).toBe(30);
@@ -114,10 +118,10 @@ describe("unit ladders from listSkus", () => {
       path: "**/SignalR/chat/skus",
       action: { kind: "status", status: 503, code: "ServiceUnavailable", message: "try later" },
     });
-    await readyPolicy(kube, ns, id);
+    await readyPolicy(harness, kube, ns, id);
     const from = harness.emulator.clock.nowMs();
     harness.emulator.control.setDemand(id, { connections: 9000 });
-    const scaled = await eventually(
+    const scaled = await harness.eventually(
       async () => {
         const got = await getPolicy(kube, ns, "chat");
         expect(got.status?.current?.units).toBe(20);
@@ -130,7 +134,7 @@ describe("unit ladders from listSkus", () => {
     expect(condition(scaled, "Ready")?.status).toBe("True");
     expect(condition(scaled, "Stalled")?.status).toBe("False");
     expect(armWritesFor(requests.all, id)).toHaveLength(1);
-    await eventually(
+    await harness.eventually(
       () => expect(harness.emulator.clock.nowMs()).toBeGreaterThan(from + 20 * MIN),
       60_000,
       250,
