@@ -12,8 +12,7 @@ import { Operator, type OperatorSettings, type PassReport } from "../../src/cont
 import { type EmulatorOptions, type RunningEmulator, startEmulator } from "../../src/emulator/index.js";
 import type { KubeClients } from "../../src/kube/client.js";
 import { staticCredential } from "../azure/helpers.js";
-import { adminClients, createDeployment, createNamespace, ensureCrd } from "../kube/support.js";
-import { eventually } from "../kube/support.js";
+import { adminClients, createDeployment, createNamespace, ensureCrd, eventually } from "../kube/support.js";
 import { requestCollector } from "./helpers.js";
 import { SteppedClock } from "./stepped-clock.js";
 
