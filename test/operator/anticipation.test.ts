@@ -32,7 +32,6 @@ import {
   patternFraction,
   trafficAt,
 } from "../../src/traffic/index.js";
-import { eventually } from "../kube/support.js";
 import { operatorPerTest, signalrId } from "./harness.js";
 import {
   armWritesFor,
@@ -55,7 +54,7 @@ const MINUTE_MS = 60_000;
 /** Connections the metrics must exceed to ask for more than UNITS units (target and tolerance). */
 const REACTIVE_THRESHOLD = UNITS * 1000 * (TARGET_PERCENT / 100) * (1 + TOLERANCE);
 
-const ops = operatorPerTest();
+const ops = operatorPerTest({ stepped: true });
 
 const start = (prefix: string) =>
   ops.start(prefix, { start: START, scaleDurationMs: SCALE_MINUTES * MINUTE_MS });
@@ -115,7 +114,7 @@ describe("anticipation with a seasonal forecast", () => {
     );
 
     // The forecast asks beyond the tolerance band of 10 units: an Enabled policy would scale now.
-    const shown = await eventually(
+    const shown = await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "forecast");
         const a = p.status?.anticipation;
@@ -151,7 +150,7 @@ describe("anticipation with a seasonal forecast", () => {
 
     // A few more passes that each see the same ask (still before the rise): nothing changes.
     const passes = harness.reports.length;
-    await eventually(() => expect(harness.reports.length).toBeGreaterThan(passes + 8), 10_000, 100);
+    await harness.eventually(() => expect(harness.reports.length).toBeGreaterThan(passes + 8), 10_000, 100);
     const after = await getPolicy(kube, ns, "forecast");
     expect(after.status?.anticipation?.forecast?.ratio).toBeGreaterThan(1);
     expect(after.status?.anticipation?.units).toBeGreaterThan(UNITS);
@@ -183,7 +182,7 @@ describe("anticipation with a seasonal forecast", () => {
 
     /** Virtual time (ms) of the instance's one ARM update, once it is sent. */
     const updateSent = (id: string, timeoutMs: number) =>
-      eventually(
+      harness.eventually(
         () => {
           const w = armWritesFor(requests.all, id);
           expect(w).toHaveLength(1);
@@ -199,7 +198,7 @@ describe("anticipation with a seasonal forecast", () => {
     expect(sentAt).toBeLessThan(rise);
 
     // The pass that sent it: the forecast asked, the metrics alone did not.
-    const decision = await eventually(
+    const decision = await harness.eventually(
       () => {
         const scaled = harness.reports.find(
           (r: PassReport) => r.policy.metadata.name === "ahead" && r.result?.outcome === "scaled",
@@ -226,7 +225,7 @@ describe("anticipation with a seasonal forecast", () => {
     );
 
     // Status and Events: the update in flight, anticipation applied, an AnticipatedScaleOut Event.
-    const inFlight = await eventually(
+    const inFlight = await harness.eventually(
       async () => {
         const p: CapacityPolicy = await getPolicy(kube, ns, "ahead");
         expect(p.status?.operation?.to).toEqual({ sku: "Premium_P1", units: 20 });
@@ -237,7 +236,7 @@ describe("anticipation with a seasonal forecast", () => {
       100,
     );
     expect(condition(inFlight, "Anticipating")).toMatchObject({ status: "True", reason: "Enabled" });
-    const events = await eventually(
+    const events = await harness.eventually(
       async () => {
         const e = await eventsFor(kube, ns, "ahead");
         expect(e.map((x) => x.reason)).toEqual(expect.arrayContaining(["ScalingOut", "AnticipatedScaleOut"]));

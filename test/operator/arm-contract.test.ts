@@ -16,13 +16,12 @@
 import { request } from "node:https";
 import { describe, expect, it } from "vitest";
 import type { RunningEmulator } from "../../src/emulator/index.js";
-import { eventually } from "../kube/support.js";
-import { operatorPerTest, SUB, signalrId } from "./harness.js";
+import { type Harness, operatorPerTest, SUB, signalrId } from "./harness.js";
 import { armWritesFor, condition, createPolicy, eventsFor, getPolicy, policyManifest } from "./helpers.js";
 
 const MIN = 60_000;
 const OLD_LADDER = [1, 2, 5, 10, 20, 50, 100];
-const suite = operatorPerTest();
+const suite = operatorPerTest({ stepped: true });
 const EMULATOR = {
   speed: 60,
   scaleDurationMs: 120_000,
@@ -55,9 +54,14 @@ function control(emulator: RunningEmulator, path: string, body: unknown): Promis
 }
 
 /** The policy `chat` on P1 × 10 (10–100 units), once it is Ready. */
-async function readyPolicy(kube: Parameters<typeof createPolicy>[0], ns: string, id: string) {
+async function readyPolicy(
+  harness: Harness,
+  kube: Parameters<typeof createPolicy>[0],
+  ns: string,
+  id: string,
+) {
   await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 100 } }));
-  await eventually(
+  await harness.eventually(
     async () => expect(condition(await getPolicy(kube, ns, "chat"), "Ready")?.status).toBe("True"),
     60_000,
     200,
@@ -68,9 +72,9 @@ describe("read after write", () => {
   it("the old size with Succeeded for 40 s after the 202: still in flight, one ARM write, no ScaleNotApplied", async () => {
     const { kube, ns, id, requests, harness } = await suite.start("raw-lag", EMULATOR);
     await control(harness.emulator, "timing", { readAfterWriteLagSeconds: 40 });
-    await readyPolicy(kube, ns, id);
+    await readyPolicy(harness, kube, ns, id);
     harness.emulator.control.setDemand(id, { connections: 9000 });
-    const done = await eventually(
+    const done = await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(p.status?.current?.units).toBe(20);
@@ -100,7 +104,7 @@ describe.each(["refuse", "ignore"] as const)("a ladder the service enforces (%s)
     });
     await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 1, max: 100 } }));
     // 17,000 connections at 80 % of 1,000 per unit: 21.25 units → 30 on the documented ladder, 50 here.
-    const scaled = await eventually(
+    const scaled = await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(p.status?.current?.units).toBe(50);
@@ -152,9 +156,9 @@ describe.each(REFUSALS)("a PATCH refused by $name", (c) => {
       EMULATOR,
     );
     await c.setup(harness.emulator);
-    await readyPolicy(kube, ns, id);
+    await readyPolicy(harness, kube, ns, id);
     harness.emulator.control.setDemand(id, { connections: 9000 });
-    const held = await eventually(
+    const held = await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(condition(p, "Ready")).toMatchObject({ status: "False", reason: "UpdateRefused" });
@@ -179,9 +183,9 @@ describe("updates that run long or are canceled", () => {
       times: 1,
       action: { kind: "longUpdate", seconds: 45 * 60 },
     });
-    await readyPolicy(kube, ns, id);
+    await readyPolicy(harness, kube, ns, id);
     harness.emulator.control.setDemand(id, { connections: 9000 });
-    await eventually(
+    await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(condition(p, "Ready")).toMatchObject({ status: "False", reason: "ProgressDeadlineExceeded" });
@@ -190,7 +194,7 @@ describe("updates that run long or are canceled", () => {
       60_000,
       200,
     );
-    await eventually(
+    await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(p.status?.current?.units).toBe(20);
@@ -210,9 +214,9 @@ describe("updates that run long or are canceled", () => {
       times: 1,
       action: { kind: "cancelUpdate" },
     });
-    await readyPolicy(kube, ns, id);
+    await readyPolicy(harness, kube, ns, id);
     harness.emulator.control.setDemand(id, { connections: 9000 });
-    const canceled = await eventually(
+    const canceled = await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(p.status?.unappliedUpdates).toMatchObject({ lastOutcome: "Canceled", count: 1 });
@@ -222,7 +226,7 @@ describe("updates that run long or are canceled", () => {
       100,
     );
     expect(condition(canceled, "Ready")).toMatchObject({ status: "False", reason: "UpdateFailed" });
-    await eventually(
+    await harness.eventually(
       async () => expect((await getPolicy(kube, ns, "chat")).status?.current?.units).toBe(20),
       60_000,
       200,

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { GROUP, PLURAL, VERSION } from "../../src/api/index.js";
-import { CHAT_HUB, eventually } from "../kube/support.js";
+import { CHAT_HUB } from "../kube/support.js";
 import { operatorPerTest, signalrId } from "./harness.js";
 import {
   armWritesFor,
@@ -17,7 +17,7 @@ import {
   policyManifest,
 } from "./helpers.js";
 
-const ops = operatorPerTest();
+const ops = operatorPerTest({ stepped: true });
 
 async function createHpa(ns: string, name: string, minReplicas: number, maxReplicas: number) {
   await ops.kube.autoscaling.createNamespacedHorizontalPodAutoscaler({
@@ -60,7 +60,7 @@ describe("conflicts", () => {
     );
 
     // 2,000+ connections → a floor of 3.
-    await eventually(
+    await harness.eventually(
       async () => {
         expect(await hpaMin(ns, "chat-hub")).toBe(3);
         const p = await getPolicy(kube, ns, "chat");
@@ -74,8 +74,8 @@ describe("conflicts", () => {
 
     // 9,000 connections → 20 units and a floor of 10; the Deployment itself is never written.
     harness.emulator.control.setDemand(id, { connections: 9000 });
-    await eventually(async () => expect(await hpaMin(ns, "chat-hub")).toBe(10), 60_000, 500);
-    await eventually(
+    await harness.eventually(async () => expect(await hpaMin(ns, "chat-hub")).toBe(10), 60_000, 500);
+    await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(p.status?.current).toMatchObject({ units: 20, replicas: 10 });
@@ -103,7 +103,7 @@ describe("conflicts", () => {
     await createHpa(ns, "chat-hub-cpu", 2, 30);
     await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 50 }, appServer }));
 
-    const conflicted = await eventually(
+    const conflicted = await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(condition(p, "Conflict")).toMatchObject({ status: "True", reason: "HpaOwnsReplicas" });
@@ -120,7 +120,7 @@ describe("conflicts", () => {
 
     // A rise that would need 10 replicas: the instance is still sized, the replicas are not.
     harness.emulator.control.setDemand(id, { connections: 9000 });
-    await eventually(
+    await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(p.status?.current?.units).toBe(20);
@@ -130,7 +130,11 @@ describe("conflicts", () => {
       500,
     );
     const seen = harness.reports.length;
-    await eventually(() => expect(harness.reports.length).toBeGreaterThanOrEqual(seen + 2), 30_000, 200);
+    await harness.eventually(
+      () => expect(harness.reports.length).toBeGreaterThanOrEqual(seen + 2),
+      30_000,
+      200,
+    );
     expect(await replicasOf(ns)).toBe(3);
     expect(await hpaMin(ns, "chat-hub-cpu")).toBe(2);
     expect(armWritesFor(requests.all, id)).toHaveLength(1);
@@ -147,7 +151,7 @@ describe("conflicts", () => {
     harness.emulator.control.addAutoscaleSetting({ targetResourceId: id, name: "chat-autoscale" });
     await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 50 } }));
 
-    await eventually(
+    await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(condition(p, "Conflict")).toMatchObject({ status: "True", reason: "NativeAutoscale" });
@@ -159,7 +163,7 @@ describe("conflicts", () => {
     );
 
     harness.emulator.control.setDemand(id, { connections: 9000 });
-    await eventually(
+    await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(p.status?.lastSample?.connections).toBeGreaterThan(9000);
@@ -168,7 +172,11 @@ describe("conflicts", () => {
       500,
     );
     const seen = harness.reports.length;
-    await eventually(() => expect(harness.reports.length).toBeGreaterThanOrEqual(seen + 3), 30_000, 200);
+    await harness.eventually(
+      () => expect(harness.reports.length).toBeGreaterThanOrEqual(seen + 3),
+      30_000,
+      200,
+    );
     expect(armWritesFor(requests.all, id)).toEqual([]);
     expect(harness.emulator.control.instance(id)?.units).toBe(10);
     const held = harness.reports.slice(seen).flatMap((r) => (r.result?.decision ? [r.result.decision] : []));
@@ -178,8 +186,8 @@ describe("conflicts", () => {
 
     // Once the setting is gone (re-checked every 5 virtual minutes), the operator acts.
     harness.emulator.control.clearAutoscaleSettings();
-    await eventually(() => expect(armWritesFor(requests.all, id)).toHaveLength(1), 60_000, 500);
-    await eventually(
+    await harness.eventually(() => expect(armWritesFor(requests.all, id)).toHaveLength(1), 60_000, 500);
+    await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(condition(p, "Conflict")?.status).toBe("False");
@@ -199,7 +207,7 @@ describe("conflicts", () => {
       connections: 2000,
     });
     await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 50 } }));
-    await eventually(
+    await harness.eventually(
       async () => {
         expect((await getPolicy(kube, ns, "chat")).status?.current?.units).toBe(10);
         expect(harness.operator.cachedResources).toBe(1);
@@ -210,7 +218,7 @@ describe("conflicts", () => {
 
     // Retargeted: the new target's settings are read, the old target's are dropped.
     await patchPolicy(kube, ns, "chat", { spec: { target: { service: "SignalR", resourceId: other } } });
-    await eventually(
+    await harness.eventually(
       async () => expect((await getPolicy(kube, ns, "chat")).status?.current?.units).toBe(20),
       60_000,
       500,
@@ -224,6 +232,6 @@ describe("conflicts", () => {
       plural: PLURAL,
       name: "chat",
     });
-    await eventually(() => expect(harness.operator.cachedResources).toBe(0), 30_000, 200);
+    await harness.eventually(() => expect(harness.operator.cachedResources).toBe(0), 30_000, 200);
   });
 });

@@ -10,12 +10,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { KIND } from "../../src/api/index.js";
 import { TAKE_FROM_ANNOTATION } from "../../src/controller/field-owner.js";
 import type { KubeClients } from "../../src/kube/client.js";
-import { CHAT_HUB, controlPlane, eventually, kubectl } from "../kube/support.js";
+import { CHAT_HUB, controlPlane, kubectl } from "../kube/support.js";
 import { recordFault } from "../reliability/record.js";
 import { operatorPerTest } from "./harness.js";
 import { condition, createPolicy, getPolicy, policyManifest, sleep } from "./helpers.js";
 
-const ops = operatorPerTest();
+const ops = operatorPerTest({ stepped: true });
 const apply = () => setHeaderOptions("Content-Type", PatchStrategy.ServerSideApply);
 
 type Field = "deployment" | "hpa";
@@ -155,7 +155,7 @@ describe("field ownership of the app-server fields", () => {
       // 9,000 connections want 10 replicas: the operator's first sizing takes the field over, the
       // controller puts its value back, and from then on the operator leaves the field alone.
       harness.emulator.control.setDemand(id, { connections: 9000 });
-      const conflicted = await eventually(
+      const conflicted = await harness.eventually(
         async () => {
           const p = await getPolicy(kube, ns, "chat");
           expect(condition(p, "Conflict")).toMatchObject({ status: "True", reason });
@@ -176,7 +176,7 @@ describe("field ownership of the app-server fields", () => {
         expect(condition(p, "Conflict")?.status).toBe("True");
         // (10 when the operator's next pass came first.)
         expect([held, 10]).toContain(await sizedValue(kube, ns, field));
-        await sleep(100);
+        await harness.sleep(100);
       }
       expect(gitops.state.reverts).toBe(1);
       const warningEvents = await warnings(kube, ns, reason);
@@ -189,7 +189,7 @@ describe("field ownership of the app-server fields", () => {
       await applyAs(kube, ns, field, "gitops-controller", undefined);
       // (10 when the operator's next pass came first.)
       expect([held, 10]).toContain(await sizedValue(kube, ns, field));
-      await eventually(
+      await harness.eventually(
         async () => {
           expect(await sizedValue(kube, ns, field)).toBe(10);
           expect(condition(await getPolicy(kube, ns, "chat"), "Conflict")?.status).toBe("False");
@@ -221,12 +221,16 @@ describe("field ownership of the app-server fields", () => {
       policyManifest(ns, "chat", id, { units: { min: 10, max: 50 }, appServer: CHAT_HUB }),
     );
     harness.emulator.control.setDemand(id, { connections: 9000 });
-    await eventually(async () => expect(await sizedValue(kube, ns, "deployment")).toBe(10), 60_000, 200);
+    await harness.eventually(
+      async () => expect(await sizedValue(kube, ns, "deployment")).toBe(10),
+      60_000,
+      200,
+    );
 
     await kubectl(["scale", "deployment/chat-hub", "-n", ns, "--replicas=4"]);
     // 12,000 connections want 13 replicas: the person's 4 stands.
     harness.emulator.control.setDemand(id, { connections: 12_000 });
-    const conflicted = await eventually(
+    const conflicted = await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(condition(p, "Conflict")).toMatchObject({ status: "True", reason: "ReplicasOwnedByOther" });
@@ -240,7 +244,7 @@ describe("field ownership of the app-server fields", () => {
     const from = passesOf();
     while (passesOf() < from + 10) {
       expect(await sizedValue(kube, ns, "deployment")).toBe(4);
-      await sleep(100);
+      await harness.sleep(100);
     }
     const message = condition(conflicted, "Conflict")?.message ?? "";
     expect(message).toMatch(/owned by kubectl \(Update through the scale subresource/);
@@ -248,7 +252,7 @@ describe("field ownership of the app-server fields", () => {
     expect(command).toBeDefined();
     await kubectl((command ?? "").split(" "), controlPlane().kubeconfigAdmin);
     const handedBackAt = harness.emulator.clock.nowMs();
-    await eventually(
+    await harness.eventually(
       async () => {
         expect(await sizedValue(kube, ns, "deployment")).toBe(13);
         expect(condition(await getPolicy(kube, ns, "chat"), "Conflict")?.status).toBe("False");

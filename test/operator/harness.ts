@@ -18,6 +18,9 @@ import { SteppedClock } from "./stepped-clock.js";
 
 export const SUB = "00000000-0000-0000-0000-000000000000";
 
+/** Real time a stepped {@link Harness.eventually} waits at least before it gives up (ms). */
+const REAL_FLOOR_MS = 5_000;
+
 export function signalrId(name: string, rg = "rg-chat", sub = SUB): string {
   return `/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.SignalRService/SignalR/${name}`;
 }
@@ -97,7 +100,13 @@ export async function startHarness(
     stepped,
     eventually: (check, timeoutMs = 10_000, intervalMs = 50) =>
       stepped
-        ? steppedEventually(stepped, check, timeoutMs * speed, intervalMs * speed)
+        ? steppedEventually(
+            stepped,
+            check,
+            timeoutMs * speed,
+            intervalMs * speed,
+            Math.min(timeoutMs, REAL_FLOOR_MS),
+          )
         : eventually(check, timeoutMs, intervalMs),
     sleep: (ms) => (stepped ? stepped.advance(ms * speed) : new Promise((r) => setTimeout(r, ms))),
     async stop() {
@@ -107,21 +116,29 @@ export async function startHarness(
   };
 }
 
-/** Checks `check` every `stepMs` of virtual time until it passes or `budgetMs` have passed. */
+/**
+ * Checks `check` every `stepMs` of virtual time until it passes, or until `budgetMs` of virtual
+ * time and at least `realFloorMs` of real time have passed: what the test waits for may come from
+ * outside the operator (a watch event, a kubectl run), which takes real time however little the
+ * virtual clock needs. Each failed check also lets a real millisecond pass.
+ */
 async function steppedEventually<T>(
   clock: SteppedClock,
   check: () => Promise<T> | T,
   budgetMs: number,
   stepMs: number,
+  realFloorMs: number,
 ): Promise<T> {
   const deadline = clock.nowMs() + budgetMs;
+  const realDeadline = Date.now() + realFloorMs;
   for (;;) {
     try {
       await clock.settle();
       return await check();
     } catch (err) {
-      if (clock.nowMs() >= deadline) throw err;
-      await clock.advance(Math.max(1, stepMs));
+      if (clock.nowMs() >= deadline && Date.now() >= realDeadline) throw err;
+      if (clock.nowMs() < deadline) await clock.advance(Math.max(1, stepMs));
+      await new Promise((r) => setTimeout(r, 1));
     }
   }
 }

@@ -10,7 +10,6 @@
  */
 import { describe, expect, it } from "vitest";
 import { UNAPPLIED_LIMIT } from "../../src/autoscale/unapplied.js";
-import { eventually } from "../kube/support.js";
 import { recordFault } from "../reliability/record.js";
 import { operatorPerTest } from "./harness.js";
 import {
@@ -24,7 +23,7 @@ import {
 } from "./helpers.js";
 
 const MIN = 60_000;
-const suite = operatorPerTest();
+const suite = operatorPerTest({ stepped: true });
 
 /** One way an instance ignores updates, and what the operator shows for it. */
 interface IgnoredUpdates {
@@ -88,19 +87,19 @@ describe.each(CASES)("$title", (c) => {
     const emulator = harness.emulator;
     emulator.control.addFault({ method: "PATCH", path: "**/SignalR/chat", action: { kind: c.fault } });
     await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 100 } }));
-    await eventually(
+    await harness.eventually(
       async () => expect(condition(await getPolicy(kube, ns, "chat"), "Ready")?.status).toBe("True"),
       60_000,
       200,
     );
 
     emulator.control.setDemand(id, { connections: 9000 });
-    await eventually(() => expect(armWritesFor(requests.all, id)).toHaveLength(1), 60_000, 100);
+    await harness.eventually(() => expect(armWritesFor(requests.all, id)).toHaveLength(1), 60_000, 100);
     const firstMs = Date.parse(armWritesFor(requests.all, id)[0]?.at ?? "");
     const untilMs = firstMs + 40 * MIN;
     // Conditions seen along the way (polled; the last one is asserted below).
     const seen = new Set<string>();
-    await eventually(
+    await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         const ready = condition(p, "Ready");
@@ -158,7 +157,7 @@ describe.each(CASES)("$title", (c) => {
 
     // The spec changes: the tries resume.
     await patchPolicy(kube, ns, "chat", { spec: { units: { min: 10, max: 90 } } });
-    await eventually(
+    await harness.eventually(
       () => expect(armWritesFor(requests.all, id)).toHaveLength(UNAPPLIED_LIMIT + 1),
       60_000,
       200,

@@ -6,13 +6,12 @@
  * in /metrics; one ARM write all along (no second update stacked); when it ends, all clears.
  */
 import { describe, expect, it } from "vitest";
-import { eventually } from "../kube/support.js";
 import { recordFault } from "../reliability/record.js";
 import { operatorPerTest } from "./harness.js";
 import { armWritesFor, condition, createPolicy, eventsOnce, getPolicy, policyManifest } from "./helpers.js";
 
 const MIN = 60_000;
-const suite = operatorPerTest();
+const suite = operatorPerTest({ stepped: true });
 
 describe("an update that runs for 50 minutes", () => {
   it("is waited for; past 30 minutes the policy is Stalled with its age; when it ends, all clears", async () => {
@@ -25,13 +24,13 @@ describe("an update that runs for 50 minutes", () => {
     });
     const emulator = harness.emulator;
     await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 100 } }));
-    await eventually(
+    await harness.eventually(
       async () => expect(condition(await getPolicy(kube, ns, "chat"), "Ready")?.status).toBe("True"),
       60_000,
       200,
     );
     emulator.control.setDemand(id, { connections: 9000 });
-    await eventually(() => expect(armWritesFor(requests.all, id)).toHaveLength(1), 60_000, 100);
+    await harness.eventually(() => expect(armWritesFor(requests.all, id)).toHaveLength(1), 60_000, 100);
     const sentMs = Date.parse(armWritesFor(requests.all, id)[0]?.at ?? "");
 
     const seen: { minutes: number; ready: string; stalled: string }[] = [];
@@ -46,7 +45,7 @@ describe("an update that runs for 50 minutes", () => {
       return p;
     };
     // Past the deadline: stalled, with the age, while the update still runs.
-    const stuck = await eventually(
+    const stuck = await harness.eventually(
       async () => {
         const p = await watch();
         expect(condition(p, "Ready")).toMatchObject({ status: "False", reason: "ProgressDeadlineExceeded" });
@@ -70,7 +69,7 @@ describe("an update that runs for 50 minutes", () => {
     });
     expect(stuck.status?.operation?.to).toEqual({ sku: "Premium_P1", units: 20 });
     // /metrics follows the pass's status write.
-    await eventually(
+    await harness.eventually(
       async () => {
         const scrape = (await harness.metrics.expose()).body;
         const gauge = (name: string) =>
@@ -87,7 +86,7 @@ describe("an update that runs for 50 minutes", () => {
     );
 
     // It ends at 50 minutes: Ready again, not stalled, the size recorded.
-    const done = await eventually(
+    const done = await harness.eventually(
       async () => {
         const p = await watch();
         expect(p.status?.current?.units).toBe(20);
@@ -112,7 +111,7 @@ describe("an update that runs for 50 minutes", () => {
       events.filter((e) => e.type === "Warning" && e.reason === "ProgressDeadlineExceeded"),
     ).toHaveLength(1);
     // /metrics follows the status write of the same pass.
-    await eventually(
+    await harness.eventually(
       async () =>
         expect((await harness.metrics.expose()).body).not.toContain(
           `signalr_autoscaler_update_age_seconds{namespace="${ns}",policy="chat"}`,

@@ -4,11 +4,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { PAUSE_ANNOTATION } from "../../src/api/index.js";
-import { CHAT_HUB, eventually } from "../kube/support.js";
+import { CHAT_HUB } from "../kube/support.js";
 import { operatorPerTest } from "./harness.js";
 import { armWritesFor, condition, createPolicy, getPolicy, patchPolicy, policyManifest } from "./helpers.js";
 
-const ops = operatorPerTest();
+const ops = operatorPerTest({ stepped: true });
 
 async function setUp(prefix: string, spec: Record<string, unknown>, metadata: Record<string, unknown> = {}) {
   const chat = await ops.start(prefix);
@@ -35,7 +35,7 @@ const replicasOf = async (ns: string) =>
 describe("modes", () => {
   it("Recommend: status.desired shows the recommendation, no PATCH reaches Azure, replicas untouched", async () => {
     const { kube, ns, id, requests, harness } = await setUp("recommend", { mode: "Recommend" });
-    await eventually(
+    await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(condition(p, "Ready")).toMatchObject({ status: "True", reason: "RecommendOnly" });
@@ -46,7 +46,7 @@ describe("modes", () => {
     );
 
     harness.emulator.control.setDemand(id, { connections: 9000 });
-    const recommended = await eventually(
+    const recommended = await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(p.status?.desired).toEqual({ sku: "Premium_P1", units: 20, replicas: 10 });
@@ -63,7 +63,11 @@ describe("modes", () => {
 
     // A few more polls: still nothing written anywhere.
     const seen = harness.reports.length;
-    await eventually(() => expect(harness.reports.length).toBeGreaterThanOrEqual(seen + 3), 30_000, 200);
+    await harness.eventually(
+      () => expect(harness.reports.length).toBeGreaterThanOrEqual(seen + 3),
+      30_000,
+      200,
+    );
     expect(armWritesFor(requests.all, id)).toEqual([]);
     expect(requests.all.filter((r) => r.kind === "armWrite")).toEqual([]);
     expect(harness.emulator.control.calls().armWrites).toBe(0);
@@ -79,7 +83,7 @@ describe("modes", () => {
 
   it("the pause annotation stops actions; removing it lets the operator act again", async () => {
     const { kube, ns, id, requests, harness } = await setUp("paused", {});
-    await eventually(
+    await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(condition(p, "Ready")).toMatchObject({ status: "True", reason: "Reconciled" });
@@ -90,7 +94,7 @@ describe("modes", () => {
     );
 
     await patchPolicy(kube, ns, "chat", { metadata: { annotations: { [PAUSE_ANNOTATION]: "true" } } });
-    await eventually(
+    await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(condition(p, "Ready")).toMatchObject({ status: "True", reason: "Paused" });
@@ -101,7 +105,7 @@ describe("modes", () => {
 
     // Load that would need 20 units and 10 replicas: seen in status, not acted on.
     harness.emulator.control.setDemand(id, { connections: 9000 });
-    const paused = await eventually(
+    const paused = await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(p.status?.lastSample?.connections).toBeGreaterThan(9000);
@@ -111,7 +115,11 @@ describe("modes", () => {
       500,
     );
     const seen = harness.reports.length;
-    await eventually(() => expect(harness.reports.length).toBeGreaterThanOrEqual(seen + 3), 30_000, 200);
+    await harness.eventually(
+      () => expect(harness.reports.length).toBeGreaterThanOrEqual(seen + 3),
+      30_000,
+      200,
+    );
     expect(condition(paused, "Ready")?.reason).toBe("Paused");
     expect(paused.status?.current).toMatchObject({ units: 10, replicas: 3 });
     expect(armWritesFor(requests.all, id)).toEqual([]);
@@ -125,9 +133,9 @@ describe("modes", () => {
 
     // Unpaused: the same load is acted on at once.
     await patchPolicy(kube, ns, "chat", { metadata: { annotations: { [PAUSE_ANNOTATION]: null } } });
-    await eventually(() => expect(armWritesFor(requests.all, id)).toHaveLength(1), 30_000, 200);
-    await eventually(async () => expect(await replicasOf(ns)).toBe(10), 30_000, 200);
-    await eventually(
+    await harness.eventually(() => expect(armWritesFor(requests.all, id)).toHaveLength(1), 30_000, 200);
+    await harness.eventually(async () => expect(await replicasOf(ns)).toBe(10), 30_000, 200);
+    await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(p.status?.current?.units).toBe(20);

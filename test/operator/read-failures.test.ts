@@ -11,21 +11,12 @@
  */
 import { describe, expect, it } from "vitest";
 import { CONDITION_TYPES } from "../../src/api/constants.js";
-import { eventually } from "../kube/support.js";
 import { recordFault } from "../reliability/record.js";
 import { operatorPerTest, SUB, signalrId } from "./harness.js";
-import {
-  armWritesFor,
-  condition,
-  createPolicy,
-  eventsOnce,
-  getPolicy,
-  policyManifest,
-  sleep,
-} from "./helpers.js";
+import { armWritesFor, condition, createPolicy, eventsOnce, getPolicy, policyManifest } from "./helpers.js";
 
 const MIN = 60_000;
-const suite = operatorPerTest();
+const suite = operatorPerTest({ stepped: true });
 const EMULATOR = {
   speed: 60,
   scaleDurationMs: 10 * MIN,
@@ -39,13 +30,13 @@ describe("four 429s with Retry-After 20 s while an update runs", () => {
     const { kube, ns, id, requests, harness } = await suite.start("throttled-reads", EMULATOR);
     const emulator = harness.emulator;
     await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 100 } }));
-    await eventually(
+    await harness.eventually(
       async () => expect(condition(await getPolicy(kube, ns, "chat"), "Ready")?.status).toBe("True"),
       60_000,
       200,
     );
     emulator.control.setDemand(id, { connections: 16_000 });
-    const started = await eventually(
+    const started = await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(p.status?.operation?.to.units).toBeGreaterThan(10);
@@ -76,7 +67,7 @@ describe("four 429s with Retry-After 20 s while an update runs", () => {
       desired: new Set<number>(),
     };
     let lastFault = Number.POSITIVE_INFINITY;
-    await eventually(
+    await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         const ready = condition(p, "Ready");
@@ -104,7 +95,7 @@ describe("four 429s with Retry-After 20 s while an update runs", () => {
     expect(seen.throttled.length).toBeGreaterThan(0);
     expect(seen.throttled[0]).toMatch(/until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/);
     expect([...seen.desired]).toEqual([target]);
-    const after = await eventually(
+    const after = await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(p.status?.current?.units).toBe(target);
@@ -178,7 +169,7 @@ describe.each(PERMANENT)("$name", (c) => {
       });
     }
     await createPolicy(kube, policyManifest(ns, "chat", c.policyOn, { units: { min: 10, max: 100 } }));
-    const p = await eventually(
+    const p = await harness.eventually(
       async () => {
         const got = await getPolicy(kube, ns, "chat");
         expect(condition(got, "Ready")).toMatchObject({ status: "False", reason: c.reason });
@@ -194,7 +185,7 @@ describe.each(PERMANENT)("$name", (c) => {
     expect(condition(p, "ScalingLimited")).toMatchObject({ status: "Unknown", reason: c.reason });
     // A few more passes: still one Event.
     const from = harness.emulator.clock.nowMs();
-    while (harness.emulator.clock.nowMs() < from + 2 * MIN) await sleep(100);
+    while (harness.emulator.clock.nowMs() < from + 2 * MIN) await harness.sleep(100);
     const events = await eventsOnce(kube, ns, "chat", (es) =>
       es.some((e) => e.type === "Warning" && e.reason === c.reason),
     );

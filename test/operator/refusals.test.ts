@@ -9,7 +9,6 @@
  */
 import { describe, expect, it } from "vitest";
 import { UNAPPLIED_LIMIT } from "../../src/autoscale/unapplied.js";
-import { eventually } from "../kube/support.js";
 import { recordFault } from "../reliability/record.js";
 import { operatorPerTest } from "./harness.js";
 import {
@@ -23,7 +22,7 @@ import {
 } from "./helpers.js";
 
 const MIN = 60_000;
-const suite = operatorPerTest();
+const suite = operatorPerTest({ stepped: true });
 
 const CASES = [
   {
@@ -73,17 +72,17 @@ describe.each(CASES)("a PATCH refused by $name ($status $code)", (c) => {
       action: { kind: "status", status: c.status, code: c.code, message: c.message },
     });
     await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 100 } }));
-    await eventually(
+    await harness.eventually(
       async () => expect(condition(await getPolicy(kube, ns, "chat"), "Ready")?.status).toBe("True"),
       60_000,
       200,
     );
     emulator.control.setDemand(id, { connections: 9000 });
-    await eventually(() => expect(armWritesFor(requests.all, id)).toHaveLength(1), 60_000, 100);
+    await harness.eventually(() => expect(armWritesFor(requests.all, id)).toHaveLength(1), 60_000, 100);
     const firstMs = Date.parse(armWritesFor(requests.all, id)[0]?.at ?? "");
 
     // After the first refusal: held, stalled, what refused it named.
-    const held = await eventually(
+    const held = await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(condition(p, "Ready")).toMatchObject({ status: "False", reason: "UpdateRefused" });
@@ -99,7 +98,7 @@ describe.each(CASES)("a PATCH refused by $name ($status $code)", (c) => {
     expect(condition(held, "ScalingLimited")?.message).toContain(c.message);
     expect(held.status?.conditions).toHaveLength(10);
     // /metrics follows the pass's status write.
-    await eventually(
+    await harness.eventually(
       async () =>
         expect((await harness.metrics.expose()).body).toContain(
           `signalr_autoscaler_update_refused{namespace="${ns}",policy="chat",refused_by="${c.refusedBy}"} 1`,
@@ -110,7 +109,11 @@ describe.each(CASES)("a PATCH refused by $name ($status $code)", (c) => {
 
     // 25 virtual minutes: 5 tries, 1, 2, 4, 8 minutes apart, then none.
     const untilMs = firstMs + 25 * MIN;
-    await eventually(() => expect(emulator.clock.nowMs()).toBeGreaterThanOrEqual(untilMs), 60_000, 250);
+    await harness.eventually(
+      () => expect(emulator.clock.nowMs()).toBeGreaterThanOrEqual(untilMs),
+      60_000,
+      250,
+    );
     const writes = armWritesFor(requests.all, id);
     expect(writes).toHaveLength(UNAPPLIED_LIMIT);
     expect(writes.every((r) => r.status === c.status)).toBe(true);
@@ -150,7 +153,7 @@ describe.each(CASES)("a PATCH refused by $name ($status $code)", (c) => {
 
     // The spec changes: one more try.
     await patchPolicy(kube, ns, "chat", { spec: { units: { min: 10, max: 90 } } });
-    await eventually(
+    await harness.eventually(
       () => expect(armWritesFor(requests.all, id)).toHaveLength(UNAPPLIED_LIMIT + 1),
       60_000,
       200,
@@ -188,14 +191,14 @@ describe("a PATCH answered 503 twice", () => {
       action: { kind: "status", status: 503, code: "ServiceUnavailable", message: "try again" },
     });
     await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 100 } }));
-    await eventually(
+    await harness.eventually(
       async () => expect(condition(await getPolicy(kube, ns, "chat"), "Ready")?.status).toBe("True"),
       60_000,
       200,
     );
     harness.emulator.control.setDemand(id, { connections: 9000 });
     const stalled = new Set<string>();
-    await eventually(
+    await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         const s = condition(p, "Stalled");

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { decide } from "../../src/autoscale/decide.js";
 import { NOW, policy, samples, spec } from "../../src/autoscale/testing.js";
 import type { FaultSpec, RequestRecord } from "../../src/emulator/index.js";
-import { CHAT_HUB, eventually } from "../kube/support.js";
+import { CHAT_HUB } from "../kube/support.js";
 import { type ChatOperator, operatorPerTest } from "../operator/harness.js";
 import {
   armWritesFor,
@@ -18,11 +18,10 @@ import {
   eventsFor,
   getPolicy,
   policyManifest,
-  sleep,
 } from "../operator/helpers.js";
 import { recordFault } from "./record.js";
 
-const ops = operatorPerTest();
+const ops = operatorPerTest({ stepped: true });
 const FILE = "test/reliability/faults.test.ts";
 
 /** Accepted (2xx) and refused ARM writes to `id`. */
@@ -49,7 +48,7 @@ async function heldThroughFault(
 ) {
   const rule = harness.emulator.control.addFault(fault);
   await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 1, max: 50 } }));
-  const faulted = await eventually(
+  const faulted = await harness.eventually(
     async () => {
       const p = await getPolicy(kube, ns, "chat");
       expect(condition(p, type)?.status).toBe("False");
@@ -59,7 +58,11 @@ async function heldThroughFault(
     200,
   );
   const seen = harness.reports.length;
-  await eventually(() => expect(harness.reports.length).toBeGreaterThanOrEqual(seen + passes), 60_000, 200);
+  await harness.eventually(
+    () => expect(harness.reports.length).toBeGreaterThanOrEqual(seen + passes),
+    60_000,
+    200,
+  );
   const during = writes(requests.all, id).accepted.length;
   const removedAt = harness.emulator.clock.nowMs();
   harness.emulator.control.removeFault(rule.id);
@@ -79,13 +82,13 @@ describe("reliability matrix: ARM", () => {
       action: { kind: "status", status: 503 },
     });
     await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 50 } }));
-    await eventually(
+    await harness.eventually(
       async () => expect(condition(await getPolicy(kube, ns, "chat"), "Ready")?.status).toBe("True"),
       60_000,
       200,
     );
     harness.emulator.control.setDemand(id, { connections: 9000 });
-    await eventually(
+    await harness.eventually(
       async () => expect((await getPolicy(kube, ns, "chat")).status?.current?.units).toBe(20),
       90_000,
       300,
@@ -115,13 +118,13 @@ describe("reliability matrix: ARM", () => {
       action: { kind: "failUpdate" },
     });
     await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 50 } }));
-    await eventually(
+    await harness.eventually(
       async () => expect(condition(await getPolicy(kube, ns, "chat"), "Ready")?.status).toBe("True"),
       60_000,
       200,
     );
     harness.emulator.control.setDemand(id, { connections: 9000 });
-    await eventually(
+    await harness.eventually(
       async () => expect((await getPolicy(kube, ns, "chat")).status?.current?.units).toBe(20),
       120_000,
       300,
@@ -158,13 +161,13 @@ describe("reliability matrix: ARM", () => {
       },
     });
     await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 50 } }));
-    await eventually(
+    await harness.eventually(
       async () => expect(condition(await getPolicy(kube, ns, "chat"), "Ready")?.status).toBe("True"),
       60_000,
       200,
     );
     harness.emulator.control.setDemand(id, { connections: 9000 });
-    await eventually(
+    await harness.eventually(
       async () => expect((await getPolicy(kube, ns, "chat")).status?.current?.units).toBe(20),
       120_000,
       300,
@@ -196,14 +199,14 @@ describe("reliability matrix: ARM", () => {
       action: { kind: "hang" },
     });
     await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 50 } }));
-    await eventually(
+    await harness.eventually(
       async () => expect(condition(await getPolicy(kube, ns, "chat"), "Ready")?.status).toBe("True"),
       60_000,
       200,
     );
     const started = performance.now();
     harness.emulator.control.setDemand(id, { connections: 9000 });
-    await eventually(
+    await harness.eventually(
       async () => expect((await getPolicy(kube, ns, "chat")).status?.current?.units).toBe(20),
       120_000,
       300,
@@ -239,7 +242,7 @@ describe("reliability matrix: ARM", () => {
       3,
     );
     expect(during).toBe(0);
-    await eventually(
+    await harness.eventually(
       async () => expect(condition(await getPolicy(kube, ns, "chat"), "Ready")?.status).toBe("True"),
       60_000,
       200,
@@ -273,7 +276,7 @@ describe("reliability matrix: Azure Monitor", () => {
         4,
       );
       expect(during).toBe(0);
-      await eventually(
+      await harness.eventually(
         async () => {
           const p = await getPolicy(kube, ns, "chat");
           expect(condition(p, "MetricsAvailable")?.status).toBe("True");
@@ -303,13 +306,13 @@ describe("reliability matrix: Kubernetes objects changing under the operator", (
   it("a policy deleted while its update runs: no further update, no failing passes", async () => {
     const { kube, ns, id, requests, harness } = await ops.start("f-delete");
     await createPolicy(kube, policyManifest(ns, "chat", id, { units: { min: 10, max: 50 } }));
-    await eventually(
+    await harness.eventually(
       async () => expect(condition(await getPolicy(kube, ns, "chat"), "Ready")?.status).toBe("True"),
       60_000,
       200,
     );
     harness.emulator.control.setDemand(id, { connections: 9000 });
-    await eventually(() => expect(writes(requests.all, id).accepted).toHaveLength(1), 60_000, 100);
+    await harness.eventually(() => expect(writes(requests.all, id).accepted).toHaveLength(1), 60_000, 100);
     expect(harness.emulator.control.instance(id)?.provisioningState).toBe("Updating");
     await kube.customObjects.deleteNamespacedCustomObject({
       group: "autoscaling.signalr.dev",
@@ -320,7 +323,7 @@ describe("reliability matrix: Kubernetes objects changing under the operator", (
     });
     const reportsAtDelete = harness.reports.length;
     // Five virtual minutes (5 s): the update completes; nothing else is sent for the deleted policy.
-    await sleep(5_000);
+    await harness.sleep(5_000);
     expect(harness.emulator.control.instance(id)?.units).toBe(20);
     expect(writes(requests.all, id).accepted).toHaveLength(1);
     const after = harness.reports.slice(reportsAtDelete);
@@ -341,13 +344,13 @@ describe("reliability matrix: Kubernetes objects changing under the operator", (
       kube,
       policyManifest(ns, "chat", id, { units: { min: 10, max: 50 }, appServer: CHAT_HUB }),
     );
-    await eventually(
+    await harness.eventually(
       async () => expect(condition(await getPolicy(kube, ns, "chat"), "Ready")?.status).toBe("True"),
       60_000,
       200,
     );
     await kube.apps.deleteNamespacedDeployment({ namespace: ns, name: "chat-hub" });
-    const gone = await eventually(
+    const gone = await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         const problem = [p.status?.conditions ?? []]
@@ -360,7 +363,7 @@ describe("reliability matrix: Kubernetes objects changing under the operator", (
       200,
     );
     harness.emulator.control.setDemand(id, { connections: 9000 });
-    await eventually(
+    await harness.eventually(
       async () => expect((await getPolicy(kube, ns, "chat")).status?.current?.units).toBe(20),
       90_000,
       300,
@@ -388,7 +391,7 @@ describe("reliability matrix: Kubernetes objects changing under the operator", (
       kube,
       policyManifest(ns, "chat", id, { units: { min: 10, max: 50 }, appServer: CHAT_HUB }),
     );
-    await eventually(
+    await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(condition(p, "Ready")?.status).toBe("True");
@@ -415,7 +418,7 @@ describe("reliability matrix: Kubernetes objects changing under the operator", (
         },
       },
     });
-    await eventually(
+    await harness.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(condition(p, "Conflict")).toMatchObject({ status: "True", reason: "HpaOwnsReplicas" });
@@ -428,7 +431,7 @@ describe("reliability matrix: Kubernetes objects changing under the operator", (
       (await kube.apps.readNamespacedDeploymentScale({ namespace: ns, name: "chat-hub" })).spec?.replicas;
     const before = await replicas();
     harness.emulator.control.setDemand(id, { connections: 9000 });
-    await eventually(
+    await harness.eventually(
       async () => expect((await getPolicy(kube, ns, "chat")).status?.current?.units).toBe(20),
       90_000,
       300,
