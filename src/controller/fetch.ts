@@ -582,6 +582,11 @@ export class CycleFetcher {
       });
   }
 
+  /** True while a history refresh runs. */
+  get historyRefreshing(): boolean {
+    return this.#historyRefresh !== undefined;
+  }
+
   /** Resolves when no history refresh runs (tests, and a clean stop). */
   async historySettled(): Promise<void> {
     while (this.#historyRefresh) await this.#historyRefresh;

@@ -273,9 +273,9 @@ export class Operator {
     return this.#elector ? this.#elector.canWrite() : true;
   }
 
-  /** True when no poll cycle or pass runs (tests that step a virtual clock). */
+  /** True when no poll cycle, pass or demand-history refresh runs (tests that step a virtual clock). */
   get idle(): boolean {
-    return this.#loop.idle;
+    return this.#loop.idle && !this.#fetcher.historyRefreshing;
   }
 
   /** Resolves when no demand-history refresh runs (tests). */

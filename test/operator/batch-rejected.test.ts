@@ -9,7 +9,6 @@
  */
 import { describe, expect, it } from "vitest";
 import type { RequestRecord } from "../../src/emulator/index.js";
-import { eventually } from "../kube/support.js";
 import { recordFault } from "../reliability/record.js";
 import { operatorSuite, signalrId } from "./harness.js";
 import {
@@ -23,6 +22,7 @@ import {
 
 const requests = requestCollector();
 const suite = operatorSuite("batch-rejected", {
+  stepped: true,
   emulator: { speed: 60, onRequest: requests.onRequest },
 });
 
@@ -49,9 +49,9 @@ describe("a metrics batch refused for one resource", () => {
     const getBatch = () => requests.all.filter((r) => r.kind === "getBatch");
     const shared = () => getBatch().filter((r) => has(r, innocentId) && has(r, offenderId));
     // Several cycles in which both policies were due together (two shared queries a cycle).
-    await eventually(() => expect(shared().length).toBeGreaterThanOrEqual(8), 90_000, 200);
+    await suite.h.eventually(() => expect(shared().length).toBeGreaterThanOrEqual(8), 90_000, 200);
 
-    const innocent = await eventually(
+    const innocent = await suite.h.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "innocent");
         expect(condition(p, "Ready")?.status).toBe("True");

@@ -5,7 +5,6 @@
  * operator scales in on the real load.
  */
 import { describe, expect, it } from "vitest";
-import { eventually } from "../kube/support.js";
 import { recordFault } from "../reliability/record.js";
 import { operatorSuite, signalrId } from "./harness.js";
 import {
@@ -21,6 +20,7 @@ import {
 const requests = requestCollector();
 
 const suite = operatorSuite("fallback", {
+  stepped: true,
   emulator: { speed: 60, onRequest: requests.onRequest },
 });
 
@@ -47,7 +47,7 @@ describe("metrics failures", () => {
     });
 
     // Below the threshold: metrics unavailable, units held, no fallback yet.
-    const early = await eventually(
+    const early = await suite.h.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(condition(p, "MetricsAvailable")).toMatchObject({ status: "False", reason: "NoMetrics" });
@@ -65,7 +65,7 @@ describe("metrics failures", () => {
     }
 
     // From the third failed poll: Fallback=True (Hold), Ready=False.
-    const fallen = await eventually(
+    const fallen = await suite.h.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(condition(p, "Fallback")).toMatchObject({ status: "True", reason: "FallbackHold" });
@@ -83,7 +83,7 @@ describe("metrics failures", () => {
 
     // Every failed pass held 10 units; the fallback switched on exactly at the threshold.
     // (a pass is reported just after its status write)
-    const passes = await eventually(() => {
+    const passes = await suite.h.eventually(() => {
       const decided = h.reports.flatMap((r) => (r.result?.decision ? [r.result.decision] : []));
       expect(decided.length).toBeGreaterThanOrEqual(3);
       return decided;
@@ -109,7 +109,7 @@ describe("metrics failures", () => {
 
     // The fault goes: metrics come back, the counters reset, and the operator scales in.
     h.emulator.control.removeFault(fault.id);
-    const healthy = await eventually(
+    const healthy = await suite.h.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(condition(p, "MetricsAvailable")?.status).toBe("True");
@@ -121,8 +121,8 @@ describe("metrics failures", () => {
       200,
     );
     expect(healthy.status?.lastSample?.connections).toBeGreaterThan(2000);
-    await eventually(() => expect(armWritesFor(requests.all, id)).toHaveLength(1), 60_000, 200);
-    await eventually(
+    await suite.h.eventually(() => expect(armWritesFor(requests.all, id)).toHaveLength(1), 60_000, 200);
+    await suite.h.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(p.status?.current?.units).toBeLessThan(10);

@@ -5,12 +5,14 @@
  * without one causes none.
  */
 import { describe, expect, it } from "vitest";
-import { eventually } from "../kube/support.js";
 import { operatorSuite, signalrId } from "./harness.js";
 import { condition, createPolicy, getPolicy, policyManifest } from "./helpers.js";
 
 // 12:20 virtual: the next hourly refresh (13:10) is 50 virtual minutes (50 s) away.
-const suite = operatorSuite("history", { emulator: { speed: 60, start: new Date("2025-03-03T12:20:00Z") } });
+const suite = operatorSuite("history", {
+  stepped: true,
+  emulator: { speed: 60, start: new Date("2025-03-03T12:20:00Z") },
+});
 
 describe("demand history in the poll cycle", () => {
   it("is read once for a seasonal policy, and not for the others", async () => {
@@ -26,7 +28,7 @@ describe("demand history in the poll cycle", () => {
       }),
     );
     await createPolicy(kube, policyManifest(ns, "plain", plain));
-    await eventually(
+    await suite.h.eventually(
       async () => {
         for (const name of ["seasonal", "plain"]) {
           const p = await getPolicy(kube, ns, name);
@@ -42,7 +44,7 @@ describe("demand history in the poll cycle", () => {
     // Ten virtual minutes of polls (every 15 s) later: many passes, still the one read — two
     // getBatch requests, one per aggregation (the Maximum gauges, the Total counters).
     const passes = h.reports.length;
-    await new Promise((r) => setTimeout(r, 10_000));
+    await h.sleep(10_000);
     await h.operator.historySettled();
     expect(h.reports.length).toBeGreaterThan(passes + 40);
     const { body } = await h.metrics.expose();

@@ -7,7 +7,7 @@
 
 import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { controlPlane, eventually } from "../kube/support.js";
+import { controlPlane } from "../kube/support.js";
 import { operatorSuite, signalrId } from "./harness.js";
 import {
   armWritesFor,
@@ -23,6 +23,7 @@ import {
 const requests = requestCollector();
 
 const suite = operatorSuite("invalid", {
+  stepped: true,
   emulator: { speed: 60, onRequest: requests.onRequest },
 });
 
@@ -76,7 +77,7 @@ describe("a spec the API server accepts but the operator refuses", () => {
       }),
     );
 
-    const zone = await eventually(
+    const zone = await suite.h.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "zone");
         expect(condition(p, "Ready")).toMatchObject({ status: "False", reason: "InvalidSpec" });
@@ -91,7 +92,7 @@ describe("a spec the API server accepts but the operator refuses", () => {
     expect(zone.status?.observedGeneration).toBe(zone.metadata.generation);
     expect(condition(zone, "Ready")?.observedGeneration).toBe(zone.metadata.generation);
 
-    const cron = await eventually(
+    const cron = await suite.h.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "cron");
         expect(condition(p, "Ready")).toMatchObject({ status: "False", reason: "InvalidSpec" });
@@ -112,7 +113,7 @@ describe("a spec the API server accepts but the operator refuses", () => {
       message: 'Ready=False: spec.schedules[0].timeZone: unknown time zone "Mars/Olympus_Mons"',
     });
     const seen = h.reports.length;
-    await eventually(() => expect(h.reports.length).toBeGreaterThanOrEqual(seen + 2), 30_000, 200);
+    await suite.h.eventually(() => expect(h.reports.length).toBeGreaterThanOrEqual(seen + 2), 30_000, 200);
     expect(
       h.reports.filter((r) => r.key === `${ns}/zone`).every((r) => r.result?.outcome === "invalid"),
     ).toBe(true);
@@ -128,7 +129,7 @@ describe("a spec the API server accepts but the operator refuses", () => {
         ],
       },
     });
-    const fixed = await eventually(
+    const fixed = await suite.h.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "zone");
         expect(condition(p, "Ready")?.status).toBe("True");
@@ -139,7 +140,7 @@ describe("a spec the API server accepts but the operator refuses", () => {
     );
     expect(fixed.status?.observedGeneration).toBe(fixed.metadata.generation);
     expect(fixed.metadata.generation).toBeGreaterThan(zone.metadata.generation ?? 0);
-    await eventually(() => expect(armWritesFor(requests.all, zoneId)).toHaveLength(1), 60_000, 200);
+    await suite.h.eventually(() => expect(armWritesFor(requests.all, zoneId)).toHaveLength(1), 60_000, 200);
     // The other one stays refused.
     expect(condition(await getPolicy(kube, ns, "cron"), "Ready")?.reason).toBe("InvalidSpec");
     expect(armWritesFor(requests.all, cronId)).toEqual([]);

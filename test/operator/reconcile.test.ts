@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { CHAT_HUB, createDeployment, eventually, kubectl } from "../kube/support.js";
+import { CHAT_HUB, createDeployment, kubectl } from "../kube/support.js";
 import { operatorSuite, signalrId } from "./harness.js";
 import { condition, createPolicy, getPolicy, policyManifest } from "./helpers.js";
 
-const suite = operatorSuite("op");
+const suite = operatorSuite("op", { stepped: true });
 
 describe("operator against the local control plane and the emulator", () => {
   it("reconciles a policy to Ready, scales out on a load rise and the Deployment follows", async () => {
@@ -20,7 +20,7 @@ describe("operator against the local control plane and the emulator", () => {
       }),
     );
 
-    const ready = await eventually(
+    const ready = await suite.h.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(condition(p, "Ready")?.status).toBe("True");
@@ -34,7 +34,7 @@ describe("operator against the local control plane and the emulator", () => {
 
     // Load rise: 9,000 connections need 12 → 20 units at 80 %.
     h.emulator.control.setDemand(id, { connections: 9000 });
-    const scaled = await eventually(
+    const scaled = await suite.h.eventually(
       async () => {
         const inst = h.emulator.control.instance(id);
         expect(inst?.units).toBe(20);
@@ -45,7 +45,7 @@ describe("operator against the local control plane and the emulator", () => {
     );
     expect(scaled?.sku).toBe("Premium_P1");
 
-    await eventually(
+    await suite.h.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(p.status?.current?.units).toBe(20);
@@ -57,7 +57,7 @@ describe("operator against the local control plane and the emulator", () => {
     const scale = await kube.apps.readNamespacedDeploymentScale({ namespace: ns, name: "chat-hub" });
     expect(scale.spec?.replicas).toBeGreaterThanOrEqual(9);
     // Events are recorded after the status write that saw the update end.
-    await eventually(
+    await suite.h.eventually(
       async () => {
         const events = await kubectl(["get", "events", "-n", ns, "-o", "jsonpath={.items[*].reason}"]);
         expect(events).toMatch(/ScalingOut/);

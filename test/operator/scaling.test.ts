@@ -5,7 +5,7 @@
  * Deployment follows through its scale subresource.
  */
 import { describe, expect, it } from "vitest";
-import { CHAT_HUB, createDeployment, eventually } from "../kube/support.js";
+import { CHAT_HUB, createDeployment } from "../kube/support.js";
 import { operatorSuite, signalrId } from "./harness.js";
 import {
   armWritesFor,
@@ -23,6 +23,7 @@ const WINDOW_S = 300;
 const requests = requestCollector();
 
 const suite = operatorSuite("scale", {
+  stepped: true,
   emulator: { speed: 60, scaleDurationMs: 240_000, onRequest: requests.onRequest },
 });
 
@@ -41,7 +42,7 @@ describe("scaling", () => {
     );
 
     // Ready, with the instance's capacity and the Deployment's replicas in status.
-    const ready = await eventually(
+    const ready = await suite.h.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(condition(p, "Ready")).toMatchObject({ status: "True", reason: "Reconciled" });
@@ -66,14 +67,14 @@ describe("scaling", () => {
     // 20 on the P1 ladder, in one step.
     const riseAt = h.emulator.clock.nowMs();
     h.emulator.control.setDemand(id, { connections: 9000 });
-    await eventually(() => expect(armWritesFor(requests.all, id)).toHaveLength(1), 60_000, 200);
+    await suite.h.eventually(() => expect(armWritesFor(requests.all, id)).toHaveLength(1), 60_000, 200);
     const out = armWritesFor(requests.all, id)[0];
     expect(out?.method).toBe("PATCH");
     expect(Date.parse(out?.at ?? "")).toBeGreaterThan(riseAt);
 
     // While the update runs, status shows it; then the capacity in place and no operation.
     // (the update takes 4 virtual minutes, 4 s here).
-    const during = await eventually(
+    const during = await suite.h.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(p.status?.operation?.to).toEqual({ sku: "Premium_P1", units: 20 });
@@ -84,7 +85,7 @@ describe("scaling", () => {
     );
     expect(during.status?.operation?.from).toEqual({ sku: "Premium_P1", units: 10 });
     expect(condition(during, "AbleToScale")).toMatchObject({ status: "False", reason: "ScaleInProgress" });
-    const scaledOut = await eventually(
+    const scaledOut = await suite.h.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(p.status?.current).toMatchObject({ sku: "Premium_P1", units: 20 });
@@ -102,7 +103,7 @@ describe("scaling", () => {
     expect(event).toMatchObject({ fromUnits: 10, toUnits: 20 });
     expect(Date.parse(event?.time ?? "")).toBeGreaterThanOrEqual(Date.parse(out?.at ?? "") + 240_000);
     expect(event?.time).toBe(scaledOut.status?.lastScaleTime);
-    const events = await eventually(async () => {
+    const events = await suite.h.eventually(async () => {
       const e = await eventsFor(kube, ns, "chat");
       expect(e.map((x) => x.reason)).toEqual(expect.arrayContaining(["ScalingOut", "ScaleSucceeded"]));
       return e;
@@ -114,7 +115,7 @@ describe("scaling", () => {
 
     // The Deployment follows through the scale subresource: 9,000 client connections (plus the
     // app servers' own) at 1,000 per replica → 10 replicas, as status.desired says.
-    await eventually(
+    await suite.h.eventually(
       async () => {
         const scale = await kube.apps.readNamespacedDeploymentScale({ namespace: ns, name: "chat-hub" });
         expect(scale.spec?.replicas).toBe(10);
@@ -138,7 +139,7 @@ describe("scaling", () => {
     // Fall: back to 2,000 connections (units.min 10). No scale-in inside the window, one scale-in after it.
     const fallAt = h.emulator.clock.nowMs();
     h.emulator.control.setDemand(id, { connections: 2000 });
-    await eventually(() => expect(armWritesFor(requests.all, id)).toHaveLength(2), 80_000, 200);
+    await suite.h.eventually(() => expect(armWritesFor(requests.all, id)).toHaveLength(2), 80_000, 200);
     const scaleIn = armWritesFor(requests.all, id)[1];
     const inAt = Date.parse(scaleIn?.at ?? "");
     expect(inAt - fallAt).toBeGreaterThanOrEqual(WINDOW_S * 1000);
@@ -160,7 +161,7 @@ describe("scaling", () => {
     expect(held.length).toBeGreaterThan(0);
     expect(held.every((d) => d.limitedBy === "StabilizedDown")).toBe(true);
 
-    const scaledIn = await eventually(
+    const scaledIn = await suite.h.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "chat");
         expect(p.status?.current?.units).toBe(10);
@@ -173,7 +174,7 @@ describe("scaling", () => {
     expect(condition(scaledIn, "Ready")?.status).toBe("True");
     expect(h.emulator.control.instance(id)?.units).toBe(10);
     await eventsOnce(kube, ns, "chat", (es) => es.some((e) => e.reason === "ScalingIn"));
-    await eventually(
+    await suite.h.eventually(
       async () => {
         const scale = await kube.apps.readNamespacedDeploymentScale({ namespace: ns, name: "chat-hub" });
         expect(scale.spec?.replicas).toBe(3);
