@@ -13,7 +13,6 @@ import {
   createDeployment,
   createNamespace,
   ensureCrd,
-  eventually,
 } from "../kube/support.js";
 import { type Harness, signalrId, startHarness } from "./harness.js";
 import {
@@ -39,12 +38,13 @@ afterEach(async () => {
   harness = undefined;
 });
 
-/** An operator (emulator at 60× real time) watching `namespaces`, with every request recorded. */
+/** An operator (on a stepped clock; real budgets count at 60×) watching `namespaces`, with every request recorded. */
 async function start(namespaces: string[]) {
   const requests = requestCollector();
   harness = await startHarness(kube, {
     operator: { namespaces },
     emulator: { speed: 60, onRequest: requests.onRequest },
+    stepped: true,
   });
   return { h: harness, requests };
 }
@@ -104,7 +104,7 @@ describe("duplicate policies", () => {
     // A: at least 20 units — one scale-out from 10. B, the copy: at least 2 — on its own it would
     // scale the instance in to 4 units for 3,000 connections (and A back out: a fight).
     await createPolicy(kube, policyManifest(nsA, "chat", id, { units: { min: 20, max: 50 } }));
-    const a = await eventually(
+    const a = await h.eventually(
       async () => {
         const p = await getPolicy(kube, nsA, "chat");
         expect(condition(p, "Ready")).toMatchObject({ status: "True" });
@@ -116,7 +116,7 @@ describe("duplicate policies", () => {
     // B names the instance in another spelling of the same ID (ARM IDs are case-insensitive).
     const spelled = signalrId("Chat", "RG-Chat");
     await createYounger(a, policyManifest(nsB, "chat-copy", spelled, { units: { min: 2, max: 50 } }));
-    await eventually(
+    await h.eventually(
       async () => expectDuplicate(await getPolicy(kube, nsB, "chat-copy"), keyA, /SignalR instance/),
       30_000,
       200,
@@ -137,7 +137,7 @@ describe("duplicate policies", () => {
       const pa = await getPolicy(kube, nsA, "chat");
       expect(condition(pa, "Conflict")?.status).toBe("False");
       checks++;
-      await sleep(1000);
+      await h.sleep(1000);
     }
     expect(checks).toBeGreaterThanOrEqual(25);
     const writes = armWritesFor(requests.all, id);
@@ -159,7 +159,7 @@ describe("duplicate policies", () => {
     // B now asks what A asks (at least 20 units); it is still held while A owns the instance.
     await patchPolicy(kube, nsB, "chat-copy", { spec: { units: { min: 20, max: 50 } } });
     const patched = passesOf(h, keyB).length;
-    await eventually(() => expect(passesOf(h, keyB).length).toBeGreaterThanOrEqual(patched + 2), 30_000, 100);
+    await h.eventually(() => expect(passesOf(h, keyB).length).toBeGreaterThanOrEqual(patched + 2), 30_000, 100);
     expect(passesOf(h, keyB, seen).every((r) => r.result?.outcome === "duplicate")).toBe(true);
 
     // Deleting A: B's next pass is admitted (at most the one pass already under way used the old
@@ -167,7 +167,7 @@ describe("duplicate policies", () => {
     const beforeDelete = h.reports.length;
     const deletedAt = Date.now();
     await deletePolicy(nsA, "chat");
-    const admitted = await eventually(
+    const admitted = await h.eventually(
       () => {
         const after = passesOf(h, keyB, beforeDelete);
         const i = after.findIndex((r) => r.result?.outcome !== "duplicate");
@@ -179,7 +179,7 @@ describe("duplicate policies", () => {
     );
     expect(admitted.index).toBeLessThanOrEqual(1);
     expect(Date.now() - deletedAt).toBeLessThan(10_000);
-    await eventually(
+    await h.eventually(
       async () => {
         const b = await getPolicy(kube, nsB, "chat-copy");
         expect(condition(b, "Conflict")).toMatchObject({ status: "False", reason: "NoConflict" });
@@ -191,7 +191,7 @@ describe("duplicate policies", () => {
     );
     // Ten more virtual minutes (past the 300 s scale-down window): still the one write.
     const t1 = h.emulator.clock.nowMs();
-    await eventually(() => expect(h.emulator.clock.nowMs()).toBeGreaterThan(t1 + 10 * 60_000), 30_000, 500);
+    await h.eventually(() => expect(h.emulator.clock.nowMs()).toBeGreaterThan(t1 + 10 * 60_000), 30_000, 500);
     expect(armWritesFor(requests.all, id)).toHaveLength(1);
     const after = passesOf(h, keyB, beforeDelete);
     expect(after.slice(admitted.index).every((r) => r.result?.outcome === "steady")).toBe(true);
@@ -215,7 +215,7 @@ describe("duplicate policies", () => {
       kube,
       policyManifest(ns, "east", east, { units: { min: 10, max: 50 }, appServer: CHAT_HUB }),
     );
-    const e = await eventually(
+    const e = await h.eventually(
       async () => {
         const p = await getPolicy(kube, ns, "east");
         expect(condition(p, "Ready")?.status).toBe("True");
@@ -235,7 +235,7 @@ describe("duplicate policies", () => {
         appServer: { ...CHAT_HUB, connectionsPerReplica: 250 },
       }),
     );
-    await eventually(
+    await h.eventually(
       async () =>
         expectDuplicate(
           await getPolicy(kube, ns, "west"),
@@ -254,7 +254,7 @@ describe("duplicate policies", () => {
       expectDuplicate(await getPolicy(kube, ns, "west"), `${ns}/east`, /Deployment/);
       const pe = await getPolicy(kube, ns, "east");
       expect(condition(pe, "Conflict")?.status).toBe("False");
-      await sleep(1000);
+      await h.sleep(1000);
     }
     expect(armWritesFor(requests.all, west)).toEqual([]);
     expect(armWritesFor(requests.all, east)).toEqual([]);
@@ -265,7 +265,7 @@ describe("duplicate policies", () => {
     // East deleted: west takes the Deployment (its own, larger size) and its instance (20 units).
     const beforeDelete = h.reports.length;
     await deletePolicy(ns, "east");
-    await eventually(
+    await h.eventually(
       () => {
         const after = passesOf(h, `${ns}/west`, beforeDelete);
         const i = after.findIndex((r) => r.result?.outcome !== "duplicate");
@@ -275,7 +275,7 @@ describe("duplicate policies", () => {
       30_000,
       50,
     );
-    await eventually(
+    await h.eventually(
       async () => {
         const w = await getPolicy(kube, ns, "west");
         expect(w.status?.desired?.replicas).toBeGreaterThan(eastReplicas);
