@@ -7,13 +7,7 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type CapacityPolicy, GROUP, PLURAL, VERSION } from "../../src/api/index.js";
 import type { KubeClients } from "../../src/kube/client.js";
-import {
-  adminClients,
-  CHAT_HUB,
-  createDeployment,
-  createNamespace,
-  ensureCrd,
-} from "../kube/support.js";
+import { adminClients, CHAT_HUB, createDeployment, createNamespace, ensureCrd } from "../kube/support.js";
 import { type Harness, signalrId, startHarness } from "./harness.js";
 import {
   armWritesFor,
@@ -159,7 +153,11 @@ describe("duplicate policies", () => {
     // B now asks what A asks (at least 20 units); it is still held while A owns the instance.
     await patchPolicy(kube, nsB, "chat-copy", { spec: { units: { min: 20, max: 50 } } });
     const patched = passesOf(h, keyB).length;
-    await h.eventually(() => expect(passesOf(h, keyB).length).toBeGreaterThanOrEqual(patched + 2), 30_000, 100);
+    await h.eventually(
+      () => expect(passesOf(h, keyB).length).toBeGreaterThanOrEqual(patched + 2),
+      30_000,
+      100,
+    );
     expect(passesOf(h, keyB, seen).every((r) => r.result?.outcome === "duplicate")).toBe(true);
 
     // Deleting A: B's next pass is admitted (at most the one pass already under way used the old
