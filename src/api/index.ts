@@ -9,6 +9,8 @@ export {
   PolicyError,
   parseCron,
   parsePolicyYaml,
+  type SpecValidationResult,
   type ValidationResult,
   validatePolicy,
+  validateSpec,
 } from "./validate.js";

@@ -35,6 +35,11 @@ import {
 
 export type ValidationResult = { ok: true; policy: CapacityPolicy } | { ok: false; errors: string[] };
 
+/** What {@link validateSpec} returns: the defaulted spec, or the errors. */
+export type SpecValidationResult =
+  | { ok: true; spec: CapacityPolicy["spec"] }
+  | { ok: false; errors: string[] };
+
 /** A document that is not a valid CapacityPolicy. `errors` holds one line per problem. */
 export class PolicyError extends Error {
   override readonly name = "PolicyError";
@@ -434,6 +439,23 @@ export function validatePolicy(obj: unknown): ValidationResult {
   const policy = copy as CapacityPolicy;
   const errors = crossFieldErrors(policy);
   return errors.length > 0 ? { ok: false, errors } : { ok: true, policy };
+}
+
+/**
+ * Validates the spec of a policy read from the API server: {@link validatePolicy} on the object
+ * without its status and with only the name and namespace of its metadata — what the schema and
+ * the cross-field rules judge of a spec; the status is the operator's own, written through the
+ * API server's validation, and copying it (and `managedFields`) on every pass is most of the cost.
+ * On success returns a deep copy of the spec with every default applied.
+ */
+export function validateSpec(policy: CapacityPolicy): SpecValidationResult {
+  const { apiVersion, kind, metadata, spec } = policy;
+  const meta = {
+    ...(metadata?.name !== undefined ? { name: metadata.name } : {}),
+    ...(metadata?.namespace !== undefined ? { namespace: metadata.namespace } : {}),
+  };
+  const result = validatePolicy({ apiVersion, kind, metadata: meta, spec });
+  return result.ok ? { ok: true, spec: result.policy.spec } : result;
 }
 
 /** validatePolicy that throws PolicyError instead of returning errors. */

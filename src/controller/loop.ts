@@ -34,6 +34,7 @@ import { type AzureAnswer, type CycleReader, type LeadingSource, runPollCycle } 
 import { WorkQueue } from "./queue.js";
 import type { PassResult } from "./reconcile.js";
 import { nextPollTime } from "./schedule.js";
+import type { SpecCache } from "./spec-cache.js";
 import type { TenancyMap } from "./tenancy.js";
 
 /** The policies the loop works on, as known now (the watches, or a test's fake). */
@@ -74,6 +75,8 @@ export interface LoopDeps {
   stop: AbortController;
   /** A deleted policy is forgotten: drop what else is kept for it (status memory, gauges). */
   onForget?: (key: string, policy: CapacityPolicy) => void;
+  /** Keeps the policies' validated specs (shared with the passes). */
+  specs?: SpecCache;
 }
 
 /** The loop's settings (see `OperatorSettings`). */
@@ -206,7 +209,7 @@ export class PollLoop {
       this.#forget(k, e.object);
       return;
     }
-    this.#claims.set(policyClaims(e.object, this.#settings.tenancy));
+    this.#claims.set(policyClaims(e.object, this.#settings.tenancy, this.#deps.specs));
     const target = e.object.spec?.target?.resourceId;
     const previousTarget = e.type === "updated" ? e.previous.spec?.target?.resourceId : undefined;
     if (previousTarget && previousTarget !== target) this.#deps.reader.forget(previousTarget);
@@ -443,6 +446,7 @@ export class PollLoop {
     this.#queue.remove(k);
     this.#deps.leading.forget(k);
     this.#claims.delete(k);
+    this.#deps.specs?.forget(policy);
     if (target) this.#deps.reader.forget(target);
     this.#deps.onForget?.(k, policy);
   }

@@ -42,6 +42,7 @@ import { type PassReport, PollLoop } from "./loop.js";
 import type { OperatorMetrics } from "./metrics.js";
 import { PolicyWatches } from "./policy-watches.js";
 import { reconcile } from "./reconcile.js";
+import { SpecCache } from "./spec-cache.js";
 import { StatusMemory } from "./status-memory.js";
 import type { TenancyMap } from "./tenancy.js";
 
@@ -134,6 +135,7 @@ export class Operator {
     this.#ownPrometheus = deps.prometheus
       ? undefined
       : new PrometheusClient({ observe: (o) => deps.metrics.observePrometheusQuery(o) });
+    const specs = new SpecCache();
     const passDeps = {
       policies: new PolicyClient(deps.kube),
       workloads: new WorkloadClient(deps.kube),
@@ -144,6 +146,7 @@ export class Operator {
       now: deps.clock.now,
       tenancy: settings.tenancy,
       statusMemory: this.#statusMemory,
+      specs,
       ...(settings.statusRefreshMs !== undefined ? { statusRefreshMs: settings.statusRefreshMs } : {}),
     };
     this.#loop = new PollLoop(
@@ -163,6 +166,7 @@ export class Operator {
         metrics: deps.metrics,
         log: deps.log,
         stop: this.#stop,
+        specs,
         onForget: (k, policy) => {
           this.#statusMemory.forget(k);
           deps.metrics.forgetPolicy(policy.metadata.namespace, policy.metadata.name);

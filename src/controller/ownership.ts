@@ -19,9 +19,10 @@
  * keeps each policy's claims (computed once per watch event) and rebuilds the verdicts only when
  * some policy's claims changed, at most once per {@link ClaimIndex.refresh}.
  */
-import { type CapacityPolicy, validatePolicy } from "../api/index.js";
+import { type CapacityPolicy, validateSpec } from "../api/index.js";
 import { resourceKey } from "../azure/resource-id.js";
 import { objectKey } from "../kube/watch.js";
+import type { SpecCache } from "./spec-cache.js";
 import { checkTarget, type TenancyMap } from "./tenancy.js";
 
 /** What a policy claims: its Azure instance, its app-server Deployment, the HPA it names. */
@@ -56,15 +57,16 @@ export interface Duplicate {
 
 /**
  * The claims of a policy, in the order instance, Deployment, HPA; none when its spec is invalid or
- * its target is malformed or outside its namespace's tenancy scopes (`tenancy`).
+ * its target is malformed or outside its namespace's tenancy scopes (`tenancy`). `specs` keeps
+ * validated specs between calls.
  */
-export function policyClaims(policy: CapacityPolicy, tenancy?: TenancyMap): PolicyClaims {
+export function policyClaims(policy: CapacityPolicy, tenancy?: TenancyMap, specs?: SpecCache): PolicyClaims {
   const key = objectKey(policy);
   const created = Date.parse(policy.metadata.creationTimestamp ?? "");
   const createdMs = Number.isFinite(created) ? created : Number.POSITIVE_INFINITY;
-  const validation = validatePolicy(policy);
+  const validation = specs ? specs.validate(policy) : validateSpec(policy);
   if (!validation.ok) return { key, createdMs, claims: [] };
-  const { target, appServer } = validation.policy.spec;
+  const { target, appServer } = validation.spec;
   const namespace = policy.metadata.namespace;
   if (!checkTarget(tenancy, namespace, target.resourceId).ok) return { key, createdMs, claims: [] };
   const claims: Claim[] = [

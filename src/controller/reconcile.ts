@@ -24,12 +24,7 @@
  *   Deployment or HPA) is reported as `Conflict`, not fought.
  */
 
-import {
-  type CapacityPolicy,
-  type PolicyCondition,
-  type RefusalCause,
-  validatePolicy,
-} from "../api/index.js";
+import { type CapacityPolicy, type PolicyCondition, type RefusalCause, validateSpec } from "../api/index.js";
 import {
   type AppServerView,
   completePass,
@@ -59,6 +54,7 @@ import type { CycleReading } from "./fetch.js";
 import { type Logger, scrubSecrets } from "./logging.js";
 import type { OperatorMetrics } from "./metrics.js";
 import { duplicateConflict } from "./ownership.js";
+import type { SpecCache } from "./spec-cache.js";
 import type { StatusMemory } from "./status-memory.js";
 import { writeStatus } from "./status-write.js";
 import { checkTarget, type TenancyMap } from "./tenancy.js";
@@ -81,6 +77,8 @@ export interface PassDeps {
   statusMemory?: StatusMemory;
   /** A status whose relied-upon fields did not change is written at most this often, ms (default 5 min). */
   statusRefreshMs?: number;
+  /** Keeps each policy's validated spec per generation; without it every pass validates. */
+  specs?: SpecCache;
 }
 
 /** How a pass ended. */
@@ -149,14 +147,14 @@ function admit(
   deps: PassDeps,
 ): { spec: CapacityPolicy["spec"] } | { refused: PassWrite } {
   const generation = policy.metadata.generation;
-  const validation = validatePolicy(policy);
+  const validation = deps.specs ? deps.specs.validate(policy) : validateSpec(policy);
   if (!validation.ok) {
     const message = validation.errors.join("; ");
     return {
       refused: refusedPass(generation, { reason: "InvalidSpec", message }, "invalid", INVALID_REQUEUE_MS),
     };
   }
-  const spec = validation.policy.spec;
+  const { spec } = validation;
   const target =
     reading?.target ?? checkTarget(deps.tenancy, policy.metadata.namespace, spec.target.resourceId);
   if (target.ok && reading?.duplicate) {
