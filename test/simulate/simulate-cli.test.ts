@@ -135,10 +135,10 @@ describe.each([
     );
     const policy = by["policy"] ?? {};
     const at = `at your unit-hours (${formatted(policy["UNIT-HOURS"])}) and disconnections (${formatted(policy["DISCONNECTED"])})`;
-    expect(r.out).toMatch(
+    const line = r.out.split("\n").find((l) => l.startsWith(`  ${at}`)) ?? "";
+    expect(line).toMatch(
       new RegExp(
-        `^  ${at}(, the best simple rule refuses [\\d,]+ minutes \\([\\d,]+ connection-minutes\\); you refuse ${formatted(policy["MIN REFUSED"])} minutes|: no simple rule)`,
-        "m",
+        `^  at your .*?\\)(, the best simple rule refuses [\\d,]+ minutes \\([\\d,]+ connection-minutes\\); you refuse ${formatted(policy["MIN REFUSED"])} minutes|: no simple rule)`,
       ),
     );
     expect(r.out).toMatch(
