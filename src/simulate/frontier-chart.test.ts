@@ -99,6 +99,8 @@ describe("the frontier chart", () => {
       costUsd,
       clientsDisconnected: 5000,
       scaleOperations: 3,
+      minutesAboveTarget: 0,
+      minutesThrottled: 0,
     });
     const rules = [rule("r0001", 250, 2_500_000), rule("r0002", 310, 1_800_000)];
     const spec = frontierChartSpec(POINTS, {

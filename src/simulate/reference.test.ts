@@ -33,6 +33,8 @@ const pt = (name: string, rm: number, rcm: number, uh: number, disc: number): Re
   costUsd: (uh / 24) * 2,
   clientsDisconnected: disc,
   scaleOperations: 1,
+  minutesAboveTarget: 0,
+  minutesThrottled: 0,
 });
 
 const figures = (p: PolicyFigures) => [

@@ -7,7 +7,9 @@
  * product of {@link REFERENCE_GRID}, 1,080 rules) is scored on the comparison's demand, noise,
  * scale duration, ingestion delay and disconnection model, from the policy's starting size over
  * its allowed sizes. Each rule gets four figures, all lower is better: refused minutes, refused
- * connection-minutes, unit-hours and clients disconnected by its scale-ins. The rules no other
+ * connection-minutes, unit-hours and clients disconnected by its scale-ins (and, beside them, its
+ * minutes above the comparison's load target: the rules size on connections alone, so they may
+ * run hotter than the policy's targets allow). The rules no other
  * rule dominates on all four (`frontier.ts` `nonDominated`) are kept: the reference (of rules with
  * the same four figures, the first in grid order stands for all).
  *
@@ -95,6 +97,8 @@ export interface PolicyFigures {
   refusedConnectionMinutes: number;
   unitHours: number;
   clientsDisconnected: number;
+  /** Minutes with the true load above the load target (shown beside the rules', not an axis). */
+  minutesAboveTarget?: number;
 }
 
 /** Where the policy stands against the reference (names of kept rules; see the module comment). */
@@ -146,12 +150,14 @@ export function referenceInput(input: ComparisonInput, comparison: Comparison): 
     sizes: sizes.length > 0 ? sizes : policySizes(input.policy),
     initial: comparison.initial.policy as SkuUnits,
     prices: comparison.prices,
+    loadTargetPercent: comparison.loadTargetPercent,
     ...(input.disconnection ? { disconnection: input.disconnection } : {}),
     policy: {
       refusedMinutes: policy.minutesRefused,
       refusedConnectionMinutes: policy.refusedConnectionMinutes,
       unitHours: policy.totalUnitHours,
       clientsDisconnected: policy.clientsDisconnected,
+      minutesAboveTarget: policy.minutesAboveTarget,
     },
   };
 }

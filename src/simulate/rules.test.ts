@@ -57,9 +57,12 @@ describe("simple rules on a small trace, by hand", () => {
   // - m 28 sees bucket 24 (1,500 at 4 units): 2 units; the scale-in starts at 28, completes at 33
   //   and disconnects the 1,500 clients of m 32 × (8 − 2) ÷ 8 = 1,125.
   // Unit-minutes: 19 × 2 (m 0–18) + 9 × 4 (m 19–27) + 5 × 8 (m 28–32) + 7 × 2 (m 33–39) = 128,
-  // 2.1333 unit-hours; 3 scales (2 → 4 → 8 → 2).
+  // 2.1333 unit-hours; 3 scales (2 → 4 → 8 → 2). The load is connections ÷ quota: above the 70 %
+  // target at 1,500 on 2 units (75 %: m 0–9, 33–39) and when saturated (m 10–19): 27 minutes.
   it("pins refusals, unit-hours, scales and disconnections", () => {
     const { score } = small(SIMPLE);
+    expect(score.minutesAboveTarget).toBe(27);
+    expect(score.minutesThrottled).toBe(0);
     expect(score.refusedMinutes).toBe(10);
     expect(score.refusedConnectionMinutes).toBe(23_000);
     expect(score.unitHours).toBeCloseTo(128 / 60, 9);
@@ -158,6 +161,8 @@ describe("the tight engine is the engine", () => {
       costUsd: m.cost,
       clientsDisconnected: m.clientsDisconnected,
       scaleOperations: m.scaleOperations,
+      minutesAboveTarget: m.minutesAboveTarget,
+      minutesThrottled: m.minutesThrottled,
     });
     expect(fast.scaleOperations).toBeGreaterThan(0);
   });

@@ -74,6 +74,12 @@ export interface RuleSetup {
   quota: Float64Array;
   server: Float64Array;
   clients: Float64Array;
+  /**
+   * Per size: the most clients whose true load stays at or under the load target, and the most
+   * whose traffic fits every bandwidth dimension (more is a minute above the target, throttled).
+   */
+  atTarget: Float64Array;
+  unthrottled: Float64Array;
   /** Size index at the start. */
   initial: number;
   /** Minutes from a bucket's minute to the first poll that sees it (⌊delay ÷ 1 min⌋ + 1). */
@@ -97,6 +103,21 @@ export interface RuleSetupInput {
   initial: SkuUnits;
   prices: UnitPrices;
   disconnection?: DisconnectionModel;
+  /** Load target, % (default 70): the minutes above it are counted, as `metrics.ts` counts them. */
+  loadTargetPercent?: number;
+}
+
+/** The most clients in `0 … most` for which `fits` holds (it holds for fewer whenever for more). */
+function mostThat(most: number, fits: (clients: number) => boolean): number {
+  if (fits(most)) return most;
+  let lo = 0;
+  let hi = most;
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (fits(mid)) lo = mid;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** One size per unit count: the first (lowest tier) of each. */
@@ -123,6 +144,8 @@ export function ruleSetup(input: RuleSetupInput): RuleSetup {
     quota: new Float64Array(n),
     server: new Float64Array(n),
     clients: new Float64Array(n),
+    atTarget: new Float64Array(n),
+    unthrottled: new Float64Array(n),
     initial: 0,
     lagMinutes: Math.floor(Math.max(0, input.metricDelayMs) / MINUTE_MS) + 1,
     scaleMinutes: input.scaleDurationMs > 0 ? Math.ceil(input.scaleDurationMs / MINUTE_MS) : 0,
@@ -139,6 +162,14 @@ export function ruleSetup(input: RuleSetupInput): RuleSetup {
     if (i > 0 && (setup.clients[i] as number) < (setup.clients[i - 1] as number)) {
       throw new RangeError(`${s.sku} × ${s.units} holds fewer clients than the size below it`);
     }
+    const at = (c: number) =>
+      trafficAt({ mix: input.mix, offeredConnections: c, sku: s.sku, units: s.units, noise: 0 });
+    const limit = (input.loadTargetPercent ?? 70) + 1e-6;
+    setup.atTarget[i] = mostThat(setup.clients[i] as number, (c) => at(c).utilization * 100 <= limit);
+    setup.unthrottled[i] = mostThat(setup.clients[i] as number, (c) => {
+      const t = at(c);
+      return !(t.utilization > 1 && t.limitedBy !== "connections");
+    });
   });
   const first = sizes.findIndex((s) => s.units >= input.initial.units);
   setup.initial = first >= 0 ? first : n - 1;
@@ -266,6 +297,9 @@ export interface RuleScore {
   clientsDisconnected: number;
   /** Scale operations started. */
   scaleOperations: number;
+  /** Minutes with the true load above the load target, and with throttled traffic (not axes). */
+  minutesAboveTarget: number;
+  minutesThrottled: number;
 }
 
 /** A minute-by-minute record of a rule's run (for the tests and charts): size index and connections seen. */
@@ -307,7 +341,7 @@ function score(s: RuleSetup, unitMinutes: Float64Array, counts: Omit<RuleScore, 
  */
 export function runRule(rule: SimpleRule, s: RuleSetup, track?: RuleTrack): RuleScore {
   const decision = new RuleDecision(rule, s);
-  const { demand, clients, server, spread, units, sku, lagMinutes, scaleMinutes } = s;
+  const { demand, clients, server, spread, units, sku, lagMinutes, scaleMinutes, atTarget, unthrottled } = s;
   const minutes = demand.length;
   const size = track?.size ?? new Int32Array(minutes);
   const seen = track?.seen ?? new Float64Array(minutes);
@@ -316,6 +350,8 @@ export function runRule(rule: SimpleRule, s: RuleSetup, track?: RuleTrack): Rule
   let refusedSum = 0;
   let disconnected = 0;
   let operations = 0;
+  let above = 0;
+  let throttled = 0;
   let current = s.initial;
   let to = -1;
   let doneAt = 0;
@@ -348,6 +384,8 @@ export function runRule(rule: SimpleRule, s: RuleSetup, track?: RuleTrack): Rule
       refusedMinutes++;
       refusedSum += offered - held;
     }
+    if (accepted > (atTarget[current] as number)) above++;
+    if (accepted > (unthrottled[current] as number)) throttled++;
     const tier = sku[current] as number;
     unitMinutes[tier] = (unitMinutes[tier] as number) + (units[current] as number);
     size[m] = current;
@@ -361,6 +399,8 @@ export function runRule(rule: SimpleRule, s: RuleSetup, track?: RuleTrack): Rule
     refusedConnectionMinutes: refusedSum,
     clientsDisconnected: disconnected,
     scaleOperations: operations,
+    minutesAboveTarget: above,
+    minutesThrottled: throttled,
   });
 }
 

@@ -138,7 +138,7 @@ describe.each([
     const line = r.out.split("\n").find((l) => l.startsWith(`  ${at}`)) ?? "";
     expect(line).toMatch(
       new RegExp(
-        `^  at your .*?\\)(, the best simple rule refuses [\\d,]+ minutes \\([\\d,]+ connection-minutes\\); you refuse ${formatted(policy["MIN REFUSED"])} minutes|: no simple rule)`,
+        `^  at your .*?\\)(, the best simple rule refuses [\\d,]+ minutes \\([\\d,]+ connection-minutes; [\\d,]+ minutes above the load target\\); you refuse ${formatted(policy["MIN REFUSED"])} minutes|: no simple rule)`,
       ),
     );
     expect(r.out).toMatch(

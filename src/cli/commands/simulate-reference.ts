@@ -13,9 +13,15 @@ const tenth = (v: number) => formatNumber(Math.round(v * 10) / 10);
 /** `r0293 (demand × 1.15 + 1,000, …)`. */
 const named = (p: ReferencePoint) => `${p.name} (${describeRule(p.rule)})`;
 
-/** `907 minutes (7,476,812 connection-minutes)`. */
-const refusals = (p: { refusedMinutes: number; refusedConnectionMinutes: number }) =>
-  `${whole(p.refusedMinutes)} minutes (${whole(p.refusedConnectionMinutes)} connection-minutes)`;
+/** `907 minutes (7,476,812 connection-minutes; 1,620 minutes above the load target)`. */
+const refusals = (p: {
+  refusedMinutes: number;
+  refusedConnectionMinutes: number;
+  minutesAboveTarget?: number;
+}) =>
+  `${whole(p.refusedMinutes)} minutes (${whole(p.refusedConnectionMinutes)} connection-minutes${
+    p.minutesAboveTarget === undefined ? "" : `; ${whole(p.minutesAboveTarget)} minutes above the load target`
+  })`;
 
 /** `3.2 % less` / `4.1 % more` than `base`. */
 function relative(value: number, base: number): string {
