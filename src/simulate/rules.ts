@@ -2,8 +2,8 @@
  * Simple causal autoscaling rules and the tight engine that scores them: the mechanics of
  * `engine.ts` (a scale takes the scale duration and only one runs at a time; metrics are seen
  * through the ingestion delay; connections above the quota are refused; a completed scale-in
- * disconnects clients as `traffic/disconnections.ts` says) replayed for one rule in a few
- * nanoseconds a minute, so that a thousand rules cost less than one run of the policy. Pure.
+ * disconnects clients as `traffic/disconnections.ts` says) replayed for one rule in about
+ * 0.1 µs a minute, so that a thousand rules cost less than one run of the policy. Pure.
  *
  * **What a rule sees.** At minute `m` it is polled (every minute, as the engine polls) with the
  * newest bucket the ingestion delay lets through — bucket `m − ⌊delay ÷ 1 min⌋ − 1`, as
