@@ -81,4 +81,48 @@ describe("the frontier chart", () => {
       "60 %, min 5, Off",
     );
   });
+
+  it("draws the reference's simple rules as crosses, only the best at the policy's cost labelled", async () => {
+    const rule = (name: string, costUsd: number, refused: number) => ({
+      name,
+      rule: {
+        multiplier: 1.5,
+        spareConnections: 1000,
+        holdHalfLifeMinutes: 30,
+        saturationJump: 3,
+        scaleDownStabilizationMinutes: 15,
+        scaleDownPercent: 100,
+      },
+      refusedMinutes: refused / 1000,
+      refusedConnectionMinutes: refused,
+      unitHours: costUsd * 12,
+      costUsd,
+      clientsDisconnected: 5000,
+      scaleOperations: 3,
+      minutesAboveTarget: 0,
+      minutesThrottled: 0,
+    });
+    const rules = [rule("r0001", 250, 2_500_000), rule("r0002", 310, 1_800_000)];
+    const spec = frontierChartSpec(POINTS, {
+      title: "t",
+      subtitle: "s",
+      rules,
+      bestRule: "r0002",
+    }) as unknown as {
+      data: { values: { name: string; kind: string; label: string; settings: string }[] };
+    };
+    const ruleData = spec.data.values.filter((v) => v.kind === "simple rule");
+    expect(ruleData.map((v) => [v.name, v.label])).toEqual([
+      ["r0001", ""],
+      ["r0002", "r0002"],
+    ]);
+    expect(ruleData[0]?.settings).toBe(
+      "demand × 1.5 + 1,000, peak held (half-life 30 min), 3× the quota when saturated, scale-in stabilized 15 min",
+    );
+    const svg = await renderSvg(
+      frontierChartSpec(POINTS, { title: "t", subtitle: "s", rules, bestRule: "r0002" }),
+    );
+    expect(svg).toContain("simple rule");
+    expect(svg).toContain("r0002");
+  });
 });

@@ -9,11 +9,18 @@
  * references and the frontier points (one label for points at the same place: `v12, v15`); the
  * settings are in the table. Cost is on a logarithmic axis (the references cost from a fraction to a hundred times the
  * policy; symmetric-log when a cost is zero), refusals on a linear one from zero (the references
- * often refuse nothing). Drawn with Vega-Lite, rendered by `chart/` like `chart.ts`.
+ * often refuse nothing). The simple rules of the reference (`reference.ts`), when given, are small
+ * crosses, the one refusing the least at the policy's unit-hours and disconnections labelled.
+ * Drawn with Vega-Lite, rendered by `chart/` like `chart.ts`.
  */
 import type { TopLevelSpec } from "vega-lite";
 import { SERIES_COLORS } from "./chart.js";
+import type { ReferencePoint } from "./reference.js";
+import { describeRule } from "./rules.js";
 import type { KnobSettings, SweepPoint } from "./sweep.js";
+
+/** The kind of the reference's simple rules (`reference.ts`), drawn as small crosses. */
+const RULE_KIND = "simple rule";
 
 /** One datum of the chart. */
 interface FrontierDatum {
@@ -58,12 +65,17 @@ export interface FrontierChartOptions {
   subtitle: string;
   width?: number;
   height?: number;
+  /** The reference's kept rules, drawn beside the points. */
+  rules?: readonly ReferencePoint[];
+  /** The rule to label (the best at the policy's unit-hours and disconnections). */
+  bestRule?: string | undefined;
 }
 
 const KIND_COLORS: Readonly<Record<string, string>> = {
   policy: SERIES_COLORS["policy"] as string,
   frontier: "#111111",
   dominated: "#9e9e9e",
+  [RULE_KIND]: "#17becf",
 };
 
 /** The kind of a sweep point, for its mark and legend (see {@link FrontierDatum.kind}). */
@@ -73,8 +85,29 @@ function kindOf(p: SweepPoint): string {
   return p.onFrontier ? "frontier" : "dominated";
 }
 
-/** The chart's data: one datum per point (cost to the cent, refusals whole), one label per place. */
-function frontierData(sweepPoints: readonly SweepPoint[]): FrontierDatum[] {
+/** A rule of the reference as a datum (labelled by the caller when it is the one to label). */
+function ruleDatum(r: ReferencePoint): FrontierDatum {
+  return {
+    name: r.name,
+    kind: RULE_KIND,
+    costUsd: Math.round(r.costUsd * 100) / 100,
+    refusedConnectionMinutes: Math.round(r.refusedConnectionMinutes),
+    clientsDisconnected: Math.round(r.clientsDisconnected),
+    onFrontier: false,
+    label: "",
+    settings: describeRule(r.rule),
+  };
+}
+
+/**
+ * The chart's data: one datum per point (cost to the cent, refusals whole), one label per place;
+ * then the rules, only `bestRule` labelled.
+ */
+function frontierData(
+  sweepPoints: readonly SweepPoint[],
+  rules: readonly ReferencePoint[] = [],
+  bestRule?: string,
+): FrontierDatum[] {
   const values: FrontierDatum[] = sweepPoints.map((p) => ({
     name: p.name,
     kind: kindOf(p),
@@ -94,7 +127,9 @@ function frontierData(sweepPoints: readonly SweepPoint[]): FrontierDatum[] {
   }
   for (const group of labelled.values())
     (group[0] as FrontierDatum).label = group.map((v) => v.name).join(", ");
-  return values;
+  const ruleData = rules.map(ruleDatum);
+  for (const d of ruleData) if (d.name === bestRule) d.label = d.name;
+  return [...values, ...ruleData];
 }
 
 /** The cost axis: logarithmic on 1-2-5 ticks when every cost is above zero, else symmetric-log. */
@@ -132,6 +167,7 @@ type HarmAxis = typeof REFUSALS_AXIS | typeof DISCONNECTED_AXIS;
 
 /** A point's shape by kind: the policy a diamond, variants circles, references triangles. */
 function shapeOf(k: string): string {
+  if (k === RULE_KIND) return "cross";
   return k === "policy" ? "diamond" : k === "frontier" || k === "dominated" ? "circle" : "triangle-up";
 }
 
@@ -157,7 +193,13 @@ function pointLayer(
       y,
       shape: { ...kind, scale: { domain: kinds, range: kinds.map(shapeOf) } },
       color: { ...kind, scale: { domain: kinds, range: kinds.map(colorOf) } },
-      size: { condition: { test: "datum.kind === 'policy'", value: 160 }, value: 70 },
+      size: {
+        condition: [
+          { test: "datum.kind === 'policy'", value: 160 },
+          { test: `datum.kind === '${RULE_KIND}'`, value: 28 },
+        ],
+        value: 70,
+      },
       tooltip: [
         { field: "name" },
         { field: "settings" },
@@ -212,12 +254,13 @@ export function frontierChartSpec(
   sweepPoints: readonly SweepPoint[],
   options: FrontierChartOptions,
 ): TopLevelSpec {
-  const values = frontierData(sweepPoints);
+  const values = frontierData(sweepPoints, options.rules, options.bestRule);
   const kinds = [
     "policy",
     "frontier",
     "dominated",
     ...sweepPoints.filter((p) => p.role === "reference").map((p) => p.name),
+    RULE_KIND,
   ].filter((k) => values.some((v) => v.kind === k));
   const x = costAxis(values);
   const width = Math.round((options.width ?? 1000) / 2);

@@ -1,6 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { dominates, frontierLine, frontierOffer, placeOnFrontier } from "./frontier.js";
+import {
+  dominates,
+  dominatesVector,
+  frontierLine,
+  frontierOffer,
+  nonDominated,
+  placeOnFrontier,
+} from "./frontier.js";
 
 const pt = (x: number, y: number) => ({ x, y });
 
@@ -76,5 +83,20 @@ describe("Pareto frontier of cost (x) and harm (y)", () => {
     expect(dominates(points[1] as never, points[0] as never)).toBe(false);
     // 1 costs less, but disconnects more: only 2 is offered.
     expect(frontierOffer(points, places, 0)).toEqual({ cheaper: 2, safer: undefined });
+  });
+
+  it("over four axes: keeps what nothing beats on every axis, ties together", () => {
+    // refused minutes, refused connection-minutes, unit-hours, disconnected
+    const v = [
+      [900, 6e6, 4000, 2e5], // 0: beaten by 2 on every axis
+      [700, 3e6, 4000, 8e5], // 1: fewer refusals, more disconnections: kept
+      [850, 5e6, 3900, 1e5], // 2: kept
+      [850, 5e6, 3900, 1e5], // 3: a copy of 2: kept with it
+      [850, 5e6, 3900, 1e5 + 1], // 4: one client more than 2: beaten
+    ];
+    expect(nonDominated(v)).toEqual([false, true, true, true, false]);
+    expect(dominatesVector(v[2] as number[], v[0] as number[])).toBe(true);
+    expect(dominatesVector(v[2] as number[], v[3] as number[])).toBe(false);
+    expect(dominatesVector([1, 2, 3, 4], [1, 2, 3, 4 * (1 + 1e-12)])).toBe(false);
   });
 });

@@ -11,7 +11,7 @@
  * copy are on the frontier or off it together; a point with the same cost as another and more
  * harm is dominated by it, and the same for the same harm at a higher cost.
  *
- * Cost: O(n²) comparisons — sweeps have tens of points.
+ * Cost: O(n²) comparisons — sweeps have tens of points, the simple rules' reference a thousand.
  */
 
 /** Relative difference under which two values count as equal: 1e-9 (float noise of sums). */
@@ -40,16 +40,38 @@ function equal(a: number, b: number): boolean {
   return Math.abs(a - b) <= TIE_TOLERANCE * Math.max(1, Math.abs(a), Math.abs(b));
 }
 
+/** `a ≤ b`, ties (within {@link TIE_TOLERANCE}) included. */
+export function atMost(a: number, b: number): boolean {
+  return a < b || equal(a, b);
+}
+
+/**
+ * Whether the vector `a` dominates `b` (same length, every axis lower is better): at most as high
+ * on every axis and lower on at least one, beyond ties.
+ */
+export function dominatesVector(a: ArrayLike<number>, b: ArrayLike<number>): boolean {
+  let lower = false;
+  for (let i = 0; i < a.length; i++) {
+    const p = a[i] as number;
+    const q = b[i] as number;
+    if (equal(p, q)) continue;
+    if (p > q) return false;
+    lower = true;
+  }
+  return lower;
+}
+
 /** Whether `a` dominates `b`: at most as high on both axes, lower on at least one (beyond ties). */
 export function dominates(a: FrontierInput, b: FrontierInput): boolean {
-  const pairs: [number, number][] = [
-    [a.x, b.x],
-    [a.y, b.y],
-    [a.z ?? 0, b.z ?? 0],
-  ];
-  const eq = pairs.map(([p, q]) => equal(p, q));
-  const le = pairs.every(([p, q], i) => eq[i] || p < q);
-  return le && !eq.every(Boolean);
+  return dominatesVector([a.x, a.y, a.z ?? 0], [b.x, b.y, b.z ?? 0]);
+}
+
+/**
+ * Which of `vectors` no other dominates ({@link dominatesVector}), in their order: the Pareto set
+ * over any number of axes. O(n² × axes).
+ */
+export function nonDominated(vectors: readonly ArrayLike<number>[]): boolean[] {
+  return vectors.map((v) => !vectors.some((w) => dominatesVector(w, v)));
 }
 
 /**
@@ -104,7 +126,7 @@ export function frontierOffer(
 ): FrontierOffer {
   const p = points[index];
   if (!p) throw new RangeError(`no point ${index} among ${points.length}`);
-  const le = (a: number, b: number) => a < b || equal(a, b);
+  const le = atMost;
   const lt = (a: number, b: number) => a < b && !equal(a, b);
   let cheaper: number | undefined;
   let safer: number | undefined;

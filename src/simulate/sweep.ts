@@ -197,18 +197,14 @@ export function sweepMinutes(input: SweepInput, plan: SweepPlan): number {
   return comparisonMinutes(input) + plan.variants.length * input.demand.length;
 }
 
-/** The sweep's points with their places on the frontier, and the policy's place. */
-function placePoints(
-  comparison: Comparison,
-  plan: SweepPlan,
-  variants: readonly StrategyMetrics[],
-): Pick<Sweep, "points" | "policy"> {
-  const point = (
-    name: string,
-    role: SweepPoint["role"],
-    settings: KnobSettings,
-    metrics: StrategyMetrics,
-  ): SweepPoint => ({
+/** A point of a run's figures, off the frontier until placed. */
+function point(
+  name: string,
+  role: SweepPoint["role"],
+  settings: KnobSettings,
+  metrics: StrategyMetrics,
+): SweepPoint {
+  return {
     name,
     role,
     settings,
@@ -217,7 +213,22 @@ function placePoints(
     clientsDisconnected: metrics.clientsDisconnected,
     onFrontier: false,
     metrics,
-  });
+  };
+}
+
+/** A comparison's strategies as points, without a sweep: the policy, then the references (none placed). */
+export function comparisonPoints(comparison: Comparison): SweepPoint[] {
+  const [policy, ...others] = comparison.metrics;
+  if (!policy) throw new Error("the comparison has no policy run");
+  return [point("policy", "policy", {}, policy), ...others.map((m) => point(m.name, "reference", {}, m))];
+}
+
+/** The sweep's points with their places on the frontier, and the policy's place. */
+function placePoints(
+  comparison: Comparison,
+  plan: SweepPlan,
+  variants: readonly StrategyMetrics[],
+): Pick<Sweep, "points" | "policy"> {
   const [policyMetrics, ...others] = comparison.metrics;
   const candidates = [
     point("policy", "policy", plan.policySettings, policyMetrics as StrategyMetrics),

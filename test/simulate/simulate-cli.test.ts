@@ -128,9 +128,28 @@ describe.each([
     for (const s of ["policy", "native-p1", "native-p2", "static"])
       expect(by[s]?.["UNIT-HOURS"]).toBeGreaterThanOrEqual(by["oracle"]?.["UNIT-HOURS"] ?? 0);
     expect(by["static"]?.["UNIT-HOURS"]).toBeGreaterThan(by["oracle"]?.["UNIT-HOURS"] ?? 0);
-    expect(r.out).toMatch(/simulated 5 strategies × 2,880 minutes in \d+\.\d s/);
+    expect(r.out).toMatch(/simulated 5 strategies and 1,080 simple rules × 2,880 minutes in \d+\.\d s/);
+    // The reference: the best simple causal rules on the same traffic, and the policy's distance.
+    expect(r.out).toMatch(
+      /^reference: 1,080 simple causal rules on the same engine \(demand seen 4 min late, one scale at a time of 5 min, connections capped at the quota\) in \d+\.\d s; [\d,]+ not dominated on refused minutes, refused connection-minutes, unit-hours and clients disconnected \(--no-reference to skip\)$/m,
+    );
+    const policy = by["policy"] ?? {};
+    const at = `at your unit-hours (${formatted(policy["UNIT-HOURS"])}) and disconnections (${formatted(policy["DISCONNECTED"])})`;
+    const line = r.out.split("\n").find((l) => l.startsWith(`  ${at}`)) ?? "";
+    expect(line).toMatch(
+      new RegExp(
+        `^  at your .*?\\)(, the best simple rule refuses [\\d,]+ minutes \\([\\d,]+ connection-minutes; [\\d,]+ minutes above the load target\\); you refuse ${formatted(policy["MIN REFUSED"])} minutes|: no simple rule)`,
+      ),
+    );
+    expect(r.out).toMatch(
+      /^ {2}policy: (dominated by a simple rule|no simple rule is at least as good on all four)/m,
+    );
   });
 });
+
+/** A figure as the text output prints it (`4,360.9`). */
+const formatted = (v: number | undefined) =>
+  (v ?? Number.NaN).toLocaleString("en-US", { maximumFractionDigits: 2 });
 
 describe("simulate on constant demand from the instance's size", () => {
   // The steady case (src/simulate/testing.ts): 6,000 connections all day, found at Premium_P1 × 20.
@@ -160,6 +179,7 @@ describe("simulate on constant demand from the instance's size", () => {
       "--noise",
       noise,
       "--no-progress",
+      "--no-reference",
     );
 
   it.each(["0", "0.05"])(
@@ -181,6 +201,8 @@ describe("simulate on constant demand from the instance's size", () => {
           },
         );
         expect(policy?.column["PEAK UNITS"]).toBe(20);
+        expect(r.out).not.toContain("reference:");
+        expect(r.out).toMatch(/simulated 5 strategies × 1,440 minutes/);
       }
     },
   );
@@ -227,6 +249,55 @@ describe("simulate output", () => {
       ["native-p1", "Premium_P1"],
       ["native-p2", "Premium_P2"],
     ]);
+    // The reference: the kept rules on four axes, and where the policy stands.
+    const ref = json.reference;
+    expect(ref.axes).toEqual([
+      "refusedMinutes",
+      "refusedConnectionMinutes",
+      "unitHours",
+      "clientsDisconnected",
+    ]);
+    expect(ref).toMatchObject({ configurations: 1080, lagMinutes: 4, scaleMinutes: 5 });
+    const policy = json.strategies[0];
+    expect(ref.policy).toMatchObject({
+      refusedMinutes: policy.minutesRefused,
+      refusedConnectionMinutes: policy.refusedConnectionMinutes,
+      unitHours: policy.totalUnitHours,
+      clientsDisconnected: policy.clientsDisconnected,
+    });
+    type Rule = { name: string; refusedMinutes: number; unitHours: number; clientsDisconnected: number };
+    const points: Rule[] = ref.points;
+    expect(points.length).toBeGreaterThan(0);
+    const names = new Set(points.map((p) => p.name));
+    for (const k of [
+      "atPolicyCost",
+      "cheapestWithinDisconnections",
+      "cheapestNoWorse",
+      "atPolicyCostAnyDisconnections",
+    ])
+      if (ref.policy[k] !== undefined) expect(names.has(ref.policy[k])).toBe(true);
+    const best = points.find((p) => p.name === ref.policy.atPolicyCost);
+    if (best) {
+      expect(best.unitHours).toBeLessThanOrEqual(policy.totalUnitHours * (1 + 1e-9));
+      expect(best.clientsDisconnected).toBeLessThanOrEqual(policy.clientsDisconnected * (1 + 1e-9));
+    }
+    // The oracle knows the future: no causal rule is cheaper and refuses as little.
+    expect(Math.min(...points.map((p) => p.unitHours))).toBeGreaterThan(0);
+  });
+
+  it("--no-reference skips the reference", async () => {
+    const r = await cli([
+      "simulate",
+      "--policy",
+      POLICY,
+      "--days",
+      "0.5",
+      "--output",
+      "json",
+      "--no-reference",
+    ]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out).reference).toBeUndefined();
   });
 
   it("--native-sku models native autoscale on that SKU only", async () => {
@@ -249,6 +320,11 @@ describe("simulate output", () => {
     expect(csv).toHaveLength(1 + 720 * 5);
     const svg = await readFile(join(dir, "chart.svg"), "utf8");
     expect(svg.startsWith("<svg")).toBe(true);
+    // Without a sweep, frontier.svg has the policy, the references and the simple rules.
+    expect(r.out).toContain(`frontier: ${join(dir, "frontier.svg")}`);
+    const frontier = await readFile(join(dir, "frontier.svg"), "utf8");
+    expect(frontier).toContain("simple rule");
+    expect(frontier).toContain("oracle");
   });
 });
 
@@ -401,7 +477,9 @@ describe("simulate --sweep", () => {
       ["native-p1", "native-p2", "oracle", "policy", "static", "v01", "v02"].sort(),
     );
     expect(r.out).toMatch(/^policy: (on|off) the frontier/m);
-    expect(r.out).toMatch(/simulated 5 strategies and 2 policy variants × 1,440 minutes in \d+\.\d s/);
+    expect(r.out).toMatch(
+      /simulated 5 strategies and 2 policy variants and 1,080 simple rules × 1,440 minutes in \d+\.\d s/,
+    );
     expect(r.out).toContain(`frontier: ${join(dir, "frontier.svg")}`);
     const svg = await readFile(join(dir, "frontier.svg"), "utf8");
     expect(svg.startsWith("<svg")).toBe(true);

@@ -3,8 +3,9 @@
  * instance's last days of connections read from Azure Monitor (`--resource-id`, through the
  * operator's history reader) — against Azure's native autoscale (on Premium_P1 and Premium_P2), a
  * static allocation at peak and the oracle, on a virtual clock with the emulator's traffic model;
- * with `--sweep`, also variants of the policy's settings on the cost-versus-refusals frontier (see
- * src/simulate and docs/simulate.md).
+ * beside them, the reference of simple causal rules and the policy's distance to it (unless
+ * `--no-reference`); with `--sweep`, also variants of the policy's settings on the
+ * cost-versus-refusals frontier (see src/simulate and docs/simulate.md).
  */
 import { mkdir, open, writeFile } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
@@ -33,7 +34,9 @@ import { type Comparison, type ComparisonInput, compareAsync, startingSize } fro
 import { demandSeries, MINUTE_MS } from "../../simulate/engine.js";
 import { frontierChartSpec } from "../../simulate/frontier-chart.js";
 import { HIGH_LOAD_PERCENT, parsePrices } from "../../simulate/metrics.js";
-import { DEFAULT_MAX_TRIALS, type Sweep, sweepAsync } from "../../simulate/sweep.js";
+import { type Reference, referenceInput, referenceSteps } from "../../simulate/reference.js";
+import { finishAsync } from "../../simulate/steps.js";
+import { comparisonPoints, DEFAULT_MAX_TRIALS, type Sweep, sweepAsync } from "../../simulate/sweep.js";
 import { timelineChunks } from "../../simulate/timeline.js";
 import {
   DISCONNECTION_MODELS,
@@ -55,6 +58,7 @@ import { UsageError } from "../errors.js";
 import { durationFlag, numberFlag, readFlagFile, timeFlag } from "../flags.js";
 import type { CliIo } from "../io.js";
 import { formatJson, formatNumber, formatTable } from "../output.js";
+import { referenceJson, renderReference } from "./simulate-reference.js";
 import { renderSweep, sweepJson } from "./simulate-sweep.js";
 
 interface SimulateFlags extends CommonOptions, AzureFlags {
@@ -88,6 +92,8 @@ interface SimulateFlags extends CommonOptions, AzureFlags {
   sweep?: boolean;
   maxTrials?: string;
   disconnection: DisconnectionModel;
+  /** `--no-reference` sets it false. */
+  reference: boolean;
 }
 
 /** Most policy variants one sweep may run (`--max-trials`): 1,000, some hours on a long trace. */
@@ -378,12 +384,14 @@ function progressBar(enabled: boolean): { update: (done: number, total: number) 
     notTTYSchedule: 5000,
   });
   let started = false;
+  let of = 0;
   return {
     update(done, total) {
       if (!started) {
         bar.start(total, 0);
         started = true;
-      }
+      } else if (total !== of) bar.setTotal(total);
+      of = total;
       bar.update(done);
     },
     stop() {
@@ -486,11 +494,16 @@ function nativeOf(flags: SimulateFlags): NonNullable<ComparisonInput["native"]> 
   };
 }
 
-/** What a run produced: the comparison, the sweep (with `--sweep`) and the run time, seconds. */
+/**
+ * What a run produced: the comparison, the sweep (with `--sweep`), the simple rules' reference
+ * (unless `--no-reference`) and the run times, seconds (all, and the reference's part).
+ */
 interface SimulateOutcome {
   comparison: Comparison;
   swept: Sweep | undefined;
+  reference: Reference | undefined;
   seconds: number;
+  referenceSeconds: number;
 }
 
 /** Runs the comparison (or the sweep) on `source`, with a progress bar on stderr when asked or long. */
@@ -507,6 +520,8 @@ async function simulateOn(
   const started = performance.now();
   let comparison: Comparison;
   let swept: Sweep | undefined;
+  let reference: Reference | undefined;
+  let referenceStarted = started;
   try {
     const input: ComparisonInput = {
       policy: s.policy,
@@ -535,10 +550,22 @@ async function simulateOn(
       swept = await sweepAsync({ ...input, maxTrials: s.maxTrials ?? DEFAULT_MAX_TRIALS }, io.signal);
       comparison = swept.comparison;
     } else comparison = await compareAsync(input, io.signal);
+    referenceStarted = performance.now();
+    if (flags.reference) {
+      const steps = referenceSteps(referenceInput(input, comparison));
+      reference = await finishAsync(steps, (done, total) => bar.update(done, total), io.signal);
+    }
   } finally {
     bar.stop();
   }
-  return { comparison, swept, seconds: (performance.now() - started) / 1000 };
+  const now = performance.now();
+  return {
+    comparison,
+    swept,
+    reference,
+    seconds: (now - started) / 1000,
+    referenceSeconds: (now - referenceStarted) / 1000,
+  };
 }
 
 /** Paths of the files written to `--out`. */
@@ -548,12 +575,15 @@ interface SimulateFiles {
   frontier?: string;
 }
 
-/** Writes `timeline.csv`, `chart.svg` and (with a sweep) `frontier.svg` to `outDir`, made if missing. */
+/**
+ * Writes `timeline.csv`, `chart.svg` and (with a sweep or the reference) `frontier.svg` to
+ * `outDir`, made if missing.
+ */
 async function writeOutputs(
   outDir: string,
   policy: CapacityPolicy,
   source: DemandSource,
-  { comparison, swept }: SimulateOutcome,
+  { comparison, swept, reference }: SimulateOutcome,
 ): Promise<SimulateFiles> {
   const { startMs, demand, peak } = source;
   const files: SimulateFiles = {};
@@ -576,13 +606,37 @@ async function writeOutputs(
       }),
     ),
   );
-  if (swept) {
+  if (swept || reference) {
     files.frontier = join(outDir, "frontier.svg");
-    const variants = swept.points.filter((p) => p.role === "variant").length;
-    const subtitle = `the policy and ${variants} variants of ${swept.plan.knobs.map((k) => k.name).join(" × ") || "nothing"}; the line: their Pareto frontier`;
-    await writeFile(files.frontier, await renderSvg(frontierChartSpec(swept.points, { title, subtitle })));
+    await writeFile(files.frontier, await renderSvg(frontierChart(title, comparison, swept, reference)));
   }
   return files;
+}
+
+/** The frontier chart of a run: the sweep's points (else the comparison's) and the reference's rules. */
+function frontierChart(
+  title: string,
+  comparison: Comparison,
+  swept: Sweep | undefined,
+  reference: Reference | undefined,
+) {
+  const parts: string[] = [];
+  if (swept) {
+    const variants = swept.points.filter((p) => p.role === "variant").length;
+    parts.push(
+      `the policy and ${variants} variants of ${swept.plan.knobs.map((k) => k.name).join(" × ") || "nothing"}; the line: their Pareto frontier`,
+    );
+  } else parts.push("the policy and the reference strategies");
+  if (reference) {
+    parts.push(
+      `crosses: the ${formatNumber(reference.points.length)} simple causal rules not dominated on refused minutes, refused connection-minutes, unit-hours and disconnections`,
+    );
+  }
+  return frontierChartSpec(swept?.points ?? comparisonPoints(comparison), {
+    title,
+    subtitle: parts.join("; "),
+    ...(reference ? { rules: reference.points, bestRule: reference.policy.atPolicyCost } : {}),
+  });
 }
 
 /** A finished run, as its reports need it. */
@@ -596,7 +650,7 @@ interface SimulateReport {
 
 /** The `--output json` document of a run. */
 function simulateJson({ s, source, flags, outcome, files }: SimulateReport): string {
-  const { comparison, swept, seconds } = outcome;
+  const { comparison, swept, reference, seconds } = outcome;
   return formatJson({
     policy: { name: s.policy.metadata.name, namespace: s.policy.metadata.namespace, file: flags.policy },
     ...source.json,
@@ -621,6 +675,7 @@ function simulateJson({ s, source, flags, outcome, files }: SimulateReport): str
     policyOverrides: comparison.policyOverrides,
     anticipation: comparison.anticipation,
     strategies: comparison.metrics,
+    ...(reference ? { reference: referenceJson(reference, outcome.referenceSeconds) } : {}),
     ...(swept ? { sweep: sweepJson(swept) } : {}),
     runTimeSeconds: Math.round(seconds * 1000) / 1000,
     ...(flags.out !== undefined ? { files } : {}),
@@ -629,7 +684,7 @@ function simulateJson({ s, source, flags, outcome, files }: SimulateReport): str
 
 /** The text report of a run: header lines, the table and legend, cost, anticipation, sweep, files. */
 function simulateText({ s, source, flags, outcome, files }: SimulateReport): string {
-  const { comparison, swept, seconds } = outcome;
+  const { comparison, swept, reference, seconds } = outcome;
   const { startMs, minutes } = source;
   const { mix } = s;
   const mixText = mix.entries.map((e) => `${e.scenario} ${formatNumber(e.share)}`).join(", ");
@@ -648,11 +703,13 @@ function simulateText({ s, source, flags, outcome, files }: SimulateReport): str
     .join(", ");
   text += `\ncost: list-price estimate, USD per unit-day: ${priceText} (set with --price SKU=USD)\n`;
   text += `${anticipationLine(comparison.anticipation)}\n`;
+  if (reference) text += `\n${renderReference(reference, outcome.referenceSeconds)}\n`;
   if (swept) text += `\n${renderSweep(swept, comparison.loadTargetPercent)}\n`;
   const variants = swept
     ? ` and ${swept.points.filter((p) => p.role === "variant").length} policy variants`
     : "";
-  text += `simulated ${comparison.runs.length} strategies${variants} × ${formatNumber(minutes)} minutes in ${seconds.toFixed(1)} s\n`;
+  const rules = reference ? ` and ${formatNumber(reference.configurations)} simple rules` : "";
+  text += `simulated ${comparison.runs.length} strategies${variants}${rules} × ${formatNumber(minutes)} minutes in ${seconds.toFixed(1)} s\n`;
   if (files.timeline) text += `timeline: ${files.timeline}\n`;
   if (files.chart) text += `chart: ${files.chart}\n`;
   if (files.frontier) text += `frontier: ${files.frontier}\n`;
@@ -686,7 +743,7 @@ function anticipationLine(a: Comparison["anticipation"]): string {
 export const simulateCommand: CliCommand = defineCommand<SimulateFlags>({
   name: "simulate",
   description:
-    "Backtest a CapacityPolicy on a traffic trace or on an instance's last days in Azure Monitor: the policy, Azure's native autoscale on Premium_P1 and Premium_P2, a static allocation at peak and the oracle, side by side — minutes above the load target and above 90 % load, refused connections, throttled traffic, unit-hours, cost, scale operations and their reversals, clients disconnected by scaling, Premium_P2 time; with --sweep, the cost-versus-refusals frontier of the policy's variants.",
+    "Backtest a CapacityPolicy on a traffic trace or on an instance's last days in Azure Monitor: the policy, Azure's native autoscale on Premium_P1 and Premium_P2, a static allocation at peak and the oracle, side by side — minutes above the load target and above 90 % load, refused connections, throttled traffic, unit-hours, cost, scale operations and their reversals, clients disconnected by scaling, Premium_P2 time; beside them, the best simple causal rules on the same traffic and mechanics and the policy's distance to them; with --sweep, the cost-versus-refusals frontier of the policy's variants.",
   flags: (cmd, { env }) =>
     azureOptions(
       cmd
@@ -779,7 +836,14 @@ export const simulateCommand: CliCommand = defineCommand<SimulateFlags>({
           "--max-trials <n>",
           `with --sweep: most variants to run, spread evenly over the grid (default ${DEFAULT_MAX_TRIALS})`,
         )
-        .option("--out <dir>", "write timeline.csv and chart.svg there (and frontier.svg with --sweep)")
+        .option(
+          "--no-reference",
+          "skip the reference: the best of 1,080 simple causal rules on the same traffic and mechanics, and the policy's distance to it",
+        )
+        .option(
+          "--out <dir>",
+          "write timeline.csv and chart.svg there, and frontier.svg (the reference's rules, the sweep's variants)",
+        )
         .option(
           "--progress",
           "show a progress bar on stderr (default: on a terminal for runs over a week, and for sweeps)",
