@@ -15,18 +15,20 @@ import { LongRunningFirst } from "./test/sequencer.js";
  *   kube-apiserver/etcd of test/cluster/global-setup.ts (or a private one). Its files run in
  *   parallel: each makes its own namespaces and names, an operator watching only those, its own
  *   emulator, Prometheus and servers on free ports, and a private control plane where it changes
- *   cluster-wide objects or restarts the API server. Most of their time is waiting on a virtual
- *   clock running at a multiple of real time, so more workers than cores shorten the run.
+ *   cluster-wide objects or restarts the API server. Most operator tests step the operator's clock
+ *   a pass at a time (test/operator/stepped-clock.ts); the rest run it at a multiple of real time.
  * - `serial` (`npm run test:serial`): the integration files named in SERIAL, one at a time.
  */
 /** Workers of the CPU-bound tiers: one per core (at least 2). */
 const CPU_WORKERS = Math.max(2, availableParallelism());
 /**
- * Workers of the integration tier: its files mostly wait (virtual clocks, deadlines, servers), so
- * more than the cores; not many more, as the operator tests' virtual clocks run at 60× real time,
- * where a second of CPU starvation is a virtual minute, and the soak's 300 policies need a core.
+ * Workers of the integration tier: its files mostly wait (deadlines, servers, kubectl), so more
+ * than the cores. Most operator tests step a virtual clock that waits for the operator
+ * (test/operator/stepped-clock.ts), so a busy CPU slows them without changing what they see; the
+ * few that still run at 60× real time, where a second of CPU starvation is a virtual minute, are
+ * why it is not more.
  */
-const INTEGRATION_WORKERS = Math.max(3, availableParallelism() + 1);
+const INTEGRATION_WORKERS = Math.max(4, availableParallelism() + 2);
 
 const SLOW = [
   "bench/control-loop.test.ts",
