@@ -46,8 +46,8 @@ const SLOW = [
 /**
  * Integration files whose bounds are real time at the scale of a scheduling delay — a Prometheus
  * scraping every 20 ms, a poll cycle's sub-second margin beside a 1 s deadline — or whose
- * operator must keep pace with a 60× virtual clock pass by pass (retries within a virtual
- * minute, a pass every 15 virtual seconds counted, the soak's 300 policies each passed every poll,
+ * operator must keep pace with a 60× virtual clock pass by pass (a pass every 15 virtual
+ * seconds counted, the soak's 300 policies each passed every poll,
  * a hung write given up at its deadline to the millisecond, the demo's flash crowd caught as it
  * happens): they run one at a time, after the parallel ones, on a CPU no other file of the run
  * competes for.
