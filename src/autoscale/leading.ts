@@ -17,7 +17,7 @@
  *
  * Pinned semantics:
  * - **Lifetime** `W`: `spec.connectionLifetime` when set, else measured: the median of
- *   `connections ÷ λ` over the pairs of an unsaturated Azure bucket and the reading nearest its end
+ *   `connections ÷ λ` over the pairs of an uncensored Azure bucket (`DemandPoint.censored`) and the reading nearest its end
  *   (within {@link PAIR_SLACK_MS}), once {@link MIN_PAIRS} pairs exist; then kept in status and
  *   reused while no pairs exist (a full quota). Before that: `Calibrating`, nothing asked.
  * - **Measures**: NewConnectionsPerSecond reads `λ` as the value; NewConnectionsTotal takes the
@@ -41,7 +41,7 @@ import { median } from "simple-statistics";
 import { durationOr } from "../api/duration.js";
 import type { AnticipationStatus, LeadingSignalSpec } from "../api/index.js";
 import type { DemandSeries } from "./signals.js";
-import { fmt } from "./signals.js";
+import { censoredAt, fmt } from "./signals.js";
 
 /** One successful read of the leading signal's query. */
 export interface LeadingReading {
@@ -195,7 +195,11 @@ function ratesOf(
   return raw.map(([t, rate, spacing]) => [t, withoutReconnects(rate, t, spacing, changes, floorOf)]);
 }
 
-/** Measured lifetimes (seconds) of the pairs of unsaturated Azure buckets and readings. */
+/**
+ * Measured lifetimes (seconds) of the pairs of Azure buckets that measure the demand (not
+ * censored: a full quota or the old ceiling during a change counts only the clients let in) and
+ * readings.
+ */
 function lifetimePairs(
   rates: readonly [number, number][],
   connections: DemandSeries | undefined,
@@ -203,7 +207,7 @@ function lifetimePairs(
 ): number[] {
   const out: number[] = [];
   for (const p of connections?.points ?? []) {
-    if (p.saturated || p.units <= 0) continue;
+    if (censoredAt(p) || p.units <= 0) continue;
     const end = p.start + MINUTE_MS;
     let best: [number, number] | undefined;
     for (const r of rates) {

@@ -5,7 +5,7 @@ import { parsePolicyYaml } from "../api/index.js";
 import { negotiateArrivals } from "../traffic/index.js";
 import { simulate } from "./engine.js";
 import { PolicyStrategy } from "./strategies/policy.js";
-import { testSetup } from "./testing.js";
+import { CHAT_MIX, testSetup } from "./testing.js";
 
 const EXAMPLE = resolve(import.meta.dirname, "../../examples/leading-signal.yaml");
 
@@ -14,19 +14,11 @@ describe("constant demand with the leading signal, reconnects counted", () => {
     // 20,000 clients on Premium_P1 × 50 (25 units at the policy's 80 % connections target): one
     // scale-in is due; its reconnects reach the app servers' negotiate counter.
     const demand = new Float64Array(8 * 60).fill(20_000);
-    const mix = {
-      service: "SignalR" as const,
-      entries: [
-        { scenario: "broadcast" as const, share: 0.3 },
-        { scenario: "echo" as const, share: 0.7 },
-      ],
-      messageSizeBytes: 1024,
-    };
     const policy = parsePolicyYaml(readFileSync(EXAMPLE, "utf8"));
     const strategy = new PolicyStrategy(policy, { sku: "Premium_P1", units: 50 });
     const run = simulate(strategy, {
       ...testSetup(demand, { noiseAmplitude: 0.05, seed: "simulate" }),
-      mix,
+      mix: CHAT_MIX,
       arrivals: negotiateArrivals(demand),
     });
     const ins = run.operations.filter((o) => o.to.units < o.from.units);
