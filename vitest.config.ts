@@ -57,6 +57,7 @@ const SERIAL = [
   "test/operator/kube-hang.test.ts",
   "test/cluster/prometheus.test.ts",
   "test/operator/leading-faults.test.ts",
+  "test/operator/leading-constant.test.ts",
   "test/operator/status-writes.test.ts",
   "test/demo/demo.test.ts",
 ];

@@ -4,7 +4,9 @@ import { type AnticipationInput, anticipate } from "./anticipation.js";
 import { decide } from "./decide.js";
 import type { DemandHistory } from "./demand-history.js";
 import { seasonalForecast } from "./forecast.js";
-import type { DemandSeries } from "./signals.js";
+import { leadingSignal } from "./leading.js";
+import { censorByQuota, demandSeries } from "./signals/common.js";
+import type { DemandPoint, DemandSeries } from "./signals.js";
 import { input, NOW, samples, spec } from "./testing.js";
 import { theilSen } from "./trend.js";
 
@@ -331,5 +333,189 @@ describe("seasonal forecast", () => {
   it("a history that could not be read is Unavailable, never a scale", () => {
     const f = seasonalForecast({ grainSeconds: 300, readAtMs: NOW, points: [], error: "Throttled" }, window);
     expect(f).toEqual({ state: "Unavailable", message: "history could not be read: Throttled" });
+  });
+});
+
+/** `c`: censored (a lower bound, not saturated: the old ceiling during a change); `s`: saturated. */
+type Mark = "" | "c" | "s";
+
+/** A series of `[units, mark]` per bucket, the last one starting at NEWEST. */
+function marked(signal: DemandSeries["signal"], pts: readonly (readonly [number, Mark])[]): DemandSeries {
+  const points: DemandPoint[] = pts.map(([units, mark], i) => ({
+    start: NEWEST - (pts.length - 1 - i) * MIN,
+    units,
+    saturated: mark === "s",
+    censored: mark !== "",
+  }));
+  return { signal, points, saturated: points.at(-1)?.saturated ?? false };
+}
+
+describe("growth our capacity uncovered is not demand growth", () => {
+  it("CensoredDemand: a full quota after a scale-out from a full quota asks for nothing of its own", () => {
+    // A fixed 40,000 clients (50 units at 80 %) on 10 units, then 20: the quota was full at
+    // 10,000 (12.5 units), the buckets of the change stayed at the old ceiling, the new quota is
+    // full at 20,000 (25 units). The climb 12.5 → 25 is the quota rising, not the need.
+    const connections = marked("connections", [
+      [12.5, "s"],
+      [12.5, "c"],
+      [12.5, "c"],
+      [12.5, "c"],
+      [25, "s"],
+    ]);
+    const a = anticipate(base({ demand: [connections] }));
+    expect(a?.asks.find((x) => x.rule === "CensoredDemand")).toBeUndefined();
+    expect(a?.status.growth).toBeUndefined();
+    // The same buckets read as measured (the rule before): 12.5 units/min from the last bucket of
+    // the change, extended 10 min to 4 × the ceiling.
+    const uncensored = marked("connections", [
+      [12.5, "s"],
+      [12.5, ""],
+      [12.5, ""],
+      [12.5, ""],
+      [25, "s"],
+    ]);
+    expect(
+      anticipate(base({ demand: [uncensored] }))?.asks.find((x) => x.rule === "CensoredDemand")?.units,
+    ).toBe(100);
+  });
+
+  it("CensoredDemand: the climb is measured from the last bucket that measures the demand", () => {
+    // 10 units measured, then the quota full at 12.5, the change's buckets at the old ceiling, the
+    // new quota full at 25: at least 2.5 units/min (10 → 12.5 in a minute), from the first
+    // censored bucket's middle (NEWEST − 2.5 min) to NOW + 4.5 min = 11 min: 12.5 + 27.5 = 40.
+    const connections = marked("connections", [
+      [10, ""],
+      [12.5, "s"],
+      [12.5, "c"],
+      [12.5, "c"],
+      [25, "s"],
+    ]);
+    const ask = anticipate(base({ demand: [connections] }))?.asks.find((x) => x.rule === "CensoredDemand");
+    expect(ask?.units).toBeCloseTo(40, 10);
+    expect(ask?.message).toMatch(/the need grew 2\.5 units\/min/);
+  });
+
+  it("CensoredDemand keeps the stored growth while the newest bucket is censored", () => {
+    const growth = { time: new Date(NEWEST - 3 * MIN + 30_000).toISOString(), units: 16, perMinute: 2 };
+    const previous = stored({ growth });
+    // The newest bucket overlaps a change at the old ceiling: not a measurement of the demand, so
+    // the growth measured before is neither replaced nor dropped.
+    const connections = marked("connections", [
+      [18, ""],
+      [20, "s"],
+      [20, "s"],
+      [20, "c"],
+      [20, "c"],
+    ]);
+    expect(anticipate(base({ previous, demand: [connections] }))?.status.growth).toEqual(growth);
+  });
+
+  it("Trend: a rise out of censored buckets is not a trend; measured buckets rising still are", () => {
+    // 10 → 20 while the quota rose under a fixed demand: the two measured buckets are flat.
+    const uncovered = marked("connections", [
+      [10, "s"],
+      [13, "c"],
+      [16, "c"],
+      [20, ""],
+      [20, ""],
+    ]);
+    expect(anticipate(base({ demand: [uncovered] }))?.asks).toEqual([]);
+    // Read as measured (the rule before), the same buckets asked for a trend.
+    const asMeasured = marked("connections", [
+      [10, ""],
+      [13, ""],
+      [16, ""],
+      [20, ""],
+      [20, ""],
+    ]);
+    expect(anticipate(base({ demand: [asMeasured] }))?.asks[0]?.rule).toBe("Trend");
+    // Three measured buckets rising 4 units/min after the quota rose: a trend, fitted on them only
+    // (14, 18, 22 → 22 + 4 × 8 min = 54 units by NOW + 4.5 min).
+    const growing = marked("connections", [
+      [10, "s"],
+      [10, "c"],
+      [14, ""],
+      [18, ""],
+      [22, ""],
+    ]);
+    const trend = anticipate(base({ demand: [growing] }))?.asks.find((x) => x.rule === "Trend");
+    expect(trend?.units).toBeCloseTo(54, 10);
+  });
+
+  it("Trend: server load read while the quota was full is censored too", () => {
+    // Server load 100 % at 10 units (14.3 units at 70 %) while the quota was full, then 57 % at 20
+    // units (16.3 units): the clients let in by the larger quota, not a rising need.
+    const load = marked("serverLoad", [
+      [14.29, "s"],
+      [14.29, "s"],
+      [15.1, ""],
+      [16.3, ""],
+      [16.3, ""],
+    ]);
+    const connections = marked("connections", [
+      [12.5, "s"],
+      [12.5, "s"],
+      [12.5, "c"],
+      [14.3, ""],
+      [14.3, ""],
+    ]);
+    censorByQuota([connections, load]);
+    expect(load.points.map((p) => p.censored)).toEqual([true, true, true, false, false]);
+    expect(anticipate(base({ demand: [connections, load] }))?.asks).toEqual([]);
+  });
+
+  it("demandSeries: a bucket of a change is censored when it reached the smaller size's ceiling", () => {
+    const s = {
+      status: "Complete" as const,
+      points: [
+        { start: 0, value: 10_000 },
+        { start: MIN, value: 9_000 },
+        { start: 2 * MIN, value: 10_000 },
+        { start: 3 * MIN, value: 14_000 },
+      ],
+      knownBuckets: 4,
+      expectedBuckets: 4,
+    };
+    const quota = 10_000;
+    const d = demandSeries(
+      "connections",
+      s as never,
+      1 / 800,
+      (v) => v >= quota * 0.99 && v <= quota * 1.01,
+      (start) => start >= MIN,
+      (v) => v >= quota * 0.99,
+    );
+    expect(d.points.map((p) => [p.saturated, p.censored])).toEqual([
+      [true, true],
+      [false, false],
+      [false, true],
+      [false, true],
+    ]);
+  });
+});
+
+describe("the leading signal's lifetime is measured on uncensored buckets only", () => {
+  it("a bucket of a change at the old ceiling is not paired", () => {
+    // λ = 10/s; Azure measured 12,000 connections (W = 1,200 s) on three buckets, and 6,000 on
+    // three at the old ceiling of a change (they would say W = 600 s: a median of 900 s).
+    const points: DemandPoint[] = [12_000, 12_000, 12_000, 6_000, 6_000, 6_000].map((c, i) => ({
+      start: NEWEST - (5 - i) * MIN,
+      units: c / 800,
+      saturated: false,
+      censored: i >= 3,
+    }));
+    const readings = points.map((p) => ({ timeMs: p.start + MIN, value: 10 }));
+    const out = leadingSignal({
+      spec: {
+        prometheus: { serverAddress: "http://p:9090", query: "q", timeout: "5s" },
+        measures: "NewConnectionsPerSecond",
+      },
+      observation: { readings },
+      nowMs: NEWEST + MIN,
+      targetMs: NEWEST + 10 * MIN,
+      connectionsPerUnit: 800,
+      connections: { signal: "connections", points, saturated: false },
+    });
+    expect(out.status.lifetimeSeconds).toBe(1200);
   });
 });

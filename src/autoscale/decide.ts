@@ -32,6 +32,7 @@
 import { PAUSE_ANNOTATION, type PolicyMode } from "../api/constants.js";
 import type { AnticipationStatus, CapacityPolicySpec, MetricSample as StatusSample } from "../api/index.js";
 import type { ScalableSku, SkuName, SkuUnits, UnitLadders } from "../capacity/skus.js";
+import type { DisconnectionModel } from "../traffic/disconnections.js";
 import { type DecisionCondition, decisionConditions } from "./conditions.js";
 import type { DemandHistory } from "./demand-history.js";
 import { nearThrottleEnd } from "./failures.js";
@@ -125,6 +126,12 @@ export interface DecisionInput {
   demandHistory?: DemandHistory;
   /** The leading signal's readings from Prometheus (leading.ts), when the policy has one. */
   leading?: LeadingObservation;
+  /**
+   * Which clients a unit change disconnects on the instance (`traffic/disconnections.ts`, default
+   * `RemovedUnits`; `Everyone`: any change of units or SKU disconnects every client): the leading
+   * signal discounts those clients' reconnects.
+   */
+  disconnection?: DisconnectionModel;
 }
 
 /** A metrics query that failed while the others of its pass answered. */

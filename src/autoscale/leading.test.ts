@@ -238,3 +238,54 @@ describe("leading signal: reconnects are not arrivals", () => {
     );
   });
 });
+
+describe("leading signal: held to what Azure's connection count makes plausible", () => {
+  const spec20m = lead({ connectionLifetime: "20m" });
+  it("50 negotiations/s while Azure counts a flat 20,000 (16.7/s at 20 min): the rate is held to a third", () => {
+    // Azure's buckets NOW − 9 … NOW − 4 min: 20,000 throughout; the readings between the ends of
+    // the first and the newest (NOW − 8 … NOW − 3 min, 300 s) counted 50/s · 300 s = 15,000
+    // arrivals, where the count explains 20,000 · 300 / 1,200 = 5,000 (no growth, departures
+    // replaced). Held to 50/s × 1/3: the steady state is the 20,000 there are, 25 units (not
+    // 60,000 + (20,000 − 60,000) · e^(−510/1200) = 33,848, 42.3 units).
+    const r = leadingSignal(
+      base({
+        spec: spec20m,
+        observation: { readings: readings(Array(10).fill(50)) },
+        connections: azure(Array(6).fill(20_000)),
+      }),
+    );
+    expect(r.ask?.units).toBeCloseTo(25, 9);
+    expect(r.ask?.message).toMatch(
+      /held to what Azure's count makes plausible: of the 15,000 arrivals counted 11:52–11:57 UTC, Azure's ConnectionCount \(20,000 → 20,000\) explains 5,000/,
+    );
+    expect(r.status.newConnectionsPerSecond).toBe(50);
+    expect(r.status.connections).toBe(20_000);
+  });
+
+  it("a rise Azure's count confirms is not held", () => {
+    // 10,000 → 15,000 in 5 minutes at 27/s: 8,100 counted, 5,000 + 12,500 · 300 / 1,200 = 8,125
+    // explained.
+    const r = leadingSignal(
+      base({
+        spec: spec20m,
+        observation: { readings: readings(Array(10).fill(27)) },
+        connections: azure([10_000, 11_000, 12_000, 13_000, 14_000, 15_000]),
+      }),
+    );
+    const expected = 27 * 1200 + (15_000 - 27 * 1200) * Math.exp(-510 / 1200);
+    expect(r.ask?.units).toBeCloseTo(expected / PER_UNIT, 9);
+    expect(r.ask?.message).not.toMatch(/held/);
+  });
+
+  it("a full quota is never held: there the count is a lower bound", () => {
+    const r = leadingSignal(
+      base({
+        spec: spec20m,
+        observation: { readings: readings(Array(10).fill(50)) },
+        connections: azure(Array(6).fill(20_000), 5),
+      }),
+    );
+    expect(r.ask?.units).toBeCloseTo((60_000 + (20_000 - 60_000) * Math.exp(-510 / 1200)) / PER_UNIT, 9);
+    expect(r.ask?.message).not.toMatch(/held/);
+  });
+});

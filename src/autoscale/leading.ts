@@ -17,7 +17,7 @@
  *
  * Pinned semantics:
  * - **Lifetime** `W`: `spec.connectionLifetime` when set, else measured: the median of
- *   `connections ÷ λ` over the pairs of an unsaturated Azure bucket and the reading nearest its end
+ *   `connections ÷ λ` over the pairs of an uncensored Azure bucket (`DemandPoint.censored`) and the reading nearest its end
  *   (within {@link PAIR_SLACK_MS}), once {@link MIN_PAIRS} pairs exist; then kept in status and
  *   reused while no pairs exist (a full quota). Before that: `Calibrating`, nothing asked.
  * - **Measures**: NewConnectionsPerSecond reads `λ` as the value; NewConnectionsTotal takes the
@@ -33,6 +33,10 @@
  *   never below the newest rate read before the change: arrivals up to the clients the change
  *   disconnected are discounted, the rest still counts. The same discounted rates pair with
  *   Azure's connection count for the measured lifetime.
+ * - **Held to what Azure's count makes plausible** (`leading-plausibility.ts`): when the rates
+ *   read between two buckets Azure measured counted more than twice the arrivals its connection
+ *   count explains (its growth plus the departures replaced, at lifetime `W`), the newest rate is
+ *   scaled to the explained share before it is projected, and the ask and status say so.
  * - **Unknown is ignored**: a failed read, a reading older than {@link MAX_READING_AGE_MS}, a
  *   negative value, or a counter with no earlier reading ask for nothing and say why
  *   (`Unavailable`). The signal only ever adds an ask; it never lowers capacity.
@@ -40,8 +44,9 @@
 import { median } from "simple-statistics";
 import { durationOr } from "../api/duration.js";
 import type { AnticipationStatus, LeadingSignalSpec } from "../api/index.js";
+import { type ArrivalPlausibility, arrivalPlausibility } from "./leading-plausibility.js";
 import type { DemandSeries } from "./signals.js";
-import { fmt } from "./signals.js";
+import { censoredAt, fmt } from "./signals.js";
 
 /** One successful read of the leading signal's query. */
 export interface LeadingReading {
@@ -195,7 +200,11 @@ function ratesOf(
   return raw.map(([t, rate, spacing]) => [t, withoutReconnects(rate, t, spacing, changes, floorOf)]);
 }
 
-/** Measured lifetimes (seconds) of the pairs of unsaturated Azure buckets and readings. */
+/**
+ * Measured lifetimes (seconds) of the pairs of Azure buckets that measure the demand (not
+ * censored: a full quota or the old ceiling during a change counts only the clients let in) and
+ * readings.
+ */
 function lifetimePairs(
   rates: readonly [number, number][],
   connections: DemandSeries | undefined,
@@ -203,7 +212,7 @@ function lifetimePairs(
 ): number[] {
   const out: number[] = [];
   for (const p of connections?.points ?? []) {
-    if (p.saturated || p.units <= 0) continue;
+    if (censoredAt(p) || p.units <= 0) continue;
     const end = p.start + MINUTE_MS;
     let best: [number, number] | undefined;
     for (const r of rates) {
@@ -338,9 +347,12 @@ function projectedOutcome(
   withRate: ReadingStatus & { newConnectionsPerSecond: number },
   lambda: number,
   lifetime: { seconds: number; source: "Spec" | "Measured" },
+  held: ArrivalPlausibility | undefined,
 ): { ask: LeadingAsk; status: LeadingStatus } {
   const { targetMs } = input;
-  const { expected, how } = expectedConnections(input, lambda, lifetime.seconds);
+  const projected = held ? lambda * held.share : lambda;
+  const { expected, how } = expectedConnections(input, projected, lifetime.seconds);
+  const heldText = held ? `; held to what Azure's count makes plausible: ${held.message}` : "";
   const units = expected / input.connectionsPerUnit;
   const w = fmt(Math.round(lifetime.seconds));
   const by = `${fmt(Math.round(expected))} connections by ${iso(targetMs).slice(11, 16)} UTC`;
@@ -351,7 +363,7 @@ function projectedOutcome(
     lifetimeSource: lifetime.source,
     connections: Math.round(expected),
     message:
-      `${fmt(lambda)} new connections/s × ${w} s lifetime (${lifetime.source.toLowerCase()}): ${by}`.slice(
+      `${fmt(lambda)} new connections/s × ${w} s lifetime (${lifetime.source.toLowerCase()}): ${by}${heldText}`.slice(
         0,
         512,
       ),
@@ -359,7 +371,7 @@ function projectedOutcome(
   return {
     ask: {
       units,
-      message: `${fmt(lambda)} new connections/s (Prometheus, ${iso(newest.timeMs).slice(11, 19)} UTC) × lifetime ${w} s: ${by}, ${how}: ${fmt(units)} units`,
+      message: `${fmt(lambda)} new connections/s (Prometheus, ${iso(newest.timeMs).slice(11, 19)} UTC) × lifetime ${w} s: ${by}, ${how}: ${fmt(units)} units${heldText}`,
     },
     status,
   };
@@ -383,7 +395,8 @@ export function leadingSignal(input: LeadingInput): { ask?: LeadingAsk; status: 
 
   const rate = arrivalRate(spec.measures, readings);
   if (!("perSecond" in rate)) return unavailable(rate, input.previous);
-  const lambda = ratesOf(spec.measures, readings, input.changes).at(-1)?.[1] ?? rate.perSecond;
+  const rates = ratesOf(spec.measures, readings, input.changes);
+  const lambda = rates.at(-1)?.[1] ?? rate.perSecond;
   const { lifetime, source } = connectionLifetime(input, readings);
   const withRate = { ...base, newConnectionsPerSecond: round(lambda) };
   if (lifetime === undefined || !(lifetime > 0) || source === undefined) {
@@ -399,7 +412,8 @@ export function leadingSignal(input: LeadingInput): { ask?: LeadingAsk; status: 
       },
     };
   }
-  return projectedOutcome(input, newest, withRate, lambda, { seconds: lifetime, source });
+  const held = arrivalPlausibility(rates, input.connections, connectionsPerUnit, lifetime);
+  return projectedOutcome(input, newest, withRate, lambda, { seconds: lifetime, source }, held);
 }
 
 function round(n: number): number {

@@ -12,6 +12,7 @@
  */
 import type { CapacityPolicyStatus, StatusPatch, MetricSample as StatusSample } from "../api/index.js";
 import { isScalableSku, type SkuName } from "../capacity/skus.js";
+import type { DisconnectionModel } from "../traffic/disconnections.js";
 import { blockedConditions, type DecisionCondition } from "./conditions.js";
 import {
   type Decision,
@@ -119,6 +120,8 @@ export interface PassInput {
   demandHistory?: DemandHistory;
   /** The leading signal's readings from Prometheus (spec.anticipation.leadingSignal). */
   leading?: LeadingObservation;
+  /** Which clients a unit change disconnects on the instance (decide.ts `DecisionInput.disconnection`). */
+  disconnection?: DisconnectionModel;
   /**
    * The instance's unit ladders as ARM `listSkus` last reported them (absent: not read yet, or
    * the read failed — the ones stored in status, else the documented ones, are used: ladders.ts).
@@ -363,6 +366,7 @@ function decisionInput(
     ...(input.conflict ? { conflict: input.conflict } : {}),
     ...(input.demandHistory ? { demandHistory: input.demandHistory } : {}),
     ...(input.leading ? { leading: input.leading } : {}),
+    ...(input.disconnection ? { disconnection: input.disconnection } : {}),
   };
 }
 

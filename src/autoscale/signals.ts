@@ -20,12 +20,15 @@
  *   on its known values (usable to scale out; scale-in is gated elsewhere).
  */
 import { toleranceBand } from "./behavior.js";
+import { censorByQuota } from "./signals/common.js";
 import { SIGNALS } from "./signals/index.js";
 import type { SignalContext, SignalEvaluation } from "./signals/types.js";
 
 export { fmt } from "./format.js";
+export { censoredAt, measuredPoints } from "./signals/common.js";
 export { trafficDemand, trafficUtilization } from "./signals/traffic.js";
 export type {
+  DemandPoint,
   DemandSeries,
   Signal,
   SignalContext,
@@ -51,5 +54,6 @@ export function evaluateSignals(ctx: SignalContext): SignalEvaluation {
     out.reasons.push(...outcome.reasons);
     if (outcome.demand) out.demand.push(outcome.demand);
   }
+  censorByQuota(out.demand);
   return out;
 }

@@ -33,6 +33,7 @@ import { PolicyClient } from "../kube/policies.js";
 import { readSecretKey } from "../kube/secrets.js";
 import { WorkloadClient } from "../kube/workloads.js";
 import { PrometheusClient } from "../prometheus/index.js";
+import type { DisconnectionModel } from "../traffic/disconnections.js";
 import type { OperatorClock } from "./clock.js";
 import { CycleFetcher } from "./fetch.js";
 import { type LeaderElectionSettings, LeaderElector, type LeaseOps } from "./leader.js";
@@ -72,6 +73,8 @@ export interface OperatorSettings {
    * 300,000): the age bound of `status.lastSample` (kubectl's Load and Connections columns).
    */
   statusRefreshMs?: number;
+  /** Which clients a unit change disconnects on the instances (default `RemovedUnits`; `run --disconnection`). */
+  disconnection?: DisconnectionModel;
 }
 
 export interface OperatorDeps {
@@ -148,6 +151,7 @@ export class Operator {
       statusMemory: this.#statusMemory,
       specs,
       ...(settings.statusRefreshMs !== undefined ? { statusRefreshMs: settings.statusRefreshMs } : {}),
+      ...(settings.disconnection ? { disconnection: settings.disconnection } : {}),
     };
     this.#loop = new PollLoop(
       {

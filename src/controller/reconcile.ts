@@ -49,6 +49,7 @@ import type { EventRecorder } from "../kube/events.js";
 import type { PolicyClient } from "../kube/policies.js";
 import { objectKey } from "../kube/watch.js";
 import type { WorkloadClient } from "../kube/workloads.js";
+import type { DisconnectionModel } from "../traffic/disconnections.js";
 import { applyAppServer, readAppServer } from "./app-servers.js";
 import type { CycleReading } from "./fetch.js";
 import { type Logger, scrubSecrets } from "./logging.js";
@@ -79,6 +80,8 @@ export interface PassDeps {
   statusRefreshMs?: number;
   /** Keeps each policy's validated spec per generation; without it every pass validates. */
   specs?: SpecCache;
+  /** Which clients a unit change disconnects on the instances (decide.ts `DecisionInput.disconnection`). */
+  disconnection?: DisconnectionModel | undefined;
 }
 
 /** How a pass ended. */
@@ -131,7 +134,8 @@ async function runPass(
   const appServer = spec.appServer ? await readAppServer(policy, spec.appServer, deps) : undefined;
   const { namespace, name } = policy.metadata;
   deps.metrics.observeFieldConflict(namespace, name, appServer?.fieldConflict);
-  const plan = planPass(passInput(policy, spec, reading, failure, appServer, deps.now()));
+  const input = passInput(policy, spec, reading, failure, appServer, deps.now());
+  const plan = planPass(deps.disconnection ? { ...input, disconnection: deps.disconnection } : input);
   return completePass(plan, await act(plan, policy, deps));
 }
 

@@ -279,7 +279,7 @@ export function* comparisonSteps(
   const start: Comparison["start"] = instance
     ? { from: "instance", notes: startNotes(input.policy, instance, natives) }
     : { from: "oracle", notes: [] };
-  const policy = new PolicyStrategy(input.policy, policyInitial);
+  const policy = new PolicyStrategy(input.policy, policyInitial, { disconnection: input.disconnection });
   const strategies = [policy, ...natives.map((n) => n.strategy), new StaticStrategy(staticSize)];
   const runs: StrategyRun[] = [];
   for (const [i, strategy] of strategies.entries()) {

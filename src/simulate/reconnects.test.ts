@@ -2,37 +2,37 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parsePolicyYaml } from "../api/index.js";
-import { negotiateArrivals } from "../traffic/index.js";
+import { DISCONNECTION_MODELS, negotiateArrivals } from "../traffic/index.js";
 import { simulate } from "./engine.js";
 import { PolicyStrategy } from "./strategies/policy.js";
-import { testSetup } from "./testing.js";
+import { CHAT_MIX, testSetup } from "./testing.js";
 
 const EXAMPLE = resolve(import.meta.dirname, "../../examples/leading-signal.yaml");
 
 describe("constant demand with the leading signal, reconnects counted", () => {
-  it("one scale-in from an oversized start, then no scale-out for 8 hours", () => {
-    // 20,000 clients on Premium_P1 × 50 (25 units at the policy's 80 % connections target): one
-    // scale-in is due; its reconnects reach the app servers' negotiate counter.
-    const demand = new Float64Array(8 * 60).fill(20_000);
-    const mix = {
-      service: "SignalR" as const,
-      entries: [
-        { scenario: "broadcast" as const, share: 0.3 },
-        { scenario: "echo" as const, share: 0.7 },
-      ],
-      messageSizeBytes: 1024,
-    };
-    const policy = parsePolicyYaml(readFileSync(EXAMPLE, "utf8"));
-    const strategy = new PolicyStrategy(policy, { sku: "Premium_P1", units: 50 });
-    const run = simulate(strategy, {
-      ...testSetup(demand, { noiseAmplitude: 0.05, seed: "simulate" }),
-      mix,
-      arrivals: negotiateArrivals(demand),
-    });
-    const ins = run.operations.filter((o) => o.to.units < o.from.units);
-    const outs = run.operations.filter((o) => o.to.units > o.from.units);
-    expect(ins.length).toBeLessThanOrEqual(1);
-    expect(outs).toEqual([]);
-    expect(ins[0]?.disconnected ?? 0).toBeGreaterThan(0);
-  }, 60_000);
+  for (const disconnection of DISCONNECTION_MODELS) {
+    it(`one scale-in from an oversized start, then no scale-out for 8 hours (${disconnection})`, () => {
+      // 20,000 clients on Premium_P1 × 50 (25 units at the policy's 80 % connections target): one
+      // scale-in is due; its reconnects reach the app servers' negotiate counter. Under Everyone
+      // it disconnects all 20,000 (RemovedUnits: the removed units' share), and the planner is
+      // told the same model, as the operator is.
+      const demand = new Float64Array(8 * 60).fill(20_000);
+      const policy = parsePolicyYaml(readFileSync(EXAMPLE, "utf8"));
+      const strategy = new PolicyStrategy(policy, { sku: "Premium_P1", units: 50 }, { disconnection });
+      const run = simulate(strategy, {
+        ...testSetup(demand, { noiseAmplitude: 0.05, seed: "simulate", disconnection }),
+        mix: CHAT_MIX,
+        arrivals: negotiateArrivals(demand),
+      });
+      const ins = run.operations.filter((o) => o.to.units < o.from.units);
+      const outs = run.operations.filter((o) => o.to.units > o.from.units);
+      expect(ins.length).toBe(1);
+      expect(outs).toEqual([]);
+      const disconnected = ins[0]?.disconnected ?? 0;
+      const from = ins[0]?.from.units ?? 0;
+      const to = ins[0]?.to.units ?? 0;
+      const connections = disconnection === "Everyone" ? disconnected : (disconnected * from) / (from - to);
+      expect(connections).toBeGreaterThan(19_000);
+    }, 60_000);
+  }
 });

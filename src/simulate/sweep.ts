@@ -277,7 +277,10 @@ export function* sweepSteps(input: SweepInput): Generator<Progress, Sweep, void>
   const variants: StrategyMetrics[] = [];
   for (const v of plan.variants) {
     const initial = policyStart(v.policy, policySizes(v.policy), oracleFirst, instance);
-    const strategy = new PolicyStrategy(v.policy, initial, { name: v.name });
+    const strategy = new PolicyStrategy(v.policy, initial, {
+      name: v.name,
+      disconnection: input.disconnection,
+    });
     const run = yield* partOf(simulation(strategy, input), done, total);
     variants.push(
       summarize(run, { loadTargetPercent: comparison.loadTargetPercent, prices: comparison.prices }),

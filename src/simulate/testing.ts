@@ -16,6 +16,16 @@ export const CONNECTIONS_ONLY: WorkloadMix = {
   messageSizeBytes: 2048,
 };
 
+/** The shipped examples' SignalR chat workload: broadcast 30 %, echo 70 %, 1,024-byte messages. */
+export const CHAT_MIX: WorkloadMix = {
+  service: "SignalR",
+  entries: [
+    { scenario: "broadcast", share: 0.3 },
+    { scenario: "echo", share: 0.7 },
+  ],
+  messageSizeBytes: 1024,
+};
+
 /** Demand from runs: `[[minutes, connections], …]`. */
 export function steps(runs: readonly (readonly [number, number])[]): Float64Array {
   const out: number[] = [];

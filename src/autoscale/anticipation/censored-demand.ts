@@ -4,11 +4,16 @@
  * up to 15 minutes) — or, when larger, the climb into the ceiling (ceiling − the last unsaturated
  * bucket, per minute: a lower bound of the growth) — is extended to the target time, at most
  * 4 × the ceiling: one step to the estimate instead of doubling per round trip. A bucket that
- * overlaps a capacity change is never read as saturated (its ceiling is not known). Pure.
+ * overlaps a capacity change is never read as saturated (its ceiling is not known). Growth is
+ * read only from buckets that measure the demand: a censored bucket (the quota full, or the old
+ * ceiling reached during a change) is a lower bound, and the rise out of it as the quota grows is
+ * our own change uncovering clients — a fixed demand is never extrapolated from its own
+ * uncensoring. Pure.
  */
 import type { AnticipationStatus } from "../../api/index.js";
 import { fmt } from "../format.js";
-import type { DemandSeries } from "../signals/types.js";
+import { censoredAt } from "../signals/common.js";
+import type { DemandPoint, DemandSeries } from "../signals/types.js";
 import { parseTime } from "../time.js";
 import { iso, MAX_PROJECTION, MINUTE_MS, mid, type Rule, type RuleContext, type RuleResult } from "./rule.js";
 import { riseOf } from "./trend.js";
@@ -19,9 +24,10 @@ const GROWTH_TTL_MS = 15 * MINUTE_MS;
 type Growth = NonNullable<AnticipationStatus["growth"]>;
 
 /**
- * The growth of the connections need while it is not saturated: the rising line at its newest
- * bucket (units, units/min), or none when it does not rise; the stored growth while it is
- * saturated (or not read).
+ * The growth of the connections need while its newest bucket measures the demand (not censored):
+ * the rising line of the measured buckets at its newest (units, units/min), or none when they do
+ * not rise; the stored growth while it is censored (quota full, or at the old ceiling during a
+ * change) or not read.
  */
 function measuredGrowth(
   demand: readonly DemandSeries[],
@@ -31,7 +37,7 @@ function measuredGrowth(
   let growth = stored;
   for (const d of demand) {
     const newest = d.points.at(-1);
-    if (d.signal !== "connections" || d.saturated || !newest) continue;
+    if (d.signal !== "connections" || !newest || censoredAt(newest)) continue;
     const rise = riseOf(d, tolerance);
     growth = rise
       ? {
@@ -45,13 +51,15 @@ function measuredGrowth(
 }
 
 /**
- * The climb into the ceiling is a lower bound of the growth: at least (ceiling − the last
- * unsaturated bucket) over the minutes between them. The larger of it and `growth`.
+ * The climb into the ceiling is a lower bound of the growth: at least (the first bucket of the
+ * newest censored run − the bucket before it) over the minutes between them. The bucket before
+ * must measure the demand: from a censored one (a full quota, the old ceiling during a change) a
+ * climb is our capacity letting in clients that were there. The larger of it and `growth`.
  */
 function withClimb(connections: DemandSeries, growth: Growth | undefined): Growth | undefined {
   const pts = connections.points;
   let first = pts.length - 1;
-  while (first > 0 && pts[first - 1]?.saturated) first--;
+  while (first > 0 && censoredAt(pts[first - 1] as DemandPoint)) first--;
   const before = pts[first - 1];
   const into = pts[first];
   if (!before || !into || !(into.units > before.units)) return growth;

@@ -10,8 +10,10 @@ import { leadingSignal, type UnitChangeReconnects } from "../leading.js";
 import type { Rule, RuleContext, RuleResult } from "./rule.js";
 
 /**
- * The recent unit changes (ours, or found on the instance) and the clients each disconnected: the
- * removed units' share of the connections before it (its stored levels, else Azure's newest
+ * The recent unit changes (ours, or found on the instance) and the clients each disconnected, by
+ * the traffic model's own count (`clientsDisconnected` under `ctx.disconnection`: the removed
+ * units' share of the connections at a scale-in, or every client at any change of units or SKU
+ * under `Everyone`) of the connections before it (its stored levels, else Azure's newest
  * connection need), for the leading signal's reconnect discount (`leading.ts`).
  */
 export function changeReconnects(ctx: RuleContext): UnitChangeReconnects[] {
@@ -24,7 +26,13 @@ export function changeReconnects(ctx: RuleContext): UnitChangeReconnects[] {
     const connections = e.before?.connections ?? fallback;
     const known = connections !== undefined && Number.isFinite(connections) && connections >= 0;
     if (!Number.isFinite(observedMs) || !known || !(e.fromUnits > 0) || !(e.toUnits > 0)) return [];
-    const disconnected = clientsDisconnected({ connections, fromUnits: e.fromUnits, toUnits: e.toUnits });
+    const change = {
+      connections,
+      fromUnits: e.fromUnits,
+      toUnits: e.toUnits,
+      skuChanges: e.fromSku !== e.toSku,
+    };
+    const disconnected = clientsDisconnected(change, ctx.disconnection);
     return disconnected > 0 ? [{ startedMs, observedMs, disconnected }] : [];
   });
 }

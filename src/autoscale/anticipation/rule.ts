@@ -4,6 +4,7 @@
  */
 import type { AnticipationMode } from "../../api/constants.js";
 import type { AnticipationRule, AnticipationSpec, AnticipationStatus } from "../../api/index.js";
+import type { DisconnectionModel } from "../../traffic/disconnections.js";
 import type { DemandHistory } from "../demand-history.js";
 import { fmt } from "../format.js";
 import type { ScaleEvent } from "../history.js";
@@ -34,6 +35,11 @@ export interface AnticipationInput {
   leading?: LeadingObservation | undefined;
   /** Connections one unit carries at the policy's connections target (1,000 × target%). */
   connectionsPerUnit: number;
+  /**
+   * Which clients a unit change disconnects on this instance (`traffic/disconnections.ts`; default
+   * `RemovedUnits`): the leading signal discounts the reconnects of exactly those.
+   */
+  disconnection?: DisconnectionModel | undefined;
 }
 
 /** One rule's ask. */

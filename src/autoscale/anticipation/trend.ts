@@ -5,9 +5,12 @@
  * the window (`lower-quartile slope · span ≥ max(2 · tolerance · peak, 3 · 1.4826 ·
  * MAD(residuals))`: noise on a flat signal does neither), the line is read at the target time,
  * capped at 4 × the window's peak. A series whose newest bucket is at its ceiling is left to the
- * CensoredDemand rule. Pure.
+ * CensoredDemand rule, and only buckets that measure the demand itself are fitted (censored ones —
+ * a full quota, the old ceiling during a change — are lower bounds: a fixed demand let in as our
+ * capacity rises is not a trend). Pure.
  */
 import { fmt } from "../format.js";
+import { measuredPoints } from "../signals/common.js";
 import type { DemandSeries } from "../signals/types.js";
 import { type Trend, theilSen } from "../trend.js";
 import {
@@ -42,16 +45,20 @@ export interface Rise {
 
 /**
  * The rise of a need over the window, or undefined when it does not rise (see the module
- * comment) or has no points. `tolerance` is the scale-up tolerance (a share of the level).
+ * comment) or has no points. The line is fitted on the buckets that measure the demand itself
+ * (`measuredPoints`): a censored bucket (quota full, or at the old ceiling during a change) is a
+ * lower bound, and a rise out of it is our capacity uncovering clients, not demand growing.
+ * `tolerance` is the scale-up tolerance (a share of the level).
  */
 export function riseOf(d: DemandSeries, tolerance: number): Rise | undefined {
-  const newest = d.points.at(-1);
+  const measured = measuredPoints(d);
+  const newest = measured.at(-1);
   if (!newest) return undefined;
   const trend =
-    d.points.length >= TREND_POINTS
-      ? theilSen(d.points.map((p) => ({ timeMs: mid(p.start), value: p.units })))
+    measured.length >= TREND_POINTS
+      ? theilSen(measured.map((p) => ({ timeMs: mid(p.start), value: p.units })))
       : undefined;
-  const spanMinutes = (newest.start - (d.points[0]?.start ?? newest.start)) / MINUTE_MS;
+  const spanMinutes = (newest.start - (measured[0]?.start ?? newest.start)) / MINUTE_MS;
   const level = Math.max(...d.points.map((p) => p.units));
   // A rise counts when it is consistent (tau) and larger, across the window, than twice the
   // tolerance band and the scatter: noise on a flat signal does neither.

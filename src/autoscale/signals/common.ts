@@ -9,7 +9,7 @@ import { fmt } from "../format.js";
 import { type Reason, reason, type SignalName } from "../reasons.js";
 import type { Series } from "../samples.js";
 import { compareSizes } from "../sizes.js";
-import type { DemandSeries, SignalNeed, SignalOutcome, SignalReport } from "./types.js";
+import type { DemandPoint, DemandSeries, SignalNeed, SignalOutcome, SignalReport } from "./types.js";
 
 /** Slack of the tolerance and fit comparisons (floating point), as a ratio. */
 export const EPS = 1e-9;
@@ -141,7 +141,9 @@ export function proportionalOutcome(p: ProportionalInput): SignalOutcome {
  * its ceiling. A bucket that overlaps a change may have been served by either size. Server load
  * is relative to the units then: read at the smaller size it would show a false rise, so it is
  * left out; connections and traffic are absolute and kept, but never read as saturated (the
- * ceiling then is not known).
+ * ceiling then is not known). Such a bucket is censored (a lower bound of the demand) when
+ * `reachedCeiling` says its value reached the smaller size's ceiling (default: `saturated`); any
+ * other bucket when it is saturated.
  */
 export function demandSeries(
   signal: SignalName,
@@ -149,14 +151,53 @@ export function demandSeries(
   unitsPerValue: number,
   saturated: (value: number, start: number) => boolean,
   overlapsChange: ((startMs: number) => boolean) | undefined,
+  reachedCeiling: (value: number, start: number) => boolean = saturated,
 ): DemandSeries {
   const overlaps = overlapsChange ?? (() => false);
   const points = s.points
     .filter((p) => signal !== "serverLoad" || !overlaps(p.start))
-    .map((p) => ({
-      start: p.start,
-      units: p.value * unitsPerValue,
-      saturated: !overlaps(p.start) && saturated(p.value, p.start),
-    }));
+    .map((p): DemandPoint => {
+      const overlap = overlaps(p.start);
+      const full = saturated(p.value, p.start);
+      return {
+        start: p.start,
+        units: p.value * unitsPerValue,
+        saturated: !overlap && full,
+        censored: overlap ? reachedCeiling(p.value, p.start) : full,
+      };
+    });
   return { signal, points, saturated: points.at(-1)?.saturated ?? false };
+}
+
+/** The point's value is only a lower bound of the demand (see {@link DemandPoint.censored}). */
+export function censoredAt(p: DemandPoint): boolean {
+  return p.censored ?? p.saturated;
+}
+
+/**
+ * The points of `d` that measure the demand itself (not censored): the only ones a growth of
+ * demand may be read from. A rise from a censored bucket to a later one is, as far as the
+ * buckets tell, the capacity uncovering clients that were there (a fixed demand let in once the
+ * quota rose), not demand growing.
+ */
+export function measuredPoints(d: DemandSeries): DemandPoint[] {
+  return d.points.filter((p) => !censoredAt(p));
+}
+
+/**
+ * Every signal's buckets in which the connection quota was full (the connections series'
+ * censored buckets) are censored too: the clients refused then sent no messages and put no load
+ * on the service, so that bucket's server load and traffic are lower bounds as well. Mutates and
+ * returns `demand`.
+ */
+export function censorByQuota(demand: DemandSeries[]): DemandSeries[] {
+  const connections = demand.find((d) => d.signal === "connections");
+  if (!connections) return demand;
+  const full = new Set(connections.points.filter(censoredAt).map((p) => p.start));
+  if (full.size === 0) return demand;
+  for (const d of demand) {
+    if (d === connections) continue;
+    for (const p of d.points) if (full.has(p.start)) p.censored = true;
+  }
+  return demand;
 }

@@ -18,7 +18,7 @@ import {
 import { fmt } from "../format.js";
 import { reason } from "../reasons.js";
 import { peak, type Series, series } from "../samples.js";
-import { demandSeries, missingOutcome, proportionalOutcome, saturatedAt } from "./common.js";
+import { demandSeries, missingOutcome, proportionalOutcome, SATURATION, saturatedAt } from "./common.js";
 import type { Signal, SignalContext, SignalOutcome } from "./types.js";
 
 export const connectionsSignal: Signal = { name: "connections", evaluate: evaluateConnections };
@@ -63,6 +63,7 @@ function peakOutcome(
     1 / perUnit,
     (v, start) => saturatedAt(v, unitsAt(start) * CONNECTIONS_PER_UNIT),
     ctx.overlapsChange,
+    (v, start) => v >= unitsAt(start) * CONNECTIONS_PER_UNIT * SATURATION,
   );
   const from = measure === "ConnectionQuotaUtilization" ? " (from ConnectionQuotaUtilization)" : "";
   const outcome = proportionalOutcome({

@@ -71,6 +71,24 @@ export interface SignalContext {
   connections?: WindowConnections;
 }
 
+/** One bucket of a {@link DemandSeries}. */
+export interface DemandPoint {
+  /** Bucket start, ms. */
+  start: number;
+  /** The bucket's need, units. */
+  units: number;
+  /** The value sat at its ceiling (the quota or 100 % of the size then). */
+  saturated: boolean;
+  /**
+   * The value is only a lower bound of the demand: the bucket was saturated, or it overlaps a
+   * capacity change at or above the smaller size's ceiling, or (any signal) the connection quota
+   * was full then, so the clients refused added no load and no traffic. A rise into or out of
+   * such a bucket may be capacity uncovering demand that was there, not demand growing
+   * (`censoredAt`). Absent: the same as `saturated`.
+   */
+  censored?: boolean;
+}
+
 /**
  * One signal's measured need per bucket of the window, un-snapped: the units that bucket alone
  * would need at the signal's target (connections ÷ (1,000 · target%); load-units · 100 ÷ target%;
@@ -79,7 +97,7 @@ export interface SignalContext {
 export interface DemandSeries {
   signal: SignalName;
   /** Bucket start (ms), need (units) and whether the value sat at its ceiling, oldest first. */
-  points: { start: number; units: number; saturated: boolean }[];
+  points: DemandPoint[];
   /** The newest point is at the signal's ceiling (real demand unknown but higher). */
   saturated: boolean;
 }

@@ -5,6 +5,7 @@
  */
 import type { AnticipationStatus } from "../../api/index.js";
 import { CONNECTIONS_PER_UNIT } from "../../capacity/skus.js";
+import type { DisconnectionModel } from "../../traffic/disconnections.js";
 import { type Anticipation, anticipate } from "../anticipation.js";
 import { toleranceBand } from "../behavior.js";
 import { type WindowConnections, windowConnections } from "../connections.js";
@@ -22,6 +23,8 @@ export interface SignalsInput {
   laddersReason?: Reason | undefined;
   demandHistory?: DemandHistory | undefined;
   leading?: LeadingObservation | undefined;
+  /** Which clients a unit change disconnects (`traffic/disconnections.ts`; default `RemovedUnits`). */
+  disconnection?: DisconnectionModel | undefined;
 }
 
 /** What the signals measured. */
@@ -110,6 +113,7 @@ function anticipateDemand(
     previous: history.anticipation,
     demandHistory: input.demandHistory,
     leading: input.leading,
+    disconnection: input.disconnection,
     connectionsPerUnit: CONNECTIONS_PER_UNIT * ((spec.metrics.connections?.targetPercent ?? 100) / 100),
   });
 }

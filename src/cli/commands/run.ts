@@ -4,6 +4,7 @@
  * the current passes finish (or are abandoned after the grace period), the lease is released, the
  * process exits 0.
  */
+
 import { existsSync } from "node:fs";
 import { homedir, hostname } from "node:os";
 import { join, resolve } from "node:path";
@@ -23,6 +24,7 @@ import {
   type KubeConfigSource,
   loadKubeConfig,
 } from "../../kube/client.js";
+import { DISCONNECTION_MODELS, type DisconnectionModel } from "../../traffic/disconnections.js";
 import {
   type AzureFlags,
   type AzureTimeoutFlags,
@@ -55,6 +57,7 @@ interface RunFlags extends CommonOptions, AzureFlags, AzureTimeoutFlags {
   pollCycleTimeout: string;
   readinessMargin: string;
   statusRefreshInterval: string;
+  disconnection: DisconnectionModel;
   logLevel: LogLevel;
   logFormat: "json" | "pretty";
 }
@@ -163,6 +166,7 @@ function operatorSettings(
     pollCycleTimeoutMs: s.pollCycleTimeoutMs,
     readinessMarginMs: s.readinessMarginMs,
     statusRefreshMs: s.statusRefreshSeconds * 1000,
+    disconnection: flags.disconnection,
     ...(flags.leaderElect && leaseNamespace
       ? {
           leaderElection: {
@@ -298,6 +302,14 @@ export const runCommand: CliCommand = defineCommand<RunFlags>({
         "--status-refresh-interval <seconds>",
         "a policy's status is written when a field people or the next pass rely on changes, else at most this often (the age bound of its last sample in kubectl get)",
         env["STATUS_REFRESH_INTERVAL"] ?? seconds(DEFAULT_STATUS_REFRESH_MS),
+      )
+      .addOption(
+        new Option(
+          "--disconnection <model>",
+          "which clients a unit change disconnects on the instances: RemovedUnits (the removed units' share, at a scale-in) or Everyone (every client, at any change); the leading signal discounts their reconnects",
+        )
+          .choices([...DISCONNECTION_MODELS])
+          .default(env["DISCONNECTION"] ?? "RemovedUnits"),
       )
       .addOption(
         new Option("--log-level <level>", "log level")

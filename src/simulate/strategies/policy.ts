@@ -48,6 +48,7 @@ import {
   planPass,
 } from "../../autoscale/pass.js";
 import type { SkuUnits } from "../../capacity/index.js";
+import type { DisconnectionModel } from "../../traffic/index.js";
 import { ReplayedDemandHistory } from "../demand-history.js";
 import { MINUTE_MS, type PollContext, type Strategy } from "../engine.js";
 
@@ -69,6 +70,7 @@ export class PolicyStrategy implements Strategy {
   readonly #windowMs: number;
   readonly #delaySeconds: number;
   readonly #keepLog: boolean;
+  readonly #disconnection: DisconnectionModel | undefined;
   readonly #demandHistory: ReplayedDemandHistory | undefined;
   #status: Partial<CapacityPolicyStatus> = {};
   /** The leading signal's readings of the last 30 minutes (a policy with one). */
@@ -76,8 +78,16 @@ export class PolicyStrategy implements Strategy {
   /** A plan whose update the engine has not confirmed yet. */
   #pending: PassPlan | undefined;
 
-  /** `options.name` names the run (default `policy`); `keepLog` keeps the decisions that scaled. */
-  constructor(policy: DecisionPolicy, initial: SkuUnits, options: { keepLog?: boolean; name?: string } = {}) {
+  /**
+   * `options.name` names the run (default `policy`); `keepLog` keeps the decisions that scaled;
+   * `disconnection` is the run's disconnection model, which the planner is told as the operator is
+   * (`run --disconnection`).
+   */
+  constructor(
+    policy: DecisionPolicy,
+    initial: SkuUnits,
+    options: { keepLog?: boolean; name?: string; disconnection?: DisconnectionModel | undefined } = {},
+  ) {
     this.name = options.name ?? "policy";
     const spec = structuredClone(policy.spec);
     if (spec.mode !== "Auto") {
@@ -98,6 +108,7 @@ export class PolicyStrategy implements Strategy {
     const name = policy.metadata?.name;
     this.description = `policy${name ? ` ${name}` : ""}: ${spec.skus.join("/")} ${spec.units.min}–${spec.units.max} units`;
     this.#keepLog = options.keepLog ?? false;
+    this.#disconnection = options.disconnection;
     const anticipation = spec.anticipation;
     if (anticipation?.seasonal && anticipation.mode !== "Off") {
       const { grain, historyDays } = anticipation.seasonal;
@@ -139,6 +150,7 @@ export class PolicyStrategy implements Strategy {
       ...(this.#demandHistory ? { demandHistory: this.#demandHistoryAt(this.#demandHistory, ctx) } : {}),
       ...(this.#leading ? { leading: this.#leadingAt(this.#leading, ctx) } : {}),
       ...(replicas !== undefined ? { appServer: hpa ? { hpaMinReplicas: replicas } : { replicas } } : {}),
+      ...(this.#disconnection ? { disconnection: this.#disconnection } : {}),
       now: ctx.nowMs,
     });
     this.lastDecision = plan.decision;

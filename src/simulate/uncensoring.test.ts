@@ -1,0 +1,46 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parsePolicyYaml } from "../api/index.js";
+import { simulate } from "./engine.js";
+import { PolicyStrategy } from "./strategies/policy.js";
+import { CHAT_MIX, testSetup } from "./testing.js";
+
+const EXAMPLE = resolve(import.meta.dirname, "../../examples/signalr-chat.yaml");
+const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
+
+describe("a fixed demand let in by our own scale-outs is not demand growth", () => {
+  it("40,000 clients on Premium_P1 × 10: doubling while refused, no anticipation, settled at 70", () => {
+    // The shipped example at a fixed 40,000 clients (50 units at its 80 % connections target;
+    // server load (40,000 + the app servers' connections) ÷ 1,000 per unit ≈ 51 % at 80 units,
+    // 62–63 units at its 70 % target → 70 on the ladder). While the quota is full the signals
+    // double (the real demand is unknown but higher); as the quota rises the accepted connections
+    // rise with it, and no rule reads that as growth: no anticipated ask. Before, CensoredDemand
+    // read the climb out of the old ceiling as growth ("the need grew 12.29 units/min … 100 units",
+    // then "24.54 units/min … 200 units").
+    const demand = new Float64Array(4 * 60).fill(40_000);
+    const policy = parsePolicyYaml(readFileSync(EXAMPLE, "utf8"));
+    const strategy = new PolicyStrategy(policy, { sku: "Premium_P1", units: 10 });
+    const recommended: number[] = [];
+    const anticipated: string[] = [];
+    const poll = strategy.poll.bind(strategy);
+    strategy.poll = (ctx) => {
+      const want = poll(ctx);
+      const d = strategy.lastDecision;
+      if (d?.recommendation) recommended.push(d.recommendation.units);
+      for (const r of d?.reasons ?? []) if (r.code === "Anticipated") anticipated.push(r.message);
+      return want;
+    };
+    const run = simulate(strategy, { ...testSetup(demand, { seed: "simulate" }), mix: CHAT_MIX });
+    expect(run.operations.map((o) => `${hhmm(o.startedMs)} ${o.from.units} → ${o.to.units}`)).toEqual([
+      "00:04 10 → 20",
+      "00:13 20 → 40",
+      "00:22 40 → 80",
+      "00:56 80 → 70",
+    ]);
+    expect(anticipated).toEqual([]);
+    // The most any pass asked for: twice the 40 units of a full quota (before: 200).
+    expect(Math.max(...recommended)).toBe(80);
+    expect(recommended.slice(-60).every((u) => u === 70)).toBe(true);
+  });
+});
