@@ -20,7 +20,7 @@
  *   only without a forecast;
  * - with neither, the scale-down stabilization window: the need has stayed at or below the smaller
  *   size that long, and is expected to stay about as long again. A window of 0 with no history
- *   gives no basis, and the scale-in is not weighed.
+ *   gives no basis, and the scale-in is not weighed (unless `k` is 0: then it is held).
  * Not weighed: `policy: Ignore`, a scale-in that disconnects no one, connections unknown, or a
  * current size above `units.max` (the ceiling wins).
  */
@@ -141,7 +141,10 @@ export function disruption(frame: DecisionFrame, proposed: SkuUnits, input: Disr
   if (clients === undefined || connections === undefined || !(clients > 0)) return unchanged;
   const k = rule.maxDisconnectionsPerUnitHour;
   const requiredHoldSeconds = k > 0 ? (3600 * clients) / (removed * k) : Number.POSITIVE_INFINITY;
-  const hold = expectedHold(frame, input, proposed.units);
+  // At k = 0 no hold repays a disconnection: nothing needs to be expected.
+  const hold =
+    expectedHold(frame, input, proposed.units) ??
+    (k === 0 ? { seconds: 0, basis: "no past scale-ins" } : undefined);
   if (!hold) return unchanged;
   const held = hold.seconds < requiredHoldSeconds;
   const weighing: DisruptionWeighing = {
