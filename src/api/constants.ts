@@ -116,7 +116,7 @@ export const DISRUPTION_POLICIES = ["Weigh", "Ignore"] as const;
  * disconnect per unit-hour it is expected to save (chosen from the measured trade-off: docs/behavior.md).
  */
 export const DEFAULT_DISCONNECTIONS_PER_UNIT_HOUR = 1000;
-/** The stricter setting the docs give: half the disconnections for a little more capacity. */
+/** The stricter setting the docs give: fewer disconnections for a little more capacity (docs/disruption.md). */
 export const STRICT_DISCONNECTIONS_PER_UNIT_HOUR = 250;
 /** Most unit counts of one SKU's ladder kept in `status.unitLadders.service`. */
 export const MAX_LADDER_RUNGS = 1000;

@@ -346,7 +346,7 @@ const DisruptionSchema = Type.Object(
       default: "Weigh",
     }),
     maxDisconnectionsPerUnitHour: Int(
-      `Clients a scale-in may disconnect per unit-hour it is expected to save, clients per unit-hour (default ${DEFAULT_DISCONNECTIONS_PER_UNIT_HOUR}; ${STRICT_DISCONNECTIONS_PER_UNIT_HOUR} halves the disconnections for a little more capacity; 0: never disconnect a client to save capacity). The clients are the removed units' share of the window's peak connections (connections × removed ÷ current units); the saving is the removed units × how long the smaller size is expected to hold, from the seasonal forecast and this instance's past scale-ins.`,
+      `Clients a scale-in may disconnect per unit-hour it is expected to save, clients per unit-hour (default ${DEFAULT_DISCONNECTIONS_PER_UNIT_HOUR}; ${STRICT_DISCONNECTIONS_PER_UNIT_HOUR} is stricter: fewer disconnections for a little more capacity; 0: never disconnect a client to save capacity). The clients are the removed units' share of the window's peak connections (connections × removed ÷ current units); the saving is the removed units × how long the smaller size is expected to hold, from the seasonal forecast and this instance's past scale-ins.`,
       0,
       1_000_000,
       DEFAULT_DISCONNECTIONS_PER_UNIT_HOUR,
