@@ -97,6 +97,7 @@ describe("validatePolicy: valid policies", () => {
         stabilizationWindowSeconds: 1800,
         selectPolicy: "Max",
         policies: [{ type: "Percent", value: 50, periodSeconds: 600 }],
+        disruption: { policy: "Weigh", maxDisconnectionsPerUnitHour: 1000 },
       },
       tolerance: 0.1,
       settleSeconds: 300,
@@ -172,6 +173,33 @@ describe("validatePolicy: valid policies", () => {
     ],
     ["app servers scale to zero", { appServer: { deploymentName: "hub", replicas: { min: 0, max: 3 } } }],
     [
+      "the stricter disruption setting",
+      { behavior: { scaleDown: { disruption: { maxDisconnectionsPerUnitHour: 250 } } } },
+    ],
+    [
+      "no disruption accepted",
+      { behavior: { scaleDown: { disruption: { maxDisconnectionsPerUnitHour: 0 } } } },
+    ],
+    ["scale-ins not weighed", { behavior: { scaleDown: { disruption: { policy: "Ignore" } } } }],
+    [
+      "past scale-ins in status",
+      {},
+      {
+        status: {
+          scaleIns: [
+            {
+              time: "2026-01-01T00:00:00Z",
+              fromUnits: 10,
+              toUnits: 8,
+              endedAt: "2026-01-01T01:00:00Z",
+              reversed: true,
+            },
+            { time: "2026-01-01T02:00:00Z", fromUnits: 10, toUnits: 8 },
+          ],
+        },
+      },
+    ],
+    [
       "status",
       {},
       {
@@ -217,6 +245,26 @@ describe("validatePolicy: valid policies", () => {
 describe("validatePolicy: invalid policies", () => {
   it.each<[string, Spec, RegExp]>([
     ["min > max", { units: { min: 5, max: 3 } }, /^spec\.units: min \(5\) must be <= max \(3\)$/],
+    [
+      "negative disconnections per unit-hour",
+      { behavior: { scaleDown: { disruption: { maxDisconnectionsPerUnitHour: -1 } } } },
+      /^spec\.behavior\.scaleDown\.disruption\.maxDisconnectionsPerUnitHour: .*>= 0/,
+    ],
+    [
+      "fractional disconnections per unit-hour",
+      { behavior: { scaleDown: { disruption: { maxDisconnectionsPerUnitHour: 2.5 } } } },
+      /^spec\.behavior\.scaleDown\.disruption\.maxDisconnectionsPerUnitHour: .*integer/,
+    ],
+    [
+      "an unknown disruption policy",
+      { behavior: { scaleDown: { disruption: { policy: "Sometimes" } } } },
+      /^spec\.behavior\.scaleDown\.disruption\.policy: /,
+    ],
+    [
+      "disruption under scaleUp",
+      { behavior: { scaleUp: { disruption: { policy: "Weigh" } } } },
+      /^spec\.behavior\.scaleUp/,
+    ],
     [
       "a max sample age above 24h",
       { metrics: { serverLoad: { targetPercent: 70 }, maxSampleAge: "200h" } },

@@ -107,6 +107,17 @@ export const SHARE_SUM_TOLERANCE = 0.01;
 export const MAX_RECOMMENDATIONS = 60;
 export const MAX_SCALE_EVENTS = 30;
 export const MAX_REASONS = 20;
+/** Recent scale-ins kept in status (`status.scaleIns`), how long each held: the disruption stage's history. */
+export const MAX_SCALE_IN_RECORDS = 10;
+/** What a scale-down's disruption rule does (`behavior.scaleDown.disruption.policy`). */
+export const DISRUPTION_POLICIES = ["Weigh", "Ignore"] as const;
+/**
+ * Default `behavior.scaleDown.disruption.maxDisconnectionsPerUnitHour`: clients a scale-in may
+ * disconnect per unit-hour it is expected to save (chosen from the measured trade-off: docs/behavior.md).
+ */
+export const DEFAULT_DISCONNECTIONS_PER_UNIT_HOUR = 1000;
+/** The stricter setting the docs give: fewer disconnections for a little more capacity (docs/disruption.md). */
+export const STRICT_DISCONNECTIONS_PER_UNIT_HOUR = 250;
 /** Most unit counts of one SKU's ladder kept in `status.unitLadders.service`. */
 export const MAX_LADDER_RUNGS = 1000;
 /** Most unit counts kept in `status.unitLadders.excluded`. */

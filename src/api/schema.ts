@@ -12,7 +12,7 @@
  * - Only constructs a structural CRD schema allows: every node has a `type`, no anyOf/oneOf, no
  *   nullable.
  */
-import { type Static, Type } from "typebox";
+import { type Static, type TProperties, Type } from "typebox";
 import {
   DEFAULT_LADDERS,
   SCALABLE_SKUS,
@@ -33,8 +33,10 @@ import {
   API_VERSION,
   CONDITION_STATUSES,
   CONDITION_TYPES,
+  DEFAULT_DISCONNECTIONS_PER_UNIT_HOUR,
   DEFAULT_HISTORY_DAYS,
   DEFAULT_HISTORY_GRAIN,
+  DISRUPTION_POLICIES,
   FALLBACK_ACTIONS,
   HISTORY_GRAINS,
   KIND,
@@ -48,6 +50,7 @@ import {
   MAX_RECOMMENDATIONS,
   MAX_SAMPLE_AGE_SECONDS,
   MAX_SCALE_EVENTS,
+  MAX_SCALE_IN_RECORDS,
   MAX_UNITS,
   MIN_HISTORY_DAYS,
   MIN_UNITS,
@@ -58,6 +61,7 @@ import {
   SCALING_POLICY_TYPES,
   SELECT_POLICIES,
   SHARE_SUM_TOLERANCE,
+  STRICT_DISCONNECTIONS_PER_UNIT_HOUR,
   TIME_GRAINS,
   UNAPPLIED_OUTCOMES,
 } from "./constants.js";
@@ -334,7 +338,34 @@ const ScalingPolicySchema = Type.Object(
   { additionalProperties: false, description: "How much the unit count may change within a period." },
 );
 
-function ScalingRulesSchema(direction: "up" | "down", stabilization: number, policies: object[]) {
+const DisruptionSchema = Type.Object(
+  {
+    policy: StringEnum(DISRUPTION_POLICIES, {
+      description:
+        "Weigh: a scale-in is made only when the smaller size is expected to hold long enough to repay the clients it disconnects (see maxDisconnectionsPerUnitHour); Ignore: scale-ins are not weighed (only stabilization and the rate policies shape them).",
+      default: "Weigh",
+    }),
+    maxDisconnectionsPerUnitHour: Int(
+      `Clients a scale-in may disconnect per unit-hour it is expected to save, clients per unit-hour (default ${DEFAULT_DISCONNECTIONS_PER_UNIT_HOUR}; ${STRICT_DISCONNECTIONS_PER_UNIT_HOUR} is stricter: fewer disconnections for a little more capacity; 0: never disconnect a client to save capacity). The clients are the removed units' share of the window's peak connections (connections × removed ÷ current units); the saving is the removed units × how long the smaller size is expected to hold, from the seasonal forecast and this instance's past scale-ins.`,
+      0,
+      1_000_000,
+      DEFAULT_DISCONNECTIONS_PER_UNIT_HOUR,
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "How much disruption a scale-in may cause: removing units disconnects the clients on them (they reconnect and negotiate again).",
+    default: {},
+  },
+);
+
+function ScalingRulesSchema<Extra extends TProperties = Record<never, never>>(
+  direction: "up" | "down",
+  stabilization: number,
+  policies: object[],
+  extra: Extra = {} as Extra,
+) {
   return Type.Object(
     {
       stabilizationWindowSeconds: Int(
@@ -363,6 +394,7 @@ function ScalingRulesSchema(direction: "up" | "down", stabilization: number, pol
         maxItems: 10,
         default: policies,
       }),
+      ...extra,
     },
     {
       additionalProperties: false,
@@ -373,9 +405,12 @@ function ScalingRulesSchema(direction: "up" | "down", stabilization: number, pol
 }
 
 const ScaleUpRulesSchema = ScalingRulesSchema("up", 0, [{ type: "Steps", value: 2, periodSeconds: 60 }]);
-const ScaleDownRulesSchema = ScalingRulesSchema("down", 1800, [
-  { type: "Percent", value: 50, periodSeconds: 600 },
-]);
+const ScaleDownRulesSchema = ScalingRulesSchema(
+  "down",
+  1800,
+  [{ type: "Percent", value: 50, periodSeconds: 600 }],
+  { disruption: DisruptionSchema },
+);
 
 const BehaviorSchema = Type.Object(
   {
@@ -902,6 +937,29 @@ const ScaleEventSchema = Type.Object(
   },
 );
 
+const ScaleInRecordSchema = Type.Object(
+  {
+    time: DateTime("When the scale-in was observed complete (RFC 3339)."),
+    fromUnits: UnitsField("Units before, units."),
+    toUnits: UnitsField("Units after, units."),
+    endedAt: Type.Optional(
+      DateTime(
+        "When the smaller size stopped holding (RFC 3339): the next change was sent. Absent: it still holds.",
+      ),
+    ),
+    reversed: Type.Optional(
+      Type.Boolean({
+        description:
+          "True when a scale-out ended it (the scale-in was reversed); false or absent when a further scale-in did, or it still holds.",
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: "One past scale-in and how long its smaller size held.",
+  },
+);
+
 const UnappliedUpdatesSchema = Type.Object(
   {
     count: Type.Integer({
@@ -1256,6 +1314,12 @@ export const CapacityPolicyStatusSchema = Type.Object(
         maxItems: MAX_SCALE_EVENTS,
       }),
     ),
+    scaleIns: Type.Optional(
+      Type.Array(ScaleInRecordSchema, {
+        description: `Recent scale-ins and how long each held before the next change, oldest first (at most ${MAX_SCALE_IN_RECORDS}): how long a smaller size is expected to hold (behavior.scaleDown.disruption) reads them.`,
+        maxItems: MAX_SCALE_IN_RECORDS,
+      }),
+    ),
     consecutiveFailures: Type.Optional(
       Type.Integer({
         description: "Consecutive polls without usable metrics or with failed Azure calls, polls.",
@@ -1337,6 +1401,8 @@ export type WorkloadShare = Static<typeof WorkloadShareSchema>;
 export type AppServerSpec = Static<typeof AppServerSchema>;
 export type BehaviorSpec = Static<typeof BehaviorSchema>;
 export type ScalingRules = Static<typeof ScaleUpRulesSchema>;
+export type ScaleDownRules = Static<typeof ScaleDownRulesSchema>;
+export type DisruptionSpec = Static<typeof DisruptionSchema>;
 export type ScalingPolicy = Static<typeof ScalingPolicySchema>;
 export type ScheduleSpec = Static<typeof ScheduleSchema>;
 export type ScaleInWindowSpec = Static<typeof ScaleInWindowSchema>;
@@ -1352,6 +1418,7 @@ export type MetricSample = Static<typeof MetricSampleSchema>;
 export type ScaleOperation = Static<typeof OperationSchema>;
 export type Recommendation = Static<typeof RecommendationSchema>;
 export type ScaleEvent = Static<typeof ScaleEventSchema>;
+export type ScaleInRecord = Static<typeof ScaleInRecordSchema>;
 export type UnappliedUpdates = Static<typeof UnappliedUpdatesSchema>;
 export type UnitLaddersStatus = Static<typeof UnitLaddersSchema>;
 export type PolicyCondition = Static<typeof PolicyConditionSchema>;

@@ -7,7 +7,7 @@
  * |---|---|---|
  * | Ready | a decision could be made and no read failed durably | Decided / Throttled (a throttle of known length: held until it ends), InstanceNotFound, AuthorizationFailed, InvalidRequest (a read Azure refuses durably: failures.ts), UnsupportedSku, UpdateNotApplied, UpdateFailed, UpdateRefused, ProgressDeadlineExceeded (pass.ts) |
  * | MetricsAvailable | some signal has a usable value | MetricsComplete, SomeMetricsMissing / CredentialUnavailable (no token: failed or timed out), FetchFailed, NoMetrics, MetricsStale |
- * | AbleToScale | the operator may change capacity | ReadyForNewScale, ScaleUpStabilized, ScaleDownStabilized, Settling, OutsideScaleInWindow, RecommendOnly / Paused, Conflict, UnsupportedSku (pass.ts adds ScaleInProgress, FailedUpdateScale, Throttled, UpdateNotApplied, UpdateFailed, UpdateRefused) |
+ * | AbleToScale | the operator may change capacity | ReadyForNewScale, ScaleUpStabilized, ScaleDownStabilized, Settling, OutsideScaleInWindow, ScaleInHeldForDisruption, RecommendOnly / Paused, Conflict, UnsupportedSku (pass.ts adds ScaleInProgress, FailedUpdateScale, Throttled, UpdateNotApplied, UpdateFailed, UpdateRefused) |
  * | ScalingActive | metrics drive the decision | ValidMetricFound / FailedGetMetrics, ScalingDisabled |
  * | ScalingLimited | something held the result back from what metrics asked | the {@link LimitCode} / DesiredWithinRange (pass.ts: what refused the last update, unapplied.ts `REFUSAL_REASONS`) |
  * | Fallback | the fallback action applies | FallbackHold, FallbackFixed / MetricsHealthy, FailuresBelowThreshold, Throttled |
@@ -138,6 +138,7 @@ const ABLE_TO_SCALE_LIMITS: Partial<Record<LimitCode, string>> = {
   StabilizedUp: "ScaleUpStabilized",
   Settling: "Settling",
   OutsideScaleInWindow: "OutsideScaleInWindow",
+  DisruptionHeld: "ScaleInHeldForDisruption",
 };
 
 /** `AbleToScale`: False on a conflict or a pause; True with what held the result, if anything. */

@@ -20,6 +20,9 @@
  *    fallback (stages/failed-pass.ts, fallback.ts).
  * 7. Floors and ceiling, always (stages/bounds.ts): `units.min` and active schedules' `minUnits`
  *    (snapped up), then `units.max` (snapped down) — the ceiling wins.
+ * 7b. Disruption (stages/disruption.ts), on a pass with usable metrics: a scale-in that is not
+ *    expected to hold long enough to repay the clients it disconnects is held at the current size
+ *    (`behavior.scaleDown.disruption`).
  * 8. App servers (stages/app-servers.ts, replicas.ts) from the chosen units.
  * 9. Mode (stages/mode.ts): Auto → Scale when anything differs; Recommend → Recommend; Paused
  *    (mode or annotation) and conflicts → None. Then the history to store (stages/history.ts).
@@ -48,6 +51,7 @@ import type { SizeList } from "./sizes.js";
 import { type AppServers, appServers } from "./stages/app-servers.js";
 import { ratePolicies, stabilization } from "./stages/behavior.js";
 import { bounds } from "./stages/bounds.js";
+import { type Disrupted, type DisruptionWeighing, disruption } from "./stages/disruption.js";
 import { failedPass } from "./stages/failed-pass.js";
 import { type PassHealth, passHealth } from "./stages/health.js";
 import { nextHistory } from "./stages/history.js";
@@ -199,6 +203,11 @@ export interface Decision {
   conditions: DecisionCondition[];
   /** What anticipation computed (spec.anticipation mode ForecastOnly or Enabled). */
   anticipation?: AnticipationStatus;
+  /**
+   * What a scale-in of this pass disconnects and whether it repays it (stages/disruption.ts):
+   * absent when no scale-in was weighed.
+   */
+  disruption?: DisruptionWeighing;
   /** The history to store (status) and pass to the next decision; bounded. */
   history: DecisionHistory;
 }
@@ -250,18 +259,26 @@ export function decide(input: DecisionInput): Decision {
         anticipationStatus: measured.anticipationStatus,
         recorded: [],
       };
-  // 7. floors and ceiling; 8. app servers; 9. mode
+  // 7. floors and ceiling; 7b. what a scale-in disconnects; 8. app servers; 9. mode
   const bounded = bounds(frame, sized.size, scheduled.schedules);
-  const limit = lastLimit(sized.limit, bounded.limit);
-  const apps = appServers(frame, observed, measured, bounded.size.units, input.current, sized.blockers);
+  const weighed: Disrupted = health.metricsUsable
+    ? disruption(frame, bounded.size, {
+        connections: measured.levels.connections,
+        needUnits: measured.needs.reduce((m, n) => Math.max(m, n.minUnits), 0),
+        demandHistory: input.demandHistory,
+        windowToMs: observed.window.to,
+      })
+    : { size: bounded.size, reasons: [] };
+  const limit = lastLimit(sized.limit, bounded.limit, weighed.limit);
+  const apps = appServers(frame, observed, measured, weighed.size.units, input.current, sized.blockers);
   const moded = modeAction(frame, {
     ...sized,
-    target: bounded.size,
+    target: weighed.size,
     replicasNow: input.current,
     replicasWanted: apps,
     limit,
   });
-  const stages = [measured, quality, health, scheduled, sized, bounded, apps, moded, apps.decision];
+  const stages = [measured, quality, health, scheduled, sized, bounded, weighed, apps, moded, apps.decision];
   return assemble(input, {
     frame,
     action: moded.action,
@@ -272,7 +289,8 @@ export function decide(input: DecisionInput): Decision {
     health,
     schedules: scheduled.schedules,
     sized,
-    target: bounded.size,
+    target: weighed.size,
+    weighing: weighed.weighing,
     apps,
     history: nextHistory(frame, observed, health.fallback, sized),
   });
@@ -333,6 +351,7 @@ interface Settled {
   schedules: ScheduleState;
   sized: PassSize;
   target: SkuUnits;
+  weighing: DisruptionWeighing | undefined;
   apps: AppServers;
   history: DecisionHistory;
 }
@@ -382,6 +401,7 @@ function assemble(input: DecisionInput, s: Settled): Decision {
     decision.newestSampleTime = last.time;
   }
   if (apps.decision) decision.appServer = apps.decision;
+  if (s.weighing) decision.disruption = s.weighing;
   return decision;
 }
 

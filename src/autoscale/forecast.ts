@@ -24,7 +24,7 @@ const DAY_MS = 86_400_000;
 /** How much shorter than the days asked for a history may be, days (two hours: the newest buckets are read hourly). */
 const HISTORY_MARGIN_DAYS = 2 / 24;
 /** Fewest usable past cycles for a forecast. */
-const MIN_CYCLES = 3;
+export const MIN_CYCLES = 3;
 /** Weekly cycles from this much history on, days. */
 const WEEKLY_FROM_DAYS = 21;
 
@@ -51,13 +51,13 @@ export interface ForecastWindow {
   levelMs: number;
 }
 
-function demandOf(p: DemandPoint, useConnections: boolean): number | null {
+export function demandOf(p: DemandPoint, useConnections: boolean): number | null {
   const v = useConnections ? p.connections : p.bytesPerSecond;
   return typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : null;
 }
 
 /** The highest demand of the buckets overlapping `[from, to)`, or undefined. */
-function highest(
+export function highest(
   points: readonly DemandPoint[],
   grainMs: number,
   from: number,
@@ -82,15 +82,22 @@ function highest(
   return best;
 }
 
-/**
- * The seasonal forecast of `history` at `window` (see the module comment).
- * @returns state Unavailable with the read error, InsufficientHistory with what is missing, or Ok
- *   with the ratio.
- */
-export function seasonalForecast(
-  history: DemandHistory | undefined,
-  window: ForecastWindow,
-): SeasonalForecast {
+/** A history that can be forecast from: its points, grain, measure and cycle. */
+export interface SeasonalBasis {
+  points: readonly DemandPoint[];
+  grainMs: number;
+  /** Connections are the measure (else traffic): whichever more buckets know. */
+  useConnections: boolean;
+  /** Buckets below this demand are too small to divide by (1 % of the history's peak). */
+  floor: number;
+  weekly: boolean;
+  /** The cycle, ms: a day, or a week with {@link WEEKLY_FROM_DAYS} days of history or more. */
+  periodMs: number;
+  historyFromMs: number;
+}
+
+/** The basis of a forecast from `history`, or why there is none (Unavailable, InsufficientHistory). */
+export function seasonalBasis(history: DemandHistory | undefined): SeasonalBasis | SeasonalForecast {
   if (!history) return { state: "Unavailable", message: "history not read yet" };
   if (history.error !== undefined) {
     return { state: "Unavailable", message: `history could not be read: ${history.error}` };
@@ -118,8 +125,24 @@ export function seasonalForecast(
   const floor = 0.01 * points.reduce((m, p) => Math.max(m, demandOf(p, useConnections) ?? 0), 0);
   const weekly = days >= WEEKLY_FROM_DAYS;
   const periodMs = weekly ? 7 * DAY_MS : DAY_MS;
+  return { points, grainMs, useConnections, floor, weekly, periodMs, historyFromMs };
+}
+
+/**
+ * The seasonal forecast of `history` at `window` (see the module comment).
+ * @returns state Unavailable with the read error, InsufficientHistory with what is missing, or Ok
+ *   with the ratio.
+ */
+export function seasonalForecast(
+  history: DemandHistory | undefined,
+  window: ForecastWindow,
+): SeasonalForecast {
+  const basis = seasonalBasis(history);
+  if ("state" in basis) return basis;
+  const { points, grainMs, useConnections, floor, weekly, periodMs, historyFromMs } = basis;
+  const firstMs = historyFromMs;
   const ratios: number[] = [];
-  for (let k = 1; window.refMs - k * periodMs - window.levelMs >= first.timeMs; k++) {
+  for (let k = 1; window.refMs - k * periodMs - window.levelMs >= firstMs; k++) {
     const at = window.refMs - k * periodMs;
     const base = highest(points, grainMs, at - window.levelMs, at, useConnections);
     const ahead = highest(points, grainMs, at, at + window.horizonMs, useConnections);

@@ -4,7 +4,13 @@
  * or a leader failover. Bounded: at most 60 recommendations and 30 scale events.
  */
 import { MAX_RECOMMENDATIONS, MAX_SCALE_EVENTS } from "../api/constants.js";
-import type { AnticipationStatus, CapacityPolicyStatus, Recommendation, ScaleEvent } from "../api/index.js";
+import type {
+  AnticipationStatus,
+  CapacityPolicyStatus,
+  Recommendation,
+  ScaleEvent,
+  ScaleInRecord,
+} from "../api/index.js";
 import { isScalableSku, type SkuName, type SkuUnits } from "../capacity/skus.js";
 import type { IngestionState } from "./ingestion.js";
 import { compareSizes } from "./sizes.js";
@@ -27,6 +33,8 @@ export interface DecisionHistory {
   ingestion?: IngestionState;
   /** What anticipation kept from the last pass (anticipation.ts): peaks, growth, scale duration. */
   anticipation?: AnticipationStatus;
+  /** Recent scale-ins and how long each held (scale-ins.ts), oldest first (≤ 10). */
+  scaleIns?: ScaleInRecord[];
 }
 
 /** A history with nothing in it (a policy seen for the first time). */
@@ -44,6 +52,7 @@ export function historyFromStatus(status: Partial<CapacityPolicyStatus> | undefi
   if (status?.lastScaleTime !== undefined) h.lastScaleTime = status.lastScaleTime;
   if (status?.ingestion !== undefined) h.ingestion = status.ingestion;
   if (status?.anticipation !== undefined) h.anticipation = status.anticipation;
+  if (status?.scaleIns !== undefined) h.scaleIns = [...status.scaleIns];
   return h;
 }
 
@@ -85,6 +94,10 @@ export function normalizeHistory(history: DecisionHistory | undefined, nowMs?: n
   }
   if (history.ingestion !== undefined) out.ingestion = history.ingestion;
   if (history.anticipation !== undefined) out.anticipation = history.anticipation;
+  const scaleIns = (history.scaleIns ?? []).filter(
+    (r) => Number.isFinite(ms(r?.time)) && (r.endedAt === undefined || Number.isFinite(ms(r.endedAt))),
+  );
+  if (scaleIns.length > 0) out.scaleIns = scaleIns;
   return out;
 }
 

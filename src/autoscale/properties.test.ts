@@ -68,7 +68,15 @@ const policyArb: fc.Arbitrary<CapacityPolicySpec> = skusArb.chain((skus) => {
         ingestionDelay: fc.constantFrom("0s", "1m", "3m"),
         maxSampleAge: fc.constantFrom("10m", "30m"),
         scaleUp: rules,
-        scaleDown: rules,
+        scaleDown: fc.record({
+          stabilizationWindowSeconds: fc.integer({ min: 0, max: 1800 }),
+          selectPolicy: fc.constantFrom("Max" as const, "Min" as const, "Disabled" as const),
+          policies: fc.array(policyEntry, { minLength: 1, maxLength: 3 }),
+          disruption: fc.record({
+            policy: fc.constantFrom("Weigh" as const, "Ignore" as const),
+            maxDisconnectionsPerUnitHour: fc.integer({ min: 0, max: 100_000 }),
+          }),
+        }),
         tolerance: fc.double({ min: 0, max: 0.5, noNaN: true }),
         settleSeconds: fc.integer({ min: 0, max: 900 }),
         schedule: maybe(

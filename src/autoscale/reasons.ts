@@ -116,6 +116,17 @@ const REASON_CODES = [
   "OutsideScaleInWindow",
   /** A signal is unknown, incomplete, stale or failing: no scale-in. */
   "MetricsIncomplete",
+  /**
+   * A scale-in was held for the clients it would disconnect: the smaller size is not expected to
+   * hold long enough to repay them at `behavior.scaleDown.disruption.maxDisconnectionsPerUnitHour`
+   * (stages/disruption.ts). `clients` says about how many.
+   */
+  "DisruptionHeld",
+  /**
+   * A scale-in was weighed and made: the smaller size is expected to hold long enough to repay the
+   * clients it disconnects (`clients`).
+   */
+  "DisruptionRepaid",
   /** Clamped to `units.max` (snapped down to the ladder). */
   "MaxUnits",
   /** Raised to `units.min` (snapped up to the ladder). */
@@ -182,6 +193,7 @@ export type LimitCode = Extract<
   | "Settling"
   | "OutsideScaleInWindow"
   | "MetricsIncomplete"
+  | "DisruptionHeld"
   | "SignalSuspect"
   | "MaxUnits"
   | "MinUnits"
@@ -204,6 +216,8 @@ export interface Reason {
   sku?: ScalableSku;
   /** The schedule, window, rate policy or failure kind the reason is about. */
   name?: string;
+  /** Clients the reason is about (a scale-in's expected disconnections), clients. */
+  clients?: number;
 }
 
 /** Builds a reason, leaving out the optional fields that are undefined. */
@@ -215,6 +229,7 @@ export function reason(
     units?: number | undefined;
     sku?: ScalableSku | undefined;
     name?: string | undefined;
+    clients?: number | undefined;
   } = {},
 ): Reason {
   const out: Reason = { code, message };
@@ -222,5 +237,6 @@ export function reason(
   if (extra.units !== undefined) out.units = extra.units;
   if (extra.sku !== undefined) out.sku = extra.sku;
   if (extra.name !== undefined) out.name = extra.name;
+  if (extra.clients !== undefined) out.clients = extra.clients;
   return out;
 }

@@ -28,6 +28,7 @@ export function statusFields(
   | "lastReasons"
   | "ingestion"
   | "anticipation"
+  | "scaleIns"
 > {
   const out: ReturnType<typeof statusFields> = {
     recommendations: decision.history.recommendations,
@@ -43,5 +44,6 @@ export function statusFields(
   if (decision.history.lastScaleTime !== undefined) out.lastScaleTime = decision.history.lastScaleTime;
   if (decision.history.ingestion !== undefined) out.ingestion = decision.history.ingestion;
   if (decision.history.anticipation !== undefined) out.anticipation = decision.history.anticipation;
+  if (decision.history.scaleIns !== undefined) out.scaleIns = decision.history.scaleIns;
   return out;
 }

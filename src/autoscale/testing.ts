@@ -2,6 +2,7 @@
  * Builders for decision inputs in tests and examples: a defaulted policy spec and runs of
  * one-minute samples. Not part of the public API (not exported from index.ts).
  */
+import { DEFAULT_DISCONNECTIONS_PER_UNIT_HOUR } from "../api/constants.js";
 import type { CapacityPolicySpec } from "../api/index.js";
 import type { DecisionInput, DecisionPolicy } from "./decide.js";
 import { emptySample, type MetricSample } from "./samples.js";
@@ -38,6 +39,7 @@ export function baseSpec(): CapacityPolicySpec {
         stabilizationWindowSeconds: 0,
         selectPolicy: "Max",
         policies: [{ type: "Percent", value: 100, periodSeconds: 60 }],
+        disruption: { policy: "Weigh", maxDisconnectionsPerUnitHour: DEFAULT_DISCONNECTIONS_PER_UNIT_HOUR },
       },
       tolerance: 0.1,
       settleSeconds: 300,

@@ -259,6 +259,43 @@ describe("the CapacityPolicy CRD", () => {
     );
   });
 
+  it("stores behavior.scaleDown.disruption with its defaults and refuses values out of range", async () => {
+    const ok = await apply(policy("disruption-default", { behavior: { scaleDown: {} } }));
+    expect(ok.stderr).toBe("");
+    expect(ok.code).toBe(0);
+    const stored = (await getPolicy(kube, ns, "disruption-default")) as {
+      spec: { behavior: { scaleDown: { disruption: unknown } } };
+    };
+    expect(stored.spec.behavior.scaleDown.disruption).toEqual({
+      policy: "Weigh",
+      maxDisconnectionsPerUnitHour: 1000,
+    });
+    const strict = await apply(
+      policy("disruption-strict", {
+        behavior: { scaleDown: { disruption: { maxDisconnectionsPerUnitHour: 250 } } },
+      }),
+    );
+    expect(strict.code).toBe(0);
+
+    const negative = await apply(
+      policy("disruption-negative", {
+        behavior: { scaleDown: { disruption: { maxDisconnectionsPerUnitHour: -1 } } },
+      }),
+    );
+    expect(negative.code).not.toBe(0);
+    expect(negative.stderr).toMatch(
+      /spec\.behavior\.scaleDown\.disruption\.maxDisconnectionsPerUnitHour: Invalid value: -1/,
+    );
+    const odd = await apply(
+      policy("disruption-odd", { behavior: { scaleDown: { disruption: { policy: "Sometimes" } } } }),
+    );
+    expect(odd.code).not.toBe(0);
+    expect(odd.stderr).toMatch(
+      /spec\.behavior\.scaleDown\.disruption\.policy: Unsupported value: "Sometimes"/,
+    );
+    await expect(getPolicy(kube, ns, "disruption-negative")).rejects.toThrow();
+  });
+
   it("stores a leading signal with its defaults", async () => {
     const ok = await apply(policy("leading-ok", { anticipation: { leadingSignal: { prometheus: PROM } } }));
     expect(ok.stderr).toBe("");

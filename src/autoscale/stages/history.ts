@@ -2,7 +2,7 @@
  * The history a decision stores (status) and hands the next one: the recorded recommendations
  * kept for the longest stabilization window, the scale events for the longest rate period (or
  * what the window, the ingestion delay and the settle window still read), the failure count, the
- * ingestion state and the anticipation status.
+ * ingestion state, the anticipation status and the record of past scale-ins (scale-ins.ts).
  */
 import type { AnticipationStatus } from "../../api/index.js";
 import type { FallbackState } from "../fallback.js";
@@ -13,6 +13,7 @@ import {
   type Recommendation,
 } from "../history.js";
 import type { IngestionState } from "../ingestion.js";
+import { recordScaleIns } from "../scale-ins.js";
 import type { DecisionFrame } from "./stage.js";
 
 /** The next history (see the module comment). */
@@ -42,5 +43,7 @@ export function nextHistory(
   if (history.lastScaleTime !== undefined) next.lastScaleTime = history.lastScaleTime;
   if (observed.ingestion !== undefined) next.ingestion = observed.ingestion;
   if (pass.anticipationStatus !== undefined) next.anticipation = pass.anticipationStatus;
+  const scaleIns = recordScaleIns(history.scaleIns, history.scaleEvents);
+  if (scaleIns.length > 0) next.scaleIns = scaleIns;
   return next;
 }

@@ -90,6 +90,30 @@ describe("signalr-autoscaler recommend", () => {
     expect((await json(...CHAT, "--current", "Premium_P1/10/3")).clientsDisconnected).toBe(0);
   });
 
+  it("says when a scale-in is held for the clients it would disconnect, and about how many", async () => {
+    const STRICT = files("idle-policy-no-disruption.yaml", "getbatch-signalr-idle.json");
+    const r = await run(...STRICT, "--current", "Premium_P1/50/3");
+    expect(r.code).toBe(0);
+    expect(r.out).toContain("decision: NO ACTION  Premium_P1 50 → Premium_P1 50 units");
+    expect(r.out).toContain(
+      "disruption: the scale-in to Premium_P1 30 is held (DisruptionHeld): it would disconnect about 12 clients (the removed units' share of 30)",
+    );
+    expect(r.out).toMatch(/ScalingLimited\s+True\s+DisruptionHeld/);
+    expect(r.out).toMatch(/AbleToScale\s+True\s+ScaleInHeldForDisruption/);
+    const body = await json(...STRICT, "--current", "Premium_P1/50/3");
+    expect(body.limitedBy).toBe("DisruptionHeld");
+    expect(body.clientsDisconnected).toBe(0);
+    expect(body.disruption).toMatchObject({
+      held: true,
+      to: { sku: "Premium_P1", units: 30 },
+      connections: 30,
+    });
+    expect(body.disruption.clients).toBeCloseTo(12, 6);
+    const held = body.reasons.find((x: { code: string }) => x.code === "DisruptionHeld");
+    expect(held.clients).toBeCloseTo(12, 6);
+    expect(held.message).toContain("maxDisconnectionsPerUnitHour is 0");
+  });
+
   it("--now moves the window (here onto the steady minutes: no change)", async () => {
     const r = await run(
       ...CHAT,

@@ -260,11 +260,17 @@ function disconnectsOf(d: ShownDecision): { clients: number; connections: number
   return clients === undefined || connections === undefined ? undefined : { clients, connections };
 }
 
-/** `disruption: …` for a scale-in, or nothing. */
+/** `disruption: …` for a scale-in, or one held for what it would disconnect, or nothing. */
 function disruptionLines(d: ShownDecision): string[] {
+  const n = (v: number) => Math.round(v).toLocaleString("en-US");
+  const w = d.disruption;
+  if (w?.held) {
+    return [
+      `disruption: the scale-in to ${w.to.sku} ${w.to.units} is held (DisruptionHeld): it would disconnect about ${n(w.clients)} clients (the removed units' share of ${n(w.connections)}) and is not expected to hold long enough to repay them`,
+    ];
+  }
   const x = disconnectsOf(d);
   if (!x) return [];
-  const n = (v: number) => Math.round(v).toLocaleString("en-US");
   return [
     `disruption: the scale-in disconnects about ${n(x.clients)} clients (the removed units' share of ${n(x.connections)}); they reconnect and negotiate again`,
   ];
@@ -359,6 +365,7 @@ const DECISION_JSON_FIELDS = [
   "conditions",
   "signals",
   "scaleIn",
+  "disruption",
   "newestSampleTime",
   "lastSample",
   "window",

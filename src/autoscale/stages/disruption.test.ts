@@ -1,0 +1,229 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_LADDERS, type SkuUnits } from "../../capacity/skus.js";
+import type { DemandHistory, DemandPoint } from "../demand-history.js";
+import { emptyHistory, type ScaleEvent } from "../history.js";
+import { forecastHold } from "../hold-forecast.js";
+import { historyHold, recordScaleIns, type ScaleInRecord } from "../scale-ins.js";
+import { SizeList } from "../sizes.js";
+import { spec as specWith } from "../testing.js";
+import { disruption } from "./disruption.js";
+import { type DecisionFrame, policyTimes } from "./stage.js";
+
+const NOW = Date.parse("2025-03-03T12:00:00Z");
+const MIN = 60_000;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A frame at Premium_P1 × `units`, scale-down window 1800 s, 1,000 clients per unit-hour. */
+function frameAt(
+  units: number,
+  opts: { window?: number; k?: number; policy?: "Weigh" | "Ignore"; scaleIns?: ScaleInRecord[] } = {},
+): DecisionFrame {
+  const spec = specWith({
+    units: { min: 1, max: 100 },
+    behavior: {
+      scaleDown: {
+        stabilizationWindowSeconds: opts.window ?? 1800,
+        disruption: { policy: opts.policy ?? "Weigh", maxDisconnectionsPerUnitHour: opts.k ?? 1000 },
+      },
+    },
+  });
+  const current: SkuUnits = { sku: "Premium_P1", units };
+  return {
+    spec,
+    nowMs: NOW,
+    nowIso: iso(NOW),
+    mode: "Auto",
+    paused: false,
+    history: { ...emptyHistory(), ...(opts.scaleIns ? { scaleIns: opts.scaleIns } : {}) },
+    times: policyTimes(spec),
+    failure: undefined,
+    inFlight: undefined,
+    conflict: undefined,
+    current,
+    sizes: new SizeList(["Premium_P1"], current, DEFAULT_LADDERS),
+  };
+}
+
+const to8: SkuUnits = { sku: "Premium_P1", units: 8 };
+const input = (connections: number | undefined, demandHistory?: DemandHistory) => ({
+  connections,
+  needUnits: 7,
+  demandHistory,
+  windowToMs: NOW - 3 * MIN,
+});
+
+describe("disruption: a scale-in is made when the smaller size repays what it disconnects", () => {
+  it("holds 10 → 8 units at 6,000 connections: 1,200 clients need 36 min, the 30 min window says 30", () => {
+    // clients = 6,000 × 2 ÷ 10 = 1,200; required = 3,600 × 1,200 ÷ (2 × 1,000) = 2,160 s.
+    const out = disruption(frameAt(10), to8, input(6000));
+    expect(out.size).toEqual({ sku: "Premium_P1", units: 10 });
+    expect(out.limit?.code).toBe("DisruptionHeld");
+    expect(out.reasons).toHaveLength(1);
+    expect(out.reasons[0]).toMatchObject({ code: "DisruptionHeld", clients: 1200, units: 10 });
+    expect(out.reasons[0]?.message).toBe(
+      "scale-in to Premium_P1 8 held: it would disconnect about 1,200 clients (the removed units' share of 6,000); at 1,000 clients per unit-hour saved it must hold 36 min, but it is expected to hold 30 min (the need has stayed below it for the 1800s stabilization window)",
+    );
+    expect(out.weighing).toEqual({
+      held: true,
+      to: to8,
+      clients: 1200,
+      connections: 6000,
+      requiredHoldSeconds: 2160,
+      expectedHoldSeconds: 1800,
+      basis: "the need has stayed below it for the 1800s stabilization window",
+    });
+  });
+
+  it("makes 10 → 8 units at 4,000 connections: 800 clients need 24 min, less than the 30 min expected", () => {
+    // clients = 4,000 × 2 ÷ 10 = 800; required = 3,600 × 800 ÷ 2,000 = 1,440 s.
+    const out = disruption(frameAt(10), to8, input(4000));
+    expect(out.size).toEqual(to8);
+    expect(out.limit).toBeUndefined();
+    expect(out.reasons).toEqual([
+      {
+        code: "DisruptionRepaid",
+        units: 8,
+        clients: 800,
+        message:
+          "the scale-in to Premium_P1 8 disconnects about 800 clients (the removed units' share of 4,000); at 1,000 clients per unit-hour saved it must hold 24 min and it is expected to hold 30 min (the need has stayed below it for the 1800s stabilization window)",
+      },
+    ]);
+    expect(out.weighing).toMatchObject({ held: false, requiredHoldSeconds: 1440, expectedHoldSeconds: 1800 });
+  });
+
+  it("the stricter setting holds what the default makes: 250 clients per unit-hour need 96 min for 800 clients", () => {
+    const out = disruption(frameAt(10, { k: 250 }), to8, input(4000));
+    expect(out.size.units).toBe(10);
+    expect(out.weighing?.requiredHoldSeconds).toBe(5760);
+  });
+
+  it("holds a scale-in the instance's past ones say is soon reversed: median 15 min to a reversal", () => {
+    // Holds: 10 min (reversed), 15 min (reversed), 20 min and still holding. Kaplan–Meier:
+    // S(10 min) = 2/3, S(15 min) = 1/3 ≤ ½ → median 15 min < the 24 min 800 clients need.
+    const scaleIns: ScaleInRecord[] = [
+      { time: iso(NOW - 90 * MIN), fromUnits: 10, toUnits: 8, endedAt: iso(NOW - 80 * MIN), reversed: true },
+      { time: iso(NOW - 60 * MIN), fromUnits: 10, toUnits: 8, endedAt: iso(NOW - 45 * MIN), reversed: true },
+      { time: iso(NOW - 20 * MIN), fromUnits: 10, toUnits: 9 },
+    ];
+    const out = disruption(frameAt(10, { scaleIns }), to8, input(4000));
+    expect(out.size.units).toBe(10);
+    expect(out.weighing).toMatchObject({
+      held: true,
+      expectedHoldSeconds: 900,
+      basis: "3 past scale-ins, 2 reversed: median hold 15 min",
+    });
+  });
+
+  it("with maxDisconnectionsPerUnitHour 0 holds any scale-in that disconnects a client", () => {
+    const out = disruption(frameAt(10, { k: 0 }), to8, input(10));
+    expect(out.size.units).toBe(10);
+    expect(out.weighing?.requiredHoldSeconds).toBe(Number.POSITIVE_INFINITY);
+    expect(out.reasons[0]?.message).toContain("maxDisconnectionsPerUnitHour is 0");
+  });
+
+  it("weighs nothing with policy Ignore, unknown connections, no one disconnected, a scale-out or no basis", () => {
+    const none = (f: DecisionFrame, c: number | undefined, size: SkuUnits = to8) => {
+      const out = disruption(f, size, input(c));
+      expect(out).toEqual({ size, reasons: [] });
+    };
+    none(frameAt(10, { policy: "Ignore" }), 6000);
+    none(frameAt(10), undefined);
+    none(frameAt(10), 0);
+    none(frameAt(10), 6000, { sku: "Premium_P1", units: 20 });
+    // A window of 0 and no past scale-ins: nothing to expect a hold from.
+    none(frameAt(10, { window: 0 }), 6000);
+  });
+
+  it("never holds a current size above units.max: the ceiling wins", () => {
+    const f = frameAt(10);
+    const capped = { ...f, spec: { ...f.spec, units: { min: 1, max: 8 } } };
+    expect(disruption(capped, to8, input(6000)).size).toEqual(to8);
+  });
+});
+
+describe("forecastHold: how long the same span of past days stayed below the smaller size", () => {
+  /** 8 days of 5-minute buckets: 1,000 connections, 2,000 from 15:00 to 20:00 each day. */
+  function dailyHistory(): DemandHistory {
+    const points: DemandPoint[] = [];
+    const start = NOW - 8 * 86_400_000;
+    for (let t = start; t < NOW - 5 * MIN; t += 5 * MIN) {
+      const hour = new Date(t).getUTCHours();
+      points.push({ timeMs: t, connections: hour >= 15 && hour < 20 ? 2000 : 1000, bytesPerSecond: null });
+    }
+    return { grainSeconds: 300, readAtMs: NOW, points };
+  }
+
+  it("is the median time to the first bucket above it: 3 h before the 15:00 rise", () => {
+    // A need of 6 units at 1,000 connections puts 8 units at 1,333 connections: above from 15:00.
+    const hold = forecastHold(dailyHistory(), {
+      refMs: NOW,
+      levelMs: 5 * MIN,
+      horizonMs: 86_400_000,
+      needUnits: 6,
+      units: 8,
+    });
+    expect(hold).toEqual({ state: "Ok", seconds: 3 * 3600, cycles: 7, cycle: "Daily" });
+  });
+
+  it("is the whole horizon when the rise never reaches the smaller size, and the stage then makes the scale-in", () => {
+    const query = { refMs: NOW, levelMs: 5 * MIN, horizonMs: 86_400_000, needUnits: 4, units: 8 };
+    expect(forecastHold(dailyHistory(), query)).toMatchObject({ state: "Ok", seconds: 86_400 });
+    // 6,000 connections on 10 units → 8: 1,200 clients need 36 min; the forecast says 3 h at a need of 7.
+    const out = disruption(frameAt(10), to8, input(6000, dailyHistory()));
+    expect(out.size).toEqual(to8);
+    expect(out.weighing).toMatchObject({ held: false, basis: "seasonal forecast, 7 past days" });
+  });
+
+  it("says so with too little history", () => {
+    const short = { ...dailyHistory() };
+    short.points = short.points.slice(-288 * 2);
+    expect(
+      forecastHold(short, { refMs: NOW, levelMs: 5 * MIN, horizonMs: 86_400_000, needUnits: 10, units: 8 })
+        .state,
+    ).toBe("InsufficientHistory");
+  });
+});
+
+describe("recordScaleIns and historyHold", () => {
+  const event = (minAgo: number, from: number, to: number, sentMinAgo = minAgo + 5): ScaleEvent => ({
+    time: iso(NOW - minAgo * MIN),
+    startedAt: iso(NOW - sentMinAgo * MIN),
+    fromSku: "Premium_P1",
+    fromUnits: from,
+    toSku: "Premium_P1",
+    toUnits: to,
+  });
+
+  it("records each scale-in once and ends it at the next change: a scale-out reverses it", () => {
+    const events = [event(100, 10, 8), event(70, 8, 10), event(40, 10, 6), event(20, 6, 5)];
+    const once = recordScaleIns(undefined, events);
+    expect(once).toEqual([
+      { time: iso(NOW - 100 * MIN), fromUnits: 10, toUnits: 8, endedAt: iso(NOW - 75 * MIN), reversed: true },
+      { time: iso(NOW - 40 * MIN), fromUnits: 10, toUnits: 6, endedAt: iso(NOW - 25 * MIN) },
+      { time: iso(NOW - 20 * MIN), fromUnits: 6, toUnits: 5 },
+    ]);
+    // The same events again (they stay in the history for a while) change nothing.
+    expect(recordScaleIns(once, events)).toEqual(once);
+    // Holds 15 min and 20 min (not reversed), then 25 min (reversed, the last at risk): the
+    // Kaplan–Meier survival falls from 1 to 0 at 25 min, the median.
+    expect(historyHold(once, NOW)).toEqual({ seconds: 1500, censored: false, scaleIns: 3, reversals: 1 });
+    // Reversed first, at 10 min, of three: survival 2/3 and no median — the longest hold, a lower bound.
+    const early = recordScaleIns(undefined, [
+      event(100, 10, 8),
+      event(95, 8, 10, 90),
+      event(60, 10, 8),
+      event(30, 8, 7),
+    ]);
+    expect(historyHold(early, NOW)).toEqual({ seconds: 1800, censored: true, scaleIns: 3, reversals: 1 });
+  });
+
+  it("keeps the newest 10 and says nothing with fewer than 3", () => {
+    const events = Array.from({ length: 24 }, (_, i) =>
+      i % 2 === 0 ? event(500 - i * 20, 10, 8) : event(500 - i * 20, 8, 10),
+    );
+    const records = recordScaleIns(undefined, events);
+    expect(records).toHaveLength(10);
+    expect(records.at(-1)?.time).toBe(iso(NOW - 500 * MIN + 22 * 20 * MIN));
+    expect(historyHold(records.slice(0, 2), NOW)).toBeUndefined();
+  });
+});
