@@ -267,6 +267,7 @@ export function decide(input: DecisionInput): Decision {
         needUnits: measured.needs.reduce((m, n) => Math.max(m, n.minUnits), 0),
         demandHistory: input.demandHistory,
         windowToMs: observed.window.to,
+        disconnection: input.disconnection,
       })
     : { size: bounded.size, reasons: [] };
   const limit = lastLimit(sized.limit, bounded.limit, weighed.limit);

@@ -25,7 +25,7 @@
  */
 import type { CapacityPolicyStatus, RefusalCause } from "../api/index.js";
 import type { ScalableSku, SkuName } from "../capacity/skus.js";
-import { clientsDisconnected } from "../traffic/disconnections.js";
+import { clientsDisconnected, type DisconnectionModel } from "../traffic/disconnections.js";
 import { type DecisionHistory, recordScale } from "./history.js";
 import type { SignalLevels } from "./suspect.js";
 
@@ -242,11 +242,20 @@ export interface StartObservation {
  */
 export function expectedDisconnects(
   update: Pick<PlannedUpdate, "from" | "to" | "before">,
+  model: DisconnectionModel = "RemovedUnits",
 ): number | undefined {
   const connections = update.before?.connections;
   if (connections === undefined || !Number.isFinite(connections) || connections < 0) return undefined;
   if (!(update.from.units > 0) || !(update.to.units > 0)) return undefined;
-  return clientsDisconnected({ connections, fromUnits: update.from.units, toUnits: update.to.units });
+  return clientsDisconnected(
+    {
+      connections,
+      fromUnits: update.from.units,
+      toUnits: update.to.units,
+      skuChanges: update.from.sku !== update.to.sku,
+    },
+    model,
+  );
 }
 
 /** `; disconnects about 6,667 clients (the removed units' share of 20,000)`, or nothing. */

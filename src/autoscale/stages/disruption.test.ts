@@ -91,6 +91,16 @@ describe("disruption: a scale-in is made when the smaller size repays what it di
     expect(out.weighing).toMatchObject({ held: false, requiredHoldSeconds: 1440, expectedHoldSeconds: 1800 });
   });
 
+  it("counts every client under the Everyone model: 4,000 clients need 2 h for 2 units, held", () => {
+    // clients = 4,000 (all); required = 3,600 × 4,000 ÷ (2 × 1,000) = 7,200 s > 1,800 s.
+    const out = disruption(frameAt(10), to8, { ...input(4000), disconnection: "Everyone" });
+    expect(out.size.units).toBe(10);
+    expect(out.weighing).toMatchObject({ held: true, clients: 4000, requiredHoldSeconds: 7200 });
+    expect(out.reasons[0]?.message).toContain(
+      "about 4,000 clients (all 4,000: every unit change disconnects everyone)",
+    );
+  });
+
   it("the stricter setting holds what the default makes: 250 clients per unit-hour need 96 min for 800 clients", () => {
     const out = disruption(frameAt(10, { k: 250 }), to8, input(4000));
     expect(out.size.units).toBe(10);

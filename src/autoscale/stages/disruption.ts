@@ -26,6 +26,7 @@
  */
 import { MAX_SCALE_IN_RECORDS } from "../../api/constants.js";
 import type { SkuUnits } from "../../capacity/skus.js";
+import type { DisconnectionModel } from "../../traffic/disconnections.js";
 import type { DemandHistory } from "../demand-history.js";
 import { fmt } from "../format.js";
 import { forecastHold } from "../hold-forecast.js";
@@ -65,6 +66,8 @@ export interface DisruptionInput {
   demandHistory: DemandHistory | undefined;
   /** End of the newest complete minute the decision reads, ms. */
   windowToMs: number;
+  /** Which clients a unit change disconnects (`traffic/disconnections.ts`; default RemovedUnits). */
+  disconnection?: DisconnectionModel | undefined;
 }
 
 /** The result of stage 8: the size, its reason and limit, and what was weighed. */
@@ -133,11 +136,10 @@ export function disruption(frame: DecisionFrame, proposed: SkuUnits, input: Disr
   const unchanged: Disrupted = { size: proposed, reasons: [] };
   if (rule.policy === "Ignore" || removed <= 0 || current.units > spec.units.max) return unchanged;
   const connections = input.connections;
-  const clients = expectedDisconnects({
-    from: current,
-    to: proposed,
-    ...(connections !== undefined ? { before: { connections } } : {}),
-  });
+  const clients = expectedDisconnects(
+    { from: current, to: proposed, ...(connections !== undefined ? { before: { connections } } : {}) },
+    input.disconnection,
+  );
   if (clients === undefined || connections === undefined || !(clients > 0)) return unchanged;
   const k = rule.maxDisconnectionsPerUnitHour;
   const requiredHoldSeconds = k > 0 ? (3600 * clients) / (removed * k) : Number.POSITIVE_INFINITY;
@@ -156,7 +158,11 @@ export function disruption(frame: DecisionFrame, proposed: SkuUnits, input: Disr
     expectedHoldSeconds: hold.seconds,
     basis: hold.basis,
   };
-  const cost = `about ${clientsText(clients)} clients (the removed units' share of ${clientsText(connections)})`;
+  const share =
+    input.disconnection === "Everyone"
+      ? `all ${clientsText(connections)}: every unit change disconnects everyone`
+      : `the removed units' share of ${clientsText(connections)}`;
+  const cost = `about ${clientsText(clients)} clients (${share})`;
   const repay =
     k > 0
       ? `at ${clientsText(k)} clients per unit-hour saved it must hold ${minutes(requiredHoldSeconds)}`
