@@ -12,17 +12,14 @@
  *   (`azure/connection.ts`), every Kubernetes call its request timeout (`kube/client.ts`), and a
  *   cycle's Azure read the poll cycle deadline (`pollCycleTimeoutMs`). `/readyz` fails while a
  *   cycle runs longer than its deadline plus `readinessMarginMs` (`cycle-watch.ts`).
- * - Ownership: the oldest policy naming a target owns it, the others are duplicates
- *   (`ownership.ts`): a duplicate's pass is refused (`Conflict=True`, DuplicatePolicy) and the cycle
- *   reads nothing from Azure for it; when a verdict changes the next oldest takes over within one
- *   pass.
+ * - Ownership (`ownership.ts`): the oldest policy naming a target owns it; a duplicate's pass is
+ *   refused (`Conflict=True`, DuplicatePolicy) and the cycle reads nothing from Azure for it.
  * - Status: written when a field someone relies on changed, else at most every
  *   `statusRefreshMs` (status-need.ts); between writes each pass reads the status the last one
  *   computed, kept in memory (status-memory.ts).
  * - Leader election (optional): only the leader polls and acts; a new leader rebuilds everything
  *   from the policies' status (history, in-flight update, last scale time).
  */
-
 import type { TokenCredential } from "@azure/identity";
 import type { CapacityPolicy } from "../api/index.js";
 import type { AzureAdapters } from "../azure/index.js";
@@ -277,8 +274,7 @@ export class Operator {
   }
 
   #canWrite(): boolean {
-    if (this.#stop.signal.aborted) return false;
-    return this.#elector ? this.#elector.canWrite() : true;
+    return !this.#stop.signal.aborted && (this.#elector?.canWrite() ?? true);
   }
 
   /** True when no poll cycle, pass or demand-history refresh runs (tests that step a virtual clock). */

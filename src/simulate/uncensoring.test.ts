@@ -18,8 +18,11 @@ describe("a fixed demand let in by our own scale-outs is not demand growth", () 
     // rise with it, and no rule reads that as growth: no anticipated ask. Before, CensoredDemand
     // read the climb out of the old ceiling as growth ("the need grew 12.29 units/min … 100 units",
     // then "24.54 units/min … 200 units").
+    // The scale-in's disruption is not weighed here (`policy: Ignore`): the rule under test is
+    // the growth read, and the test below shows the default weighing of the same scale-in.
     const demand = new Float64Array(4 * 60).fill(40_000);
     const policy = parsePolicyYaml(readFileSync(EXAMPLE, "utf8"));
+    policy.spec.behavior.scaleDown.disruption.policy = "Ignore";
     const strategy = new PolicyStrategy(policy, { sku: "Premium_P1", units: 10 });
     const recommended: number[] = [];
     const anticipated: string[] = [];
@@ -42,5 +45,30 @@ describe("a fixed demand let in by our own scale-outs is not demand growth", () 
     // The most any pass asked for: twice the 40 units of a full quota (before: 200).
     expect(Math.max(...recommended)).toBe(80);
     expect(recommended.slice(-60).every((u) => u === 70)).toBe(true);
+  });
+
+  it("the same with the shipped disruption weighing: 80 → 70 held, as its 5,000 clients need a longer hold", () => {
+    // 80 → 70 at about 40,000 connections disconnects the removed units' share, ~5,000 clients;
+    // at 1,000 clients per unit-hour for 10 units it must hold ~30 min, no less than the 30-minute
+    // stabilization window the decision expects at a constant demand without history.
+    const demand = new Float64Array(4 * 60).fill(40_000);
+    const policy = parsePolicyYaml(readFileSync(EXAMPLE, "utf8"));
+    const strategy = new PolicyStrategy(policy, { sku: "Premium_P1", units: 10 });
+    const held: string[] = [];
+    const poll = strategy.poll.bind(strategy);
+    strategy.poll = (ctx) => {
+      const want = poll(ctx);
+      for (const r of strategy.lastDecision?.reasons ?? [])
+        if (r.code === "DisruptionHeld") held.push(r.message);
+      return want;
+    };
+    const run = simulate(strategy, { ...testSetup(demand, { seed: "simulate" }), mix: CHAT_MIX });
+    expect(run.operations.map((o) => `${hhmm(o.startedMs)} ${o.from.units} → ${o.to.units}`)).toEqual([
+      "00:04 10 → 20",
+      "00:13 20 → 40",
+      "00:22 40 → 80",
+    ]);
+    expect(held.length).toBeGreaterThan(0);
+    expect(held[0]).toMatch(/^scale-in to Premium_P1 70 held: it would disconnect about 5,\d{3} clients/);
   });
 });

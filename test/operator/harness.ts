@@ -20,6 +20,8 @@ export const SUB = "00000000-0000-0000-0000-000000000000";
 
 /** Real time a stepped {@link Harness.eventually} waits at least before it gives up (ms). */
 const REAL_FLOOR_MS = 5_000;
+/** Real ms between the checks of a stepped {@link Harness.eventually} once its virtual budget is spent. */
+const SPENT_RECHECK_MS = 50;
 
 export function signalrId(name: string, rg = "rg-chat", sub = SUB): string {
   return `/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.SignalRService/SignalR/${name}`;
@@ -33,9 +35,14 @@ export interface Harness {
   /** The test-driven clock when the harness is `stepped`. */
   stepped: SteppedClock | undefined;
   /**
-   * `eventually` of test/kube/support.ts on the operator's time: stepped, each failed check moves
-   * the virtual clock by `intervalMs` × `speed` (the budget `timeoutMs` × `speed` virtual ms, as
-   * the emulator's speed would make of it in real time); otherwise real waits.
+   * `eventually` of test/kube/support.ts on the operator's time. Stepped: each failed check moves
+   * the virtual clock by `intervalMs` × `speed` (`speed`: the emulator's, 60 unless the options
+   * set it), until the check passes or `timeoutMs` × `speed` virtual ms have passed — and at least
+   * min(`timeoutMs`, 5 s) of real time, as what a test waits for may come from outside the
+   * operator (a watch event, kubectl); once the virtual budget is spent it re-checks every 50 real
+   * ms with the clock still. Not stepped: real waits. On a stepped harness wait only through this
+   * and {@link Harness.sleep}: the real-time `eventually` (and helpers built on it, such as
+   * `readyOnP1x10`) never moves the clock, so the operator never runs.
    */
   eventually<T>(check: () => Promise<T> | T, timeoutMs?: number, intervalMs?: number): Promise<T>;
   /** Lets `ms` real ms (× `speed` virtual ones) pass: stepped, at once. */
@@ -138,7 +145,7 @@ async function steppedEventually<T>(
     } catch (err) {
       if (clock.nowMs() >= deadline && Date.now() >= realDeadline) throw err;
       if (clock.nowMs() < deadline) await clock.advance(Math.max(1, stepMs));
-      await new Promise((r) => setTimeout(r, 1));
+      await new Promise((r) => setTimeout(r, clock.nowMs() < deadline ? 1 : SPENT_RECHECK_MS));
     }
   }
 }
