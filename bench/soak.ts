@@ -200,6 +200,8 @@ function policyBody(ns: string, i: number, inst: Instance): Record<string, unkno
         scaleDown: {
           stabilizationWindowSeconds: 300,
           policies: [{ type: "Percent", value: 50, periodSeconds: 300 }],
+          // The soak counts scale-ins made on unknown data: every scale-in the window allows is made.
+          disruption: { policy: "Ignore" },
         },
         settleSeconds: 60,
       },

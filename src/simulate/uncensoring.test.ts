@@ -47,10 +47,12 @@ describe("a fixed demand let in by our own scale-outs is not demand growth", () 
     expect(recommended.slice(-60).every((u) => u === 70)).toBe(true);
   });
 
-  it("the same with the shipped disruption weighing: 80 → 70 held, as its 5,000 clients need a longer hold", () => {
-    // 80 → 70 at about 40,000 connections disconnects the removed units' share, ~5,000 clients;
-    // at 1,000 clients per unit-hour for 10 units it must hold ~30 min, no less than the 30-minute
-    // stabilization window the decision expects at a constant demand without history.
+  it("the same with the shipped disruption weighing: 80 → 70 held until the size has held long enough to repay it", () => {
+    // 80 → 70 at about 40,000 connections (the window's peak, noise included) disconnects the
+    // removed units' share, ~5,000 clients; at 1,000 clients per unit-hour for 10 units it must
+    // hold a little over 30 min. Without history the decision expects the size to hold as long
+    // as it has held since the last scale (at least the 30-minute window): held at 00:56, made
+    // two minutes later.
     const demand = new Float64Array(4 * 60).fill(40_000);
     const policy = parsePolicyYaml(readFileSync(EXAMPLE, "utf8"));
     const strategy = new PolicyStrategy(policy, { sku: "Premium_P1", units: 10 });
@@ -67,6 +69,7 @@ describe("a fixed demand let in by our own scale-outs is not demand growth", () 
       "00:04 10 → 20",
       "00:13 20 → 40",
       "00:22 40 → 80",
+      "00:58 80 → 70",
     ]);
     expect(held.length).toBeGreaterThan(0);
     expect(held[0]).toMatch(/^scale-in to Premium_P1 70 held: it would disconnect about 5,\d{3} clients/);

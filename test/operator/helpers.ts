@@ -14,12 +14,17 @@ export { condition, createPolicyObject as createPolicy, getPolicy } from "../kub
 
 type Spec = Record<string, unknown>;
 
-/** Scale-up in one step, scale-down after a 300 s window in one step, settle 60 s. */
+/**
+ * Scale-up in one step, scale-down after a 300 s window in one step, settle 60 s. Scale-ins are
+ * not weighed against their disconnections (`disruption.policy: Ignore`): these tests pin the
+ * window, the reads and the writes; the weighing has its own tests (stages/disruption.test.ts).
+ */
 export const TEST_BEHAVIOR = {
   scaleUp: { stabilizationWindowSeconds: 0, policies: [{ type: "Units", value: 1000, periodSeconds: 60 }] },
   scaleDown: {
     stabilizationWindowSeconds: 300,
     policies: [{ type: "Percent", value: 100, periodSeconds: 60 }],
+    disruption: { policy: "Ignore" },
   },
   settleSeconds: 60,
 };

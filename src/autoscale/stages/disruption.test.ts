@@ -74,6 +74,26 @@ describe("disruption: a scale-in is made when the smaller size repays what it di
     });
   });
 
+  it("expects a size to hold as long as it has held since the last scale: 2 h held makes what 30 min held", () => {
+    // The same 1,200 clients need 2,160 s; the size has held 7,200 s since the last scale.
+    const frame = frameAt(10);
+    const steady = { ...frame, history: { ...frame.history, lastScaleTime: iso(NOW - 2 * 3_600_000) } };
+    const out = disruption(steady, to8, input(6000));
+    expect(out.size).toEqual(to8);
+    expect(out.weighing).toMatchObject({
+      held: false,
+      requiredHoldSeconds: 2160,
+      expectedHoldSeconds: 7200,
+      basis: "the size has held for 2 h since the last scale",
+    });
+    // 20 minutes since the last scale: the 30-minute window is the longer basis, and it holds.
+    const recent = { ...frame, history: { ...frame.history, lastScaleTime: iso(NOW - 20 * MIN) } };
+    expect(disruption(recent, to8, input(6000)).weighing).toMatchObject({
+      held: true,
+      expectedHoldSeconds: 1800,
+    });
+  });
+
   it("makes 10 → 8 units at 4,000 connections: 800 clients need 24 min, less than the 30 min expected", () => {
     // clients = 4,000 × 2 ÷ 10 = 800; required = 3,600 × 800 ÷ 2,000 = 1,440 s.
     const out = disruption(frameAt(10), to8, input(4000));

@@ -107,12 +107,9 @@ export function expectedHold(
         : `${past.scaleIns} past scale-ins, ${past.reversals} reversed: median hold ${minutes(past.seconds)}`,
     });
   }
-  const window = frame.spec.behavior.scaleDown.stabilizationWindowSeconds;
-  if (estimates.length === 0 && window > 0) {
-    estimates.push({
-      seconds: window,
-      basis: `the need has stayed below it for the ${window}s stabilization window`,
-    });
+  if (estimates.length === 0) {
+    const fallback = steadyHold(frame);
+    if (fallback) estimates.push(fallback);
   }
   return estimates.reduce<{ seconds: number; basis: string } | undefined>(
     (best, e) => (best === undefined || e.seconds < best.seconds ? e : best),
@@ -121,6 +118,24 @@ export function expectedHold(
 }
 
 /** `37 min`, `2.5 h`. */
+/**
+ * Without a forecast or past scale-ins: the size has held since the last scale, so it is expected
+ * to hold as long again (the longer a level has lasted, the longer it is expected to last), and at
+ * least the stabilization window the need has stayed below the smaller size. At a steady demand
+ * the expected hold grows pass by pass, so a scale-in is held only until it repays what it
+ * disconnects, never for good. None when neither is known (no window, no scale yet).
+ */
+function steadyHold(frame: DecisionFrame): { seconds: number; basis: string } | undefined {
+  const window = frame.spec.behavior.scaleDown.stabilizationWindowSeconds;
+  const last = Date.parse(frame.history.lastScaleTime ?? "");
+  const held = Number.isFinite(last) ? Math.max(0, (frame.nowMs - last) / 1000) : 0;
+  if (held > window)
+    return { seconds: held, basis: `the size has held for ${minutes(held)} since the last scale` };
+  if (window > 0)
+    return { seconds: window, basis: `the need has stayed below it for the ${window}s stabilization window` };
+  return undefined;
+}
+
 function minutes(seconds: number): string {
   if (!Number.isFinite(seconds)) return "forever";
   return seconds >= 5400 ? `${fmt(Math.round(seconds / 360) / 10)} h` : `${Math.round(seconds / 60)} min`;
