@@ -22,6 +22,13 @@ export const SUB = "00000000-0000-0000-0000-000000000000";
 const REAL_FLOOR_MS = 5_000;
 /** Real ms between the checks of a stepped {@link Harness.eventually} once its virtual budget is spent. */
 const SPENT_RECHECK_MS = 50;
+/**
+ * The most virtual ms a stepped {@link Harness.eventually} lets pass per real ms while the
+ * operator is idle: ten times the 60× the tests were written for. What the test changes reaches
+ * the operator through its watches in real time (tens of ms on a loaded machine); unpaced, the
+ * clock would run minutes ahead of a policy the test has just created before the operator saw it.
+ */
+const MAX_STEPPED_SPEED = 600;
 
 export function signalrId(name: string, rg = "rg-chat", sub = SUB): string {
   return `/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.SignalRService/SignalR/${name}`;
@@ -39,8 +46,8 @@ export interface Harness {
    * the virtual clock by `intervalMs` × `speed` (`speed`: the emulator's, 60 unless the options
    * set it), until the check passes or `timeoutMs` × `speed` virtual ms have passed — and at least
    * min(`timeoutMs`, 5 s) of real time, as what a test waits for may come from outside the
-   * operator (a watch event, kubectl); once the virtual budget is spent it re-checks every 50 real
-   * ms with the clock still. Not stepped: real waits. On a stepped harness wait only through this
+   * operator (a watch event, kubectl); while the operator is idle the clock runs at most 600× real
+   * time, and once the virtual budget is spent it re-checks every 50 real ms with the clock still. Not stepped: real waits. On a stepped harness wait only through this
    * and {@link Harness.sleep}: the real-time `eventually` (and helpers built on it, such as
    * `readyOnP1x10`) never moves the clock, so the operator never runs.
    */
@@ -144,8 +151,15 @@ async function steppedEventually<T>(
       return await check();
     } catch (err) {
       if (clock.nowMs() >= deadline && Date.now() >= realDeadline) throw err;
-      if (clock.nowMs() < deadline) await clock.advance(Math.max(1, stepMs));
-      await new Promise((r) => setTimeout(r, clock.nowMs() < deadline ? 1 : SPENT_RECHECK_MS));
+      if (clock.nowMs() >= deadline) {
+        await new Promise((r) => setTimeout(r, SPENT_RECHECK_MS));
+        continue;
+      }
+      const started = Date.now();
+      await clock.advance(Math.max(1, stepMs));
+      // Paced: a step of the clock takes at least its share of real time at MAX_STEPPED_SPEED.
+      const rest = stepMs / MAX_STEPPED_SPEED - (Date.now() - started);
+      await new Promise((r) => setTimeout(r, Math.max(1, rest)));
     }
   }
 }
