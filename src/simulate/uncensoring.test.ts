@@ -1,13 +1,37 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parsePolicyYaml } from "../api/index.js";
+import { type CapacityPolicy, parsePolicyYaml } from "../api/index.js";
+import type { Decision } from "../autoscale/index.js";
 import { simulate } from "./engine.js";
 import { PolicyStrategy } from "./strategies/policy.js";
 import { CHAT_MIX, testSetup } from "./testing.js";
 
 const EXAMPLE = resolve(import.meta.dirname, "../../examples/signalr-chat.yaml");
 const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
+
+/**
+ * The example (as `adjust` leaves it) on Premium_P1 × 10 at a fixed 40,000 clients for 4 hours:
+ * its operations as "hh:mm from → to" and every pass's decision.
+ */
+function fixedDemand(adjust: (policy: CapacityPolicy) => void = () => {}) {
+  const demand = new Float64Array(4 * 60).fill(40_000);
+  const policy = parsePolicyYaml(readFileSync(EXAMPLE, "utf8"));
+  adjust(policy);
+  const strategy = new PolicyStrategy(policy, { sku: "Premium_P1", units: 10 });
+  const decisions: Decision[] = [];
+  const poll = strategy.poll.bind(strategy);
+  strategy.poll = (ctx) => {
+    const want = poll(ctx);
+    if (strategy.lastDecision) decisions.push(strategy.lastDecision);
+    return want;
+  };
+  const run = simulate(strategy, { ...testSetup(demand, { seed: "simulate" }), mix: CHAT_MIX });
+  const operations = run.operations.map((o) => `${hhmm(o.startedMs)} ${o.from.units} → ${o.to.units}`);
+  const messages = (code: string) =>
+    decisions.flatMap((d) => d.reasons.filter((r) => r.code === code).map((r) => r.message));
+  return { operations, decisions, messages };
+}
 
 describe("a fixed demand let in by our own scale-outs is not demand growth", () => {
   it("40,000 clients on Premium_P1 × 10: doubling while refused, no anticipation, settled at 70", () => {
@@ -20,27 +44,12 @@ describe("a fixed demand let in by our own scale-outs is not demand growth", () 
     // then "24.54 units/min … 200 units").
     // The scale-in's disruption is not weighed here (`policy: Ignore`): the rule under test is
     // the growth read, and the test below shows the default weighing of the same scale-in.
-    const demand = new Float64Array(4 * 60).fill(40_000);
-    const policy = parsePolicyYaml(readFileSync(EXAMPLE, "utf8"));
-    policy.spec.behavior.scaleDown.disruption.policy = "Ignore";
-    const strategy = new PolicyStrategy(policy, { sku: "Premium_P1", units: 10 });
-    const recommended: number[] = [];
-    const anticipated: string[] = [];
-    const poll = strategy.poll.bind(strategy);
-    strategy.poll = (ctx) => {
-      const want = poll(ctx);
-      const d = strategy.lastDecision;
-      if (d?.recommendation) recommended.push(d.recommendation.units);
-      for (const r of d?.reasons ?? []) if (r.code === "Anticipated") anticipated.push(r.message);
-      return want;
-    };
-    const run = simulate(strategy, { ...testSetup(demand, { seed: "simulate" }), mix: CHAT_MIX });
-    expect(run.operations.map((o) => `${hhmm(o.startedMs)} ${o.from.units} → ${o.to.units}`)).toEqual([
-      "00:04 10 → 20",
-      "00:13 20 → 40",
-      "00:22 40 → 80",
-      "00:56 80 → 70",
-    ]);
+    const { operations, decisions, messages } = fixedDemand((policy) => {
+      policy.spec.behavior.scaleDown.disruption.policy = "Ignore";
+    });
+    const recommended = decisions.flatMap((d) => (d.recommendation ? [d.recommendation.units] : []));
+    const anticipated = messages("Anticipated");
+    expect(operations).toEqual(["00:04 10 → 20", "00:13 20 → 40", "00:22 40 → 80", "00:56 80 → 70"]);
     expect(anticipated).toEqual([]);
     // The most any pass asked for: twice the 40 units of a full quota (before: 200).
     expect(Math.max(...recommended)).toBe(80);
@@ -53,24 +62,9 @@ describe("a fixed demand let in by our own scale-outs is not demand growth", () 
     // hold a little over 30 min. Without history the decision expects the size to hold as long
     // as it has held since the last scale (at least the 30-minute window): held at 00:56, made
     // two minutes later.
-    const demand = new Float64Array(4 * 60).fill(40_000);
-    const policy = parsePolicyYaml(readFileSync(EXAMPLE, "utf8"));
-    const strategy = new PolicyStrategy(policy, { sku: "Premium_P1", units: 10 });
-    const held: string[] = [];
-    const poll = strategy.poll.bind(strategy);
-    strategy.poll = (ctx) => {
-      const want = poll(ctx);
-      for (const r of strategy.lastDecision?.reasons ?? [])
-        if (r.code === "DisruptionHeld") held.push(r.message);
-      return want;
-    };
-    const run = simulate(strategy, { ...testSetup(demand, { seed: "simulate" }), mix: CHAT_MIX });
-    expect(run.operations.map((o) => `${hhmm(o.startedMs)} ${o.from.units} → ${o.to.units}`)).toEqual([
-      "00:04 10 → 20",
-      "00:13 20 → 40",
-      "00:22 40 → 80",
-      "00:58 80 → 70",
-    ]);
+    const { operations, messages } = fixedDemand();
+    const held = messages("DisruptionHeld");
+    expect(operations).toEqual(["00:04 10 → 20", "00:13 20 → 40", "00:22 40 → 80", "00:58 80 → 70"]);
     expect(held.length).toBeGreaterThan(0);
     expect(held[0]).toMatch(/^scale-in to Premium_P1 70 held: it would disconnect about 5,\d{3} clients/);
   });
