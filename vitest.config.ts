@@ -47,11 +47,10 @@ const SLOW = [
 /**
  * Integration files whose bounds are real time at the scale of a scheduling delay — a Prometheus
  * scraping every 20 ms, a poll cycle's sub-second margin beside a 1 s deadline — or whose
- * operator must keep pace with a 60× virtual clock pass by pass (a pass every 15 virtual
- * seconds counted, the soak's 300 policies each passed every poll,
- * a hung write given up at its deadline to the millisecond, the demo's flash crowd caught as it
- * happens): they run one at a time, after the parallel ones, on a CPU no other file of the run
- * competes for.
+ * operator must keep pace with a virtual clock running at a multiple of real time pass by pass
+ * (the soak's 300 policies each passed every poll, a hung write given up at its deadline to the
+ * millisecond, the demo's flash crowd caught as it happens, a real Prometheus's scrapes at 120×):
+ * they run one at a time, after the parallel ones, on a CPU no other file of the run competes for.
  */
 const SERIAL = [
   "test/reliability/soak.test.ts",
@@ -59,7 +58,6 @@ const SERIAL = [
   "test/cluster/prometheus.test.ts",
   "test/operator/leading-faults.test.ts",
   "test/operator/leading-constant.test.ts",
-  "test/operator/status-writes.test.ts",
   "test/demo/demo.test.ts",
 ];
 

@@ -8,8 +8,22 @@
  */
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
-/** Files (from the project root) that start before all others, in this order. */
-export const LONG_RUNNING = ["test/reliability/soak.test.ts"];
+/**
+ * Files (from the project root) that start before all others of their tier, in this order: the
+ * soak (serial), then the integration files of 20 s or more on an idle machine, longest first, so
+ * that none of them starts last and runs on alone while the other workers wait.
+ */
+export const LONG_RUNNING = [
+  "test/reliability/soak.test.ts",
+  "test/operator/update-recovery.test.ts",
+  "test/production/ha.test.ts",
+  "test/kube/watch.test.ts",
+  "test/production/package.test.ts",
+  "test/operator/replay-parity.test.ts",
+  "test/operator/watch-restart.test.ts",
+  "test/reliability/faults.test.ts",
+  "test/operator/token-faults.test.ts",
+];
 
 function rank(spec: TestSpecification): number {
   const i = LONG_RUNNING.findIndex((file) => spec.moduleId.endsWith(`/${file}`));

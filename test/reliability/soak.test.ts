@@ -1,8 +1,8 @@
 /**
  * The soak (bench/soak.ts) at its documented policy count and speed, on a shorter span than
- * `npm run soak`'s default: 300 policies, 16 virtual minutes of random faults (about 3 rules a
- * minute) after a 4-minute warm-up and before the 3-minute drain, at 6× real time, seed "soak"
- * (3.8 minutes of real time) — the operator in its own process against the shared control plane
+ * `npm run soak`'s default: 300 policies, 13 virtual minutes of random faults (about 3 rules a
+ * minute) after a 3-minute warm-up and before the 3-minute drain, at 6× real time, seed "soak"
+ * (3.2 minutes of real time) — the operator in its own process against the shared control plane
  * and the HTTPS emulator. What must never happen is counted and must be zero; the operator's heap
  * after a full collection must stay flat.
  */
@@ -11,14 +11,14 @@ import { runSoak } from "../../bench/soak.js";
 import { controlPlane, ensureCrd } from "../kube/support.js";
 import { recordFault } from "./record.js";
 
-describe("soak: 300 policies, 16 virtual minutes of random faults", () => {
+describe("soak: 300 policies, 13 virtual minutes of random faults", () => {
   it("makes no duplicate ARM write, no scale-in on unknown data, no stalled cycle, and holds its heap", async () => {
     await ensureCrd();
     const r = await runSoak({
       kubeconfig: controlPlane().kubeconfigAdmin,
       policies: 300,
-      virtualMinutes: 16,
-      warmupMinutes: 4,
+      virtualMinutes: 13,
+      warmupMinutes: 3,
       speed: 6,
       seed: "soak",
       log: (line) => console.log(`[soak] ${line}`),
