@@ -174,6 +174,13 @@ const ConnectionsMetricSchema = Type.Object(
       "Connection quota utilization the operator aims for, % of units × 1,000 connections.",
       80,
     ),
+    spareConnections: Type.Optional(
+      Int(
+        "Standing headroom: connections the quota keeps free above the window's peak, connections (0 when absent). The need is at least (peak + spareConnections) ÷ 1,000 units, so it only matters at small sizes, where the target's share is less than this (at 80 % and 1,000: below 5 units), and a burst of up to this many clients is not refused while the metrics and a scale catch up.",
+        0,
+        1_000_000,
+      ),
+    ),
   },
   { additionalProperties: false, description: "Scale on concurrent client connections." },
 );

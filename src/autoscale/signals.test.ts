@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { CapacityPolicySpec } from "../api/index.js";
 import { DEFAULT_LADDERS, type SkuUnits } from "../capacity/skus.js";
 import { windowSamples } from "./samples.js";
+import { connectionsNeed } from "./signals/connections.js";
 import { evaluateSignals, trafficDemand, trafficUtilization } from "./signals.js";
 import { SizeList } from "./sizes.js";
 import { NOW, samples, spec } from "./testing.js";
@@ -108,6 +109,41 @@ describe("connections (units × 1,000 × target)", () => {
     const { reports } = run(noLoad, { connections: null, connectionQuotaUtilizationPercent: 96 });
     expect(reports[0]?.value).toBe(9600);
     expect(reports[0]?.desiredUnits).toBe(12);
+  });
+});
+
+describe("connections with spareConnections (standing headroom at small sizes)", () => {
+  const s = spec({ metrics: { connections: { targetPercent: 80, spareConnections: 1000 } } });
+  delete s.metrics.serverLoad;
+  const at2: SkuUnits = { sku: "Premium_P1", units: 2 };
+  // 1,300 connections at 2 units: at 80 % they need 1,300 ÷ 800 = 1.63 units (ratio 0.81, a scale-in
+  // without the spare); with 1,000 spare, (1,300 + 1,000) ÷ 1,000 = 2.3 units: ratio 1.15, above the
+  // 10 % band → ceil(2.3) = 3 units.
+  it("1,300 connections at 2 units keep 1,000 free: 3 units", () => {
+    const { reports } = run(s, { connections: 1300 }, at2);
+    expect(reports[0]?.ratio).toBeCloseTo(1.15, 9);
+    expect(reports[0]?.desiredUnits).toBe(3);
+    expect(reports[0]?.message).toContain("(2,300 with 1,000 spare)");
+  });
+  // 1,150 connections: (1,150 + 1,000) ÷ 1,000 = 2.15 units, ratio 1.075 — within the band: hold 2.
+  it("a spare need within the tolerance band holds the size", () => {
+    const { reports } = run(s, { connections: 1150 }, at2);
+    expect(reports[0]?.withinTolerance).toBe(true);
+    expect(reports[0]?.desiredUnits).toBe(2);
+  });
+  // 8,000 connections at 10 units: 8,000 ÷ 800 = 10 units at the target, (8,000 + 1,000) ÷ 1,000
+  // = 9 with the spare: the target's 2,000 free connections are more, so the spare changes nothing.
+  it("above 4,000 connections (5 units at 80 %) the target's headroom is the larger", () => {
+    const { reports } = run(s, { connections: 8000 });
+    expect(reports[0]?.ratio).toBeCloseTo(1, 9);
+    expect(reports[0]?.desiredUnits).toBe(10);
+    expect(reports[0]?.message).not.toContain("spare");
+  });
+  it("connectionsNeed: the larger of the target's need and peak + spare in units", () => {
+    expect(connectionsNeed(1300, 80, 0)).toBeCloseTo(1.625, 9);
+    expect(connectionsNeed(1300, 80, 1000)).toBeCloseTo(2.3, 9);
+    expect(connectionsNeed(4000, 80, 1000)).toBeCloseTo(5, 9);
+    expect(connectionsNeed(4800, 80, 1000)).toBeCloseTo(6, 9);
   });
 });
 

@@ -2,9 +2,11 @@
  * The connections signal: the window's peak connections, each bucket's from its two measures
  * (`connections.ts`: ConnectionCount, or ConnectionQuotaUtilization% · units then · 10 when that
  * is unknown, and the higher of the two when they disagree beyond 1.5 % of the quota — then a
- * `ConnectionsDisagree` reason), `ratio = peak / (currentUnits · 1,000 · target%)`; asks for
- * `ceil(peak / (1,000 · target%))` units. Connections above units × 1,000 are refused, not
- * counted: a peak within 1 % of that is saturated (signals.ts). Pure.
+ * `ConnectionsDisagree` reason). The need is `peak / (1,000 · target%)` units, and with
+ * `spareConnections` at least `(peak + spareConnections) / 1,000` (standing headroom where one
+ * unit is most of it: {@link connectionsNeed}); `ratio = need / currentUnits`, so the tolerance
+ * band reads the spare too; it asks for `ceil(need)` units. Connections above units × 1,000 are
+ * refused, not counted: a peak within 1 % of that is saturated (signals.ts). Pure.
  */
 
 import { CONNECTIONS_PER_UNIT } from "../../capacity/skus.js";
@@ -42,6 +44,16 @@ function evaluateConnections(ctx: SignalContext, tolerance: ToleranceBand): Sign
 }
 
 /**
+ * The units `peak` connections need, un-snapped: `peak ÷ (1,000 · target%)`, and at least
+ * `(peak + spare) ÷ 1,000` — the quota keeps `spare` connections free however small the size (at
+ * 80 % and 1,000 spare the second is larger only below 4,000 connections, 5 units).
+ */
+export function connectionsNeed(peak: number, targetPercent: number, spare: number): number {
+  const atTarget = peak / (CONNECTIONS_PER_UNIT * (targetPercent / 100));
+  return spare > 0 ? Math.max(atTarget, (peak + spare) / CONNECTIONS_PER_UNIT) : atTarget;
+}
+
+/**
  * The ask of a known peak (connections) at `target` %: proportional, with the measure of the
  * peak bucket in the report, and the need per bucket.
  */
@@ -66,14 +78,18 @@ function peakOutcome(
     (v, start) => v >= unitsAt(start) * CONNECTIONS_PER_UNIT * SATURATION,
   );
   const from = measure === "ConnectionQuotaUtilization" ? " (from ConnectionQuotaUtilization)" : "";
+  const spareConnections = ctx.spec.metrics.connections?.spareConnections ?? 0;
+  const need = connectionsNeed(top, target, spareConnections);
+  const spare =
+    need > top / perUnit ? ` (${fmt(top + spareConnections)} with ${fmt(spareConnections)} spare)` : "";
   const outcome = proportionalOutcome({
     signal: "connections",
     s,
     target,
     value: top,
-    ratio: top / (current.units * perUnit),
-    demandUnits: top / perUnit,
-    describe: `${fmt(top)} connections${from} vs ${fmt(current.units * perUnit)} (${current.units} units × 1,000 × ${target} %)`,
+    ratio: need / current.units,
+    demandUnits: need,
+    describe: `${fmt(top)} connections${from}${spare} vs ${fmt(current.units * perUnit)} (${current.units} units × 1,000 × ${target} %)`,
     saturated: saturatedAt(top, current.units * CONNECTIONS_PER_UNIT),
     current,
     tolerance,
