@@ -13,6 +13,15 @@ export const CRD_NAME = `${PLURAL}.${GROUP}`;
 /** Annotation that pauses a policy when set to "true" (same effect as `spec.mode: Paused`). */
 export const PAUSE_ANNOTATION = "autoscaling.signalr.dev/paused";
 
+/**
+ * The metric signals a policy can scale on, in spec order: each is a field of `spec.metrics` with
+ * a `targetPercent` (schema.ts), and each has one file under src/autoscale/signals/.
+ */
+export const SIGNAL_NAMES = ["serverLoad", "connections", "traffic"] as const;
+export type SignalName = (typeof SIGNAL_NAMES)[number];
+/** {@link SIGNAL_NAMES} for people: "serverLoad, connections or traffic". */
+export const SIGNAL_LIST = `${SIGNAL_NAMES.slice(0, -1).join(", ")} or ${SIGNAL_NAMES.at(-1)}`;
+
 /** Azure Monitor time grains `spec.metrics.window` may take. */
 export const TIME_GRAINS = ["1m", "5m", "15m", "30m", "1h", "6h", "12h", "1d"] as const;
 export type TimeGrain = (typeof TIME_GRAINS)[number];

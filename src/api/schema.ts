@@ -61,6 +61,8 @@ import {
   SCALING_POLICY_TYPES,
   SELECT_POLICIES,
   SHARE_SUM_TOLERANCE,
+  SIGNAL_LIST,
+  SIGNAL_NAMES,
   STRICT_DISCONNECTIONS_PER_UNIT_HOUR,
   TIME_GRAINS,
   UNAPPLIED_OUTCOMES,
@@ -268,8 +270,8 @@ const MetricsSchema = Type.Object(
     },
     "x-kubernetes-validations": [
       {
-        rule: "has(self.serverLoad) || has(self.connections) || has(self.traffic)",
-        message: "at least one of serverLoad, connections or traffic must be set",
+        rule: SIGNAL_NAMES.map((name) => `has(self.${name})`).join(" || "),
+        message: `at least one of ${SIGNAL_LIST} must be set`,
       },
       {
         // The pattern guards keep a malformed duration to the pattern's own error (no CEL conversion error).

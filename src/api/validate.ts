@@ -20,6 +20,8 @@ import {
   P1_MAX_UNITS,
   P2_MIN_UNITS,
   SHARE_SUM_TOLERANCE,
+  SIGNAL_LIST,
+  SIGNAL_NAMES,
 } from "./constants.js";
 import { DURATION_PATTERN, parseDuration } from "./duration.js";
 import { parseResourceId, ResourceIdError } from "./resource-id.js";
@@ -272,8 +274,8 @@ const fallbackAndScheduleRules: CrossFieldRule = ({ units, fallback, schedules }
 /** The metrics object's rules: at least one metric; sample age and ingestion delay in bounds. */
 const metricsRules: CrossFieldRule = ({ metrics: m }) => {
   const errors: string[] = [];
-  if (!m.serverLoad && !m.connections && !m.traffic) {
-    errors.push("spec.metrics: set at least one of serverLoad, connections or traffic");
+  if (!SIGNAL_NAMES.some((name) => m[name])) {
+    errors.push(`spec.metrics: set at least one of ${SIGNAL_LIST}`);
   }
   if (parseDuration(m.maxSampleAge) <= parseDuration(m.ingestionDelay)) {
     errors.push(

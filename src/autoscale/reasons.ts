@@ -6,10 +6,10 @@
  * Codes are CamelCase and stable: tooling may match on them. Messages are for people and may
  * change.
  */
+import type { SignalName } from "../api/constants.js";
 import type { ScalableSku } from "../capacity/skus.js";
 
-/** The metric signals a policy can scale on. */
-export type SignalName = "serverLoad" | "connections" | "traffic";
+export type { SignalName } from "../api/constants.js";
 
 /** Every reason code a decision can carry. */
 const REASON_CODES = [

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { SIGNAL_NAMES } from "../api/constants.js";
 import type { CapacityPolicySpec } from "../api/index.js";
 import { DEFAULT_LADDERS, type SkuUnits } from "../capacity/skus.js";
 import { windowSamples } from "./samples.js";
 import { connectionsNeed } from "./signals/connections.js";
+import { SIGNALS } from "./signals/index.js";
 import { evaluateSignals, trafficDemand, trafficUtilization } from "./signals.js";
 import { SizeList } from "./sizes.js";
 import { NOW, samples, spec } from "./testing.js";
@@ -22,6 +24,12 @@ function run(
   const sizes = new SizeList(s.skus, current, DEFAULT_LADDERS);
   return evaluateSignals({ spec: s, window, current, sizes, unitsAt });
 }
+
+describe("the signals", () => {
+  it("are one file each for every name the API knows, in spec order", () => {
+    expect(SIGNALS.map((s) => s.name)).toEqual([...SIGNAL_NAMES]);
+  });
+});
 
 describe("serverLoad (proportional, HPA tolerance)", () => {
   // 10 units, target 70 %, tolerance 0.1: ratio = load / 70.

@@ -7,6 +7,7 @@
  * {@link fieldKnob} line, e.g. `fieldKnob("anticipation.headroom.peakPercent", [0, 25, 50])`,
  * which applies only to policies that have the field's parent (here `spec.anticipation`).
  */
+import { SIGNAL_NAMES } from "../api/constants.js";
 import type { CapacityPolicySpec } from "../api/index.js";
 
 /** A value a knob sets. */
@@ -64,7 +65,7 @@ export function fieldKnob<V extends KnobValue>(
 }
 
 /** The signals a policy scales on, each with a `targetPercent`, in spec order. */
-const SIGNALS = ["serverLoad", "connections", "traffic"] as const;
+const SIGNALS = SIGNAL_NAMES;
 
 /**
  * `metrics.*.targetPercent`: one target, %, set on every signal the policy configures (server

@@ -1,7 +1,8 @@
 /**
  * The anticipation rules, in the order they are evaluated: a new rule is a new file here
- * implementing {@link Rule} and one entry of {@link RULES} (and its name in the schema's
- * `ANTICIPATION_RULES`).
+ * implementing {@link Rule} and one entry of {@link RULES}, and its name in the schema's
+ * `ANTICIPATION_RULES` (src/api/schema.ts); then `npm run gen:crds` writes the CRD and
+ * docs/capacitypolicy.md, which list the names. docs/anticipation.md describes each rule.
  */
 import { censoredDemandRule } from "./censored-demand.js";
 import { headroomRule } from "./headroom.js";
