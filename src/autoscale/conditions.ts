@@ -135,6 +135,7 @@ function metricsAvailableCondition(c: ConditionInput): DecisionCondition {
 /** The `AbleToScale` reason of each limit that keeps scaling possible but held. */
 const ABLE_TO_SCALE_LIMITS: Partial<Record<LimitCode, string>> = {
   StabilizedDown: "ScaleDownStabilized",
+  AwaitingNewSize: "AwaitingNewSize",
   StabilizedUp: "ScaleUpStabilized",
   Settling: "Settling",
   OutsideScaleInWindow: "OutsideScaleInWindow",

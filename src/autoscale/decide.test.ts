@@ -442,3 +442,50 @@ describe("a unit range with no unit count of the allowed SKUs in it", () => {
     expect(condition(d, "Ready")).toMatchObject({ status: "False", reason: "SkuPath" });
   });
 });
+
+describe("a saturated instance right after a scale-out (AwaitingNewSize)", () => {
+  // Connections only, 80 %; a 30-minute scale-down window. Premium_P1 2 → 4 sent at 11:55 and
+  // observed complete at 12:00 (NOW); the scale-out's recommendation of 4 units opens the window.
+  const s = spec({
+    metrics: { connections: { targetPercent: 80 } },
+    behavior: { scaleDown: { stabilizationWindowSeconds: 1800 } },
+  });
+  delete s.metrics.serverLoad;
+  const scaled = recordScale(
+    { ...emptyHistory(), recommendations: [{ time: ago(300), units: 4, sku: "Premium_P1" as const }] },
+    {
+      time: new Date(NOW).toISOString(),
+      startedAt: ago(300),
+      from: { sku: "Premium_P1", units: 2 },
+      to: { sku: "Premium_P1", units: 4 },
+    },
+  );
+  // The window (11:52–11:56, read 3 minutes late) was all served by 2 units: 2,010 connections is
+  // the 2-unit quota (2,000 ± 1 %), full; 11:55 and 11:56 overlap the change, read at 2 units.
+  // Against 4 units' 3,200 at 80 % that reads 2,010 ÷ 3,200 = 0.63 → ceil(2,010 ÷ 800) = 3 units,
+  // below the current 4: the window's 4 holds it. The first bucket at 4 units is 12:00–12:01,
+  // read from 12:04.
+  const at4 = { sku: "Premium_P1" as const, units: 4 };
+
+  it("names the real hold, not the scale-down window", () => {
+    const d = decide(
+      input({ spec: s, samples: samples({ connections: 2010 }), history: scaled, current: at4 }),
+    );
+    expect(d.recommendation?.units).toBe(3);
+    expect(d.desired?.units).toBe(4);
+    expect(d.limitedBy).toBe("AwaitingNewSize");
+    expect(condition(d, "AbleToScale")).toMatchObject({ reason: "AwaitingNewSize" });
+    expect(d.reasons.find((r) => r.code === "AwaitingNewSize")?.message).toBe(
+      "the connection quota was full at 2 units (bucket 11:56 UTC) and no bucket at 4 units is read yet: the metrics only say the demand is above 2,000 connections; held at 4 units until the first is read, at about 12:04 UTC",
+    );
+    expect(codes(d)).not.toContain("StabilizedDown");
+  });
+
+  it("without a full quota at the smaller size it is the scale-down window", () => {
+    const d = decide(
+      input({ spec: s, samples: samples({ connections: 1500 }), history: scaled, current: at4 }),
+    );
+    expect(d.desired?.units).toBe(4);
+    expect(d.limitedBy).toBe("StabilizedDown");
+  });
+});

@@ -13,7 +13,9 @@
  * 4. Recommendation (stages/recommendation.ts): the smallest allowed size that covers the largest
  *    need (Premium_P2 above 100 units when allowed, back down below it).
  * 5. Stabilization, then rate policies (stages/behavior.ts, behavior.ts); a recommendation below
- *    the current size made on incomplete data is not recorded (HPA rule).
+ *    the current size made on incomplete data is not recorded (HPA rule); one held at the current
+ *    size while the quota was full at a smaller size and no bucket at this one is read yet is
+ *    named `AwaitingNewSize` (stages/unmeasured.ts).
  * 6. Scale-in gate (stages/scale-in-gate.ts): no scale-in while a signal is unknown, incomplete,
  *    stale or failing (MetricsIncomplete), while settling (Settling), or outside the scale-in
  *    windows. A failed pass (fetch failed, or no usable signal) runs instead of 4–6: hold, or the
@@ -69,6 +71,7 @@ import {
   policyTimes,
   type Sized,
 } from "./stages/stage.js";
+import { unmeasuredSize } from "./stages/unmeasured.js";
 import { type ObservedWindow, observeWindow, windowReasons } from "./stages/window.js";
 import type { SignalLevels } from "./suspect.js";
 
@@ -319,7 +322,8 @@ function measuredPass(
 ): PassSize {
   const recommended = recommend(frame, measured);
   const blockers = scaleInBlockers(health.complete, observed.window.settling, schedules.scaleInAllowed);
-  const stabilized = stabilization(frame, recommended.size, health.complete);
+  const unmeasured = unmeasuredSize(measured.evaluation.demand, observed, frame.current.units);
+  const stabilized = stabilization(frame, recommended.size, health.complete, unmeasured);
   const rated = ratePolicies(frame, stabilized.size);
   const gated = scaleInGate(frame, observed, rated.size, {
     blockers,

@@ -102,6 +102,11 @@ const REASON_CODES = [
   "StabilizedUp",
   /** Scale-down stabilization: the highest recommendation of the scale-down window applies. */
   "StabilizedDown",
+  /**
+   * Right after a scale-out the quota was full at the smaller size and no bucket at the current
+   * size is read yet: the size is held until one is (stages/unmeasured.ts).
+   */
+  "AwaitingNewSize",
   /** A scale-up rate policy capped the change. */
   "RateLimitedUp",
   /** A scale-down rate policy capped the change. */
@@ -186,6 +191,7 @@ export type LimitCode = Extract<
   | "LadderTop"
   | "StabilizedUp"
   | "StabilizedDown"
+  | "AwaitingNewSize"
   | "RateLimitedUp"
   | "RateLimitedDown"
   | "ScaleUpDisabled"

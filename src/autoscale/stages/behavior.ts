@@ -7,8 +7,9 @@
 import type { SkuUnits } from "../../capacity/skus.js";
 import { rateLimit, stabilize } from "../behavior.js";
 import type { Recommendation } from "../history.js";
-import { compareSizes, formatSize } from "../sizes.js";
+import { compareSizes, formatSize, sameSize } from "../sizes.js";
 import { type DecisionFrame, limitWith, type Sized, sizedBy } from "./stage.js";
+import { type UnmeasuredSize, unmeasuredMessage } from "./unmeasured.js";
 
 /** The stabilized size and the recommendations this pass records (oldest first). */
 export interface Stabilized extends Sized {
@@ -17,9 +18,17 @@ export interface Stabilized extends Sized {
 
 /**
  * Stage 5a: the stabilization windows. `complete`: the window may justify a scale-in (health.ts).
- * The result is a size of the list when one has its units.
+ * The result is a size of the list when one has its units. A recommendation below the current
+ * size held there while `unmeasured` (the quota was full at a smaller size and no bucket at this
+ * one is read yet: unmeasured.ts) is named `AwaitingNewSize`, not the scale-down window: the
+ * buckets can only say "more".
  */
-export function stabilization(frame: DecisionFrame, recommendation: SkuUnits, complete: boolean): Stabilized {
+export function stabilization(
+  frame: DecisionFrame,
+  recommendation: SkuUnits,
+  complete: boolean,
+  unmeasured?: UnmeasuredSize,
+): Stabilized {
   const { current, history, nowIso, sizes, spec } = frame;
   const up = spec.behavior.scaleUp.stabilizationWindowSeconds;
   const down = spec.behavior.scaleDown.stabilizationWindowSeconds;
@@ -41,6 +50,12 @@ export function stabilization(frame: DecisionFrame, recommendation: SkuUnits, co
   });
   const size = sizes.has(st.size) ? st.size : (sizes.atUnits(st.size.units) ?? st.size);
   const at = { units: size.units, sku: size.sku };
+  if (st.code === "StabilizedDown" && unmeasured && sameSize(size, current)) {
+    return {
+      ...sizedBy(size, limitWith("AwaitingNewSize", unmeasuredMessage(unmeasured, current.units), at)),
+      recorded,
+    };
+  }
   const stated =
     st.code === "StabilizedDown"
       ? limitWith(
