@@ -64,9 +64,6 @@ export function fieldKnob<V extends KnobValue>(
   };
 }
 
-/** The signals a policy scales on, each with a `targetPercent`, in spec order. */
-const SIGNALS = SIGNAL_NAMES;
-
 /**
  * `metrics.*.targetPercent`: one target, %, set on every signal the policy configures (server
  * load, connections, traffic); the policy's own targets read as `70/80/80` in that order when they
@@ -74,7 +71,7 @@ const SIGNALS = SIGNAL_NAMES;
  */
 export function signalTargetKnob(values: readonly number[]): SweepKnob<number> {
   const targets = (spec: CapacityPolicySpec) =>
-    SIGNALS.flatMap((s) => {
+    SIGNAL_NAMES.flatMap((s) => {
       const signal = spec.metrics[s];
       return signal ? [signal] : [];
     });

@@ -141,19 +141,16 @@ describe("status writes", () => {
     );
 
     // Demand rises: the pass that decides the new size writes it.
-    const decided = new Promise<{ units: number; stored: CapacityPolicy }>((resolve) => {
-      const off = h.operator.onPass((r) => {
-        const units = r.result?.decision?.desired?.units;
-        if (r.policy.metadata.name !== "steady" || units === undefined || units === 3) return;
-        off();
-        void getPolicy(kube, ns, "steady").then((p) => resolve({ units, stored: p }));
+    let seen: { units: number; stored: CapacityPolicy } | undefined;
+    const off = h.operator.onPass((r) => {
+      const units = r.result?.decision?.desired?.units;
+      if (r.policy.metadata.name !== "steady" || units === undefined || units === 3) return;
+      off();
+      void getPolicy(kube, ns, "steady").then((p) => {
+        seen = { units, stored: p };
       });
     });
     h.emulator.control.setDemand(id, { connections: 6000 });
-    let seen: { units: number; stored: CapacityPolicy } | undefined;
-    void decided.then((d) => {
-      seen = d;
-    });
     const { units, stored: afterChange } = await h.eventually(
       () => {
         if (!seen) throw new Error("no pass has decided the new size yet");

@@ -26,8 +26,8 @@ export interface UnmeasuredSize {
 
 /**
  * {@link UnmeasuredSize} of this pass, or undefined: when the connections series has no censored
- * bucket, or some bucket of the window was served at the current units or more. `delaySeconds`
- * is the ingestion delay the decision reads with.
+ * bucket, or some bucket of the window was served at the current units or more. The first read
+ * comes the ingestion delay the decision reads with (`observed.delaySeconds`) after that bucket.
  */
 export function unmeasuredSize(
   demand: readonly DemandSeries[],
