@@ -128,7 +128,7 @@ const TargetSchema = Type.Object(
     }),
     resourceId: Type.String({
       description:
-        "ARM resource ID of the instance: /subscriptions/<subscription>/resourceGroups/<group>/providers/Microsoft.SignalRService/SignalR/<name> (or .../WebPubSub/<name>, matching service), by Azure's naming rules: the subscription a GUID; the group 1–90 letters, digits, '_', '-', '.', '(' or ')', not ending with '.'; the name 3–63 letters, digits and single hyphens, starting with a letter and ending with a letter or digit. Compared case-insensitively.",
+        "ARM resource ID of the instance: /subscriptions/<subscription>/resourceGroups/<group>/providers/Microsoft.SignalRService/SignalR/<name> (or .../WebPubSub/<name>, matching service), or of one of its geo-replicas: .../SignalR/<name>/replicas/<replica name>; by Azure's naming rules: the subscription a GUID; the group 1–90 letters, digits, '_', '-', '.', '(' or ')', not ending with '.'; the name 3–63 letters, digits and single hyphens, starting with a letter and ending with a letter or digit; the replica name 3–63 letters, digits and hyphens, starting with a letter and ending with a letter or digit. Compared case-insensitively.",
       minLength: 1,
       maxLength: 512,
     }),
@@ -746,7 +746,7 @@ export const SPEC_CEL_RULES: readonly CelRule[] = [
   {
     rule: resourceIdCelRule(),
     message:
-      "target.resourceId must be an ARM ID /subscriptions/<subscription GUID>/resourceGroups/<group: 1-90 letters, digits, _-.() not ending in .>/providers/Microsoft.SignalRService/<SignalR|WebPubSub, as target.service>/<name: 3-63 letters, digits, single hyphens, starting with a letter, ending with a letter or digit>",
+      "target.resourceId must be an ARM ID /subscriptions/<subscription GUID>/resourceGroups/<group: 1-90 letters, digits, _-.() not ending in .>/providers/Microsoft.SignalRService/<SignalR|WebPubSub, as target.service>/<name: 3-63 letters, digits, single hyphens, starting with a letter, ending with a letter or digit>[/replicas/<replica name: 3-63 letters, digits, hyphens, starting with a letter, ending with a letter or digit>]",
     fieldPath: ".target.resourceId",
   },
   {
