@@ -162,6 +162,7 @@ export function responseHeadersPolicy(
 const API_NAMES: Readonly<Record<string, string>> = {
   signalr: "SignalR",
   webpubsub: "WebPubSub",
+  replicas: "replicas",
   skus: "listSkus",
   autoscalesettings: "autoscaleSettings",
   operationstatuses: "operationStatuses",
@@ -173,7 +174,8 @@ const API_NAMES: Readonly<Record<string, string>> = {
 
 /**
  * The API label of an Azure request: the method and the innermost ARM resource type of the path
- * (`GET SignalR` for a get or a list of SignalR instances, `PATCH WebPubSub`, `GET listSkus`,
+ * (`GET SignalR` for a get or a list of SignalR instances, `PATCH WebPubSub`, `GET replicas` and
+ * `PATCH replicas` for a replica or the list of an instance's replicas, `GET listSkus`,
  * `GET operationStatuses`, `GET autoscaleSettings`), or the data-plane operation
  * (`POST metrics:getBatch`). Unknown paths are `<METHOD> other`, so the label set stays small.
  */
