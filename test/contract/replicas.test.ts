@@ -434,3 +434,78 @@ describe("errors of the generic ARM calls classify as the classic clients'", () 
     expect((timedOut as { kind?: string }).kind).toBe("Transient");
   });
 });
+
+describe("metrics of a replica: its own namespace, in its own region", () => {
+  const primary = `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.SignalRService/SignalR/mySignalRService`;
+  const replicaId = `${primary}/replicas/mySignalRService-eastus`;
+  const minute = (m: number) => new Date(Date.UTC(2024, 5, 1, 12, m));
+
+  /** A getBatch answer: every asked metric of every asked resource, one value per minute. */
+  function metricsAnswer(req: ReplayRequest): ReplayAnswer {
+    const u = new URL(req.url);
+    const names = (u.searchParams.get("metricnames") ?? "").split(",");
+    const aggregation = (u.searchParams.get("aggregation") ?? "").toLowerCase();
+    const ids = (req.body as { resourceids: string[] }).resourceids;
+    return {
+      status: 200,
+      body: {
+        values: ids.map((id) => ({
+          starttime: minute(0).toISOString(),
+          endtime: minute(3).toISOString(),
+          interval: "PT1M",
+          namespace: u.searchParams.get("metricnamespace"),
+          resourceregion: "eastus",
+          resourceid: id,
+          value: names.map((n) => ({
+            id: `${id}/providers/Microsoft.Insights/metrics/${n}`,
+            type: "Microsoft.Insights/metrics",
+            name: { value: n, localizedValue: n },
+            displayDescription: n,
+            unit: "Count",
+            timeseries: [
+              {
+                metadatavalues: [],
+                data: [0, 1, 2].map((m) => ({ timeStamp: minute(m).toISOString(), [aggregation]: 100 + m })),
+              },
+            ],
+            errorCode: "Success",
+          })),
+        })),
+      },
+    };
+  }
+
+  it("a replica and its instance go in two getBatch calls, each to its region, the replica's in …/SignalR/replicas", async () => {
+    const seen = serve((req, p) =>
+      req.method === "POST" && p.endsWith("metrics:getBatch") ? metricsAnswer(req) : undefined,
+    );
+    const read = await adapters().metrics.read(
+      [
+        { resourceId: primary, region: "westeurope" },
+        { resourceId: replicaId, region: "eastus" },
+      ],
+      { start: minute(0), end: minute(3) },
+    );
+    expect(read.failures).toEqual([]);
+    const posts = server.requests.map((r) => {
+      const u = new URL(r.url);
+      return [
+        u.pathname.split("/")[2],
+        u.searchParams.get("metricnamespace"),
+        (r.body as { resourceids: string[] }).resourceids,
+      ];
+    });
+    // One query per aggregation (Maximum, Total) for each of the two batches (which run in parallel).
+    expect(posts.map((p) => JSON.stringify(p)).sort()).toEqual(
+      [
+        ["eastus", "Microsoft.SignalRService/SignalR/replicas", [replicaId]],
+        ["eastus", "Microsoft.SignalRService/SignalR/replicas", [replicaId]],
+        ["westeurope", "Microsoft.SignalRService/SignalR", [primary]],
+        ["westeurope", "Microsoft.SignalRService/SignalR", [primary]],
+      ].map((p) => JSON.stringify(p)),
+    );
+    expect(read.samples.get(replicaId)?.map((s) => s.connections)).toEqual([100, 101, 102]);
+    const violations = await validator.validateAll(seen);
+    expect(violations, formatViolations(violations)).toEqual([]);
+  });
+});
