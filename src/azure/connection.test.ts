@@ -22,6 +22,9 @@ describe("azureApiName", () => {
       "PATCH WebPubSub",
     ],
     ["GET", `${ARM}${SR}/skus`, "GET listSkus"],
+    ["GET", `${ARM}${SR}/replicas?api-version=2024-03-01`, "GET replicas"],
+    ["PATCH", `${ARM}${SR}/replicas/chat-eastus?api-version=2024-03-01`, "PATCH replicas"],
+    ["GET", `${ARM}${SR}/replicas/chat-eastus/skus`, "GET listSkus"],
     // A resource named like an API is still the resource.
     ["GET", `${ARM}${SUB}/resourceGroups/rg/providers/Microsoft.SignalRService/signalR/skus`, "GET SignalR"],
     [

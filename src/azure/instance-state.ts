@@ -14,7 +14,7 @@
  * default.
  */
 import type { ServiceKind } from "../capacity/index.js";
-import { isReplica, type ResourceRef } from "./resource-id.js";
+import { isReplica, type ResourceRef, resourceKey } from "./resource-id.js";
 import { normalizeRegion, UNKNOWN_REGION } from "./scope.js";
 
 /** What ARM says about an instance (a primary) or a replica. */
@@ -119,6 +119,47 @@ export function toInstance(ref: ResourceRef, r: ArmResource): InstanceState {
 }
 
 /**
+ * The `properties` of each resource of a raw ARM list page (`{ value: [{ id, properties }] }`), by
+ * `resourceKey` of its ID; entries without an ID or object `properties` are left out.
+ */
+export function rawListProperties(
+  bodyAsText: string | null | undefined,
+): Map<string, NonNullable<ArmResource["properties"]>> {
+  const out = new Map<string, NonNullable<ArmResource["properties"]>>();
+  if (!bodyAsText) return out;
+  let body: unknown;
+  try {
+    body = JSON.parse(bodyAsText);
+  } catch {
+    return out;
+  }
+  const value = (body as { value?: unknown } | null)?.value;
+  if (!Array.isArray(value)) return out;
+  for (const item of value) {
+    const id = (item as { id?: unknown } | null)?.id;
+    const props = typeof id === "string" ? propertiesOf(item) : undefined;
+    if (typeof id === "string" && props) out.set(resourceKey(id), props);
+  }
+  return out;
+}
+
+/** The serving-related `properties` of a parsed body, or `undefined` without an object `properties`. */
+function propertiesOf(body: unknown): ArmResource["properties"] {
+  const props = (body as { properties?: unknown } | null)?.properties;
+  if (typeof props !== "object" || props === null) return undefined;
+  const text = (v: unknown) => (typeof v === "string" ? v : undefined);
+  const p = props as Record<string, unknown>;
+  const out: NonNullable<ArmResource["properties"]> = {};
+  const state = text(p["provisioningState"]);
+  const stopped = text(p["resourceStopped"]);
+  const endpoint = text(p["regionEndpointEnabled"]);
+  if (state !== undefined) out.provisioningState = state;
+  if (stopped !== undefined) out.resourceStopped = stopped;
+  if (endpoint !== undefined) out.regionEndpointEnabled = endpoint;
+  return out;
+}
+
+/**
  * The `properties` of a raw ARM body (`bodyAsText` of the typed SDKs' response, whose models of
  * 2023-02-01 drop `resourceStopped` and `regionEndpointEnabled`), or `undefined` when it is not
  * JSON with an object `properties`.
@@ -126,19 +167,7 @@ export function toInstance(ref: ResourceRef, r: ArmResource): InstanceState {
 export function rawProperties(bodyAsText: string | null | undefined): ArmResource["properties"] {
   if (!bodyAsText) return undefined;
   try {
-    const body: unknown = JSON.parse(bodyAsText);
-    const props = (body as { properties?: unknown } | null)?.properties;
-    if (typeof props !== "object" || props === null) return undefined;
-    const text = (v: unknown) => (typeof v === "string" ? v : undefined);
-    const p = props as Record<string, unknown>;
-    const out: NonNullable<ArmResource["properties"]> = {};
-    const state = text(p["provisioningState"]);
-    const stopped = text(p["resourceStopped"]);
-    const endpoint = text(p["regionEndpointEnabled"]);
-    if (state !== undefined) out.provisioningState = state;
-    if (stopped !== undefined) out.resourceStopped = stopped;
-    if (endpoint !== undefined) out.regionEndpointEnabled = endpoint;
-    return out;
+    return propertiesOf(JSON.parse(bodyAsText));
   } catch {
     return undefined;
   }

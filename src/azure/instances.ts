@@ -29,7 +29,13 @@ import {
   type UnitLadders,
 } from "../capacity/index.js";
 import { ANY_REGION, ArmAdapter, type ArmAdapterOptions } from "./arm-adapter.js";
-import { type ArmResource, type InstanceState, rawProperties, toInstance } from "./instance-state.js";
+import {
+  type ArmResource,
+  type InstanceState,
+  rawListProperties,
+  rawProperties,
+  toInstance,
+} from "./instance-state.js";
 import { type PatchResponse, type ReplicaOps, replicaOps, type SkuListItem } from "./replica-ops.js";
 import {
   isReplica,
@@ -203,7 +209,8 @@ interface ServiceOps {
     onResponse: (raw: RawResponse) => void,
     signal: AbortSignal | undefined,
   ): Promise<UpdatePoller>;
-  listBySubscription(signal: AbortSignal | undefined): AsyncIterable<ArmResource>;
+  /** Every page, each resource with its body's `properties` as sent (see `get`). */
+  listBySubscription(signal: AbortSignal | undefined): Promise<ArmResource[]>;
   listUsages(location: string, signal: AbortSignal | undefined): AsyncIterable<UsageItem>;
 }
 
@@ -237,7 +244,10 @@ interface ArmOperations {
     parameters: { location: string; sku: { name: string; tier: string; capacity: number } },
     options: { abortSignal?: AbortSignal; onResponse: (raw: RawResponse) => void },
   ): Promise<UpdatePoller>;
-  listBySubscription(options: { abortSignal?: AbortSignal }): AsyncIterable<ArmResource>;
+  listBySubscription(options: {
+    abortSignal?: AbortSignal;
+    onResponse?: (raw: RawResponse) => void;
+  }): AsyncIterable<ArmResource>;
 }
 
 const opts = (signal: AbortSignal | undefined) => (signal ? { abortSignal: signal } : {});
@@ -258,7 +268,19 @@ function serviceOps(operations: ArmOperations, usages: UsageOperations): Service
     listSkus: (rg, name, signal) => operations.listSkus(rg, name, opts(signal)),
     beginUpdate: (rg, name, location, sku, onResponse, signal) =>
       operations.beginUpdate(rg, name, { location, sku }, { ...opts(signal), onResponse }),
-    listBySubscription: (signal) => operations.listBySubscription(opts(signal)),
+    listBySubscription: async (signal) => {
+      // Each page's answer (the SDK calls onResponse once a page), its resources' raw properties by ID.
+      const properties = new Map<string, NonNullable<ArmResource["properties"]>>();
+      const onResponse = (raw: RawResponse) => {
+        for (const [id, props] of rawListProperties(raw.bodyAsText)) properties.set(id, props);
+      };
+      const out: ArmResource[] = [];
+      for await (const r of operations.listBySubscription({ ...opts(signal), onResponse })) {
+        const props = r.id ? properties.get(resourceKey(r.id)) : undefined;
+        out.push(props ? { ...r, properties: props } : r);
+      }
+      return out;
+    },
   };
 }
 
@@ -439,12 +461,9 @@ export class AzureInstances extends ArmAdapter {
     // Callers from untyped input (JSON, flags) get a clear error for an unknown service.
     parseServiceKind(service);
     const scope: AzureScope = { subscriptionId, region: ANY_REGION };
-    const raw = await this.call("instances.listBySubscription", scope, options.signal, async () => {
-      const out: ArmResource[] = [];
-      for await (const r of this.#ops(service, subscriptionId).listBySubscription(options.signal))
-        out.push(r);
-      return out;
-    });
+    const raw = await this.call("instances.listBySubscription", scope, options.signal, () =>
+      this.#ops(service, subscriptionId).listBySubscription(options.signal),
+    );
     const out: InstanceState[] = [];
     for (const r of raw) {
       if (!r.id) continue;
