@@ -19,6 +19,7 @@ import { type AzureCall, createAzureAdapters, ResourceIdError } from "../../src/
 import type { TrafficExchange } from "../../src/emulator/index.js";
 import { caught, staticCredential } from "../azure/helpers.js";
 import { ContractValidator, formatViolations } from "./contract.js";
+import { type OfficialExample, officialExamples } from "./examples.js";
 import {
   type ReplayAnswer,
   type ReplayRequest,
@@ -508,4 +509,79 @@ describe("metrics of a replica: its own namespace, in its own region", () => {
     const violations = await validator.validateAll(seen);
     expect(violations, formatViolations(violations)).toEqual([]);
   });
+});
+
+/** The official replica examples of the 2024-03-01 specs, where they are vendored. */
+const replicaExamples = officialExamples().filter((e) =>
+  /Replicas_(Get|List|Update)$|_ListReplicaSkus$/.test(e.operationId),
+);
+
+describe.skipIf(replicaExamples.length === 0)("the official replica examples read by the adapters", () => {
+  const ofOperation = (operationId: string) => {
+    const found = replicaExamples.find((e) => e.operationId === operationId);
+    if (!found) throw new Error(`no vendored example of ${operationId}`);
+    return found;
+  };
+  const answerOf = (ex: OfficialExample, status: number): ReplayAnswer => {
+    const r = ex.responses.find((x) => x.status === status);
+    if (!r) throw new Error(`${ex.file} has no ${status} answer`);
+    return { status: r.status, headers: r.headers, ...(r.body !== undefined ? { body: r.body } : {}) };
+  };
+  const replicaIdOf = (ex: OfficialExample) =>
+    new URL(ex.url).pathname
+      .replace(/\/skus$/, "")
+      .replace("/signalR/", "/SignalR/")
+      .replace("/webPubSub/", "/WebPubSub/");
+
+  it.each(SERVICES)(
+    "$service: Replicas_Get, Replicas_List, ListReplicaSkus and Replicas_Update (200 and 202)",
+    async ({ service, name }) => {
+      const primary = `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.SignalRService/${service}/${name}`;
+      const replica = `${primary}/replicas/${name}-eastus`;
+      const get = ofOperation(`${service}Replicas_Get`);
+      expect(replicaIdOf(get)).toBe(replica);
+      server.answer(() => answerOf(get, 200));
+      const a = adapters();
+      expect(await a.instances.get(replica)).toEqual({
+        resourceId: replica,
+        service,
+        name,
+        role: "Replica",
+        replica: `${name}-eastus`,
+        primaryId: primary,
+        location: "eastus",
+        sku: "Premium_P1",
+        tier: "Premium",
+        units: 1,
+        provisioningState: "Succeeded",
+        terminal: true,
+        serving: true,
+      });
+
+      server.answer(() => answerOf(ofOperation(`${service}Replicas_List`), 200));
+      const listed = await a.instances.listReplicas(primary);
+      // The example's ID spells resourcegroups in lower case: the adapter's is canonical.
+      expect(listed.map((r) => [r.resourceId, r.location, r.units, r.serving])).toEqual([
+        [replica, "eastus", 1, true],
+      ]);
+
+      server.answer(() => answerOf(ofOperation(`${service}_ListReplicaSkus`), 200));
+      const allowed = await a.instances.listSkus(replica);
+      expect(allowed.skus.map((s) => s.sku)).toEqual(["Free_F1", "Standard_S1", "Premium_P1"]);
+      expect(allowed.fromService).toEqual(["Standard_S1", "Premium_P1"]);
+
+      const update = ofOperation(`${service}Replicas_Update`);
+      for (const status of [200, 202]) {
+        server.requests.length = 0;
+        server.answer((req) => (req.method === "PATCH" ? answerOf(update, status) : undefined));
+        const op = await a.instances.beginScale(replica, { sku: "Premium_P1", units: 1 });
+        expect([op.resourceId, op.acceptedWith]).toEqual([replica, status]);
+        expect(server.requests.map((r) => r.method)).toEqual(["PATCH"]);
+        const patch = server.requests[0] as ReplayRequest;
+        const sent = await validator.validate(exchange(patch, answerOf(update, status)));
+        expect(sent.operation).toBe(`${service}Replicas_Update@2024-03-01`);
+        expect(sent.violations, formatViolations(sent.violations)).toEqual([]);
+      }
+    },
+  );
 });
