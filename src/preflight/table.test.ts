@@ -843,6 +843,23 @@ describe("preflightRows of a geo-replica target", () => {
     expect(write.detail[2]).toBe(`  az lock list --resource ${REPLICA_ID} --output table`);
   });
 
+  it("a replica's ladders: Premium only, so a SKU list without Standard_S1 is not a warning", () => {
+    const obs = replicaObs();
+    obs.skus = {
+      ok: {
+        ...LADDERS_FROM_SERVICE,
+        fromService: ["Premium_P1", "Premium_P2"],
+        skus: LADDERS_FROM_SERVICE.skus
+          .filter((x) => x.sku !== "Standard_S1")
+          .map((x) => ({ ...x, resourceType: "Microsoft.SignalRService/SignalR/replicas" })),
+      },
+    };
+    const r = row(preflightRows(REPLICA_TARGET, obs), "unit ladders (listSkus)");
+    expect(r.result).toBe("OK");
+    // The same list for an instance, which may be Standard_S1, warns.
+    expect(row(preflightRows(TARGET, obs), "unit ladders (listSkus)").result).toBe("WARN");
+  });
+
   it("a replica that ARM says does not serve is a WARN naming why", () => {
     const obs = replicaObs();
     obs.instance = {

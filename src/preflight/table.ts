@@ -113,6 +113,9 @@ const onScope = (p: Permission) =>
       ? "the replica's instance"
       : "the instance";
 
+/** The SKUs a geo-replica can have: Premium only ("Geo-replication in Azure SignalR Service", prerequisites). */
+const REPLICA_SKUS: readonly ScalableSku[] = ["Premium_P1", "Premium_P2"];
+
 /** True when the target is a geo-replica. */
 const replicaTarget = (target: PreflightTarget) => isReplica(parseResourceId(target.resourceId));
 
@@ -396,7 +399,10 @@ function skusRow(target: PreflightTarget, obs: PreflightObservations, p: Permiss
     const failed = failedRead(o.error, p, "WARN", "the instance has no SKU list");
     return { check, ...failed, detail: [...failed.detail, "without it the built-in ladders stand"] };
   }
-  const allowed: readonly string[] = target.policy?.spec.skus ?? SCALABLE_SKUS;
+  // A replica is Premium only (geo-replication is a Premium tier feature): without a policy, the
+  // SKUs it can be scaled to are the Premium ones.
+  const allowed: readonly string[] =
+    target.policy?.spec.skus ?? (replicaTarget(target) ? REPLICA_SKUS : SCALABLE_SKUS);
   const listed = new Set(o.ok.skus.map((s) => s.sku));
   let result: CheckResult = "OK";
   const detail = SCALABLE_SKUS.map((sku: ScalableSku) => {
