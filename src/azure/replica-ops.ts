@@ -40,6 +40,7 @@ import { createResourceManagement } from "@azure/arm-resources/api";
 import { getById, updateById } from "@azure/arm-resources/api/resources";
 import { isRestError } from "@azure/core-rest-pipeline";
 import { type Client, createRestError, type PathUncheckedResponse } from "@azure-rest/core-client";
+import type { armClientOptions } from "./connection.js";
 import type { ArmResource } from "./instance-state.js";
 
 /** A `listSkus` entry, as both specs' `SkuList` give it. */
@@ -85,8 +86,8 @@ const MAX_PAGES = 100;
 export interface ReplicaClientOptions {
   endpoint: string;
   credentialScope: string;
-  // biome-ignore lint/suspicious/noExplicitAny: the pipeline options of ArmAdapter.clientOptions, passed through.
-  pipeline: Record<string, any>;
+  /** The pipeline options of `ArmAdapter.clientOptions` (no retries, timeout, CA, policies, user agent). */
+  pipeline: ReturnType<typeof armClientOptions>;
 }
 
 /** Attaches the ARM error body as the SDK does for its reads (`details`), when the error has none. */
