@@ -424,6 +424,19 @@ describe("errors of the generic ARM calls classify as the classic clients'", () 
     expect((listed as InvalidRequestError).message).toContain("Invalid arguments: Bad skus.");
   });
 
+  it("no answer at all (connection refused) is Transient, as for the classic clients", async () => {
+    const a = createAzureAdapters({
+      credential: staticCredential(),
+      // Port 1 on loopback: nothing listens there.
+      armEndpoint: "https://127.0.0.1:1",
+      ca: server.ca,
+      requestTimeoutMs: 5_000,
+    });
+    const err = await caught(() => a.instances.listReplicas(primary));
+    expect((err as { kind?: string }).kind).toBe("Transient");
+    expect((err as { status?: number }).status).toBeUndefined();
+  });
+
   it("a deadline aborts the call as a timeout (Transient), the caller's own abort is rethrown", async () => {
     server.answer(() => undefined);
     const a = adapters();
