@@ -598,3 +598,35 @@ describe.skipIf(replicaExamples.length === 0)("the official replica examples rea
     },
   );
 });
+
+describe("instances listed by subscription, every page, say whether they serve", () => {
+  it("reads resourceStopped from each page's body (the SignalR SDK's model drops it)", async () => {
+    const listPath = `/subscriptions/${SUB}/providers/Microsoft.SignalRService/signalR`;
+    const instance = (name: string, resourceStopped: string) => ({
+      id: `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.SignalRService/SignalR/${name}`,
+      name,
+      type: "Microsoft.SignalRService/SignalR",
+      location: "eastus",
+      sku: { name: "Premium_P1", tier: "Premium", size: "P1", capacity: 1 },
+      properties: { provisioningState: "Succeeded", resourceStopped },
+    });
+    serve((req, p) => {
+      if (req.method !== "GET" || p.toLowerCase() !== listPath.toLowerCase()) return undefined;
+      return new URL(req.url).searchParams.get("$skipToken") === "2"
+        ? { status: 200, body: { value: [instance("second-page", "true")] } }
+        : {
+            status: 200,
+            body: {
+              value: [instance("first-page", "false")],
+              nextLink: `https://management.azure.com${listPath}?api-version=2024-03-01&$skipToken=2`,
+            },
+          };
+    });
+    const list = await adapters().instances.listBySubscription(SUB, "SignalR");
+    expect(list.map((i) => [i.name, i.serving, i.notServingReason])).toEqual([
+      ["first-page", true, undefined],
+      ["second-page", false, 'resourceStopped is "true"'],
+    ]);
+    expect(server.requests).toHaveLength(2);
+  });
+});
