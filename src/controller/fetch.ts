@@ -66,6 +66,7 @@ import type { ApiErrorKind } from "../shared/api-error.js";
 import type { Duplicate } from "./ownership.js";
 import {
   type GroupMemberReading,
+  type ReplicaFinder,
   ReplicaGroupReader,
   type ReplicaGroupReading,
   type ReplicaLister,
@@ -372,8 +373,14 @@ export class CycleFetcher {
 
   constructor(azure: AzureAdapters, options: CycleFetcherOptions) {
     this.#azure = azure;
-    const instances = azure.instances as unknown as { listReplicas: ReplicaLister };
-    this.#groups = new ReplicaGroupReader((id, o) => instances.listReplicas(id, o));
+    const instances = azure.instances as unknown as {
+      listReplicas: ReplicaLister;
+      listReplicaIds: ReplicaFinder;
+    };
+    this.#groups = new ReplicaGroupReader(
+      (id, o) => instances.listReplicas(id, o),
+      (sub, service, o) => instances.listReplicaIds(sub, service, o),
+    );
     this.#now = options.now;
     this.#conflictCheckMs = options.conflictCheckMs ?? 300_000;
     this.#onHistoryRefresh = options.onHistoryRefresh;
@@ -481,11 +488,7 @@ export class CycleFetcher {
     opts: { signal?: AbortSignal },
   ): Promise<void> {
     const reading = (t: CycleTarget) => out.get(t.key) as CycleReading;
-    const due = this.#groups.due(
-      targets.map((t) => ({ resourceId: t.resourceId, instance: reading(t).instance })),
-      nowMs,
-    );
-    if (due.length > 0) await this.#groups.read(due, nowMs, opts);
+    await this.#groups.read(targets, nowMs, opts);
     await forEachLimited(targets, 4, async (t) => {
       const r = reading(t);
       const group = this.#groups.group(t.resourceId);

@@ -130,41 +130,75 @@ describe("geoReplicasStatus", () => {
 
 describe("ReplicaGroupReader", () => {
   const t0 = Date.parse("2025-03-03T10:00:00Z");
+  const SUB = "4f6c2b1e-8d3a-4c5e-9b7f-2a1d0e3c5b6a";
+  const OTHER = PRIMARY.replace("/chat", "/other");
 
-  it("lists a replica target's group every cycle, a Premium instance's at discovery, never a Standard one's", async () => {
+  function counting(replicaIds: () => string[], failList = () => false) {
     const calls: string[] = [];
-    const reader = new ReplicaGroupReader(async (id) => {
-      calls.push(id);
-      return id === PRIMARY ? [member(WEST, "westus")] : [];
-    });
-    const other = PRIMARY.replace("/chat", "/other");
-    const standard = PRIMARY.replace("/chat", "/std");
-    const targets = [
-      { resourceId: WEST },
-      { resourceId: other, instance: member(other, "eastus") },
-      { resourceId: standard, instance: member(standard, "eastus", { sku: "Standard_S1" }) },
-    ];
-    expect(reader.due(targets, t0)).toEqual([PRIMARY, other]);
-    await reader.read(reader.due(targets, t0), t0, {});
+    const reader = new ReplicaGroupReader(
+      async (id) => {
+        calls.push(`list ${id}`);
+        if (failList()) throw new Error("503");
+        return replicaIds()
+          .filter((r) => r.startsWith(`${id}/`))
+          .map((r) => member(r, "westus"));
+      },
+      async (sub, service) => {
+        calls.push(`find ${sub} ${service}`);
+        return replicaIds();
+      },
+    );
+    return { reader, calls };
+  }
+
+  it("finds replicas once per subscription and service, then lists only the groups that have some, every cycle", async () => {
+    const { reader, calls } = counting(() => [WEST]);
+    const targets = [{ resourceId: PRIMARY }, { resourceId: OTHER }];
+    await reader.read(targets, t0, {});
+    expect(calls).toEqual([`find ${SUB} SignalR`, `list ${PRIMARY}`]);
     expect(reader.group(WEST)?.replicas.map((r) => r.resourceId)).toEqual([WEST]);
-    // Next cycle: the group with replicas again; the Premium one without replicas waits for discovery.
-    expect(reader.due(targets, t0 + 30_000)).toEqual([PRIMARY]);
-    expect(reader.due(targets, t0 + REPLICA_DISCOVERY_MS)).toEqual([PRIMARY, other]);
-    expect(calls).toEqual([PRIMARY, other]);
+    expect(reader.group(OTHER)).toBeUndefined();
+    calls.length = 0;
+    await reader.read(targets, t0 + 30_000, {});
+    expect(calls).toEqual([`list ${PRIMARY}`]);
+    calls.length = 0;
+    await reader.read(targets, t0 + REPLICA_DISCOVERY_MS, {});
+    expect(calls).toEqual([`find ${SUB} SignalR`, `list ${PRIMARY}`]);
+  });
+
+  it("lists a replica target's group even before discovery found it", async () => {
+    const { reader, calls } = counting(() => []);
+    await reader.read([{ resourceId: ASIA }], t0, {});
+    expect(calls).toEqual([`find ${SUB} SignalR`, `list ${PRIMARY}`]);
+  });
+
+  it("forgets a group discovery no longer finds", async () => {
+    let ids = [WEST];
+    const { reader, calls } = counting(() => ids);
+    await reader.read([{ resourceId: PRIMARY }], t0, {});
+    ids = [];
+    await reader.read([{ resourceId: PRIMARY }], t0 + REPLICA_DISCOVERY_MS, {});
+    expect(reader.group(PRIMARY)).toBeUndefined();
+    calls.length = 0;
+    await reader.read([{ resourceId: PRIMARY }], t0 + REPLICA_DISCOVERY_MS + 30_000, {});
+    expect(calls).toEqual([]);
   });
 
   it("keeps the last answer after a failed list and waits before the next try", async () => {
     let fail = false;
-    const reader = new ReplicaGroupReader(async () => {
-      if (fail) throw new Error("503");
-      return [member(WEST, "westus")];
-    });
-    await reader.read([PRIMARY], t0, {});
+    const { reader, calls } = counting(
+      () => [WEST],
+      () => fail,
+    );
+    await reader.read([{ resourceId: WEST }], t0, {});
     fail = true;
-    await reader.read([PRIMARY], t0 + 30_000, {});
+    await reader.read([{ resourceId: WEST }], t0 + 30_000, {});
     expect(reader.group(PRIMARY)).toMatchObject({ readAtMs: t0, replicas: [{ resourceId: WEST }] });
-    expect(reader.due([{ resourceId: WEST }], t0 + 30_000 + REPLICA_RETRY_MS - 1)).toEqual([]);
-    expect(reader.due([{ resourceId: WEST }], t0 + 30_000 + REPLICA_RETRY_MS)).toEqual([PRIMARY]);
+    calls.length = 0;
+    await reader.read([{ resourceId: WEST }], t0 + 30_000 + REPLICA_RETRY_MS - 1, {});
+    expect(calls).toEqual([]);
+    await reader.read([{ resourceId: WEST }], t0 + 30_000 + REPLICA_RETRY_MS, {});
+    expect(calls).toEqual([`list ${PRIMARY}`]);
     reader.forget(WEST);
     expect(reader.group(PRIMARY)).toBeUndefined();
   });

@@ -3,15 +3,16 @@
  * cycle's targets share a group with, read from ARM, and what a pass makes of it — the failover
  * rule's view of the group (`autoscale/failover.ts`) and `status.geoReplicas`.
  *
- * Reads (Replicas_List of the instance, through the Azure adapter):
- * - a group with a replica among the cycle's targets, or known to have replicas, is listed every
- *   cycle: the failover rule needs every member's serving state now;
- * - a Premium instance not known to have replicas is listed at most every
- *   {@link REPLICA_DISCOVERY_MS} (10 minutes), to find replicas added since; Standard and Free
- *   instances have none (replicas are a Premium feature: "Geo-replication in Azure SignalR
- *   Service"), and are never listed;
- * - after a failed list the last answer stands (a failed read never empties a group), and the
- *   next try waits {@link REPLICA_RETRY_MS}.
+ * Reads (through the Azure adapter):
+ * - discovery: every replica of a subscription and service in one list (ARM's generic resource
+ *   list filtered to the replica type), at most every {@link REPLICA_DISCOVERY_MS} (10 minutes)
+ *   per subscription and service the cycle's targets are in — one call however many instances,
+ *   instead of one list per instance;
+ * - a group with a replica among the cycle's targets, or found by discovery, is listed every
+ *   cycle (Replicas_List of its instance): the failover rule needs every member's serving state
+ *   now, and only the service's own answer has it (`resourceStopped`, `regionEndpointEnabled`);
+ * - after a failed read the last answer stands (a failed read never empties a group), and the
+ *   next try of it waits {@link REPLICA_RETRY_MS}.
  *
  * The pure parts ({@link groupObservation}, {@link geoReplicasStatus}) take what was read (each
  * member with the policy that owns it, from the ownership index) and return plain values.
@@ -21,7 +22,9 @@ import { MAX_GEO_REPLICAS } from "../api/schema.js";
 import type { ReplicaGroupObservation, ReplicaMember } from "../autoscale/failover.js";
 import type { MetricSample } from "../autoscale/samples.js";
 import type { InstanceState } from "../azure/instances.js";
+import { forEachLimited } from "../azure/metrics.js";
 import { parseResourceId, resourceKey } from "../azure/resource-id.js";
+import type { ServiceKind } from "../capacity/skus.js";
 
 /** How often a Premium instance without known replicas is listed for new ones, ms: 10 minutes. */
 export const REPLICA_DISCOVERY_MS = 10 * 60_000;
@@ -34,6 +37,16 @@ export type MemberState = InstanceState & { serving?: boolean; notServingReason?
 
 /** What lists an instance's replicas (the Azure adapter's `listReplicas`). */
 export type ReplicaLister = (primaryId: string, options: { signal?: AbortSignal }) => Promise<MemberState[]>;
+
+/**
+ * What lists every replica of one service in a subscription (the Azure adapter's
+ * `listReplicaIds`): their resource IDs.
+ */
+export type ReplicaFinder = (
+  subscriptionId: string,
+  service: ServiceKind,
+  options: { signal?: AbortSignal },
+) => Promise<string[]>;
 
 /** One group as last listed. */
 export interface GroupRead {
@@ -63,64 +76,91 @@ export interface ReplicaGroupReading {
   /** The list answered this cycle: the replicas' states are current (else the last known). */
   fresh: boolean;
   /** Every member, the primary first, by canonical resource ID. */
-  members: ReadonlyMap<string, GroupMemberReading>;
+  members: Map<string, GroupMemberReading>;
 }
 
-/** The cache of each group's last list, and which groups a cycle lists. */
+/** Ends of reads kept per key: the last answer's time and the last failure's. */
+interface ReadTimes {
+  okAtMs?: number;
+  failedAtMs?: number;
+}
+
+/** True when a read last done as `times` is due at `nowMs` every `everyMs` (see the module comment). */
+function readDue(times: ReadTimes | undefined, nowMs: number, everyMs: number): boolean {
+  if (times?.failedAtMs !== undefined && nowMs - times.failedAtMs < REPLICA_RETRY_MS) return false;
+  return times?.okAtMs === undefined || nowMs - times.okAtMs >= everyMs;
+}
+
+/** The cache of each group's last list and of the discovery, and which groups a cycle lists. */
 export class ReplicaGroupReader {
   readonly #list: ReplicaLister;
+  readonly #find: ReplicaFinder;
   readonly #groups = new Map<string, GroupRead>();
-  readonly #failedAt = new Map<string, number>();
+  readonly #groupReads = new Map<string, ReadTimes>();
+  /** Primary key → its canonical ID, for every instance discovery found replicas of. */
+  readonly #found = new Map<string, string>();
+  /** Per subscription and service: the discovery's times and the primaries it found. */
+  readonly #discovery = new Map<string, ReadTimes & { primaries: Set<string> }>();
 
-  constructor(list: ReplicaLister) {
+  constructor(list: ReplicaLister, find: ReplicaFinder) {
     this.#list = list;
+    this.#find = find;
   }
 
   /**
-   * The instances (primary IDs) to list this cycle, from the targets and what ARM said of them:
-   * see the module comment.
-   */
-  due(
-    targets: readonly { resourceId: string; instance?: InstanceState | undefined }[],
-    nowMs: number,
-  ): string[] {
-    const due = new Map<string, string>();
-    for (const t of targets) {
-      const ref = parseResourceId(t.resourceId);
-      const key = resourceKey(ref.primaryId);
-      if (due.has(key)) continue;
-      const failed = this.#failedAt.get(key);
-      if (failed !== undefined && nowMs - failed < REPLICA_RETRY_MS) continue;
-      const known = this.#groups.get(key);
-      const replicaTarget = ref.replica !== undefined;
-      const premium = t.instance?.sku.startsWith("Premium_") ?? false;
-      const hasReplicas = (known?.replicas.length ?? 0) > 0;
-      const discoveryDue = !known || nowMs - known.readAtMs >= REPLICA_DISCOVERY_MS;
-      if (replicaTarget || hasReplicas || (premium && discoveryDue)) due.set(key, ref.primaryId);
-    }
-    return [...due.values()];
-  }
-
-  /**
-   * Lists the groups of `primaryIds` (at most four at once); a failure keeps the last answer.
+   * Reads what is due for `targets` this cycle — the discoveries, then the groups' lists (four at
+   * a time) — keeping the last answer of each read that fails.
    * @throws only the caller's abort.
    */
-  async read(primaryIds: readonly string[], nowMs: number, options: { signal?: AbortSignal }): Promise<void> {
-    const queue = [...primaryIds];
-    const worker = async () => {
-      for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
-        const key = resourceKey(id);
-        try {
-          const replicas = await this.#list(id, options);
-          this.#groups.set(key, { primaryId: id, replicas, readAtMs: nowMs });
-          this.#failedAt.delete(key);
-        } catch (err) {
-          if (options.signal?.aborted) throw err;
-          this.#failedAt.set(key, nowMs);
+  async read(
+    targets: readonly { resourceId: string }[],
+    nowMs: number,
+    options: { signal?: AbortSignal },
+  ): Promise<void> {
+    const refs = targets.map((t) => parseResourceId(t.resourceId));
+    const scopes = new Map<string, { subscriptionId: string; service: ServiceKind }>();
+    for (const r of refs) scopes.set(`${r.subscriptionId.toLowerCase()}|${r.service}`, r);
+    await forEachLimited([...scopes], 4, async ([key, scope]) => {
+      const times = this.#discovery.get(key) ?? { primaries: new Set<string>() };
+      if (!readDue(times, nowMs, REPLICA_DISCOVERY_MS)) return;
+      try {
+        const ids = await this.#find(scope.subscriptionId, scope.service, options);
+        const primaries = new Set<string>();
+        for (const id of ids) {
+          const primaryId = parseResourceIdOrUndefined(id)?.primaryId;
+          if (!primaryId) continue;
+          this.#found.set(resourceKey(primaryId), primaryId);
+          primaries.add(resourceKey(primaryId));
         }
+        // An instance whose replicas are all gone is no group any more (a replica target's
+        // group is listed all the same, and says so itself).
+        for (const p of times.primaries) {
+          if (primaries.has(p)) continue;
+          this.#found.delete(p);
+          this.#groups.delete(p);
+        }
+        this.#discovery.set(key, { primaries, okAtMs: nowMs });
+      } catch (err) {
+        if (options.signal?.aborted) throw err;
+        this.#discovery.set(key, { ...times, failedAtMs: nowMs });
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(4, queue.length) }, worker));
+    });
+    const due = new Map<string, string>();
+    for (const r of refs) {
+      const key = resourceKey(r.primaryId);
+      const inGroup = r.replica !== undefined || this.#found.has(key);
+      if (inGroup && readDue(this.#groupReads.get(key), nowMs, 0)) due.set(key, r.primaryId);
+    }
+    await forEachLimited([...due], 4, async ([key, primaryId]) => {
+      try {
+        const replicas = await this.#list(primaryId, options);
+        this.#groups.set(key, { primaryId, replicas, readAtMs: nowMs });
+        this.#groupReads.set(key, { okAtMs: nowMs });
+      } catch (err) {
+        if (options.signal?.aborted) throw err;
+        this.#groupReads.set(key, { ...this.#groupReads.get(key), failedAtMs: nowMs });
+      }
+    });
   }
 
   /** The last list of the group of `resourceId` (a primary or a replica), if any. */
@@ -132,7 +172,16 @@ export class ReplicaGroupReader {
   forget(resourceId: string): void {
     const key = resourceKey(parseResourceId(resourceId).primaryId);
     this.#groups.delete(key);
-    this.#failedAt.delete(key);
+    this.#groupReads.delete(key);
+  }
+}
+
+/** The parsed ID, or undefined for one that is not a SignalR or Web PubSub resource ID. */
+function parseResourceIdOrUndefined(id: string): ReturnType<typeof parseResourceId> | undefined {
+  try {
+    return parseResourceId(id);
+  } catch {
+    return undefined;
   }
 }
 
