@@ -8,6 +8,10 @@
  * | GET         | `/subscriptions/{s}/resourceGroups/{g}/providers/Microsoft.SignalRService/{type}/{name}` |
  * | PATCH, PUT  | same: a long-running operation (202/201, `Azure-AsyncOperation`, `Location`)            |
  * | GET         | `…/{name}/skus` (listSkus)                                                              |
+ * | GET         | `…/{name}/replicas` (Replicas_List, paged)                                              |
+ * | GET         | `…/{name}/replicas/{replica}` (Replicas_Get)                                            |
+ * | PATCH, PUT  | same (Replicas_Update, Replicas_CreateOrUpdate): long-running, as an instance's          |
+ * | GET         | `…/{name}/replicas/{replica}/skus` (SignalR_ListReplicaSkus, WebPubSub_ListReplicaSkus)  |
  * | GET         | `/subscriptions/{s}[/resourceGroups/{g}]/providers/Microsoft.SignalRService/{type}` (list, paged) |
  * | GET         | `/subscriptions/{s}/providers/Microsoft.SignalRService/locations/{l}/usages` (usages.ts) |
  * | GET         | `/subscriptions/{s}/providers/Microsoft.SignalRService/locations/{l}/operationStatuses/{id}` |
@@ -24,6 +28,17 @@
  * `OperationNotAllowed`), and the instance's unit ladder (400 `BadArgument`, or accepted and not
  * applied, per its `ladderEnforcement`). Reads may lag an accepted write (`EmulatorState.armView`).
  *
+ * Replica routes exist in 2024-03-01 only (another served version: 400 `NoRegisteredProviderFound`
+ * for type `SignalR/replicas`); a replica's write goes through the same checks, plus a replica's
+ * own (Premium_P1 or Premium_P2; a new one in its own region, at most 8: `EmulatorState`), and its
+ * units count against the quota of its own region. Its 202 carries the replica as its body (the
+ * specs' `Replicas_Update` 202 has the `Replica` schema; final state via `Location`). A replica
+ * reads as the `Replica` definition: `sku`, `location`, `tags`, `systemData` and `properties`
+ * `provisioningState`, `regionEndpointEnabled`, `resourceStopped`; `type` `…/SignalR/replicas`
+ * (the type ARM gives a nested resource; the official examples write the parent's type). Instance
+ * lists do not list replicas; an instance with replicas cannot leave Premium (400 `BadArgument`).
+ * A member stopped by a failover reads `resourceStopped: "true"` (`EmulatorState.failover`).
+ *
  * Long-running operations report `status` `Running` until terminal, then `Succeeded`, `Failed` or
  * `Canceled` (ARM RPC "Asynchronous operations": terminal states Succeeded, Failed, Canceled, every
  * other value means running; `error` required for Failed and Canceled; `Running` is a value of the
@@ -39,7 +54,7 @@ import {
   servedVersions,
   skuContract,
 } from "./api-versions.js";
-import { ARM_TYPES, normalizeLocation, serviceOfType } from "./arm-id.js";
+import { ARM_TYPES, normalizeLocation, resourceName, serviceOfType } from "./arm-id.js";
 import {
   armError,
   type EmulatorRequest,
@@ -56,6 +71,7 @@ import {
   type InstanceView,
   type OperationRecord,
   operationConflict,
+  REPLICA_SKUS,
   StateError,
   type UpdateOutcome,
 } from "./state.js";
@@ -74,9 +90,6 @@ const SCALE_TYPE: Readonly<Record<SkuName, string>> = {
   Premium_P1: "Automatic",
   Premium_P2: "Automatic",
 };
-
-/** SKUs replicas can have (Premium only). */
-const REPLICA_SKUS: readonly SkuName[] = ["Premium_P1", "Premium_P2"];
 
 /** Options of the ARM handlers. */
 export interface ArmContext {
@@ -97,8 +110,36 @@ export interface ArmFaultFlags {
   updateSeconds?: number;
 }
 
-/** The JSON ARM returns for an instance, in the shape of `contract`'s version. */
+/** `resourceStopped` as ARM writes it: "true" while a failover has stopped the member (cause `stopped`). */
+function resourceStopped(view: InstanceView): "true" | "false" {
+  return view.outage?.cause === "stopped" ? "true" : "false";
+}
+
+/** The JSON ARM returns for a replica: the specs' `Replica` (a TrackedResource with `sku` and `ReplicaProperties`). */
+function replicaBody(view: InstanceView): Record<string, unknown> {
+  return {
+    id: view.resourceId,
+    name: resourceName(view.ref),
+    type: view.ref.resourceType,
+    location: view.location,
+    tags: view.tags,
+    sku: { name: view.sku, tier: SKU_TIER[view.sku], size: SIZE[view.sku], capacity: view.units },
+    systemData: {
+      createdBy: "signalr-autoscaler-emulator",
+      createdByType: "Application",
+      createdAt: isoTime(view.createdAt.getTime()),
+    },
+    properties: {
+      provisioningState: view.provisioningState,
+      regionEndpointEnabled: "Enabled",
+      resourceStopped: resourceStopped(view),
+    },
+  };
+}
+
+/** The JSON ARM returns for an instance (or a replica), in the shape of `contract`'s version. */
 function resourceBody(view: InstanceView, contract: SkuContract): Record<string, unknown> {
+  if (view.ref.replica !== undefined) return replicaBody(view);
   const service = view.ref.service;
   return {
     id: view.resourceId,
@@ -127,7 +168,9 @@ function resourceBody(view: InstanceView, contract: SkuContract): Record<string,
       disableLocalAuth: false,
       disableAadAuth: false,
       // Properties of the versions with replicas (2024-03-01).
-      ...(contract.replicas ? { regionEndpointEnabled: "Enabled", resourceStopped: "false" } : {}),
+      ...(contract.replicas
+        ? { regionEndpointEnabled: "Enabled", resourceStopped: resourceStopped(view) }
+        : {}),
     },
   };
 }
@@ -166,6 +209,22 @@ function skuListBody(
       )
     : [];
   return { value: [...own, ...replicas] };
+}
+
+/**
+ * `ListReplicaSkus` of a replica: the Premium SKUs of `contract`'s version (a replica's only ones),
+ * resource type `…/replicas`, with the replica's ladders.
+ */
+function replicaSkuListBody(
+  state: EmulatorState,
+  view: InstanceView,
+  contract: SkuContract,
+): Record<string, unknown> {
+  return {
+    value: REPLICA_SKUS.filter((sku) => contract.skus[sku] !== undefined).map((sku) =>
+      skuEntry(view.ref.resourceType, sku, state.ladderOf(view.resourceId, sku)),
+    ),
+  };
 }
 
 function operationUrls(req: EmulatorRequest, op: OperationRecord, apiVersion: string) {
@@ -318,8 +377,10 @@ function accepted(
     "retry-after": pollAfter(state, op),
   };
   // A PUT's 201 carries the resource as it is now (spec: SignalR_CreateOrUpdate 201 is a
-  // SignalRResource); a PATCH's 202 has no body.
-  const view = status === 201 ? state.getInstance(op.resourceId) : undefined;
+  // SignalRResource); an instance PATCH's 202 has no body, a replica's has the Replica (spec:
+  // Replicas_Update 202 is a Replica, as its official example).
+  const replica = op.resourceId.toLowerCase().includes("/replicas/");
+  const view = status === 201 || replica ? state.getInstance(op.resourceId) : undefined;
   return view ? json(status, resourceBody(view, contract), headers) : { status, headers };
 }
 
@@ -397,6 +458,28 @@ function overQuota(
 }
 
 /**
+ * The 400 of a write that would give a replica a SKU other than Premium_P1 or Premium_P2, or take
+ * an instance with replicas out of Premium; `undefined` otherwise. (The rule is Azure's —
+ * replicas are a Premium feature —; the words are the emulator's.)
+ */
+function replicaSkuProblem(
+  state: EmulatorState,
+  view: InstanceView,
+  sku: string,
+): EmulatorResponse | undefined {
+  if (REPLICA_SKUS.includes(sku as SkuName)) return undefined;
+  if (view.ref.replica !== undefined) {
+    return badArgument(`A replica's SKU must be Premium_P1 or Premium_P2, not ${sku}.`);
+  }
+  const replicas = state.replicasOf(view.resourceId).length;
+  return replicas > 0
+    ? badArgument(
+        `'${view.ref.name}' has ${replicas} replicas: it must stay Premium_P1 or Premium_P2, not ${sku}.`,
+      )
+    : undefined;
+}
+
+/**
  * A write (PATCH, or PUT on an existing instance) through the refusals, the SKU contract, the
  * running operation, the quota and the ladder; then the update starts.
  */
@@ -413,15 +496,15 @@ function writeInstance(
   const units = change.units ?? view.units;
   const target: WriteTarget = {
     resourceId: view.resourceId,
-    name: view.ref.name,
+    name: resourceName(view.ref),
     subscriptionId: view.ref.subscriptionId,
     sku,
     units,
   };
-  const refused = refusedWrite(state, target, contract, change.tier);
+  const refused = refusedWrite(state, target, contract, change.tier) ?? replicaSkuProblem(state, view, sku);
   if (refused) return refused;
   const skuName = sku as SkuName;
-  if (state.isBusy(view.resourceId)) return stateError(operationConflict(view.ref.name));
+  if (state.isBusy(view.resourceId)) return stateError(operationConflict(resourceName(view.ref)));
   const quota = overQuota(
     state,
     view.ref,
@@ -548,6 +631,7 @@ function instanceList(
             subscriptionId,
             ...(resourceGroup !== undefined ? { resourceGroup } : {}),
             service,
+            replicas: false,
           })
           .map((v) => resourceBody(v, contract))
       : [];
@@ -621,6 +705,7 @@ function resourceRoute(
   const name = seg[7] as string;
   const resourceId = `/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}/providers/${ARM_TYPES[service]}/${name}`;
   if (!apiVersion) return missingVersion();
+  if (lower[8] === "replicas") return replicaRoute(call, service, resourceId, apiVersion);
   const existing = state.getInstance(resourceId);
   const refused = apiVersionError(service, service, apiVersion, existing?.location ?? "global");
   if (refused) return refused;
@@ -655,6 +740,139 @@ function resourceRoute(
       const ref = { name, subscriptionId, service };
       const body = req.body as Record<string, unknown>;
       return createInstance(req, state, resourceId, ref, change, body, contract);
+    }
+    default:
+      return armError(405, "MethodNotAllowed", `${req.method} is not supported on this resource.`);
+  }
+}
+
+/**
+ * ARM's answer to an api-version that has no replicas (the 2024-03-01 specs are the first with
+ * them) or is not served; `undefined` when it has them, and then its contract.
+ */
+function replicaVersion(
+  service: ServiceKind,
+  version: string,
+  location: string,
+): { contract: SkuContract } | EmulatorResponse {
+  const contract = skuContract(service, version);
+  if (contract?.replicas) return { contract };
+  const refused = apiVersionError(service, `${service}/replicas`, version, location);
+  if (refused && apiVersionProblem(service, version) === "malformed") return refused;
+  const supported = servedVersions(service)
+    .filter((v) => skuContract(service, v)?.replicas)
+    .join(", ");
+  return armError(
+    400,
+    "NoRegisteredProviderFound",
+    `No registered resource provider found for location '${location}' and API version '${version}' for type '${service}/replicas'. The supported api-versions are '${supported}'.`,
+  );
+}
+
+/** A replica's creation (PUT on an unknown replica of a known instance): as an instance's, plus a replica's rules. */
+function createReplica(
+  call: ArmCall,
+  parent: InstanceView,
+  replicaId: string,
+  change: Change,
+  contract: SkuContract,
+): EmulatorResponse {
+  const { req, state } = call;
+  const body = req.body as Record<string, unknown>;
+  if (typeof body["location"] !== "string" || change.sku === undefined) {
+    return armError(400, "InvalidRequestContent", "location and sku are required to create a resource.");
+  }
+  const units = change.units ?? 1;
+  const target: WriteTarget = {
+    resourceId: replicaId,
+    name: replicaId.split("/").at(-1) as string,
+    subscriptionId: parent.ref.subscriptionId,
+    sku: change.sku,
+    units,
+  };
+  const refused = refusedWrite(state, target, contract, change.tier);
+  if (refused) return refused;
+  if (!REPLICA_SKUS.includes(change.sku as SkuName)) {
+    return badArgument(`A replica's SKU must be Premium_P1 or Premium_P2, not ${change.sku}.`);
+  }
+  const sku = change.sku as SkuName;
+  try {
+    state.validateReplica(replicaId, sku, body["location"]);
+  } catch (err) {
+    return stateError(err);
+  }
+  const quota = overQuota(state, parent.ref, normalizeLocation(body["location"]), units);
+  if (quota) return quota;
+  if (!allowedUnits(sku).includes(units)) return offLadder(sku, units, allowedUnits(sku));
+  try {
+    const op = state.beginCreate(replicaId, {
+      location: body["location"],
+      sku,
+      units,
+      ...(change.tags ? { tags: change.tags } : {}),
+    });
+    return accepted(req, state, op, contract, 201);
+  } catch (err) {
+    return stateError(err);
+  }
+}
+
+/**
+ * `…/{type}/{name}/replicas[/{replica}[/skus]]` (2024-03-01): Replicas_List, Replicas_Get,
+ * Replicas_Update (PATCH), Replicas_CreateOrUpdate (PUT) and ListReplicaSkus, of the instance
+ * `parentId`.
+ */
+function replicaRoute(
+  call: ArmCall,
+  service: ServiceKind,
+  parentId: string,
+  apiVersion: string,
+): EmulatorResponse | undefined {
+  const { req, state, seg, lower, flags } = call;
+  if (seg.length > 11 || (seg.length === 11 && lower[10] !== "skus")) return undefined;
+  const parent = state.getInstance(parentId);
+  const version = replicaVersion(service, apiVersion, parent?.location ?? "global");
+  if ("status" in version) return version;
+  const { contract } = version;
+  if (!parent) {
+    return armError(
+      404,
+      "ResourceNotFound",
+      `The Resource '${ARM_TYPES[service]}/${seg[7]}' under resource group '${seg[3]}' was not found.`,
+    );
+  }
+  if (seg.length === 9) {
+    if (req.method !== "GET") return notAllowed(req);
+    const items = state.replicasOf(parentId).map((r) => replicaBody(state.armView(r.resourceId) ?? r));
+    return json(200, page(req, items, call.pageSize));
+  }
+  const replicaId = `${parentId}/replicas/${seg[9]}`;
+  const existing = state.getInstance(replicaId);
+  const notFound = armError(
+    404,
+    "ResourceNotFound",
+    `The Resource '${ARM_TYPES[service]}/${seg[7]}/replicas/${seg[9]}' under resource group '${seg[3]}' was not found.`,
+  );
+  if (seg.length === 11) {
+    if (req.method !== "GET") return notAllowed(req);
+    return existing ? json(200, replicaSkuListBody(state, existing, contract)) : notFound;
+  }
+  switch (req.method) {
+    case "GET": {
+      const view = state.armView(replicaId);
+      return view ? json(200, replicaBody(view)) : notFound;
+    }
+    case "PATCH": {
+      if (!existing) return notFound;
+      const change = readChange(req.body);
+      if ("status" in change) return change;
+      return writeInstance(req, state, existing, change, contract, flags, 202);
+    }
+    case "PUT": {
+      const change = readChange(req.body);
+      if ("status" in change) return change;
+      if (existing) return writeInstance(req, state, existing, change, contract, flags, 201);
+      return createReplica(call, parent, replicaId, change, contract);
     }
     default:
       return armError(405, "MethodNotAllowed", `${req.method} is not supported on this resource.`);

@@ -42,20 +42,20 @@ import { DEFAULT_LADDERS, isSkuName, type ServiceKind, SKU_NAMES, type SkuName }
 import {
   changeReconnects,
   DEFAULT_CONNECTION_LIFETIME_SECONDS,
-  failoverShares,
-  groupOffered,
-  memberAway,
-  memberDown,
-  reconnects,
   type DemandFunction,
   type DemandSpec,
   type DisconnectionModel,
   defaultMix,
   demandFunction,
   describeDemand,
+  failoverShares,
+  groupOffered,
+  memberAway,
+  memberDown,
   NegotiateCounter,
   noise,
   type Reconnects,
+  reconnects,
   type TrafficMinute,
   trafficAt,
   validateMix,
@@ -543,7 +543,11 @@ export class EmulatorState {
   failover(resourceId: string, cause: OutageCause = "stopped"): FailoverRecord {
     const inst = this.#require(resourceId);
     if (cause !== "stopped" && cause !== "outage") {
-      throw new StateError(400, "InvalidRequest", `cause must be "stopped" or "outage", got ${JSON.stringify(cause)}`);
+      throw new StateError(
+        400,
+        "InvalidRequest",
+        `cause must be "stopped" or "outage", got ${JSON.stringify(cause)}`,
+      );
     }
     const last = inst.outages[inst.outages.length - 1];
     if (last && last.toMs === undefined) {
@@ -582,7 +586,13 @@ export class EmulatorState {
     });
     inst.outages.push({ cause, fromMs: now });
     for (const m of members) m.negotiations.forgetFrom(minuteMs);
-    const record: FailoverRecord = { resourceId: inst.ref.id, cause, atMs: now, connections, reconnects: moved };
+    const record: FailoverRecord = {
+      resourceId: inst.ref.id,
+      cause,
+      atMs: now,
+      connections,
+      reconnects: moved,
+    };
     inst.failovers.push(record);
     return { ...record, reconnects: moved.map((r) => ({ ...r })) };
   }
@@ -709,7 +719,11 @@ export class EmulatorState {
       );
     }
     if (!REPLICA_SKUS.includes(sku)) {
-      throw new StateError(400, "InvalidSku", `A replica's SKU must be Premium_P1 or Premium_P2, not ${sku}.`);
+      throw new StateError(
+        400,
+        "InvalidSku",
+        `A replica's SKU must be Premium_P1 or Premium_P2, not ${sku}.`,
+      );
     }
     if (location === undefined || location.trim() === "") {
       throw new StateError(400, "LocationRequired", "A replica needs its own location.");
@@ -737,6 +751,18 @@ export class EmulatorState {
     return parent;
   }
 
+  /**
+   * Checks what a new replica needs (its instance, Premium; a Premium SKU; its own region; fewer
+   * than {@link MAX_REPLICAS} siblings), as {@link addInstance} does, without adding it.
+   * @throws ArmIdError for an ID that is not a replica's; StateError 404, 400.
+   */
+  validateReplica(resourceId: string, sku: SkuName, location: string | undefined): void {
+    const ref = parseArmId(resourceId);
+    if (ref.parentId === undefined)
+      throw new StateError(400, "InvalidRequest", `${resourceId} is not a replica`);
+    this.#checkReplica(ref, sku, location);
+  }
+
   /** The members of `inst`'s replica group: its instance (when known) first, then the replicas. */
   #groupOf(inst: InstanceRecord): InstanceRecord[] {
     const parentKey = armKey(inst.ref.parentId ?? inst.ref.id);
@@ -754,7 +780,8 @@ export class EmulatorState {
    */
   #offered(inst: InstanceRecord, minuteMs: number): number {
     const members = this.#groupOf(inst);
-    if (members.length < 2 || !members.some((m) => m.outages.length > 0)) return offeredAt(inst.demand, minuteMs);
+    if (members.length < 2 || !members.some((m) => m.outages.length > 0))
+      return offeredAt(inst.demand, minuteMs);
     const minutes = members.map((m) => ({
       own: offeredAt(m.demand, minuteMs),
       down: memberDown(m.outages, minuteMs),
@@ -915,9 +942,7 @@ export class EmulatorState {
   }
 
   /** {@link listInstances} as ARM reads show them (see {@link armView}). */
-  armInstances(
-    filter: InstanceFilter = {},
-  ): InstanceView[] {
+  armInstances(filter: InstanceFilter = {}): InstanceView[] {
     return this.listInstances(filter).map((v) => this.armView(v.resourceId) ?? v);
   }
 

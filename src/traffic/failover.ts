@@ -56,7 +56,8 @@ export function memberDown(gaps: readonly ServingGap[], minuteMs: number): boole
  * @throws RangeError for W ≤ 0.
  */
 export function memberAway(gaps: readonly ServingGap[], minuteMs: number, lifetimeSeconds: number): number {
-  if (!(lifetimeSeconds > 0)) throw new RangeError(`the connection lifetime must be > 0, got ${lifetimeSeconds}`);
+  if (!(lifetimeSeconds > 0))
+    throw new RangeError(`the connection lifetime must be > 0, got ${lifetimeSeconds}`);
   const g = lastGap(gaps, minuteMs);
   if (g === undefined) return 0;
   if (g.toMs === undefined || minuteMs < minuteOf(g.toMs)) return 1;
@@ -101,7 +102,10 @@ export function groupOffered(members: readonly GroupMemberMinute[]): number[] {
  * their own demand among those serving (equally when none has any); 0 for itself and for members
  * that are down. Sums to 1, or to 0 when no other member serves.
  */
-export function failoverShares(members: readonly Pick<GroupMemberMinute, "own" | "down">[], index: number): number[] {
+export function failoverShares(
+  members: readonly Pick<GroupMemberMinute, "own" | "down">[],
+  index: number,
+): number[] {
   const receivers = members.map((m, j) => j !== index && !m.down);
   const count = receivers.filter(Boolean).length;
   const weight = members.reduce((a, m, j) => a + (receivers[j] ? m.own : 0), 0);
