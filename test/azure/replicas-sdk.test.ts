@@ -2,9 +2,12 @@
  * The emulator's replica routes read and written with the real SDK client that has them,
  * `@azure/arm-webpubsub` 1.2.0's `webPubSubReplicas` (api-version 2024-03-01): get, list (paged),
  * listSkus of a replica, an update as a long-running operation polled to its end, and the
- * failover control action as the client reads it.
+ * failover control action as the client reads it; and a replica read at `//subscriptions/…`, the
+ * URL `@azure/arm-resources` 8.0.0's `resources.getById` makes of an ID (its template is
+ * `/{+resourceId}`).
  */
 import { WebPubSubManagementClient } from "@azure/arm-webpubsub";
+import { Agent, fetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RunningEmulator } from "../../src/emulator/index.js";
 import { SUB_A, startTestEmulator, staticCredential, webPubSubId } from "./helpers.js";
@@ -99,5 +102,19 @@ describe("Web PubSub replicas through @azure/arm-webpubsub", () => {
     expect((await client.webPubSubReplicas.get("rg-chat", "pubsub", "pubsub-asia")).resourceStopped).toBe(
       "false",
     );
+  });
+
+  it("reads `//subscriptions/…` as the path it is (what @azure/arm-resources' getById sends for an ID with its leading slash)", async () => {
+    const agent = new Agent({ connect: { ca: emulator.caPem } });
+    try {
+      const res = await fetch(`${emulator.armEndpoint}/${EAST}?api-version=2024-03-01`, {
+        dispatcher: agent,
+        headers: { authorization: "Bearer t" },
+      });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { id: string }).id).toBe(EAST);
+    } finally {
+      await agent.close();
+    }
   });
 });
