@@ -203,4 +203,29 @@ describe("ARM replica routes (2024-03-01)", () => {
       provisioningState: "Succeeded",
     });
   });
+
+  it("a write's properties.resourceStopped stops the replica when its operation succeeds, and starts it again", async () => {
+    const { clock, call, state } = setup();
+    clock.advance(120_000);
+    const bad = call("PATCH", EAST, { body: { location: "eastus", properties: { resourceStopped: "yes" } } });
+    expect(bad.status).toBe(400);
+    const stop = call("PATCH", EAST, {
+      body: { location: "eastus", properties: { resourceStopped: "true" } },
+    });
+    expect(stop.status).toBe(202);
+    expect(state.getInstance(EAST)?.serving).toBe(true);
+    clock.advance(60_000);
+    expect(body(call("GET", EAST)).properties).toMatchObject({
+      resourceStopped: "true",
+      provisioningState: "Succeeded",
+    });
+    expect(state.getInstance(EAST)).toMatchObject({ serving: false, outage: { cause: "stopped" } });
+    expect(state.failovers(EAST).map((f) => [f.atMs - T0.getTime(), f.connections])).toEqual([
+      [180_000, 2_000],
+    ]);
+    call("PATCH", EAST, { body: { location: "eastus", properties: { resourceStopped: "false" } } });
+    clock.advance(60_000);
+    expect(body(call("GET", EAST)).properties["resourceStopped"]).toBe("false");
+    expect(state.failovers(EAST)[0]?.restoredMs).toBe(T0.getTime() + 240_000);
+  });
 });

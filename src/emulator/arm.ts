@@ -37,7 +37,9 @@
  * `provisioningState`, `regionEndpointEnabled`, `resourceStopped`; `type` `…/SignalR/replicas`
  * (the type ARM gives a nested resource; the official examples write the parent's type). Instance
  * lists do not list replicas; an instance with replicas cannot leave Premium (400 `BadArgument`).
- * A member stopped by a failover reads `resourceStopped: "true"` (`EmulatorState.failover`).
+ * A member stopped by a failover reads `resourceStopped: "true"` (`EmulatorState.failover`); a
+ * write's `properties.resourceStopped` ("true" / "false", 2024-03-01) stops or starts it when its
+ * operation succeeds (a change of it runs the scale duration), as the failover action does.
  *
  * Long-running operations report `status` `Running` until terminal, then `Succeeded`, `Failed` or
  * `Canceled` (ARM RPC "Asynchronous operations": terminal states Succeeded, Failed, Canceled, every
@@ -280,6 +282,8 @@ interface Change {
   tier?: string;
   units?: number;
   tags?: Record<string, string>;
+  /** `properties.resourceStopped` ("true" / "false"): stop or start the data plane. */
+  resourceStopped?: boolean;
 }
 
 /** Reads `sku` and `tags` of a PATCH/PUT body. */
@@ -308,6 +312,13 @@ function readChange(body: unknown): Change | EmulatorResponse {
   }
   const tags = body["tags"];
   if (isObject(tags)) out.tags = Object.fromEntries(Object.entries(tags).map(([k, v]) => [k, String(v)]));
+  const stopped = isObject(body["properties"]) ? body["properties"]["resourceStopped"] : undefined;
+  if (stopped !== undefined) {
+    if (typeof stopped !== "string" || !["true", "false"].includes(stopped.toLowerCase())) {
+      return armError(400, "InvalidRequestContent", 'properties.resourceStopped must be "true" or "false".');
+    }
+    out.resourceStopped = stopped.toLowerCase() === "true";
+  }
   return out;
 }
 
@@ -524,7 +535,14 @@ function writeInstance(
   try {
     const op = state.beginUpdate(
       view.resourceId,
-      { sku: skuName, units, ...(change.tags ? { tags: change.tags } : {}) },
+      {
+        sku: skuName,
+        units,
+        ...(change.tags ? { tags: change.tags } : {}),
+        ...(change.resourceStopped !== undefined && contract.replicas
+          ? { resourceStopped: change.resourceStopped }
+          : {}),
+      },
       {
         ...(outcome ? { outcome } : {}),
         ...(flags.updateSeconds !== undefined ? { durationMs: flags.updateSeconds * 1000 } : {}),

@@ -214,6 +214,8 @@ export interface OperationRecord {
   completesMs: number;
   /** How it ends when its time comes. */
   outcome: UpdateOutcome;
+  /** The `properties.resourceStopped` the write set (true: stop, false: start), applied when it succeeds. */
+  resourceStopped?: boolean;
   /** Its status as `operationStatuses` reports it (ARM: `Running` until terminal). */
   status: "Running" | "Succeeded" | "Failed" | "Canceled";
   endMs?: number;
@@ -478,7 +480,17 @@ export class EmulatorState {
       inst.provisioningState = op.status;
       delete inst.operationId;
       if (op.outcome === "applied") this.#applyCapacity(inst, op.completesMs, op.target);
+      if (op.resourceStopped !== undefined && op.status === "Succeeded") this.#applyStopped(inst, op);
     }
+  }
+
+  /** A completed write's `resourceStopped`: the member stops (cause `stopped`) or starts at its end. */
+  #applyStopped(inst: InstanceRecord, op: OperationRecord): void {
+    const last = inst.outages[inst.outages.length - 1];
+    const down = last !== undefined && last.toMs === undefined;
+    if (op.resourceStopped && !down) this.#stopAt(inst, op.completesMs, "stopped");
+    // Starting a resource ends a stop, not a regional outage.
+    else if (!op.resourceStopped && down && last.cause === "stopped") this.#restoreAt(inst, op.completesMs);
   }
 
   /**
@@ -557,7 +569,12 @@ export class EmulatorState {
         `'${resourceName(inst.ref)}' is not serving already (since ${new Date(last.fromMs).toISOString()}).`,
       );
     }
-    const now = this.clock.nowMs();
+    const record = this.#stopAt(inst, this.clock.nowMs(), cause);
+    return { ...record, reconnects: record.reconnects.map((r) => ({ ...r })) };
+  }
+
+  /** `inst` stops serving at `now` (see {@link failover}); the record kept. */
+  #stopAt(inst: InstanceRecord, now: number, cause: OutageCause): FailoverRecord {
     const minuteMs = Math.floor(now / MINUTE) * MINUTE;
     const members = this.#groupOf(inst);
     const connections = this.#minuteTraffic(inst, minuteMs - MINUTE).clientConnections;
@@ -594,7 +611,17 @@ export class EmulatorState {
       reconnects: moved,
     };
     inst.failovers.push(record);
-    return { ...record, reconnects: moved.map((r) => ({ ...r })) };
+    return record;
+  }
+
+  /** `inst`, not serving, serves again at `now` (see {@link restore}). */
+  #restoreAt(inst: InstanceRecord, now: number): void {
+    const last = inst.outages[inst.outages.length - 1];
+    const record = inst.failovers[inst.failovers.length - 1];
+    if (!last || last.toMs !== undefined) return;
+    last.toMs = now;
+    if (record) record.restoredMs = now;
+    for (const m of this.#groupOf(inst)) m.negotiations.forgetFrom(Math.floor(now / MINUTE) * MINUTE);
   }
 
   /**
@@ -610,10 +637,7 @@ export class EmulatorState {
     if (!last || last.toMs !== undefined || !record) {
       throw new StateError(409, "Conflict", `'${resourceName(inst.ref)}' is serving.`);
     }
-    const now = this.clock.nowMs();
-    last.toMs = now;
-    record.restoredMs = now;
-    for (const m of this.#groupOf(inst)) m.negotiations.forgetFrom(Math.floor(now / MINUTE) * MINUTE);
+    this.#restoreAt(inst, this.clock.nowMs());
     return { ...record, reconnects: record.reconnects.map((r) => ({ ...r })) };
   }
 
@@ -779,6 +803,9 @@ export class EmulatorState {
    * clients (`traffic/failover.ts`).
    */
   #offered(inst: InstanceRecord, minuteMs: number): number {
+    // Most instances have no replicas: no group to look at (this runs for every minute served).
+    if (inst.ref.parentId === undefined && !this.#replicaKeys.get(armKey(inst.ref.id))?.size)
+      return offeredAt(inst.demand, minuteMs);
     const members = this.#groupOf(inst);
     if (members.length < 2 || !members.some((m) => m.outages.length > 0))
       return offeredAt(inst.demand, minuteMs);
@@ -1014,13 +1041,15 @@ export class EmulatorState {
    * against the api-version, the ladders and the refusal rules by the ARM handler. Runs
    * `durationMs` (default: `scaleDurationMs` when the capacity changes, no time otherwise), then
    * ends as `outcome` says (default `applied`). Reads within `readAfterWriteLagMs` show the
-   * instance as it was before.
+   * instance as it was before. `resourceStopped` (ARM's `properties.resourceStopped`) stops the
+   * member (a {@link failover} with cause `stopped`) or starts it again (a {@link restore} of a
+   * stop) when the operation succeeds; a change of it runs the scale duration.
    * @throws StateError 404 (unknown), 409 (an operation is running: {@link operationConflict}),
    *   400 (not a SKU name; units not a whole number > 0).
    */
   beginUpdate(
     resourceId: string,
-    change: { sku?: string; units?: number; tags?: Record<string, string> },
+    change: { sku?: string; units?: number; tags?: Record<string, string>; resourceStopped?: boolean },
     options: { outcome?: UpdateOutcome; durationMs?: number } = {},
   ): OperationRecord {
     const inst = this.#require(resourceId);
@@ -1037,8 +1066,12 @@ export class EmulatorState {
     const units = change.units ?? current.units;
     if (!Number.isInteger(units) || units < 1)
       throw new StateError(400, "InvalidCapacity", `capacity must be a whole number > 0, got ${units}`);
+    const last = inst.outages[inst.outages.length - 1];
+    const stopped = last !== undefined && last.toMs === undefined && last.cause === "stopped";
+    const stops = change.resourceStopped !== undefined && change.resourceStopped !== stopped;
     const durationMs =
-      options.durationMs ?? (sku !== current.sku || units !== current.units ? this.scaleDurationMs : 0);
+      options.durationMs ??
+      (sku !== current.sku || units !== current.units || stops ? this.scaleDurationMs : 0);
     if (!(durationMs >= 0)) throw new RangeError(`durationMs must be ≥ 0, got ${durationMs}`);
     if (change.tags) inst.tags = { ...change.tags };
     const now = this.clock.nowMs();
@@ -1049,6 +1082,7 @@ export class EmulatorState {
       provisioningState: inst.provisioningState,
     };
     const op = this.#startOperation(inst, "update", { sku, units }, durationMs, options.outcome ?? "applied");
+    if (stops) op.resourceStopped = change.resourceStopped as boolean;
     inst.provisioningState = "Updating";
     this.settle();
     return { ...op };
