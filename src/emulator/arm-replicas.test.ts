@@ -228,4 +228,28 @@ describe("ARM replica routes (2024-03-01)", () => {
     expect(body(call("GET", EAST)).properties["resourceStopped"]).toBe("false");
     expect(state.failovers(EAST)[0]?.restoredMs).toBe(T0.getTime() + 240_000);
   });
+
+  it("a write's properties.regionEndpointEnabled disables and enables the replica's endpoint", () => {
+    const { clock, call, state } = setup();
+    clock.advance(120_000);
+    const bad = call("PATCH", EAST, {
+      body: { location: "eastus", properties: { regionEndpointEnabled: "Off" } },
+    });
+    expect(bad.status).toBe(400);
+    call("PATCH", EAST, { body: { location: "eastus", properties: { regionEndpointEnabled: "Disabled" } } });
+    clock.advance(60_000);
+    expect(body(call("GET", EAST)).properties).toMatchObject({
+      regionEndpointEnabled: "Disabled",
+      resourceStopped: "false",
+    });
+    expect(state.getInstance(EAST)?.outage?.cause).toBe("endpointDisabled");
+    // Starting it does not enable it: a start ends a stop only.
+    call("PATCH", EAST, { body: { location: "eastus", properties: { resourceStopped: "false" } } });
+    clock.advance(60_000);
+    expect(state.getInstance(EAST)?.serving).toBe(false);
+    call("PATCH", EAST, { body: { location: "eastus", properties: { regionEndpointEnabled: "Enabled" } } });
+    clock.advance(60_000);
+    expect(body(call("GET", EAST)).properties["regionEndpointEnabled"]).toBe("Enabled");
+    expect(state.getInstance(EAST)?.serving).toBe(true);
+  });
 });

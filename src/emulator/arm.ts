@@ -37,9 +37,11 @@
  * `provisioningState`, `regionEndpointEnabled`, `resourceStopped`; `type` `…/SignalR/replicas`
  * (the type ARM gives a nested resource; the official examples write the parent's type). Instance
  * lists do not list replicas; an instance with replicas cannot leave Premium (400 `BadArgument`).
- * A member stopped by a failover reads `resourceStopped: "true"` (`EmulatorState.failover`); a
- * write's `properties.resourceStopped` ("true" / "false", 2024-03-01) stops or starts it when its
- * operation succeeds (a change of it runs the scale duration), as the failover action does.
+ * A member stopped by a failover reads `resourceStopped: "true"`, a disabled one
+ * `regionEndpointEnabled: "Disabled"` (`EmulatorState.failover`); a write's
+ * `properties.resourceStopped` ("true" / "false") and `regionEndpointEnabled` ("Enabled" /
+ * "Disabled"), 2024-03-01, stop or start, disable or enable it when its operation succeeds (a
+ * change runs the scale duration), as the failover action and a restore do.
  *
  * Long-running operations report `status` `Running` until terminal, then `Succeeded`, `Failed` or
  * `Canceled` (ARM RPC "Asynchronous operations": terminal states Succeeded, Failed, Canceled, every
@@ -117,6 +119,11 @@ function resourceStopped(view: InstanceView): "true" | "false" {
   return view.outage?.cause === "stopped" ? "true" : "false";
 }
 
+/** `regionEndpointEnabled` as ARM writes it: "Disabled" while a failover has disabled it (cause `endpointDisabled`). */
+function regionEndpointEnabled(view: InstanceView): "Enabled" | "Disabled" {
+  return view.outage?.cause === "endpointDisabled" ? "Disabled" : "Enabled";
+}
+
 /** The JSON ARM returns for a replica: the specs' `Replica` (a TrackedResource with `sku` and `ReplicaProperties`). */
 function replicaBody(view: InstanceView): Record<string, unknown> {
   return {
@@ -133,7 +140,7 @@ function replicaBody(view: InstanceView): Record<string, unknown> {
     },
     properties: {
       provisioningState: view.provisioningState,
-      regionEndpointEnabled: "Enabled",
+      regionEndpointEnabled: regionEndpointEnabled(view),
       resourceStopped: resourceStopped(view),
     },
   };
@@ -171,7 +178,7 @@ function resourceBody(view: InstanceView, contract: SkuContract): Record<string,
       disableAadAuth: false,
       // Properties of the versions with replicas (2024-03-01).
       ...(contract.replicas
-        ? { regionEndpointEnabled: "Enabled", resourceStopped: resourceStopped(view) }
+        ? { regionEndpointEnabled: regionEndpointEnabled(view), resourceStopped: resourceStopped(view) }
         : {}),
     },
   };
@@ -284,6 +291,8 @@ interface Change {
   tags?: Record<string, string>;
   /** `properties.resourceStopped` ("true" / "false"): stop or start the data plane. */
   resourceStopped?: boolean;
+  /** `properties.regionEndpointEnabled` ("Enabled" / "Disabled"): route new connections to it or not. */
+  regionEndpointEnabled?: boolean;
 }
 
 /** Reads `sku` and `tags` of a PATCH/PUT body. */
@@ -312,14 +321,30 @@ function readChange(body: unknown): Change | EmulatorResponse {
   }
   const tags = body["tags"];
   if (isObject(tags)) out.tags = Object.fromEntries(Object.entries(tags).map(([k, v]) => [k, String(v)]));
-  const stopped = isObject(body["properties"]) ? body["properties"]["resourceStopped"] : undefined;
-  if (stopped !== undefined) {
-    if (typeof stopped !== "string" || !["true", "false"].includes(stopped.toLowerCase())) {
-      return armError(400, "InvalidRequestContent", 'properties.resourceStopped must be "true" or "false".');
-    }
-    out.resourceStopped = stopped.toLowerCase() === "true";
+  const properties = isObject(body["properties"]) ? body["properties"] : {};
+  const stopped = stringFlag(properties["resourceStopped"], "true", "false");
+  if (stopped === null) {
+    return armError(400, "InvalidRequestContent", 'properties.resourceStopped must be "true" or "false".');
   }
+  if (stopped !== undefined) out.resourceStopped = stopped;
+  const enabled = stringFlag(properties["regionEndpointEnabled"], "enabled", "disabled");
+  if (enabled === null) {
+    return armError(
+      400,
+      "InvalidRequestContent",
+      'properties.regionEndpointEnabled must be "Enabled" or "Disabled".',
+    );
+  }
+  if (enabled !== undefined) out.regionEndpointEnabled = enabled;
   return out;
+}
+
+/** A string property that is `yes` or `no` (any case): true, false; absent: undefined; anything else: null. */
+function stringFlag(value: unknown, yes: string, no: string): boolean | undefined | null {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string") return null;
+  const v = value.toLowerCase();
+  return v === yes ? true : v === no ? false : null;
 }
 
 /** The SignalR resource provider's 400 for invalid arguments: the reason is in `details`. */
@@ -539,8 +564,11 @@ function writeInstance(
         sku: skuName,
         units,
         ...(change.tags ? { tags: change.tags } : {}),
-        ...(change.resourceStopped !== undefined && contract.replicas
+        ...(contract.replicas && change.resourceStopped !== undefined
           ? { resourceStopped: change.resourceStopped }
+          : {}),
+        ...(contract.replicas && change.regionEndpointEnabled !== undefined
+          ? { regionEndpointEnabled: change.regionEndpointEnabled }
           : {}),
       },
       {

@@ -31,7 +31,7 @@
  * | GET    | `/_emulator/appservers/{name}`    |                                                          | the app servers of the SignalR instance `name`: negotiations since their start, connections |
  * | POST   | `/_emulator/appservers/{name}/restart` |                                                     | restarts them: their `/metrics` counters start again from 0 now (a counter reset) |
  * | GET    | `/_emulator/replicas?resourceId=` |                                                          | the replicas of an instance (instance views) |
- * | POST   | `/_emulator/failover`             | `{ resourceId, cause?: "stopped" \| "outage" }`         | the member stops serving now; its clients reconnect to the others → the failover record |
+ * | POST   | `/_emulator/failover`             | `{ resourceId, cause?: "stopped" \| "outage" \| "endpointDisabled" }` | the member stops serving now (or, disabled, drains); its clients go to the others → the failover record |
  * | POST   | `/_emulator/restore`              | `{ resourceId }`                                         | it serves again; its clients drift back → the failover record |
  * | GET    | `/_emulator/failovers?resourceId=`|                                                          | the failovers of a member (of the whole group for an instance) |
  *
@@ -80,6 +80,7 @@ import {
   type InstanceSpec,
   type InstanceView,
   type LadderEnforcement,
+  OUTAGE_CAUSES,
   type OutageCause,
   parseLadders,
   StateError,
@@ -175,11 +176,14 @@ export interface EmulatorControl {
    * A member of a replica group — a replica, or an instance (the primary) — stops serving at the
    * current virtual time. ARM shows it as `cause` says: `stopped` (default) — `resourceStopped:
    * "true"`, what a stopped replica shows; `outage` — nothing (a regional outage changes no ARM
-   * property; only the metrics show it). From the current minute its metrics have no data; its
-   * client connections of the minute before reconnect to the members still serving, split by their
-   * own demand, at the SignalR client's reconnect delays (0, 2, 10, 30 s), so their offered demand
-   * rises by that much — refused where their capacity has no room — until {@link restore}.
-   * Returns the record: per sibling the clients it received, reconnected and refused.
+   * property; only the metrics show it); `endpointDisabled` — `regionEndpointEnabled: "Disabled"`.
+   * Stopped or out: from the current minute its metrics have no data; its client connections of
+   * the minute before reconnect to the members still serving, split by their own demand, at the
+   * SignalR client's reconnect delays (0, 2, 10, 30 s), so their offered demand rises by that much
+   * — refused where their capacity has no room — until {@link restore}. Disabled: a drain — its
+   * connections stay and its metrics go on, and its clients move to the others by the same split
+   * as their connections end (mean connection lifetime). Returns the record: per sibling its share
+   * and the clients it received at once, reconnected and refused (none for a drain).
    * @throws StateError 404 (unknown), 409 (not serving already), 400 (an unknown cause)
    */
   failover(resourceId: string, options?: { cause?: OutageCause }): FailoverRecord;
@@ -521,10 +525,14 @@ function queryResourceId(req: EmulatorRequest): string {
 function postFailover({ control, body }: ControlCall): EmulatorResponse {
   const resourceId = bodyResourceId(body);
   const cause = str(body, "cause");
-  if (cause !== undefined && cause !== "stopped" && cause !== "outage") {
-    return armError(400, "InvalidRequest", `cause must be "stopped" or "outage", got "${cause}"`);
+  if (cause !== undefined && !OUTAGE_CAUSES.includes(cause as OutageCause)) {
+    return armError(
+      400,
+      "InvalidRequest",
+      `cause must be one of ${OUTAGE_CAUSES.join(", ")}, got "${cause}"`,
+    );
   }
-  return json(200, failoverJson(control.failover(resourceId, cause ? { cause } : {})));
+  return json(200, failoverJson(control.failover(resourceId, cause ? { cause: cause as OutageCause } : {})));
 }
 
 /** The control API: `"<METHOD> /_emulator/<collection>"` → its handler. */

@@ -190,4 +190,23 @@ describe("geo-replicas in the emulator's state", () => {
     expect(stateError(() => state.failover(PRIMARY, "flood" as never)).status).toBe(400);
     expect(state.failover(PRIMARY).reconnects).toEqual([]);
   });
+
+  it("a disabled endpoint drains: metrics go on, no one is disconnected, its clients move as their connections end", () => {
+    const { clock, state, minute, offered } = setup();
+    clock.advance(3 * MINUTE);
+    const record = state.failover(EAST, "endpointDisabled");
+    expect(record.reconnects.map((r) => [r.resourceId, r.share, r.connections, r.refused])).toEqual([
+      [PRIMARY, 6 / 7, 0, 0],
+      [ASIA, 1 / 7, 0, 0],
+    ]);
+    expect(state.getInstance(EAST)).toMatchObject({ serving: false, outage: { cause: "endpointDisabled" } });
+    const from = minute();
+    clock.advance(41 * MINUTE);
+    // Still has data; 40 minutes after it was disabled (the minute's middle), e^(−2) of its
+    // clients are still on it.
+    const kept = Math.exp(-(40 * 60) / 1_200);
+    expect(offered(EAST, from + 40 * MINUTE)).toBe(Math.round(3_000 * kept));
+    expect(offered(PRIMARY, from + 40 * MINUTE)).toBe(Math.round(6_000 + 3_000 * (1 - kept) * (6 / 7)));
+    expect(state.disconnections(EAST)).toEqual([]);
+  });
 });

@@ -214,8 +214,12 @@ export interface OperationRecord {
   completesMs: number;
   /** How it ends when its time comes. */
   outcome: UpdateOutcome;
-  /** The `properties.resourceStopped` the write set (true: stop, false: start), applied when it succeeds. */
-  resourceStopped?: boolean;
+  /**
+   * What the write changes of serving, applied when it succeeds: `properties.resourceStopped`
+   * (cause `stopped`) or `properties.regionEndpointEnabled` (cause `endpointDisabled`); `stop`
+   * true stops or disables, false starts or enables.
+   */
+  servingChange?: { cause: "stopped" | "endpointDisabled"; stop: boolean };
   /** Its status as `operationStatuses` reports it (ARM: `Running` until terminal). */
   status: "Running" | "Succeeded" | "Failed" | "Canceled";
   endMs?: number;
@@ -263,15 +267,24 @@ interface InstanceRecord {
  * (`provisioningState` `Succeeded`, `resourceStopped` "false"), because no property of the
  * 2024-03-01 resource describes the data plane's health (Azure reports a regional outage in
  * Resource Health and the Service Health, which the emulator does not serve): only its metrics say
- * it (its connections vanish while its siblings' rise).
+ * it (its connections vanish while its siblings' rise); `endpointDisabled` — its regional endpoint
+ * is disabled, ARM shows `properties.regionEndpointEnabled: "Disabled"` (the specs: "new
+ * connections will not be routed to this endpoint, however existing connections will not be
+ * affected"): not a stop but a drain — its metrics go on, no client is disconnected, and its
+ * clients move to the others as their connections end (`traffic/failover.ts`).
  */
-export type OutageCause = "stopped" | "outage";
+export type OutageCause = "stopped" | "outage" | "endpointDisabled";
+
+/** The causes, in the order documented. */
+export const OUTAGE_CAUSES: readonly OutageCause[] = ["stopped", "outage", "endpointDisabled"];
 
 /** One period a member did not serve: from `fromMs` to `toMs` (absent: still down). */
 export interface OutageRecord {
   cause: OutageCause;
   fromMs: number;
   toMs?: number;
+  /** True for `endpointDisabled`: a drain (`traffic/failover.ts`). */
+  drain: boolean;
 }
 
 /** Clients of a stopped member that reconnected to one sibling. */
@@ -279,7 +292,7 @@ export interface FailoverReconnects {
   resourceId: string;
   /** Share of the stopped member's clients it received (by its own demand), in [0, 1]. */
   share: number;
-  /** Clients that came (the stopped member's client connections × share). */
+  /** Clients that came at once (the stopped member's client connections × share; 0 for a drain). */
   connections: number;
   /** Of those, reconnected at their first attempt (room on its capacity). */
   reconnected: number;
@@ -480,17 +493,43 @@ export class EmulatorState {
       inst.provisioningState = op.status;
       delete inst.operationId;
       if (op.outcome === "applied") this.#applyCapacity(inst, op.completesMs, op.target);
-      if (op.resourceStopped !== undefined && op.status === "Succeeded") this.#applyStopped(inst, op);
+      if (op.servingChange && op.status === "Succeeded") this.#applyServingChange(inst, op);
     }
   }
 
-  /** A completed write's `resourceStopped`: the member stops (cause `stopped`) or starts at its end. */
-  #applyStopped(inst: InstanceRecord, op: OperationRecord): void {
+  /**
+   * A completed write's `resourceStopped` or `regionEndpointEnabled`: the member stops (or is
+   * disabled) at its end, or starts (is enabled) again — ending a stop (a disabling) only, not a
+   * regional outage.
+   */
+  #applyServingChange(inst: InstanceRecord, op: OperationRecord): void {
+    const change = op.servingChange;
+    if (!change) return;
+    const open = this.#openOutage(inst);
+    if (change.stop && !open) this.#stopAt(inst, op.completesMs, change.cause);
+    else if (!change.stop && open?.cause === change.cause) this.#restoreAt(inst, op.completesMs);
+  }
+
+  /** The outage `inst` is in now, if any. */
+  #openOutage(inst: InstanceRecord): OutageRecord | undefined {
     const last = inst.outages[inst.outages.length - 1];
-    const down = last !== undefined && last.toMs === undefined;
-    if (op.resourceStopped && !down) this.#stopAt(inst, op.completesMs, "stopped");
-    // Starting a resource ends a stop, not a regional outage.
-    else if (!op.resourceStopped && down && last.cause === "stopped") this.#restoreAt(inst, op.completesMs);
+    return last && last.toMs === undefined ? last : undefined;
+  }
+
+  /** What a write changes of serving (see {@link OperationRecord.servingChange}); none when it asks what already is. */
+  #servingChange(
+    inst: InstanceRecord,
+    change: { resourceStopped?: boolean; regionEndpointEnabled?: boolean },
+  ): OperationRecord["servingChange"] {
+    const cause = this.#openOutage(inst)?.cause;
+    if (change.resourceStopped !== undefined && change.resourceStopped !== (cause === "stopped")) {
+      return { cause: "stopped", stop: change.resourceStopped };
+    }
+    const disable = change.regionEndpointEnabled === undefined ? undefined : !change.regionEndpointEnabled;
+    if (disable !== undefined && disable !== (cause === "endpointDisabled")) {
+      return { cause: "endpointDisabled", stop: disable };
+    }
+    return undefined;
   }
 
   /**
@@ -554,11 +593,11 @@ export class EmulatorState {
    */
   failover(resourceId: string, cause: OutageCause = "stopped"): FailoverRecord {
     const inst = this.#require(resourceId);
-    if (cause !== "stopped" && cause !== "outage") {
+    if (!OUTAGE_CAUSES.includes(cause)) {
       throw new StateError(
         400,
         "InvalidRequest",
-        `cause must be "stopped" or "outage", got ${JSON.stringify(cause)}`,
+        `cause must be one of ${OUTAGE_CAUSES.map((c) => `"${c}"`).join(", ")}, got ${JSON.stringify(cause)}`,
       );
     }
     const last = inst.outages[inst.outages.length - 1];
@@ -583,11 +622,13 @@ export class EmulatorState {
       members.indexOf(inst),
     );
     const moved: FailoverReconnects[] = [];
+    const drain = cause === "endpointDisabled";
     members.forEach((m, j) => {
       const share = shares[j] ?? 0;
       if (share <= 0) return;
       const t = this.#minuteTraffic(m, minuteMs - MINUTE);
-      const came = connections * share;
+      // A drain disconnects no one: its clients arrive as new connections, in the demand.
+      const came = drain ? 0 : connections * share;
       const r = reconnects(came, Math.max(0, t.connectionQuota - t.serverConnections - t.clientConnections));
       for (const a of r.attempts) {
         if (a.delaySeconds > 0) m.negotiations.addNegotiations(now + a.delaySeconds * 1000, a.negotiations);
@@ -601,7 +642,7 @@ export class EmulatorState {
         negotiations: r.negotiations,
       });
     });
-    inst.outages.push({ cause, fromMs: now });
+    inst.outages.push({ cause, fromMs: now, drain });
     for (const m of members) m.negotiations.forgetFrom(minuteMs);
     const record: FailoverRecord = {
       resourceId: inst.ref.id,
@@ -1041,15 +1082,22 @@ export class EmulatorState {
    * against the api-version, the ladders and the refusal rules by the ARM handler. Runs
    * `durationMs` (default: `scaleDurationMs` when the capacity changes, no time otherwise), then
    * ends as `outcome` says (default `applied`). Reads within `readAfterWriteLagMs` show the
-   * instance as it was before. `resourceStopped` (ARM's `properties.resourceStopped`) stops the
-   * member (a {@link failover} with cause `stopped`) or starts it again (a {@link restore} of a
-   * stop) when the operation succeeds; a change of it runs the scale duration.
+   * instance as it was before. `resourceStopped` and `regionEndpointEnabled` (ARM's properties)
+   * stop or disable the member (a {@link failover} with cause `stopped` or `endpointDisabled`), or
+   * start or enable it again (a {@link restore} of that), when the operation succeeds; a change of
+   * either runs the scale duration.
    * @throws StateError 404 (unknown), 409 (an operation is running: {@link operationConflict}),
    *   400 (not a SKU name; units not a whole number > 0).
    */
   beginUpdate(
     resourceId: string,
-    change: { sku?: string; units?: number; tags?: Record<string, string>; resourceStopped?: boolean },
+    change: {
+      sku?: string;
+      units?: number;
+      tags?: Record<string, string>;
+      resourceStopped?: boolean;
+      regionEndpointEnabled?: boolean;
+    },
     options: { outcome?: UpdateOutcome; durationMs?: number } = {},
   ): OperationRecord {
     const inst = this.#require(resourceId);
@@ -1066,12 +1114,10 @@ export class EmulatorState {
     const units = change.units ?? current.units;
     if (!Number.isInteger(units) || units < 1)
       throw new StateError(400, "InvalidCapacity", `capacity must be a whole number > 0, got ${units}`);
-    const last = inst.outages[inst.outages.length - 1];
-    const stopped = last !== undefined && last.toMs === undefined && last.cause === "stopped";
-    const stops = change.resourceStopped !== undefined && change.resourceStopped !== stopped;
+    const servingChange = this.#servingChange(inst, change);
     const durationMs =
       options.durationMs ??
-      (sku !== current.sku || units !== current.units || stops ? this.scaleDurationMs : 0);
+      (sku !== current.sku || units !== current.units || servingChange ? this.scaleDurationMs : 0);
     if (!(durationMs >= 0)) throw new RangeError(`durationMs must be ≥ 0, got ${durationMs}`);
     if (change.tags) inst.tags = { ...change.tags };
     const now = this.clock.nowMs();
@@ -1082,7 +1128,7 @@ export class EmulatorState {
       provisioningState: inst.provisioningState,
     };
     const op = this.#startOperation(inst, "update", { sku, units }, durationMs, options.outcome ?? "applied");
-    if (stops) op.resourceStopped = change.resourceStopped as boolean;
+    if (servingChange) op.servingChange = servingChange;
     inst.provisioningState = "Updating";
     this.settle();
     return { ...op };

@@ -54,4 +54,16 @@ describe("where a replica group's clients go", () => {
     expect(failoverShares(members, 0)).toEqual([0, 1, 0]);
     expect(failoverShares(members, 2)).toEqual([6 / 9, 3 / 9, 0]);
   });
+
+  it("a drain is not down: its clients leave as their connections end, and come back the same way", () => {
+    const drain = [{ fromMs: 10 * M, toMs: 30 * M, drain: true }];
+    expect(memberDown(drain, 15 * M)).toBe(false);
+    expect(memberAway(drain, 10 * M, 1_200)).toBeCloseTo(1 - Math.exp(-30 / 1_200), 12);
+    expect(memberAway(drain, 29 * M, 1_200)).toBeCloseTo(1 - Math.exp(-(19 * 60 + 30) / 1_200), 12);
+    // Enabled at 30 min: the share away then, 1 − e^(−1), decays.
+    expect(memberAway(drain, 40 * M, 1_200)).toBeCloseTo(
+      (1 - Math.exp(-1)) * Math.exp(-(10 * 60 + 30) / 1_200),
+      12,
+    );
+  });
 });

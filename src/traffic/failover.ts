@@ -19,6 +19,11 @@
  *   `exp(−t ÷ W)`, t the time since it serves again (at the minute's middle), W the mean connection
  *   lifetime (`arrivals.ts`, 1,200 s by default) — the clients of a connection's exponential
  *   lifetime. They leave the siblings by the same split.
+ * - **Drain.** A member whose regional endpoint is disabled keeps its connections but gets no new
+ *   ones (the specs' `regionEndpointEnabled`: "When it's Disabled, new connections will not be
+ *   routed to this endpoint, however existing connections will not be affected"): it is not down,
+ *   and the share of its clients away grows as `1 − exp(−t ÷ W)` as their connections end and they
+ *   connect elsewhere; enabled again, the share then away drifts back as above.
  *
  * Figures: each member's demand in connections; times in ms; W in seconds.
  */
@@ -29,6 +34,8 @@ const MINUTE = 60_000;
 export interface ServingGap {
   fromMs: number;
   toMs?: number;
+  /** True for a drain (endpoint disabled: existing connections stay), false or absent for a stop. */
+  drain?: boolean;
 }
 
 /** Start of the minute containing `ms`. */
@@ -46,13 +53,14 @@ function lastGap(gaps: readonly ServingGap[], minuteMs: number): ServingGap | un
 /** True when the member serves no one in the minute starting at `minuteMs`. */
 export function memberDown(gaps: readonly ServingGap[], minuteMs: number): boolean {
   const g = lastGap(gaps, minuteMs);
-  return g !== undefined && (g.toMs === undefined || minuteMs < minuteOf(g.toMs));
+  return g !== undefined && g.drain !== true && (g.toMs === undefined || minuteMs < minuteOf(g.toMs));
 }
 
 /**
  * The share of a member's own clients that are on other members in the minute starting at
- * `minuteMs`: 1 while it is down, then `exp(−t ÷ W)` after it serves again (see the module
- * comment), 0 with no gap before.
+ * `minuteMs`: 1 while it is down, then `exp(−t ÷ W)` after it serves again; during a drain
+ * `1 − exp(−t ÷ W)`, t since it began, and after it that share decaying the same way (see the
+ * module comment); 0 with no gap before.
  * @throws RangeError for W ≤ 0.
  */
 export function memberAway(gaps: readonly ServingGap[], minuteMs: number, lifetimeSeconds: number): number {
@@ -60,9 +68,14 @@ export function memberAway(gaps: readonly ServingGap[], minuteMs: number, lifeti
     throw new RangeError(`the connection lifetime must be > 0, got ${lifetimeSeconds}`);
   const g = lastGap(gaps, minuteMs);
   if (g === undefined) return 0;
-  if (g.toMs === undefined || minuteMs < minuteOf(g.toMs)) return 1;
-  const seconds = Math.max(0, (minuteMs + MINUTE / 2 - g.toMs) / 1000);
-  return Math.exp(-seconds / lifetimeSeconds);
+  const middle = minuteMs + MINUTE / 2;
+  /** The share away `ms` into the gap: all of it for a stop, those whose connection ended for a drain. */
+  const during = (ms: number) =>
+    g.drain === true ? 1 - Math.exp(-Math.max(0, ms - g.fromMs) / 1000 / lifetimeSeconds) : 1;
+  if (g.toMs === undefined || minuteMs < minuteOf(g.toMs))
+    return during(g.drain === true ? middle : g.fromMs);
+  const seconds = Math.max(0, (middle - g.toMs) / 1000);
+  return during(g.toMs) * Math.exp(-seconds / lifetimeSeconds);
 }
 
 /** One member in one minute: its own demand, whether it serves, and the share of its clients away. */
