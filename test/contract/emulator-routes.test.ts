@@ -344,10 +344,17 @@ describe("the emulator's answers against the published contract", () => {
     emulator.control.failover(PUBSUB_EAST);
     const stopped = await call("GET", instancePath(PUBSUB_EAST));
     emulator.control.restore(PUBSUB_EAST);
+    emulator.control.failover(PUBSUB_EAST, { cause: "endpointDisabled" });
+    const disabled = await call("GET", instancePath(PUBSUB_EAST));
+    emulator.control.restore(PUBSUB_EAST);
+    expect(
+      (disabled.response.body as { properties: { regionEndpointEnabled: string } }).properties
+        .regionEndpointEnabled,
+    ).toBe("Disabled");
     expect(
       (stopped.response.body as { properties: { resourceStopped: string } }).properties.resourceStopped,
     ).toBe("true");
-    const violations = [...(await violationsOf(refused, true)), ...(await violationsOf([stopped]))];
+    const violations = [...(await violationsOf(refused, true)), ...(await violationsOf([stopped, disabled]))];
     expect(violations, formatViolations(violations)).toEqual([]);
   });
 
