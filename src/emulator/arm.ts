@@ -17,6 +17,7 @@
  * | GET         | `/subscriptions/{s}/providers/Microsoft.SignalRService/locations/{l}/operationStatuses/{id}` |
  * | GET         | `/subscriptions/{s}/providers/Microsoft.SignalRService/locations/{l}/operationResults/{id}` |
  * | GET         | `/subscriptions/{s}[/resourceGroups/{g}]/providers/Microsoft.Insights/autoscalesettings` |
+ * | GET         | `/subscriptions/{s}[/resourcegroups/{g}]/resources` (Microsoft.Resources' generic list: resources.ts) |
  *
  * Every route needs `api-version`; SignalR and Web PubSub routes take only the versions served
  * (400 `InvalidApiVersionParameter` for a malformed one, 400 `NoRegisteredProviderFound` for one the
@@ -66,9 +67,11 @@ import {
   isObject,
   isoTime,
   json,
+  page,
   queryParam,
 } from "./http.js";
 import { policyDeniedError, quotaExceededError, scopeLockedError, type WriteTarget } from "./refusals.js";
+import { handleResourceList } from "./resources.js";
 import {
   allowedUnits,
   type EmulatorState,
@@ -264,18 +267,6 @@ function operationStatusBody(
     ...(op.endMs !== undefined ? { endTime: isoTime(op.endMs) } : {}),
     ...(error ? { error } : {}),
   };
-}
-
-function page<T>(req: EmulatorRequest, items: readonly T[], pageSize: number): Record<string, unknown> {
-  const skip = Number(queryParam(req.query, "$skipToken") ?? "0");
-  const from = Number.isInteger(skip) && skip > 0 ? skip : 0;
-  const value = items.slice(from, from + pageSize);
-  const next = from + pageSize < items.length ? from + pageSize : undefined;
-  if (next === undefined) return { value };
-  const q = new URLSearchParams(req.query);
-  for (const k of [...q.keys()]) if (k.toLowerCase() === "$skiptoken") q.delete(k);
-  q.set("$skipToken", String(next));
-  return { value, nextLink: `${req.baseUrl}${req.path}?${q.toString()}` };
 }
 
 function stateError(err: unknown): EmulatorResponse {
@@ -968,7 +959,17 @@ export function handleArm(
 ): EmulatorResponse | undefined {
   const seg = req.path.split("/").filter((s) => s !== "");
   const lower = seg.map((s) => s.toLowerCase());
-  if (lower[0] !== "subscriptions" || seg.length < 4) return undefined;
+  if (lower[0] !== "subscriptions") return undefined;
+  const pageSize = ctx.pageSize ?? 100;
+  // Microsoft.Resources' generic lists (resources.ts).
+  if (seg.length === 3 && lower[2] === "resources") {
+    return handleResourceList(req, ctx.state, { subscriptionId: seg[1] as string }, pageSize);
+  }
+  if (seg.length === 5 && lower[2] === "resourcegroups" && lower[4] === "resources") {
+    const scope = { subscriptionId: seg[1] as string, resourceGroup: seg[3] as string };
+    return handleResourceList(req, ctx.state, scope, pageSize);
+  }
+  if (seg.length < 4) return undefined;
   const call: ArmCall = {
     req,
     state: ctx.state,
@@ -977,7 +978,7 @@ export function handleArm(
     lower,
     subscriptionId: seg[1] as string,
     apiVersion: queryParam(req.query, "api-version"),
-    pageSize: ctx.pageSize ?? 100,
+    pageSize,
   };
   return lower[2] === "providers" ? subscriptionRoute(call) : resourceGroupRoute(call);
 }
