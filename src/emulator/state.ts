@@ -1298,7 +1298,7 @@ export class EmulatorState {
   /** Adds a native autoscale setting targeting an instance. @throws ArmIdError */
   addAutoscaleSetting(spec: AutoscaleSettingSpec): AutoscaleSettingRecord {
     const ref = parseArmId(spec.targetResourceId);
-    const name = spec.name ?? `${ref.name}-autoscale`;
+    const name = spec.name ?? `${resourceName(ref)}-autoscale`;
     const resourceGroup = spec.resourceGroup ?? ref.resourceGroup;
     const target = this.#instances.get(armKey(ref.id));
     const record: AutoscaleSettingRecord = {
