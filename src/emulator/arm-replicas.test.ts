@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { handleArm } from "./arm.js";
+import { type ArmFaultFlags, handleArm } from "./arm.js";
 import { createVirtualClock } from "./clock.js";
 import type { EmulatorRequest, EmulatorResponse } from "./http.js";
 import { EmulatorState } from "./state.js";
@@ -20,7 +20,7 @@ function setup() {
   const call = (
     method: string,
     path: string,
-    options: { apiVersion?: string; body?: unknown } = {},
+    options: { apiVersion?: string; body?: unknown; flags?: ArmFaultFlags } = {},
   ): EmulatorResponse => {
     const req: EmulatorRequest = {
       method,
@@ -30,7 +30,7 @@ function setup() {
       body: options.body,
       baseUrl: "https://127.0.0.1:1",
     };
-    const res = handleArm(req, { state });
+    const res = handleArm(req, { state }, options.flags ?? {});
     if (!res) throw new Error(`no route ${method} ${path}`);
     return res;
   };
@@ -251,5 +251,28 @@ describe("ARM replica routes (2024-03-01)", () => {
     clock.advance(60_000);
     expect(body(call("GET", EAST)).properties["regionEndpointEnabled"]).toBe("Enabled");
     expect(state.getInstance(EAST)?.serving).toBe(true);
+  });
+
+  it("a replica's reads lag an accepted write, and a failing fault ends its update Failed, unchanged", () => {
+    const { clock, call, state } = setup();
+    state.readAfterWriteLagMs = 30_000;
+    expect(call("PATCH", EAST, { body: patchBody("Premium_P1", 10) }).status).toBe(202);
+    expect(body(call("GET", EAST))).toMatchObject({
+      sku: { capacity: 5 },
+      properties: { provisioningState: "Succeeded" },
+    });
+    const listed = (call("GET", `${PRIMARY}/replicas`).body as { value: Body[] }).value[0];
+    expect(listed?.sku.capacity).toBe(5);
+    clock.advance(30_000);
+    expect(body(call("GET", EAST)).properties["provisioningState"]).toBe("Updating");
+    clock.advance(60_000);
+    state.readAfterWriteLagMs = 0;
+    const failing = call("PATCH", EAST, { body: patchBody("Premium_P1", 20), flags: { failUpdate: true } });
+    expect(failing.status).toBe(202);
+    clock.advance(60_000);
+    expect(body(call("GET", EAST))).toMatchObject({
+      sku: { capacity: 10 },
+      properties: { provisioningState: "Failed" },
+    });
   });
 });
