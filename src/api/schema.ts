@@ -1299,6 +1299,66 @@ const AnticipationStatusSchema = Type.Object(
   },
 );
 
+/** Most members of a replica group `status.geoReplicas` lists. */
+export const MAX_GEO_REPLICAS = 16;
+
+/** Roles of the members of a replica group. */
+export const REPLICA_ROLES = ["Primary", "Replica"] as const;
+export type ReplicaRole = (typeof REPLICA_ROLES)[number];
+
+const GeoReplicaSchema = Type.Object(
+  {
+    resourceId: Type.String({ description: "ARM resource ID of the member.", maxLength: 512 }),
+    role: StringEnum(REPLICA_ROLES, {
+      description: "Primary: the instance the replicas belong to; Replica: one of its geo-replicas.",
+    }),
+    location: Type.String({ description: "Its Azure region (ARM location, normalized).", maxLength: 64 }),
+    sku: Type.String({ description: "Its SKU (ARM sku.name).", maxLength: 64 }),
+    units: UnitsField("Its units (ARM sku.capacity), units."),
+    serving: Type.Optional(
+      Type.Boolean({
+        description:
+          'ARM says it serves clients: provisioningState is not Failed or Deleting, resourceStopped is not "true" and regionEndpointEnabled is not "Disabled". Absent when ARM\'s state of it was not read.',
+      }),
+    ),
+    notServingReason: Type.Optional(
+      Type.String({ description: "Why it does not serve, in ARM's words.", maxLength: 256 }),
+    ),
+    policy: Type.Optional(
+      Type.String({
+        description:
+          "namespace/name of the CapacityPolicy that scales it; absent when none does (its capacity is unmanaged).",
+        maxLength: 320,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const GeoReplicasSchema = Type.Object(
+  {
+    role: StringEnum(REPLICA_ROLES, { description: "The role of this policy's own target in its group." }),
+    primary: Type.String({
+      description: "ARM resource ID of the group's instance (the primary).",
+      maxLength: 512,
+    }),
+    members: Type.Array(GeoReplicaSchema, {
+      description: `The other members of the group (the primary and its replicas, this policy's target left out), as ARM listed them (at most ${MAX_GEO_REPLICAS}).`,
+      maxItems: MAX_GEO_REPLICAS,
+    }),
+    unmanaged: Type.Integer({
+      description: "How many of those members no CapacityPolicy scales.",
+      minimum: 0,
+    }),
+    readAt: DateTime("When ARM listed the group (RFC 3339)."),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "The geo-replica group of the target (Azure SignalR / Web PubSub replicas, Premium tier): every member with its capacity and the policy that scales it. Absent when the instance has no replicas.",
+  },
+);
+
 export const CapacityPolicyStatusSchema = Type.Object(
   {
     observedGeneration: Type.Optional(
@@ -1310,6 +1370,7 @@ export const CapacityPolicyStatusSchema = Type.Object(
     operation: Type.Optional(OperationSchema),
     unappliedUpdates: Type.Optional(UnappliedUpdatesSchema),
     unitLadders: Type.Optional(UnitLaddersSchema),
+    geoReplicas: Type.Optional(GeoReplicasSchema),
     lastScaleTime: Type.Optional(DateTime("When the unit count or SKU last changed (RFC 3339).")),
     recommendations: Type.Optional(
       Type.Array(RecommendationSchema, {
@@ -1422,6 +1483,8 @@ export type SeasonalSpec = Static<typeof SeasonalSchema>;
 export type LeadingSignalSpec = Static<typeof LeadingSignalSchema>;
 export type PrometheusSourceSpec = Static<typeof PrometheusSourceSchema>;
 export type ObservedCapacity = Static<typeof ObservedCapacitySchema>;
+export type GeoReplicasStatus = Static<typeof GeoReplicasSchema>;
+export type GeoReplicaStatus = Static<typeof GeoReplicaSchema>;
 export type DesiredCapacity = Static<typeof DesiredCapacitySchema>;
 export type MetricSample = Static<typeof MetricSampleSchema>;
 export type ScaleOperation = Static<typeof OperationSchema>;
