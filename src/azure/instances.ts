@@ -36,7 +36,14 @@ import {
   rawProperties,
   toInstance,
 } from "./instance-state.js";
-import { type PatchResponse, type ReplicaOps, replicaOps, type SkuListItem } from "./replica-ops.js";
+import {
+  type PatchResponse,
+  RESOURCES_API_VERSION,
+  type ReplicaOps,
+  replicaOps,
+  resourceIdLister,
+  type SkuListItem,
+} from "./replica-ops.js";
 import {
   isReplica,
   parseResourceId,
@@ -44,6 +51,7 @@ import {
   RESOURCE_TYPES,
   ResourceIdError,
   type ResourceRef,
+  replicaResourceType,
   resourceKey,
 } from "./resource-id.js";
 import { type AzureScope, normalizeRegion, UNKNOWN_REGION } from "./scope.js";
@@ -288,6 +296,7 @@ export class AzureInstances extends ArmAdapter {
   readonly #regions = new Map<string, string>();
   readonly #clients = new Map<string, ServiceOps>();
   readonly #replicaClients = new Map<string, ReplicaOps>();
+  readonly #resourceLists = new Map<string, ReturnType<typeof resourceIdLister>>();
 
   /**
    * Records where an instance or a replica lives (a replica's region is its own), so that its
@@ -343,6 +352,25 @@ export class AzureInstances extends ArmAdapter {
       this.#replicaClients.set(key, ops);
     }
     return ops;
+  }
+
+  /** The generic resource list of a subscription (`replica-ops.ts`). */
+  #resourceList(subscriptionId: string): ReturnType<typeof resourceIdLister> {
+    const key = subscriptionId.toLowerCase();
+    let lister = this.#resourceLists.get(key);
+    if (!lister) {
+      const pipeline = this.clientOptions(
+        (id) => this.regionOf(id),
+        [apiVersionPolicy(RESOURCES_API_VERSION)],
+      );
+      lister = resourceIdLister(this.conn.credential, subscriptionId, {
+        endpoint: this.conn.armEndpoint,
+        credentialScope: this.conn.armScope,
+        pipeline,
+      });
+      this.#resourceLists.set(key, lister);
+    }
+    return lister;
   }
 
   /** GET of an instance (its SDK) or a replica (`getById`). */
@@ -423,6 +451,37 @@ export class AzureInstances extends ArmAdapter {
       if (!replica) continue;
       if (r.location) this.rememberRegion(replica.id, r.location);
       out.push(toInstance(replica, r));
+    }
+    return out;
+  }
+
+  /**
+   * The canonical IDs of every geo-replica of one service in a subscription: ARM's generic
+   * resource list (`Resources_List` at {@link RESOURCES_API_VERSION}, all pages) filtered to the
+   * replica type — one call for the subscription, for discovering which instances have replicas.
+   * IDs only: ARM's generic list carries no `properties`, so a replica's state is read with
+   * {@link listReplicas} or {@link get}. Entries that are not replica IDs of the service are left
+   * out. Its throttling scope is the subscription with region `*`.
+   * @throws UnknownServiceError for a service other than SignalR or WebPubSub; typed Azure errors.
+   */
+  async listReplicaIds(
+    subscriptionId: string,
+    service: ServiceKind,
+    options: CallOptions = {},
+  ): Promise<string[]> {
+    parseServiceKind(service);
+    const scope: AzureScope = { subscriptionId, region: ANY_REGION };
+    const ids = await this.call("instances.listReplicaIds", scope, options.signal, () =>
+      this.#resourceList(subscriptionId)(replicaResourceType(service), options.signal),
+    );
+    const out: string[] = [];
+    for (const id of ids) {
+      try {
+        const ref = parseResourceId(id);
+        if (isReplica(ref) && ref.service === service) out.push(ref.id);
+      } catch {
+        // Not a replica ID this project parses: left out.
+      }
     }
     return out;
   }

@@ -9,6 +9,7 @@
  * | `SignalRReplicas_Update`, `WebPubSubReplicas_Update` | `updateById(replicaId)`: PATCH, long-running (final state via `Location`, as both specs say) |
  * | `SignalRReplicas_List`, `WebPubSubReplicas_List`     | `GET {primaryId}/replicas`, then each `nextLink` (the client's path call) |
  * | `SignalR_ListReplicaSkus`, `WebPubSub_ListReplicaSkus` | `GET {replicaId}/skus` (the client's path call)    |
+ * | `Resources_List` (Microsoft.Resources, {@link RESOURCES_API_VERSION}) | `resources.list` with `$filter=resourceType eq '…/replicas'`: every replica ID of a subscription |
  *
  * Why the generic calls for both services: `@azure/arm-signalr` 5.2.0 has no replica operations,
  * so SignalR needs them anyway; `@azure/arm-webpubsub` 1.2.0's `webPubSubReplicas` would be a second
@@ -21,7 +22,9 @@
  * is ARM's cache of tracked resources — it carries no `properties` (so neither `resourceStopped`
  * nor `regionEndpointEnabled`; `$expand=provisioningState` gives ARM's view of that one alone), it
  * lags writes, and it would need a GET per replica to say which serve. The resource provider's own
- * list answers with every replica's whole body in one call.
+ * list answers with every replica's whole body in one call. The generic list serves discovery
+ * only — which instances of a subscription have replicas at all, one call for the subscription
+ * instead of one list per instance — and only the IDs of its answer are read.
  *
  * Every request goes through the pipeline the other ARM clients have (`ArmAdapter.clientOptions`:
  * no retries, the request timeout, the CA, quota headers, the call observer, and the api-version
@@ -37,7 +40,7 @@
  */
 
 import { createResourceManagement } from "@azure/arm-resources/api";
-import { getById, updateById } from "@azure/arm-resources/api/resources";
+import { getById, list as listResources, updateById } from "@azure/arm-resources/api/resources";
 import { isRestError } from "@azure/core-rest-pipeline";
 import { type Client, createRestError, type PathUncheckedResponse } from "@azure-rest/core-client";
 import type { armClientOptions } from "./connection.js";
@@ -78,6 +81,12 @@ export interface ReplicaOps {
     signal: AbortSignal | undefined,
   ): Promise<{ patch: PatchResponse | undefined; resumeToken: string }>;
 }
+
+/**
+ * The api-version of the generic resource list (`Resources_List` of Microsoft.Resources): what
+ * `@azure/arm-resources` 8.0.0 sends (`KnownVersions.V20250401`), pinned.
+ */
+export const RESOURCES_API_VERSION = "2025-04-01";
 
 /** Pages followed at most by one list, so a `nextLink` that loops ends. */
 const MAX_PAGES = 100;
@@ -177,5 +186,33 @@ export function replicaOps(
       }
       return { patch, resumeToken: await poller.serialize() };
     },
+  };
+}
+
+/**
+ * The generic resource list of `subscriptionId` at {@link RESOURCES_API_VERSION} (its pipeline's
+ * api-version policy must set that version, not a service's): the IDs of every resource of
+ * `resourceType`, all pages.
+ */
+export function resourceIdLister(
+  credential: Parameters<typeof createResourceManagement>[0],
+  subscriptionId: string,
+  options: ReplicaClientOptions,
+): (resourceType: string, signal: AbortSignal | undefined) => Promise<string[]> {
+  const { credentialScopes: _classic, $host: _host, ...pipeline } = options.pipeline;
+  const context = createResourceManagement(credential, subscriptionId, {
+    ...pipeline,
+    endpoint: options.endpoint,
+    credentials: { scopes: [options.credentialScope] },
+    apiVersion: RESOURCES_API_VERSION,
+  });
+  return async (resourceType, signal) => {
+    const out: string[] = [];
+    const pages = listResources(context, {
+      filter: `resourceType eq '${resourceType}'`,
+      ...(signal ? { abortSignal: signal } : {}),
+    });
+    for await (const r of pages) if (typeof r.id === "string") out.push(r.id);
+    return out;
   };
 }

@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { RunningEmulator } from "../../src/emulator/index.js";
-import { adaptersFor, resetEmulator, signalrId, startTestEmulator, webPubSubId } from "./helpers.js";
+import { adaptersFor, resetEmulator, SUB_A, signalrId, startTestEmulator, webPubSubId } from "./helpers.js";
 
 const CHAT = signalrId("chat-geo");
 const EAST = `${CHAT}/replicas/chat-geo-eastus`;
@@ -110,6 +110,14 @@ describe("geo-replicas against the emulator", { timeout: 30_000 }, () => {
     ]);
     // Every request carried 2024-03-01 and matched a route of the specs.
     expect(new Set(emu.control.requests().map((r) => r.apiVersion))).toEqual(new Set(["2024-03-01"]));
+  });
+
+  it("finds every replica of a subscription and service in one generic list", async () => {
+    const { instances } = adaptersFor(emu);
+    expect((await instances.listReplicaIds(SUB_A, "SignalR")).sort()).toEqual([ASIA, EAST].sort());
+    expect(await instances.listReplicaIds(SUB_A, "WebPubSub")).toEqual([NOTIFY_EAST]);
+    const lists = emu.control.requests().filter((r) => r.path.toLowerCase().endsWith("/resources"));
+    expect(lists.map((r) => r.apiVersion)).toEqual(["2025-04-01", "2025-04-01"]);
   });
 
   it("scales a replica on its own resource: the PATCH goes to the replica, the instance keeps its units", async () => {

@@ -630,3 +630,68 @@ describe("instances listed by subscription, every page, say whether they serve",
     expect(server.requests).toHaveLength(2);
   });
 });
+
+describe("every replica ID of a subscription, through ARM's generic resource list", () => {
+  it("asks Resources_List at 2025-04-01 for the replica type, follows every page, keeps the service's replica IDs", async () => {
+    const listPath = `/subscriptions/${SUB}/resources`;
+    const chat = `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.SignalRService/SignalR/chat`;
+    const generic = (id: string) => ({
+      id,
+      name: id.split("/").at(-1),
+      type: "Microsoft.SignalRService/SignalR/replicas",
+      location: "eastus",
+    });
+    serve((req, p) => {
+      if (req.method !== "GET" || p !== listPath) return undefined;
+      return new URL(req.url).searchParams.get("$skipToken") === "2"
+        ? { status: 200, body: { value: [generic(`${chat}/replicas/chat-westus`), generic("/not/an/id")] } }
+        : {
+            status: 200,
+            body: {
+              value: [
+                generic(
+                  `/subscriptions/${SUB}/resourcegroups/${RG}/providers/Microsoft.SignalRService/SignalR/chat/replicas/chat-eastus`,
+                ),
+                generic(chat),
+              ],
+              nextLink: `https://management.azure.com${listPath}?api-version=2025-04-01&$filter=x&$skipToken=2`,
+            },
+          };
+    });
+    const calls: AzureCall[] = [];
+    const a = adapters(calls);
+    expect(await a.instances.listReplicaIds(SUB, "SignalR")).toEqual([
+      `${chat}/replicas/chat-eastus`,
+      `${chat}/replicas/chat-westus`,
+    ]);
+    const [first, second] = server.requests.map((r) => new URL(r.url));
+    expect(first?.searchParams.get("$filter")).toBe(
+      "resourceType eq 'Microsoft.SignalRService/SignalR/replicas'",
+    );
+    expect(first?.searchParams.getAll("api-version")).toEqual(["2025-04-01"]);
+    expect(second?.searchParams.getAll("api-version")).toEqual(["2025-04-01"]);
+    expect(second?.searchParams.get("$skipToken")).toBe("2");
+    // The generic list does not change the SignalR clients' api-version.
+    serve((req) =>
+      req.method === "GET" ? { status: 200, body: replicaBody("SignalR", "chat", "chat-eastus") } : undefined,
+    );
+    server.requests.length = 0;
+    await a.instances.get(`${chat}/replicas/chat-eastus`);
+    expect(new URL(server.requests[0]?.url ?? "").searchParams.getAll("api-version")).toEqual(["2024-03-01"]);
+    expect(calls.map((c) => c.api)).toEqual(["GET resources", "GET resources", "GET replicas"]);
+  });
+
+  it("a throttled list gates the subscription's list scope, not a region's", async () => {
+    server.answer(() => ({
+      status: 429,
+      headers: { "retry-after": "5" },
+      body: { error: { code: "TooManyRequests", message: "x" } },
+    }));
+    const err = await caught(() => adapters().instances.listReplicaIds(SUB, "WebPubSub"));
+    expect(err).toBeInstanceOf(ThrottledError);
+    expect((err as ThrottledError).scope).toEqual({ subscriptionId: SUB, region: "*" });
+    expect(new URL(server.requests[0]?.url ?? "").searchParams.get("$filter")).toBe(
+      "resourceType eq 'Microsoft.SignalRService/WebPubSub/replicas'",
+    );
+  });
+});
