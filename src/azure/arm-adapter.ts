@@ -19,7 +19,11 @@ import { ThrottleGate } from "./throttle.js";
 /** Region of subscription-wide calls (list by subscription), which belong to no one region. */
 export const ANY_REGION = "*";
 
-/** Subscription and region an ARM request URL belongs to, for quota records. */
+/**
+ * Subscription and region an ARM request URL belongs to, for quota records: the region in the
+ * path (`…/locations/{region}/…`), else the region learned for the resource it names (a replica's
+ * own for a replica's URL, the instance's for the instance's and for its list of replicas).
+ */
 export function armScopeOfUrl(
   url: string,
   regionOf: (resourceId: string) => string | undefined,
@@ -38,7 +42,9 @@ export function armScopeOfUrl(
   if (locAt >= 0 && parts[locAt + 1])
     return { subscriptionId, region: normalizeRegion(parts[locAt + 1] as string) };
   if (parts.length >= 8 && parts[subAt + 2]?.toLowerCase() === "resourcegroups") {
-    const id = `/${parts.slice(subAt, subAt + 8).join("/")}`;
+    // A replica's URL (…/{name}/replicas/{replicaName}[/…]) is in the replica's own region.
+    const replica = parts[subAt + 8]?.toLowerCase() === "replicas" && parts[subAt + 9] !== undefined;
+    const id = `/${parts.slice(subAt, subAt + (replica ? 10 : 8)).join("/")}`;
     return { subscriptionId, region: regionOf(id) ?? UNKNOWN_REGION };
   }
   return { subscriptionId, region: ANY_REGION };

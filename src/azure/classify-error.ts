@@ -118,12 +118,13 @@ function where(ctx: ClassifyContext): string {
  * The first `error.details[].message` of an ARM error body, when it differs from the message: the
  * SignalR resource provider answers invalid arguments with the message "Invalid arguments" and
  * the reason in `details` (`{ code: "BadArgument", message: "SKU tier does not match name.",
- * target: "sku" }`).
+ * target: "sku" }`). The classic clients (core-client 1) keep the body as the response's
+ * `parsedBody`; the REST clients (`@azure-rest/core-client` 2, `@azure/arm-resources` 8) put it on
+ * the error's `details` (`{ error: { code, message, details } }`) and keep no `parsedBody`.
  */
-function detailOf(response: unknown, message: string): string | undefined {
-  const body = (response as { parsedBody?: unknown } | undefined)?.parsedBody as
-    | { error?: { details?: unknown } }
-    | undefined;
+function detailOf(err: RestError, message: string): string | undefined {
+  const parsed = (err.response as { parsedBody?: unknown } | undefined)?.parsedBody;
+  const body = (parsed ?? err.details) as { error?: { details?: unknown } } | undefined;
   const details = body?.error?.details;
   if (!Array.isArray(details)) return undefined;
   const first = details.find(
@@ -178,7 +179,7 @@ interface RestAnswer {
 /** The answer of a failed REST call: `message` is the error's short message. */
 function restAnswer(err: RestError, message: string, base: AzureErrorDetails): RestAnswer {
   const response = err.response as ResponseLike | undefined;
-  const detail = detailOf(err.response, message);
+  const detail = detailOf(err, message);
   const status = err.statusCode ?? response?.status;
   const code = typeof err.code === "string" && err.code !== "" ? err.code : undefined;
   const requestId = headerOf(response, "x-ms-request-id");

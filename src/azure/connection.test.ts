@@ -22,6 +22,9 @@ describe("azureApiName", () => {
       "PATCH WebPubSub",
     ],
     ["GET", `${ARM}${SR}/skus`, "GET listSkus"],
+    ["GET", `${ARM}${SR}/replicas?api-version=2024-03-01`, "GET replicas"],
+    ["PATCH", `${ARM}${SR}/replicas/chat-eastus?api-version=2024-03-01`, "PATCH replicas"],
+    ["GET", `${ARM}${SR}/replicas/chat-eastus/skus`, "GET listSkus"],
     // A resource named like an API is still the resource.
     ["GET", `${ARM}${SUB}/resourceGroups/rg/providers/Microsoft.SignalRService/signalR/skus`, "GET SignalR"],
     [
@@ -38,6 +41,8 @@ describe("azureApiName", () => {
     ["POST", `https://127.0.0.1:4443/metrics/westeurope${SUB}/metrics:getBatch`, "POST metrics:getBatch"],
     ["GET", `${ARM}/providers/Microsoft.Something/else`, "GET other"],
     ["GET", `${ARM}/tenants`, "GET other"],
+    ["GET", `${ARM}${SUB}/resources?api-version=2025-04-01&$filter=x`, "GET resources"],
+    ["GET", `${ARM}${SUB}/resourceGroups/rg/resources`, "GET resources"],
     ["GET", "not a url", "GET other"],
   ])("%s %s → %s", (method, url, api) => {
     expect(azureApiName(method, url)).toBe(api);

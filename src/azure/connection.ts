@@ -162,6 +162,7 @@ export function responseHeadersPolicy(
 const API_NAMES: Readonly<Record<string, string>> = {
   signalr: "SignalR",
   webpubsub: "WebPubSub",
+  replicas: "replicas",
   skus: "listSkus",
   autoscalesettings: "autoscaleSettings",
   operationstatuses: "operationStatuses",
@@ -173,7 +174,9 @@ const API_NAMES: Readonly<Record<string, string>> = {
 
 /**
  * The API label of an Azure request: the method and the innermost ARM resource type of the path
- * (`GET SignalR` for a get or a list of SignalR instances, `PATCH WebPubSub`, `GET listSkus`,
+ * (`GET SignalR` for a get or a list of SignalR instances, `PATCH WebPubSub`, `GET replicas` and
+ * `PATCH replicas` for a replica or the list of an instance's replicas, `GET resources` for ARM's
+ * generic resource list, `GET listSkus`,
  * `GET operationStatuses`, `GET autoscaleSettings`), or the data-plane operation
  * (`POST metrics:getBatch`). Unknown paths are `<METHOD> other`, so the label set stays small.
  */
@@ -190,7 +193,8 @@ export function azureApiName(method: string, url: string): string {
   const last = parts.at(-1)?.toLowerCase() ?? "";
   if (last.endsWith("metrics:getbatch")) return `${verb} metrics:getBatch`;
   const providers = parts.map((p) => p.toLowerCase()).lastIndexOf("providers");
-  if (providers < 0) return `${verb} other`;
+  // ARM's generic resource list of a subscription or group (Microsoft.Resources `Resources_List`).
+  if (providers < 0) return `${verb} ${last === "resources" ? "resources" : "other"}`;
   // After providers/{namespace}: {type}/{name}/{type}/{name}…; the last type is the API.
   let type: string | undefined;
   for (let i = providers + 2; i < parts.length; i += 2) type = parts[i];

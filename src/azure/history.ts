@@ -24,7 +24,7 @@
  *   since the newest one read.
  * - Refresh periods are the same for every resource (they start `settleMs` after each clock hour),
  *   so the first {@link refresh} of a period reads every cached resource of a grain at once, in one
- *   call per ≤ 50 resources of one subscription, region and service: at steady state one call per
+ *   call per ≤ 50 resources of one subscription, region and resource type: at steady state one call per
  *   50 resources per hour (resources read in full since the period began are refreshed with them).
  * - A bucket is read once it is complete: `settleMs` (default 10 minutes) after its end; newer
  *   buckets are still being ingested and are left for the next refresh.

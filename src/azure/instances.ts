@@ -1,11 +1,14 @@
 /**
- * SignalR and Web PubSub instances through Azure Resource Manager (`@azure/arm-signalr`,
- * `@azure/arm-webpubsub`): read SKU, units and provisioning state; read the allowed unit counts
- * (`listSkus`); start a scale (PATCH, a long-running operation) without waiting for it; observe it
- * on later passes and check that the new capacity was really applied.
+ * SignalR and Web PubSub instances and their geo-replicas through Azure Resource Manager
+ * (`@azure/arm-signalr`, `@azure/arm-webpubsub` for instances; the generic calls of
+ * `@azure/arm-resources` for replicas, `replica-ops.ts`): read SKU, units, provisioning state and
+ * whether ARM says it serves (`instance-state.ts`); list an instance's replicas; read the allowed
+ * unit counts (`listSkus`, `ListReplicaSkus`); start a scale (PATCH, a long-running operation)
+ * without waiting for it; observe it on later passes and check that the new capacity was really
+ * applied. Every method that takes a resource ID takes an instance's or a replica's.
  *
- * Every call goes through the ARM throttle gate of its scope (subscription + the instance's
- * region, learned from `get`), is sent without SDK retries, and fails with one of the typed errors
+ * Every call goes through the ARM throttle gate of its scope (subscription + the resource's
+ * region, learned from `get` or `listReplicas`: a replica's is its own), is sent without SDK retries, and fails with one of the typed errors
  * of `errors.ts`. ARM's remaining-quota headers are recorded per scope in `quota`.
  *
  * Every request — reads, the PATCH, `listSkus`, list pages and the long-running operation's
@@ -26,8 +29,34 @@ import {
   type UnitLadders,
 } from "../capacity/index.js";
 import { ANY_REGION, ArmAdapter, type ArmAdapterOptions } from "./arm-adapter.js";
-import { parseResourceId, parseServiceKind, type ResourceRef, resourceKey } from "./resource-id.js";
+import {
+  type ArmResource,
+  type InstanceState,
+  rawListProperties,
+  rawProperties,
+  toInstance,
+} from "./instance-state.js";
+import {
+  type PatchResponse,
+  RESOURCES_API_VERSION,
+  type ReplicaOps,
+  replicaOps,
+  resourceIdLister,
+  type SkuListItem,
+} from "./replica-ops.js";
+import {
+  isReplica,
+  parseResourceId,
+  parseServiceKind,
+  RESOURCE_TYPES,
+  ResourceIdError,
+  type ResourceRef,
+  replicaResourceType,
+  resourceKey,
+} from "./resource-id.js";
 import { type AzureScope, normalizeRegion, UNKNOWN_REGION } from "./scope.js";
+
+export { type InstanceState, servingOf } from "./instance-state.js";
 
 /**
  * The api-version of every `Microsoft.SignalRService/SignalR` call: the newest stable version of
@@ -85,33 +114,6 @@ function withApiVersion(url: string, apiVersion: string): string {
   return `${path}?${[...kept, `api-version=${encodeURIComponent(apiVersion)}`].join("&")}`;
 }
 
-/** Provisioning states after which nothing more happens. */
-const TERMINAL_STATES = new Set(["succeeded", "failed", "canceled"]);
-
-/** True for `Succeeded`, `Failed`, `Canceled` (any case). */
-function isTerminalState(state: string): boolean {
-  return TERMINAL_STATES.has(state.toLowerCase());
-}
-
-/** What ARM says about an instance. */
-export interface InstanceState {
-  /** Canonical resource ID. */
-  resourceId: string;
-  service: ServiceKind;
-  name: string;
-  /** Region, normalized (`westeurope`). */
-  location: string;
-  /** SKU name (`Free_F1`, `Standard_S1`, `Premium_P1`, `Premium_P2`). */
-  sku: string;
-  tier: string | undefined;
-  /** Units (`sku.capacity`); 1 when ARM omits it (its documented default). */
-  units: number;
-  /** `Succeeded`, `Updating`, `Failed`, … (`Unknown` when absent). */
-  provisioningState: string;
-  /** True when `provisioningState` is terminal (Succeeded, Failed, Canceled). */
-  terminal: boolean;
-}
-
 /** One SKU's capacity rules as `listSkus` reports them. */
 export interface SkuCapacityInfo {
   /** The resource type the entry is for, as `listSkus` spells it (`Microsoft.SignalRService/SignalR`). */
@@ -131,7 +133,7 @@ export interface AllowedUnits {
   ladders: UnitLadders;
   /** The SKUs whose ladder came from `listSkus`. */
   fromService: ScalableSku[];
-  /** The entries `listSkus` returned for the instance's own resource type (not its replicas'). */
+  /** The entries `listSkus` returned for the resource's own type (an instance's, not its replicas'). */
   skus: SkuCapacityInfo[];
 }
 
@@ -191,30 +193,11 @@ export interface CallOptions {
 /** Options of {@link AzureInstances}. */
 export type AzureInstancesOptions = ArmAdapterOptions;
 
-interface ArmResource {
-  id?: string;
-  name?: string;
-  location?: string;
-  sku?: { name: string; tier?: string; capacity?: number };
-  provisioningState?: string;
-}
-
-interface SkuListItem {
-  resourceType?: string;
-  sku?: { name: string; tier?: string };
-  capacity?: {
-    minimum?: number;
-    maximum?: number;
-    default?: number;
-    allowedValues?: number[];
-    scaleType?: string;
-  };
-}
-
 interface RawResponse {
   status: number;
   request: { method: string };
   headers: { get(name: string): string | undefined };
+  bodyAsText?: string | null;
 }
 
 interface UpdatePoller {
@@ -223,6 +206,7 @@ interface UpdatePoller {
 
 /** The few ARM operations used, the same for both services. */
 interface ServiceOps {
+  /** GET, with the body's `properties` as sent (the SDK models drop some, see `rawProperties`). */
   get(rg: string, name: string, signal: AbortSignal | undefined): Promise<ArmResource>;
   listSkus(rg: string, name: string, signal: AbortSignal | undefined): Promise<{ value?: SkuListItem[] }>;
   beginUpdate(
@@ -233,7 +217,8 @@ interface ServiceOps {
     onResponse: (raw: RawResponse) => void,
     signal: AbortSignal | undefined,
   ): Promise<UpdatePoller>;
-  listBySubscription(signal: AbortSignal | undefined): AsyncIterable<ArmResource>;
+  /** Every page, each resource with its body's `properties` as sent (see `get`). */
+  listBySubscription(signal: AbortSignal | undefined): Promise<ArmResource[]>;
   listUsages(location: string, signal: AbortSignal | undefined): AsyncIterable<UsageItem>;
 }
 
@@ -251,7 +236,11 @@ interface UsageOperations {
 
 /** The SDK operation group of one service (`client.signalR`, `client.webPubSub`), as far as it is used. */
 interface ArmOperations {
-  get(rg: string, name: string, options: { abortSignal?: AbortSignal }): Promise<ArmResource>;
+  get(
+    rg: string,
+    name: string,
+    options: { abortSignal?: AbortSignal; onResponse?: (raw: RawResponse) => void },
+  ): Promise<ArmResource>;
   listSkus(
     rg: string,
     name: string,
@@ -263,7 +252,10 @@ interface ArmOperations {
     parameters: { location: string; sku: { name: string; tier: string; capacity: number } },
     options: { abortSignal?: AbortSignal; onResponse: (raw: RawResponse) => void },
   ): Promise<UpdatePoller>;
-  listBySubscription(options: { abortSignal?: AbortSignal }): AsyncIterable<ArmResource>;
+  listBySubscription(options: {
+    abortSignal?: AbortSignal;
+    onResponse?: (raw: RawResponse) => void;
+  }): AsyncIterable<ArmResource>;
 }
 
 const opts = (signal: AbortSignal | undefined) => (signal ? { abortSignal: signal } : {});
@@ -271,34 +263,45 @@ const opts = (signal: AbortSignal | undefined) => (signal ? { abortSignal: signa
 function serviceOps(operations: ArmOperations, usages: UsageOperations): ServiceOps {
   return {
     listUsages: (location, signal) => usages.list(location, opts(signal)),
-    get: (rg, name, signal) => operations.get(rg, name, opts(signal)),
+    get: async (rg, name, signal) => {
+      let properties: ArmResource["properties"];
+      const r = await operations.get(rg, name, {
+        ...opts(signal),
+        onResponse: (raw) => {
+          properties = rawProperties(raw.bodyAsText);
+        },
+      });
+      return properties ? { ...r, properties } : r;
+    },
     listSkus: (rg, name, signal) => operations.listSkus(rg, name, opts(signal)),
     beginUpdate: (rg, name, location, sku, onResponse, signal) =>
       operations.beginUpdate(rg, name, { location, sku }, { ...opts(signal), onResponse }),
-    listBySubscription: (signal) => operations.listBySubscription(opts(signal)),
-  };
-}
-
-function toInstance(ref: ResourceRef, r: ArmResource): InstanceState {
-  const provisioningState = r.provisioningState ?? "Unknown";
-  return {
-    resourceId: ref.id,
-    service: ref.service,
-    name: r.name ?? ref.name,
-    location: normalizeRegion(r.location ?? UNKNOWN_REGION),
-    sku: r.sku?.name ?? "Unknown",
-    tier: r.sku?.tier,
-    units: r.sku?.capacity ?? 1,
-    provisioningState,
-    terminal: isTerminalState(provisioningState),
+    listBySubscription: async (signal) => {
+      // Each page's answer (the SDK calls onResponse once a page), its resources' raw properties by ID.
+      const properties = new Map<string, NonNullable<ArmResource["properties"]>>();
+      const onResponse = (raw: RawResponse) => {
+        for (const [id, props] of rawListProperties(raw.bodyAsText)) properties.set(id, props);
+      };
+      const out: ArmResource[] = [];
+      for await (const r of operations.listBySubscription({ ...opts(signal), onResponse })) {
+        const props = r.id ? properties.get(resourceKey(r.id)) : undefined;
+        out.push(props ? { ...r, properties: props } : r);
+      }
+      return out;
+    },
   };
 }
 
 export class AzureInstances extends ArmAdapter {
   readonly #regions = new Map<string, string>();
   readonly #clients = new Map<string, ServiceOps>();
+  readonly #replicaClients = new Map<string, ReplicaOps>();
+  readonly #resourceLists = new Map<string, ReturnType<typeof resourceIdLister>>();
 
-  /** Records where an instance lives, so that its calls use the right throttling scope before the first `get`. */
+  /**
+   * Records where an instance or a replica lives (a replica's region is its own), so that its
+   * calls use the right throttling scope before the first `get`.
+   */
   rememberRegion(resourceId: string, region: string): void {
     this.#regions.set(resourceKey(resourceId), normalizeRegion(region));
   }
@@ -308,7 +311,10 @@ export class AzureInstances extends ArmAdapter {
     return this.#regions.get(resourceKey(resourceId));
   }
 
-  /** The throttling scope of an instance: its subscription and region ({@link UNKNOWN_REGION} before the first `get`). */
+  /**
+   * The throttling scope of an instance or a replica: its subscription and its own region
+   * ({@link UNKNOWN_REGION} before the first `get` or `listReplicas`).
+   */
   scopeOf(resourceId: string): AzureScope {
     const ref = parseResourceId(resourceId);
     return { subscriptionId: ref.subscriptionId, region: this.regionOf(ref.id) ?? UNKNOWN_REGION };
@@ -331,14 +337,58 @@ export class AzureInstances extends ArmAdapter {
     return ops;
   }
 
+  /** The generic ARM calls on the replicas of `service` in `subscriptionId` (`replica-ops.ts`). */
+  #replicaOps(service: ServiceKind, subscriptionId: string): ReplicaOps {
+    const key = `${service}/${subscriptionId.toLowerCase()}`;
+    let ops = this.#replicaClients.get(key);
+    if (!ops) {
+      const apiVersion = API_VERSIONS[service];
+      const pipeline = this.clientOptions((id) => this.regionOf(id), [apiVersionPolicy(apiVersion)]);
+      ops = replicaOps(this.conn.credential, subscriptionId, apiVersion, {
+        endpoint: this.conn.armEndpoint,
+        credentialScope: this.conn.armScope,
+        pipeline,
+      });
+      this.#replicaClients.set(key, ops);
+    }
+    return ops;
+  }
+
+  /** The generic resource list of a subscription (`replica-ops.ts`). */
+  #resourceList(subscriptionId: string): ReturnType<typeof resourceIdLister> {
+    const key = subscriptionId.toLowerCase();
+    let lister = this.#resourceLists.get(key);
+    if (!lister) {
+      const pipeline = this.clientOptions(
+        (id) => this.regionOf(id),
+        [apiVersionPolicy(RESOURCES_API_VERSION)],
+      );
+      lister = resourceIdLister(this.conn.credential, subscriptionId, {
+        endpoint: this.conn.armEndpoint,
+        credentialScope: this.conn.armScope,
+        pipeline,
+      });
+      this.#resourceLists.set(key, lister);
+    }
+    return lister;
+  }
+
+  /** GET of an instance (its SDK) or a replica (`getById`). */
+  #read(ref: ResourceRef, signal: AbortSignal | undefined): Promise<ArmResource> {
+    return isReplica(ref)
+      ? this.#replicaOps(ref.service, ref.subscriptionId).get(ref.id, signal)
+      : this.#ops(ref.service, ref.subscriptionId).get(ref.resourceGroup, ref.name, signal);
+  }
+
   /**
-   * Reads an instance (GET). Learns its region for later calls.
+   * Reads an instance or a replica (GET; a replica's at the service's api-version through
+   * `resources.getById`). Learns its region for later calls.
    * @throws ResourceIdError for a malformed ID; a typed Azure error (errors.ts) on failure.
    */
   async get(resourceId: string, options: CallOptions = {}): Promise<InstanceState> {
     const ref = parseResourceId(resourceId);
     const raw = await this.call("instances.get", this.scopeOf(ref.id), options.signal, () =>
-      this.#ops(ref.service, ref.subscriptionId).get(ref.resourceGroup, ref.name, options.signal),
+      this.#read(ref, options.signal),
     );
     const instance = toInstance(ref, raw);
     if (raw.location) this.rememberRegion(ref.id, raw.location);
@@ -346,36 +396,26 @@ export class AzureInstances extends ArmAdapter {
   }
 
   /**
-   * The allowed unit counts per SKU (`listSkus`), from the entries of the instance's own resource
-   * type only (case-insensitive; an entry without `resourceType` counts as its own): `listSkus`
-   * also lists the SKUs of the instance's replicas (`…/replicas`, as in the official example
-   * `SignalR_ListSkus.json` of 2024-03-01), which are not the instance's. SKUs it does not
-   * describe, or describes without `allowedValues`, keep the documented ladder (`DEFAULT_LADDERS`);
-   * `fromService` names those whose ladder came from the service.
+   * The allowed unit counts per SKU: an instance's from `listSkus`, a replica's from its own
+   * `ListReplicaSkus` (`…/replicas/{replicaName}/skus`). Only the entries of the resource's own
+   * type count (case-insensitive; an entry without `resourceType` counts as its own): an
+   * instance's `listSkus` also lists the SKUs of its replicas (`…/replicas`, as in the official
+   * example `SignalR_ListSkus.json` of 2024-03-01), which are not the instance's. For a replica,
+   * whose list is its own, an entry of the instance's type stands for the replica when no entry of
+   * the replica's type names that SKU (no official example of `ListReplicaSkus` pins its
+   * `resourceType`, and the `Replicas_List` example spells a replica's `type` as the instance's).
+   * SKUs it does not describe, or describes without `allowedValues`, keep the documented ladder
+   * (`DEFAULT_LADDERS`); `fromService` names those whose ladder came from the service.
    * @throws ResourceIdError; a typed Azure error on failure.
    */
   async listSkus(resourceId: string, options: CallOptions = {}): Promise<AllowedUnits> {
     const ref = parseResourceId(resourceId);
     const list = await this.call("instances.listSkus", this.scopeOf(ref.id), options.signal, () =>
-      this.#ops(ref.service, ref.subscriptionId).listSkus(ref.resourceGroup, ref.name, options.signal),
+      isReplica(ref)
+        ? this.#replicaOps(ref.service, ref.subscriptionId).listSkus(ref.id, options.signal)
+        : this.#ops(ref.service, ref.subscriptionId).listSkus(ref.resourceGroup, ref.name, options.signal),
     );
-    const ownType = ref.resourceType.toLowerCase();
-    const skus: SkuCapacityInfo[] = (list.value ?? []).flatMap((item) =>
-      item.sku && (item.resourceType === undefined || item.resourceType.toLowerCase() === ownType)
-        ? [
-            {
-              resourceType: item.resourceType,
-              sku: item.sku.name,
-              tier: item.sku.tier,
-              minimum: item.capacity?.minimum,
-              maximum: item.capacity?.maximum,
-              default: item.capacity?.default,
-              allowedValues: item.capacity?.allowedValues ? [...item.capacity.allowedValues] : undefined,
-              scaleType: item.capacity?.scaleType,
-            },
-          ]
-        : [],
-    );
+    const skus = ownSkus(ref, list.value ?? []);
     const ladders: Record<ScalableSku, readonly number[]> = { ...DEFAULT_LADDERS };
     const fromService: ScalableSku[] = [];
     for (const s of skus) {
@@ -386,6 +426,64 @@ export class AzureInstances extends ArmAdapter {
       fromService.push(s.sku);
     }
     return { ladders, fromService: SCALABLE_SKUS.filter((s) => fromService.includes(s)), skus };
+  }
+
+  /**
+   * The instance's geo-replicas (`Replicas_List` at the service's api-version, all pages), each as
+   * {@link get} reads it. Learns their regions. Its throttling scope is the instance's.
+   * @throws ResourceIdError (also for a replica's ID: replicas have no replicas); a typed Azure
+   *   error on failure.
+   */
+  async listReplicas(primaryId: string, options: CallOptions = {}): Promise<InstanceState[]> {
+    const ref = parseResourceId(primaryId);
+    if (isReplica(ref)) {
+      throw new ResourceIdError(
+        `listReplicas needs an instance's ID, not a replica's: "${primaryId}"`,
+        primaryId,
+      );
+    }
+    const raw = await this.call("instances.listReplicas", this.scopeOf(ref.id), options.signal, () =>
+      this.#replicaOps(ref.service, ref.subscriptionId).list(ref.id, options.signal),
+    );
+    const out: InstanceState[] = [];
+    for (const r of raw) {
+      const replica = replicaRefOf(ref, r);
+      if (!replica) continue;
+      if (r.location) this.rememberRegion(replica.id, r.location);
+      out.push(toInstance(replica, r));
+    }
+    return out;
+  }
+
+  /**
+   * The canonical IDs of every geo-replica of one service in a subscription: ARM's generic
+   * resource list (`Resources_List` at {@link RESOURCES_API_VERSION}, all pages) filtered to the
+   * replica type — one call for the subscription, for discovering which instances have replicas.
+   * IDs only: ARM's generic list carries no `properties`, so a replica's state is read with
+   * {@link listReplicas} or {@link get}. Entries that are not replica IDs of the service are left
+   * out. Its throttling scope is the subscription with region `*`.
+   * @throws UnknownServiceError for a service other than SignalR or WebPubSub; typed Azure errors.
+   */
+  async listReplicaIds(
+    subscriptionId: string,
+    service: ServiceKind,
+    options: CallOptions = {},
+  ): Promise<string[]> {
+    parseServiceKind(service);
+    const scope: AzureScope = { subscriptionId, region: ANY_REGION };
+    const ids = await this.call("instances.listReplicaIds", scope, options.signal, () =>
+      this.#resourceList(subscriptionId)(replicaResourceType(service), options.signal),
+    );
+    const out: string[] = [];
+    for (const id of ids) {
+      try {
+        const ref = parseResourceId(id);
+        if (isReplica(ref) && ref.service === service) out.push(ref.id);
+      } catch {
+        // Not a replica ID this project parses: left out.
+      }
+    }
+    return out;
   }
 
   /**
@@ -422,12 +520,9 @@ export class AzureInstances extends ArmAdapter {
     // Callers from untyped input (JSON, flags) get a clear error for an unknown service.
     parseServiceKind(service);
     const scope: AzureScope = { subscriptionId, region: ANY_REGION };
-    const raw = await this.call("instances.listBySubscription", scope, options.signal, async () => {
-      const out: ArmResource[] = [];
-      for await (const r of this.#ops(service, subscriptionId).listBySubscription(options.signal))
-        out.push(r);
-      return out;
-    });
+    const raw = await this.call("instances.listBySubscription", scope, options.signal, () =>
+      this.#ops(service, subscriptionId).listBySubscription(options.signal),
+    );
     const out: InstanceState[] = [];
     for (const r of raw) {
       if (!r.id) continue;
@@ -440,9 +535,10 @@ export class AzureInstances extends ArmAdapter {
 
   /**
    * Starts a scale: PATCH `location` and `sku` (name, tier, capacity) — a long-running operation —
-   * (after a GET when the instance's location is not known yet), and returns as
+   * (after a GET when the resource's location is not known yet), and returns as
    * soon as ARM accepted it — it does not wait for completion. Observe it with
-   * {@link observeUpdate} on later passes.
+   * {@link observeUpdate} on later passes. A replica's PATCH goes to the replica
+   * (`Replicas_Update` through `resources.updateById`), never to its instance.
    * @throws RangeError for a target that is not a scalable SKU with a positive whole unit count;
    *   ResourceIdError; OperationInProgressError (409: an operation is already running — wait,
    *   don't stack); other typed Azure errors.
@@ -466,6 +562,20 @@ export class AzureInstances extends ArmAdapter {
       if (raw.request.method.toUpperCase() === "PATCH") patch = raw;
     };
     const sku = { name: target.sku, tier: SKU_TIER[target.sku], capacity: target.units };
+    if (isReplica(ref)) {
+      const { patch: answered, resumeToken } = await this.call(
+        "instances.beginScale",
+        scope,
+        options.signal,
+        () =>
+          this.#replicaOps(ref.service, ref.subscriptionId).beginUpdate(
+            ref.id,
+            { location, sku },
+            options.signal,
+          ),
+      );
+      return this.#operation(ref.id, target, startedAt, answered, resumeToken);
+    }
     try {
       const poller = await this.call("instances.beginScale", scope, options.signal, () =>
         this.#ops(ref.service, ref.subscriptionId).beginUpdate(
@@ -494,7 +604,7 @@ export class AzureInstances extends ArmAdapter {
     resourceId: string,
     target: ScaleTarget,
     startedAt: Date,
-    patch: RawResponse | undefined,
+    patch: PatchResponse | undefined,
     resumeToken: string | undefined,
   ): ScaleOperation {
     const url = patch?.headers.get("azure-asyncoperation") ?? patch?.headers.get("location");
@@ -525,4 +635,54 @@ export class AzureInstances extends ArmAdapter {
     if (instance.sku === target.sku && instance.units === target.units) return { state: "applied", instance };
     return { state: "notApplied", instance, target: { ...target } };
   }
+}
+
+/** The `listSkus` entries of `ref`'s own type, as {@link AzureInstances.listSkus} describes. */
+function ownSkus(ref: ResourceRef, items: readonly SkuListItem[]): SkuCapacityInfo[] {
+  const ownType = ref.resourceType.toLowerCase();
+  const instanceType = RESOURCE_TYPES[ref.service].toLowerCase();
+  const typeOf = (item: SkuListItem) => item.resourceType?.toLowerCase() ?? ownType;
+  const own = items.filter((item) => item.sku && typeOf(item) === ownType);
+  const named = new Set(own.map((item) => item.sku?.name.toLowerCase()));
+  const standIns = isReplica(ref)
+    ? items.filter(
+        (item) => item.sku && typeOf(item) === instanceType && !named.has(item.sku.name.toLowerCase()),
+      )
+    : [];
+  return [...own, ...standIns].flatMap((item) =>
+    item.sku
+      ? [
+          {
+            resourceType: item.resourceType,
+            sku: item.sku.name,
+            tier: item.sku.tier,
+            minimum: item.capacity?.minimum,
+            maximum: item.capacity?.maximum,
+            default: item.capacity?.default,
+            allowedValues: item.capacity?.allowedValues ? [...item.capacity.allowedValues] : undefined,
+            scaleType: item.capacity?.scaleType,
+          },
+        ]
+      : [],
+  );
+}
+
+/**
+ * The reference of a replica `Replicas_List` returned for the instance `primary`: from its `id`
+ * when that parses as one of `primary`'s replicas, else from its `name`; `undefined` when neither
+ * names one.
+ */
+function replicaRefOf(primary: ResourceRef, r: ArmResource): ResourceRef | undefined {
+  const candidates = [r.id, r.name !== undefined ? `${primary.id}/replicas/${r.name}` : undefined].filter(
+    (x): x is string => x !== undefined,
+  );
+  for (const id of candidates) {
+    try {
+      const ref = parseResourceId(id);
+      if (isReplica(ref) && resourceKey(ref.primaryId) === resourceKey(primary.id)) return ref;
+    } catch {
+      // Not a replica ID of this instance: try the next spelling.
+    }
+  }
+  return undefined;
 }

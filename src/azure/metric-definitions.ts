@@ -56,7 +56,7 @@
  */
 import type { SampleField } from "../autoscale/samples.js";
 import type { ServiceKind } from "../capacity/index.js";
-import { RESOURCE_TYPES } from "./resource-id.js";
+import { RESOURCE_TYPES, type ResourceType } from "./resource-id.js";
 
 /** Aggregation field of a data point as the REST API names it. */
 export type AggregationField = "average" | "minimum" | "maximum" | "total" | "count";
@@ -196,7 +196,12 @@ export function timeGrainSeconds(text: string): number | undefined {
   return seconds > 0 ? seconds : undefined;
 }
 
-/** The metric namespace of a service (its ARM resource type). */
-export function metricNamespace(service: ServiceKind): string {
-  return RESOURCE_TYPES[service];
+/**
+ * The metric namespace of a service's instances, or of a resource type: its ARM resource type
+ * (`Microsoft.SignalRService/SignalR`; a replica's is `Microsoft.SignalRService/SignalR/replicas`,
+ * "Supported metrics for Microsoft.SignalRService/SignalR/replicas", with the same metrics as the
+ * instance's, so {@link METRIC_DEFINITIONS} serve both).
+ */
+export function metricNamespace(of: ServiceKind | ResourceType): string {
+  return of === "SignalR" || of === "WebPubSub" ? RESOURCE_TYPES[of] : of;
 }

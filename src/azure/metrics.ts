@@ -2,7 +2,8 @@
  * Reads SignalR / Web PubSub metrics with `MetricsClient.queryResources` (Azure Monitor
  * `metrics:getBatch`, `@azure/monitor-query-metrics`).
  *
- * Per batch of at most 50 resources of one subscription, region and service (see `batching.ts`),
+ * Per batch of at most 50 resources of one subscription, region and resource type (see
+ * `batching.ts`; a replica's type, `…/replicas`, is its own metric namespace),
  * against that region's metrics endpoint, PT1M grain: the queries of the query plan
  * (`query-plan.ts`) — one per aggregation, each metric asked only for the aggregation it is read
  * as and Azure Monitor supports (SignalR and Web PubSub: `Maximum` for the gauges, `Total` for the
@@ -28,7 +29,7 @@
  */
 import { MetricsClient, type MetricsQueryResourcesOptions } from "@azure/monitor-query-metrics";
 import { SAMPLE_FIELDS, type SampleField } from "../autoscale/samples.js";
-import { type MetricsBatch, type MetricsTarget, planBatches } from "./batching.js";
+import { batchResourceType, type MetricsBatch, type MetricsTarget, planBatches } from "./batching.js";
 import {
   type AzureConnection,
   commonClientOptions,
@@ -289,7 +290,7 @@ export class AzureMetrics implements BatchQuerier {
 
   /**
    * One `metrics:getBatch` call for `batch` (≤ 50 resources of one subscription, region and
-   * service) through the scope's throttle gate, with the connection's request timeout: the one
+   * resource type, whose metric namespace it asks) through the scope's throttle gate, with the connection's request timeout: the one
    * call both the one-minute reader ({@link read}) and the history reader (`history.ts`) make.
    * @returns the SDK's results, or the typed error of a failed or gated call (`sent` false when
    *   the gate refused it without a request).
@@ -315,7 +316,7 @@ export class AzureMetrics implements BatchQuerier {
       const results = await this.#client(batch.scope.region).queryResources(
         batch.resourceIds.map(canonicalResourceId),
         [...query.metricNames],
-        metricNamespace(batch.service),
+        metricNamespace(batchResourceType(batch)),
         options,
       );
       return { results, sent: true };

@@ -31,11 +31,14 @@ export function instanceState(resourceId: string): InstanceState {
     resourceId,
     service: "SignalR",
     name: resourceId.split("/").at(-1) ?? "",
+    role: "Primary",
+    primaryId: resourceId,
     location: "westeurope",
     sku: "Premium_P1",
     tier: "Premium",
     units: 10,
     provisioningState: "Succeeded",
     terminal: true,
+    serving: true,
   };
 }

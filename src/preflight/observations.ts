@@ -19,9 +19,9 @@ import type { Principal } from "./principal.js";
 /** What one read gave: its answer, the typed error Azure's answer (or its absence) became, or why it was not sent. */
 export type Outcome<T> = { ok: T } | { error: AzureApiError } | { skipped: string };
 
-/** The instance a preflight checks. */
+/** The instance, or geo-replica, a preflight checks. */
 export interface PreflightTarget {
-  /** Its ARM resource ID, as given. */
+  /** Its ARM resource ID, as given (a replica's ends in `/replicas/{replicaName}`). */
   resourceId: string;
   service: ServiceKind;
   /** The policy it was checked for (its SKUs, metrics times and seasonal history), when one was given. */
@@ -62,8 +62,17 @@ export interface PreflightObservations {
   tokens: TokenObservation[];
   /** GET of the instance. */
   instance: Outcome<InstanceState>;
-  /** The subscription's instances of the service (the operator's poll cycle reads them so): how many, and the target among them. */
+  /**
+   * The list the operator's poll cycle reads the target from, how many it holds and the target
+   * among them: for an instance, the subscription's instances of the service; for a replica, its
+   * instance's replicas (the answer of {@link replicas}, not a second call).
+   */
   instanceList: Outcome<{ count: number; found?: InstanceState }>;
+  /**
+   * The geo-replicas of the target's instance (`Replicas_List`: the target's own for an instance,
+   * its parent's for a replica), which the poll cycle reads for failover.
+   */
+  replicas: Outcome<InstanceState[]>;
   /** `listSkus` of the instance. */
   skus: Outcome<AllowedUnits>;
   /** The subscription's quotas in the instance's region (`Usages_List`). */

@@ -5,15 +5,17 @@
  *
  * In order:
  * 1. a token for ARM and one for the metrics data plane, each within the token timeout;
- * 2. the instance (GET), the subscription's instances of the service (the list the poll cycle
- *    reads), and `listSkus`;
+ * 2. the instance (GET), its geo-replicas (`Replicas_List`, read each poll cycle for failover),
+ *    the subscription's instances of the service (the list the poll cycle reads), and `listSkus`.
+ *    For a replica target: the replica (GET), its instance's replicas (which is then the list the
+ *    poll cycle reads it from), and the replica's own SKU list (`ListReplicaSkus`);
  * 3. the metrics, through `AzureMetrics` itself — the same `read` the poll cycle calls, over the
  *    same span (controller/fetch.ts `metricsReadTimes` and `metricsSpan`: the decision's window
  *    plus ingestion delay, or its maximum sample age, before the next whole minute) — and, for a
  *    policy with a seasonal forecast, the history reader's first full read
  *    (`HistoryReader.refresh`). Every getBatch call is recorded as `queryBatch` was asked to send
  *    it, so whatever queries the operator sends, this sends the same;
- * 4. the subscription's quotas in the instance's region (`Usages_List`): not a read the operator
+ * 4. the subscription's quotas in the target's region (`Usages_List`; a replica's own region): not a read the operator
  *    makes, but what decides whether its scale-outs above some size will be refused;
  * 5. the native autoscale settings of the subscription that target the instance.
  *
@@ -32,7 +34,9 @@ import {
   CREDENTIAL_UNAVAILABLE,
   classifyAzureError,
   HistoryReader,
+  type InstanceState,
   isAzureApiError,
+  isReplica,
   type MetricsBatch,
   parseResourceId,
   QuotaRecorder,
@@ -124,6 +128,16 @@ async function token(
 
 const skipped = (why: string) => ({ skipped: why }) as const;
 
+/** How many a list holds and `id` among them, from the list's outcome. */
+function listed(
+  list: Outcome<InstanceState[]>,
+  id: string,
+): Outcome<{ count: number; found?: InstanceState }> {
+  if (!("ok" in list)) return list;
+  const found = list.ok.find((i) => resourceKey(i.resourceId) === resourceKey(id));
+  return { ok: { count: list.ok.length, ...(found ? { found } : {}) } };
+}
+
 /**
  * Reads what the operator reads for `target`, once.
  * @throws ResourceIdError for a malformed resource ID; the caller's abort; errors that are not
@@ -150,13 +164,15 @@ export async function probeAzure(
   const noArm = armToken && !("ok" in armToken) ? "no ARM token (see the credential)" : undefined;
 
   const instance = noArm ? skipped(noArm) : await attempt(() => instances.get(ref.id, call));
+  const replicas = noArm ? skipped(noArm) : await attempt(() => instances.listReplicas(ref.primaryId, call));
   const instanceList = noArm
     ? skipped(noArm)
-    : await attempt(async () => {
-        const all = await instances.listBySubscription(ref.subscriptionId, ref.service, call);
-        const found = all.find((i) => resourceKey(i.resourceId) === resourceKey(ref.id));
-        return { count: all.length, ...(found ? { found } : {}) };
-      });
+    : isReplica(ref)
+      ? listed(replicas, ref.id)
+      : listed(
+          await attempt(() => instances.listBySubscription(ref.subscriptionId, ref.service, call)),
+          ref.id,
+        );
   const skus = noArm ? skipped(noArm) : await attempt(() => instances.listSkus(ref.id, call));
 
   const times = metricsReadTimes(target.policy);
@@ -201,6 +217,7 @@ export async function probeAzure(
     tokens,
     instance,
     instanceList,
+    replicas,
     skus,
     usages,
     metrics: metricsOutcome,

@@ -153,6 +153,7 @@ function healthy(): PreflightObservations {
     ],
     instance: { ok: INSTANCE },
     instanceList: { ok: { count: 3, found: INSTANCE } },
+    replicas: { ok: [] },
     skus: { ok: LADDERS_FROM_SERVICE },
     usages: {
       ok: [
@@ -194,6 +195,7 @@ describe("preflightRows", () => {
       "credential: metrics token: OK",
       "instance (GET): OK",
       "instances (list): OK",
+      "replicas (list): OK",
       "unit ladders (listSkus): OK",
       "unit quota (usages): OK",
       "metrics query 1 of 2: OK",
@@ -201,6 +203,7 @@ describe("preflightRows", () => {
       "native autoscale settings: OK",
       "ARM request budget: OK",
       "permission Microsoft.SignalRService/SignalR/read: OK",
+      "permission Microsoft.SignalRService/SignalR/replicas/read: OK",
       "permission Microsoft.SignalRService/SignalR/skus/read: OK",
       "permission Microsoft.SignalRService/locations/usages/read: OK",
       "permission Microsoft.Insights/metrics/read: OK",
@@ -246,7 +249,10 @@ describe("preflightRows", () => {
       "used to change the SKU and units (PATCH), then follow the update (operationStatuses/read); role: SignalR Autoscaler (or SignalR/Web PubSub Contributor)",
       `see the role assignments: az role assignment list --assignee 3d4e5f60-1111-2222-3333-444455556666 --scope ${ID} --include-inherited --output table`,
     ]);
-    expect(preflightSummary(rows)).toEqual({ OK: 15, WARN: 0, FAIL: 0, SKIP: 1 });
+    expect(row(rows, "replicas (list)").detail).toEqual([
+      "no geo-replicas (a Premium instance can have some)",
+    ]);
+    expect(preflightSummary(rows)).toEqual({ OK: 17, WARN: 0, FAIL: 0, SKIP: 1 });
     expect(preflightExitCode(rows, false)).toBe(0);
     expect(preflightExitCode(rows, true)).toBe(0);
   });
@@ -747,11 +753,167 @@ describe("preflightRows of a Web PubSub instance", () => {
     const rows = preflightRows({ resourceId: id, service: "WebPubSub" }, healthy());
     expect(rows.filter((r) => r.check.startsWith("permission ")).map((r) => r.action)).toEqual([
       "Microsoft.SignalRService/WebPubSub/read",
+      "Microsoft.SignalRService/WebPubSub/replicas/read",
       "Microsoft.SignalRService/WebPubSub/skus/read",
       "Microsoft.SignalRService/locations/usages/read",
       "Microsoft.Insights/metrics/read",
       "Microsoft.Insights/autoscalesettings/read",
       "Microsoft.SignalRService/WebPubSub/write",
+    ]);
+  });
+});
+
+describe("preflightRows of a geo-replica target", () => {
+  const REPLICA_ID = `${ID}/replicas/chat-prod-ne`;
+  const REPLICA_TARGET: PreflightTarget = { resourceId: REPLICA_ID, service: "SignalR" };
+  const member = (id: string, location: string, units: number, serving = true) => ({
+    ...instanceState(id),
+    name: "chat-prod-we",
+    role: "Replica" as const,
+    replica: id.split("/").at(-1) as string,
+    primaryId: ID,
+    location,
+    units,
+    serving,
+    ...(serving ? {} : { notServingReason: 'resourceStopped is "true"' }),
+  });
+  const REPLICA = member(REPLICA_ID, "northeurope", 4);
+  const SIBLING = member(`${ID}/replicas/chat-prod-us`, "eastus", 2, false);
+
+  /** What a replica target's reads give: its GET, its instance's replicas (the list it is read from). */
+  function replicaObs(): PreflightObservations {
+    const obs = healthy();
+    obs.instance = { ok: REPLICA };
+    obs.replicas = { ok: [REPLICA, SIBLING] };
+    obs.instanceList = { ok: { count: 2, found: REPLICA } };
+    // Its metrics: the same answers, for the replica, from its region's endpoint.
+    if ("ok" in obs.metrics) {
+      obs.metrics = {
+        ok: obs.metrics.ok.map((q) => ({
+          ...q,
+          region: "northeurope",
+          resourceIds: [REPLICA_ID],
+          answer:
+            "results" in q.answer
+              ? { results: q.answer.results.map((r) => ({ ...r, resourceId: REPLICA_ID })) }
+              : q.answer,
+        })),
+      };
+    }
+    return obs;
+  }
+
+  it("checks the replica's own calls and names the replicas' RBAC actions; the instance's list is not a row of its own", () => {
+    const rows = preflightRows(REPLICA_TARGET, replicaObs());
+    expect(rows.map((r) => `${r.check}: ${r.result}`)).toEqual([
+      "credential: ARM token: OK",
+      "credential: metrics token: OK",
+      "replica (GET): OK",
+      "replicas of the instance (list): OK",
+      "unit ladders (listSkus): OK",
+      "unit quota (usages): OK",
+      "metrics query 1 of 2: OK",
+      "metrics query 2 of 2: OK",
+      "native autoscale settings: OK",
+      "ARM request budget: OK",
+      "permission Microsoft.SignalRService/SignalR/replicas/read: OK",
+      "permission Microsoft.SignalRService/SignalR/replicas/skus/read: OK",
+      "permission Microsoft.SignalRService/locations/usages/read: OK",
+      "permission Microsoft.Insights/metrics/read: OK",
+      "permission Microsoft.Insights/autoscalesettings/read: OK",
+      "permission Microsoft.SignalRService/SignalR/replicas/write: SKIP",
+    ]);
+    expect(row(rows, "replica (GET)").detail).toEqual([
+      "Premium_P1 × 4 units, provisioning state Succeeded, location northeurope",
+      `replica chat-prod-ne of ${ID}: scaled on its own resource, from its own metrics`,
+    ]);
+    expect(row(rows, "replicas of the instance (list)").detail).toEqual([
+      `2 replicas of ${ID}, the target among them (the poll cycle reads the replica group from this list)`,
+      "chat-prod-ne in northeurope, Premium_P1 × 4, serving",
+      'chat-prod-us in eastus, Premium_P1 × 2, not serving (resourceStopped is "true")',
+    ]);
+    // The quota is the one of the replica's own region.
+    expect(row(rows, "unit quota (usages)").detail[0]).toBe(
+      "SignalRTotalUnits in northeurope: 25 units in use of a quota of 150",
+    );
+    expect(row(rows, "permission Microsoft.SignalRService/SignalR/replicas/read").detail[0]).toBe(
+      "granted: the replica's GET and the instance's list of replicas answered",
+    );
+    const write = row(rows, "permission Microsoft.SignalRService/SignalR/replicas/write");
+    expect(write.detail[2]).toBe(`  az lock list --resource ${REPLICA_ID} --output table`);
+  });
+
+  it("a replica's ladders: Premium only, so a SKU list without Standard_S1 is not a warning", () => {
+    const obs = replicaObs();
+    obs.skus = {
+      ok: {
+        ...LADDERS_FROM_SERVICE,
+        fromService: ["Premium_P1", "Premium_P2"],
+        skus: LADDERS_FROM_SERVICE.skus
+          .filter((x) => x.sku !== "Standard_S1")
+          .map((x) => ({ ...x, resourceType: "Microsoft.SignalRService/SignalR/replicas" })),
+      },
+    };
+    const r = row(preflightRows(REPLICA_TARGET, obs), "unit ladders (listSkus)");
+    expect(r.result).toBe("OK");
+    // The same list for an instance, which may be Standard_S1, warns.
+    expect(row(preflightRows(TARGET, obs), "unit ladders (listSkus)").result).toBe("WARN");
+  });
+
+  it("a replica that ARM says does not serve is a WARN naming why", () => {
+    const obs = replicaObs();
+    obs.instance = {
+      ok: { ...REPLICA, serving: false, notServingReason: 'regionEndpointEnabled is "Disabled"' },
+    };
+    const r = row(preflightRows(REPLICA_TARGET, obs), "replica (GET)");
+    expect(r.result).toBe("WARN");
+    expect(r.detail.at(-1)).toBe(
+      'ARM says it does not serve (regionEndpointEnabled is "Disabled"): it has no clients to measure, and the operator does not scale it in while it does not serve',
+    );
+  });
+
+  it("a list of replicas refused with 403 fails the replica and names the action on its instance", () => {
+    const obs = replicaObs();
+    const error = new AuthenticationError(
+      `instances.listReplicas (${SUB}/westeurope): not authorized (403 AuthorizationFailed: no)`,
+      { operation: "instances.listReplicas", status: 403, code: "AuthorizationFailed" },
+    );
+    obs.replicas = { error };
+    obs.instanceList = { error };
+    const rows = preflightRows(REPLICA_TARGET, obs);
+    const list = row(rows, "replicas of the instance (list)");
+    expect(list.result).toBe("FAIL");
+    expect(list.detail[0]).toBe(
+      "403 AuthorizationFailed: the principal lacks Microsoft.SignalRService/SignalR/replicas/read on the replica's instance — assign SignalR Autoscaler (or Reader)",
+    );
+    expect(row(rows, "permission Microsoft.SignalRService/SignalR/replicas/read").result).toBe("FAIL");
+  });
+
+  it("an instance's replicas list refused is a WARN: the operator works, without failover anticipation", () => {
+    const obs = healthy();
+    obs.replicas = {
+      error: new AuthenticationError(`instances.listReplicas: not authorized (403 AuthorizationFailed: no)`, {
+        operation: "instances.listReplicas",
+        status: 403,
+        code: "AuthorizationFailed",
+      }),
+    };
+    const rows = preflightRows(TARGET, obs);
+    expect(row(rows, "replicas (list)")).toMatchObject({ result: "WARN" });
+    expect(row(rows, "replicas (list)").detail.at(-1)).toBe(
+      "the operator cannot see the instance's replicas: a replica's failover is not anticipated",
+    );
+    expect(row(rows, "permission Microsoft.SignalRService/SignalR/replicas/read").result).toBe("WARN");
+    expect(preflightExitCode(rows, false)).toBe(0);
+  });
+
+  it("an instance with replicas lists each with its region, size and serving", () => {
+    const obs = healthy();
+    obs.replicas = { ok: [REPLICA, SIBLING] };
+    expect(row(preflightRows(TARGET, obs), "replicas (list)").detail).toEqual([
+      "2 geo-replicas, each scaled only by a policy of its own:",
+      "chat-prod-ne in northeurope, Premium_P1 × 4, serving",
+      'chat-prod-us in eastus, Premium_P1 × 2, not serving (resourceStopped is "true")',
     ]);
   });
 });

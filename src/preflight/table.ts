@@ -2,6 +2,11 @@
  * The preflight's table: one row per check, in the order the reads were made, each with a result
  * and what Azure returned (or why not). Pure: built from {@link PreflightObservations} alone.
  *
+ * A geo-replica target gets the same checks on the replica's own calls (`replica (GET)`, its
+ * instance's list of replicas as the list it is read from, its own ladders, the quota of its own
+ * region, its metrics in its own namespace) and the `replicas` permissions; an instance target
+ * also gets the list of its replicas, which the poll cycle reads for failover.
+ *
  * Results:
  * - `OK`: Azure answered as the operator needs;
  * - `WARN`: the operator works, but not fully, or the check could not tell (a throttle, a timeout:
@@ -18,6 +23,8 @@ import {
   type AzureApiError,
   CREDENTIAL_UNAVAILABLE,
   findMetric,
+  type InstanceState,
+  isReplica,
   METRIC_DEFINITIONS,
   type MetricDefinition,
   type NativeAutoscaleSetting,
@@ -99,7 +106,24 @@ export function describeLadder(values: readonly number[]): string {
 }
 
 /** Where a permission must be granted, in words. */
-const onScope = (p: Permission) => (p.scope === "subscription" ? "the subscription" : "the instance");
+const onScope = (p: Permission) =>
+  p.scope === "subscription"
+    ? "the subscription"
+    : p.scope === "parent"
+      ? "the replica's instance"
+      : "the instance";
+
+/** The SKUs a geo-replica can have: Premium only ("Geo-replication in Azure SignalR Service", prerequisites). */
+const REPLICA_SKUS: readonly ScalableSku[] = ["Premium_P1", "Premium_P2"];
+
+/** True when the target is a geo-replica. */
+const replicaTarget = (target: PreflightTarget) => isReplica(parseResourceId(target.resourceId));
+
+/** One member of a replica list in a line: `chat-eastus in eastus, Premium_P1 × 5, serving`. */
+function describeMember(m: InstanceState): string {
+  const serving = m.serving ? "serving" : `not serving (${m.notServingReason ?? "ARM says so"})`;
+  return `${m.replica ?? m.name} in ${m.location}, ${m.sku} × ${fmt(m.units)}, ${serving}`;
+}
 
 /**
  * The result and lines of a read that failed. A refused token or role is FAIL, and so is what
@@ -228,7 +252,8 @@ function tokenRow(
 }
 
 function instanceRow(target: PreflightTarget, obs: PreflightObservations, p: Permission): PreflightRow {
-  const check = "instance (GET)";
+  const replica = replicaTarget(target);
+  const check = replica ? "replica (GET)" : "instance (GET)";
   const o = obs.instance;
   if ("skipped" in o) return skippedRow(check, o.skipped);
   if ("error" in o) {
@@ -238,15 +263,26 @@ function instanceRow(target: PreflightTarget, obs: PreflightObservations, p: Per
         o.error,
         p,
         "FAIL",
-        `no instance ${target.resourceId}: check its subscription, resource group, name and type (SignalR or WebPubSub)`,
+        replica
+          ? `no replica ${target.resourceId}: check its instance and the replica's name (az signalr replica list)`
+          : `no instance ${target.resourceId}: check its subscription, resource group, name and type (SignalR or WebPubSub)`,
       ),
     };
   }
   const i = o.ok;
   const detail = [
     `${i.sku} × ${fmt(i.units)} units, provisioning state ${i.provisioningState}, location ${i.location}`,
+    ...(replica
+      ? [`replica ${i.replica} of ${i.primaryId}: scaled on its own resource, from its own metrics`]
+      : []),
   ];
   let result: CheckResult = "OK";
+  if (!i.serving) {
+    result = "WARN";
+    detail.push(
+      `ARM says it does not serve (${i.notServingReason ?? "no reason given"}): it has no clients to measure, and the operator does not scale it in while it does not serve`,
+    );
+  }
   if (i.sku === "Free_F1") {
     result = "FAIL";
     detail.push(
@@ -264,7 +300,62 @@ function instanceRow(target: PreflightTarget, obs: PreflightObservations, p: Per
   return { check, result, detail };
 }
 
+/** The list a replica is read from: its instance's replicas. */
+function replicaListRow(target: PreflightTarget, obs: PreflightObservations, p: Permission): PreflightRow {
+  const check = "replicas of the instance (list)";
+  const primary = parseResourceId(target.resourceId).primaryId;
+  const o = obs.replicas;
+  if ("skipped" in o) return skippedRow(check, o.skipped);
+  if ("error" in o) {
+    return {
+      check,
+      ...failedRead(o.error, p, "FAIL", `no instance ${primary}: the replica's instance is missing`),
+    };
+  }
+  const what = `${fmt(o.ok.length)} replica${o.ok.length === 1 ? "" : "s"} of ${primary}`;
+  const found = o.ok.some((m) => m.resourceId.toLowerCase() === target.resourceId.toLowerCase());
+  return {
+    check,
+    result: found ? "OK" : "WARN",
+    detail: [
+      found
+        ? `${what}, the target among them (the poll cycle reads the replica group from this list)`
+        : `${what}, not the target: the operator reads it with one more GET each poll cycle`,
+      ...o.ok.map(describeMember),
+    ],
+  };
+}
+
+/** The replicas of an instance target, which the poll cycle reads for failover. */
+function replicasRow(obs: PreflightObservations, p: Permission): PreflightRow {
+  const check = "replicas (list)";
+  const o = obs.replicas;
+  if ("skipped" in o) return skippedRow(check, o.skipped);
+  if ("error" in o) {
+    const failed = failedRead(o.error, p, "WARN", "the instance has no list of replicas");
+    return {
+      check,
+      ...failed,
+      detail: [
+        ...failed.detail,
+        "the operator cannot see the instance's replicas: a replica's failover is not anticipated",
+      ],
+    };
+  }
+  if (o.ok.length === 0)
+    return { check, result: "OK", detail: ["no geo-replicas (a Premium instance can have some)"] };
+  return {
+    check,
+    result: "OK",
+    detail: [
+      `${fmt(o.ok.length)} geo-replica${o.ok.length === 1 ? "" : "s"}, each scaled only by a policy of its own:`,
+      ...o.ok.map(describeMember),
+    ],
+  };
+}
+
 function listRow(target: PreflightTarget, obs: PreflightObservations, p: Permission): PreflightRow {
+  if (replicaTarget(target)) return replicaListRow(target, obs, p);
   const check = "instances (list)";
   const o = obs.instanceList;
   const sub = parseResourceId(target.resourceId).subscriptionId;
@@ -308,7 +399,10 @@ function skusRow(target: PreflightTarget, obs: PreflightObservations, p: Permiss
     const failed = failedRead(o.error, p, "WARN", "the instance has no SKU list");
     return { check, ...failed, detail: [...failed.detail, "without it the built-in ladders stand"] };
   }
-  const allowed: readonly string[] = target.policy?.spec.skus ?? SCALABLE_SKUS;
+  // A replica is Premium only (geo-replication is a Premium tier feature): without a policy, the
+  // SKUs it can be scaled to are the Premium ones.
+  const allowed: readonly string[] =
+    target.policy?.spec.skus ?? (replicaTarget(target) ? REPLICA_SKUS : SCALABLE_SKUS);
   const listed = new Set(o.ok.skus.map((s) => s.sku));
   let result: CheckResult = "OK";
   const detail = SCALABLE_SKUS.map((sku: ScalableSku) => {
@@ -590,7 +684,7 @@ function writeRow(obs: PreflightObservations, target: PreflightTarget, p: Permis
 }
 
 /**
- * The table of a preflight: credential, instance, list, ladders, each metrics query, native
+ * The table of a preflight: credential, instance (or replica), list, the instance's replicas, ladders, each metrics query, native
  * autoscale settings, ARM's request budget, then the permissions each read needed (and the write,
  * which a read cannot show).
  */
@@ -599,22 +693,41 @@ export function preflightRows(
   obs: PreflightObservations,
   context: TableContext = {},
 ): PreflightRow[] {
-  const perms: Readonly<Record<AzureCallKind, Permission>> = permissionsFor(target.service);
+  const replica = replicaTarget(target);
+  const perms: Readonly<Record<AzureCallKind, Permission>> = permissionsFor(
+    target.service,
+    replica ? "Replica" : "Primary",
+  );
   const armScope = obs.tokens.find((t) => t.audience === "ARM")?.scope;
+  const reads = [
+    { name: "the instance's GET", outcome: obs.instance, severity: "FAIL" as const },
+    { name: "the subscription's list", outcome: obs.instanceList, severity: "FAIL" as const },
+  ];
+  const replicaReads = [
+    { name: "the replica's GET", outcome: obs.instance, severity: "FAIL" as const },
+    { name: "the instance's list of replicas", outcome: obs.replicas, severity: "FAIL" as const },
+  ];
   return [
     ...obs.tokens.map((t) => tokenRow(t, obs.atMs, context, armScope)),
     instanceRow(target, obs, perms.instanceRead),
     listRow(target, obs, perms.instanceList),
+    ...(replica ? [] : [replicasRow(obs, perms.replicaList)]),
     skusRow(target, obs, perms.skus),
     quotaRow(target, obs, perms.usages),
     ...metricsRows(target, obs, perms.metrics),
     settingsRow(obs, perms.autoscaleSettings),
     budgetRow(obs),
-    permissionRow(perms.instanceRead, [
-      { name: "the instance's GET", outcome: obs.instance, severity: "FAIL" },
-      { name: "the subscription's list", outcome: obs.instanceList, severity: "FAIL" },
+    ...(replica
+      ? [permissionRow(perms.instanceRead, replicaReads)]
+      : [
+          permissionRow(perms.instanceRead, reads),
+          permissionRow(perms.replicaList, [
+            { name: "the list of replicas", outcome: obs.replicas, severity: "WARN" },
+          ]),
+        ]),
+    permissionRow(perms.skus, [
+      { name: replica ? "ListReplicaSkus" : "listSkus", outcome: obs.skus, severity: "WARN" },
     ]),
-    permissionRow(perms.skus, [{ name: "listSkus", outcome: obs.skus, severity: "WARN" }]),
     permissionRow(perms.usages, [{ name: "the usages' list", outcome: obs.usages, severity: "WARN" }]),
     permissionRow(
       perms.metrics,

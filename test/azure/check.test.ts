@@ -343,6 +343,49 @@ describe("signalr-autoscaler check against the emulator", { timeout: 60_000 }, (
     assertReadOnly();
   });
 
+  it("a geo-replica target: its own GET, its instance's list of replicas, its SKU list, quota and metrics in its region; nothing written", async (ctx) => {
+    // Needs the emulator's replica routes: an emulator without them refuses a replica's ID.
+    const replica = `${CHAT}/replicas/chat-prod-ne-replica`;
+    try {
+      emu.control.addInstance({
+        resourceId: replica,
+        location: "northeurope",
+        sku: "Premium_P1",
+        units: 3,
+        connections: 1000,
+      });
+    } catch {
+      ctx.skip();
+    }
+    try {
+      const r = await json(["--resource-id", replica]);
+      const rows = byCheck(r.rows);
+      expect(r.rows.filter((x) => x.result !== "OK").map((x) => `${x.check}: ${x.result}`)).toEqual([
+        "permission Microsoft.SignalRService/SignalR/replicas/write: SKIP",
+      ]);
+      expect(r.code).toBe(0);
+      expect(rows["replica (GET)"]?.detail[0]).toBe(
+        "Premium_P1 × 3 units, provisioning state Succeeded, location northeurope",
+      );
+      expect(rows["replicas of the instance (list)"]?.detail[0]).toBe(
+        `1 replica of ${CHAT}, the target among them (the poll cycle reads the replica group from this list)`,
+      );
+      expect(rows["unit quota (usages)"]?.detail[0]).toMatch(/ in northeurope: /);
+      const batches = getBatches();
+      expect(batches.length).toBeGreaterThan(0);
+      expect(batches.every((b) => b.region === "northeurope" && b.resourceIds?.[0] === replica)).toBe(true);
+      // The instance lists it as a replica of its own.
+      const primary = byCheck((await json(["--resource-id", CHAT])).rows);
+      expect(primary["replicas (list)"]?.detail).toEqual([
+        "1 geo-replica, each scaled only by a policy of its own:",
+        "chat-prod-ne-replica in northeurope, Premium_P1 × 3, serving",
+      ]);
+      assertReadOnly();
+    } finally {
+      emu.control.removeInstance(replica);
+    }
+  });
+
   it("prints the table for people: one line per check and its detail, the summary and the verdict", async () => {
     emu.control.addFault({
       method: "GET",

@@ -103,12 +103,15 @@ describe("ARM instances against the emulator", { timeout: 30_000 }, () => {
       resourceId: CHAT,
       service: "SignalR",
       name: "chat-prod",
+      role: "Primary",
+      primaryId: CHAT,
       location: "westeurope",
       sku: "Premium_P1",
       tier: "Premium",
       units: 10,
       provisioningState: "Succeeded",
       terminal: true,
+      serving: true,
     });
     expect(instances.regionOf(CHAT)).toBe("westeurope");
     const w = await instances.get(PUBSUB);

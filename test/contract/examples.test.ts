@@ -195,17 +195,38 @@ describe.each(SERVICES)("official $service examples read by the adapters", ({ se
       resourceId: resourceIdOf(ex),
       service,
       name,
+      role: "Primary",
+      primaryId: resourceIdOf(ex),
       location: "eastus",
       sku: "Premium_P1",
       tier: "Premium",
       units: 1,
       provisioningState: "Succeeded",
       terminal: true,
+      serving: true,
     });
     const sent = await validator.validate(lastExchange("GET", answerOf(ex, 200)));
     expect(sent.operation).toBe(`${service}_Get@2024-03-01`);
     expect(sent.violations, formatViolations(sent.violations)).toEqual([]);
   });
+
+  it.each([
+    ["resourceStopped", "true", 'resourceStopped is "true"'],
+    ["regionEndpointEnabled", "Disabled", 'regionEndpointEnabled is "Disabled"'],
+  ])(
+    `${service}_Get with %s %s: not serving, in ARM's words (the SDK's model drops the field: read from the body)`,
+    async (field, value, reason) => {
+      const ex = example(`${dir}/${service}_Get.json`);
+      const answer = answerOf(ex, 200);
+      const body = structuredClone(answer.body) as { properties: Record<string, unknown> };
+      body.properties[field] = value;
+      server.answer(() => ({ ...answer, body }));
+      const instance = await adapters().instances.get(resourceIdOf(ex));
+      expect([instance.serving, instance.notServingReason]).toEqual([false, reason]);
+      const sent = await validator.validate(lastExchange("GET", { ...answer, body }));
+      expect(sent.violations, formatViolations(sent.violations)).toEqual([]);
+    },
+  );
 
   it(`${service}_ListSkus: the ladders of the instance's own resource type, not the replicas' entries`, async () => {
     const ex = example(`${dir}/${service}_ListSkus.json`);
@@ -237,6 +258,21 @@ describe.each(SERVICES)("official $service examples read by the adapters", ({ se
     const sent = await validator.validate(lastExchange("GET", answerOf(ex, 200)));
     expect(sent.operation).toBe(`${service}_ListBySubscription@2024-03-01`);
     expect(sent.violations, formatViolations(sent.violations)).toEqual([]);
+  });
+
+  it(`${service}_ListBySubscription with a stopped instance: the list says it does not serve`, async () => {
+    const ex = example(`${dir}/${service}_ListBySubscription.json`);
+    const answer = answerOf(ex, 200);
+    const body = structuredClone(answer.body) as { value: { properties: Record<string, unknown> }[] };
+    for (const r of body.value) r.properties["resourceStopped"] = "true";
+    server.answer(() => ({ ...answer, body }));
+    const list = await adapters().instances.listBySubscription(
+      "00000000-0000-0000-0000-000000000000",
+      service,
+    );
+    expect(list.map((i) => [i.name, i.serving, i.notServingReason])).toEqual([
+      [name, false, 'resourceStopped is "true"'],
+    ]);
   });
 
   it(`${service}_Update answered 200: applied at once; the PATCH the adapter sends follows the spec`, async () => {

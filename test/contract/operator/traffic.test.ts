@@ -5,7 +5,8 @@
  * an update runs, throttled answers on ARM and on the metrics plane, autoscale settings — plus the
  * reads the adapters make besides the pass (listSkus, lists by subscription, the history read).
  * Every request and response the emulator answered is recorded (`emulator/traffic.ts`) and
- * validated against the vendored specs (`../contract.ts`): 0 violations.
+ * validated against the vendored specs (`../contract.ts`): 0 violations. ARM's generic resource
+ * list (the replicas' discovery), whose spec is not vendored, is checked for its api-version only.
  */
 import { writeFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -148,12 +149,22 @@ describe("the operator's traffic against the published contract", () => {
     expect(count("GET", /\/autoscalesettings$/i, 200)).toBeGreaterThanOrEqual(1);
     expect(count("GET", /\/operationStatuses\//i)).toBeGreaterThanOrEqual(1);
 
-    const violations = await validator.validateAll(traffic);
+    // ARM's generic resource list (Microsoft.Resources Resources_List, the replicas' discovery) has
+    // no vendored spec (azure-rest-api-specs/README.md): its exchanges are checked for their
+    // api-version and left out of the validation; every other exchange is validated.
+    const generic = traffic.filter((e) =>
+      /^\/subscriptions\/[^/]+\/resources$/i.test(new URL(e.request.url).pathname),
+    );
+    expect(new Set(generic.map((e) => new URL(e.request.url).searchParams.get("api-version")))).toEqual(
+      new Set(generic.length > 0 ? ["2025-04-01"] : []),
+    );
+    const validated = traffic.filter((e) => !generic.includes(e));
+    const violations = await validator.validateAll(validated);
     const summary = [...countViolations(violations)].map(([k, n]) => `${n} × ${k}`).join("\n");
     const unique = new Map(violations.map((v) => [`${v.operation} ${v.direction} ${v.code} ${v.path}`, v]));
     expect(
       violations.length,
-      `${violations.length} violations in ${traffic.length} exchanges:\n${summary}\n\nfirst of each:\n${formatViolations([...unique.values()])}`,
+      `${violations.length} violations in ${validated.length} exchanges:\n${summary}\n\nfirst of each:\n${formatViolations([...unique.values()])}`,
     ).toBe(0);
   });
 });
