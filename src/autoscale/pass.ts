@@ -529,12 +529,18 @@ function unmanagedReplicaEvents(input: PassInput): EventDraft[] {
     (m) => m.policy === undefined && !before.has(m.resourceId.toLowerCase()),
   );
   if (added.length === 0) return [];
-  const list = added.map((m) => `${m.role.toLowerCase()} ${m.resourceId} (${m.location}, ${m.sku} ${m.units} units)`);
+  const list = added.map(
+    (m) => `${m.role.toLowerCase()} ${m.resourceId} (${m.location}, ${m.sku} ${m.units} units)`,
+  );
   return [
     {
       type: "Warning",
       reason: "UnmanagedReplicas",
-      message: `no CapacityPolicy scales ${list.join("; ")}: its capacity stays as it is whatever its region's load; add a policy naming it`.slice(0, 1024),
+      message:
+        `no CapacityPolicy scales ${list.join("; ")}: its capacity stays as it is whatever its region's load; add a policy naming it`.slice(
+          0,
+          1024,
+        ),
     },
   ];
 }

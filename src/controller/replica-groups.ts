@@ -32,8 +32,8 @@ export const REPLICA_DISCOVERY_MS = 10 * 60_000;
 /** After a failed list of a group, the next try of it waits this long, ms: 1 minute. */
 export const REPLICA_RETRY_MS = 60_000;
 
-/** What ARM says about a member, as far as a group needs it (`InstanceState` of the adapter). */
-export type MemberState = InstanceState & { serving?: boolean; notServingReason?: string };
+/** What ARM says about a member (`InstanceState` of the adapter). */
+export type MemberState = InstanceState;
 
 /** What lists an instance's replicas (the Azure adapter's `listReplicas`). */
 export type ReplicaLister = (primaryId: string, options: { signal?: AbortSignal }) => Promise<MemberState[]>;
@@ -187,7 +187,7 @@ function parseResourceIdOrUndefined(id: string): ReturnType<typeof parseResource
 
 /** Why a member does not serve, when ARM says so; undefined when it serves (or says nothing). */
 function notServing(state: MemberState | undefined): string | undefined {
-  if (!state || state.serving !== false) return undefined;
+  if (state?.serving !== false) return undefined;
   return state.notServingReason ?? `provisioningState is ${state.provisioningState}`;
 }
 
