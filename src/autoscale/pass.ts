@@ -22,6 +22,7 @@ import {
   type PartialFailure,
 } from "./decide.js";
 import type { DemandHistory } from "./demand-history.js";
+import type { ReplicaGroupObservation } from "./failover.js";
 import { type DurableFailureReason, durableFailure } from "./failures.js";
 import type { PassFailure } from "./fallback.js";
 import { historyFromStatus, recordScale } from "./history.js";
@@ -122,6 +123,8 @@ export interface PassInput {
   leading?: LeadingObservation;
   /** Which clients a unit change disconnects on the instance (decide.ts `DecisionInput.disconnection`). */
   disconnection?: DisconnectionModel;
+  /** The target's replica group as read this pass (decide.ts `DecisionInput.replicaGroup`). */
+  replicaGroup?: ReplicaGroupObservation;
   /**
    * The instance's unit ladders as ARM `listSkus` last reported them (absent: not read yet, or
    * the read failed — the ones stored in status, else the documented ones, are used: ladders.ts).
@@ -367,6 +370,7 @@ function decisionInput(
     ...(input.demandHistory ? { demandHistory: input.demandHistory } : {}),
     ...(input.leading ? { leading: input.leading } : {}),
     ...(input.disconnection ? { disconnection: input.disconnection } : {}),
+    ...(input.replicaGroup ? { replicaGroup: input.replicaGroup } : {}),
   };
 }
 
