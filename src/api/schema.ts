@@ -1109,6 +1109,21 @@ const PolicyConditionSchema = Type.Object(
   { additionalProperties: false, description: "A metav1.Condition." },
 );
 
+const NotServingSchema = Type.Object(
+  {
+    since: DateTime("When the instance was first seen not serving (RFC 3339)."),
+    until: Type.Optional(
+      DateTime("When it was first seen serving again (RFC 3339); absent while it does not."),
+    ),
+    reason: Type.String({ description: "Why, in ARM's words or the metrics' figures.", maxLength: 256 }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "The instance itself stopped serving (a member of a replica group: ARM says so, or its connections vanished while the other members' rose). No scale-in while it does not serve, nor after until the scale-down stabilization window (at least the metrics window and the ingestion delay) has passed since it serves again: its clients come back as they reconnect.",
+  },
+);
+
 const IngestionSchema = Type.Object(
   {
     observedDelaySeconds: Type.Optional(
@@ -1415,6 +1430,7 @@ export const CapacityPolicyStatusSchema = Type.Object(
     ),
     ingestion: Type.Optional(IngestionSchema),
     anticipation: Type.Optional(AnticipationStatusSchema),
+    notServing: Type.Optional(NotServingSchema),
     lastReasons: Type.Optional(
       Type.Array(Type.String({ description: "A reason code.", maxLength: 128 }), {
         description: `Machine-readable reason codes of the last decision (at most ${MAX_REASONS}).`,
@@ -1512,6 +1528,7 @@ export type UnitLaddersStatus = Static<typeof UnitLaddersSchema>;
 export type PolicyCondition = Static<typeof PolicyConditionSchema>;
 export type AnticipationStatus = Static<typeof AnticipationStatusSchema>;
 export type FailoverStatus = NonNullable<AnticipationStatus["failover"]>;
+export type NotServingStatus = Static<typeof NotServingSchema>;
 
 /** A JSON merge patch of `status`: a field set to `null` is removed, others replace it whole. */
 export type StatusPatch = { [K in keyof CapacityPolicyStatus]?: CapacityPolicyStatus[K] | null };

@@ -40,7 +40,7 @@ import type { ScalableSku, SkuName, SkuUnits, UnitLadders } from "../capacity/sk
 import type { DisconnectionModel } from "../traffic/disconnections.js";
 import { type DecisionCondition, decisionConditions } from "./conditions.js";
 import type { DemandHistory } from "./demand-history.js";
-import { type LostMember, type ReplicaGroupObservation, selfLost } from "./failover.js";
+import { type NotServingHold, notServingHold, type ReplicaGroupObservation, selfLost } from "./failover.js";
 import { nearThrottleEnd } from "./failures.js";
 import { evaluateFallback, type FallbackState, type PassFailure } from "./fallback.js";
 import { type DecisionHistory, normalizeHistory, type Recommendation } from "./history.js";
@@ -263,7 +263,15 @@ export function decide(input: DecisionInput): Decision {
   const health = passHealth(frame, observed, measured.evaluation);
   const scheduled = schedulesNow(frame.spec, frame.nowMs);
   // 4.–6. recommendation, stabilization and rate policies, the scale-in gate; or the failed pass
-  const notServing = selfLost(input.replicaGroup, frame.nowMs, frame.nowMs - observed.delaySeconds * 1000);
+  const notServing = notServingHold(
+    basis.history.notServing,
+    selfLost(input.replicaGroup, frame.nowMs, frame.nowMs - observed.delaySeconds * 1000),
+    frame.nowMs,
+    Math.max(
+      frame.spec.behavior.scaleDown.stabilizationWindowSeconds,
+      frame.times.windowSeconds + observed.delaySeconds,
+    ),
+  );
   const sized: PassSize = health.metricsUsable
     ? measuredPass(frame, observed, measured, health, scheduled.schedules, notServing)
     : {
@@ -305,7 +313,7 @@ export function decide(input: DecisionInput): Decision {
     target: weighed.size,
     weighing: weighed.weighing,
     apps,
-    history: nextHistory(frame, observed, health.fallback, sized),
+    history: nextHistory(frame, observed, health.fallback, sized, notServing.record),
   });
 }
 
@@ -328,14 +336,14 @@ function measuredPass(
   measured: MeasuredSignals,
   health: PassHealth,
   schedules: ScheduleState,
-  notServing: LostMember | undefined,
+  notServing: NotServingHold,
 ): PassSize {
   const recommended = recommend(frame, measured);
   const blockers = scaleInBlockers(
     health.complete,
     observed.window.settling,
     schedules.scaleInAllowed,
-    notServing !== undefined,
+    notServing.message !== undefined,
   );
   const unmeasured = unmeasuredSize(measured.evaluation.demand, observed, frame.current.units);
   const stabilized = stabilization(frame, recommended.size, health.complete, unmeasured);
@@ -344,7 +352,7 @@ function measuredPass(
     blockers,
     reports: measured.evaluation.reports,
     filling: health.filling,
-    notServing,
+    notServing: notServing.message,
   });
   const stages = [recommended, stabilized, rated, gated];
   const limit = lastLimit(...stages.map((s) => s.limit));

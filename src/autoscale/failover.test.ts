@@ -4,6 +4,7 @@ import { type AnticipationInput, anticipate } from "./anticipation.js";
 import { decide } from "./decide.js";
 import {
   lostMembers,
+  notServingHold,
   type ReplicaGroupObservation,
   type ReplicaMember,
   selfLost,
@@ -362,5 +363,81 @@ describe("decide with a replica group", () => {
       }),
     );
     expect(serving.desired?.units).toBeLessThan(10);
+    // Serving again five minutes ago after an outage: still held (its clients come back as they reconnect).
+    const after = decide(
+      input({
+        spec: connectionsSpec(),
+        samples: samples({ connections: 0, connectionQuotaUtilizationPercent: 0 }, { newestMinutesAgo: 4 }),
+        replicaGroup: {
+          self: id("westus"),
+          members: [member("eastus", [9000, 9000]), { ...westus, serving: true }],
+        },
+        history: {
+          recommendations: [],
+          scaleEvents: [],
+          consecutiveFailures: 0,
+          notServing: {
+            since: "2025-06-02T11:00:00.000Z",
+            until: "2025-06-02T11:55:00.000Z",
+            reason: "ARM: stopped",
+          },
+        },
+      }),
+    );
+    expect(after.limitedBy).toBe("NotServing");
+    expect(after.history.notServing?.until).toBe("2025-06-02T11:55:00.000Z");
+  });
+
+  it("until the window reads a bucket from after the loss, the arrivals come on top of the measured need", () => {
+    // eastus's quota is full at 6 units (6,000 connections): the saturated signal asks for double.
+    const d = decide(
+      input({
+        spec: connectionsSpec(),
+        current: { sku: "Premium_P1", units: 6 },
+        samples: samples(
+          { connections: 6000, connectionQuotaUtilizationPercent: 100 },
+          { newestMinutesAgo: 4 },
+        ),
+        replicaGroup: westusDown(),
+      }),
+    );
+    const failover = d.anticipation?.rules?.find((r) => r.rule === "Failover");
+    const measured = Math.max(
+      ...d.signals.flatMap((s) => (s.desiredUnits !== undefined ? [s.desiredUnits] : [])),
+    );
+    // The measured need plus 0.75 × 4,000 ÷ 800 = 3.75 units of arrivals, above the 11.25 of the levels.
+    expect(measured).toBeGreaterThanOrEqual(12);
+    expect(failover?.units).toBe(Math.ceil(measured + 3.75));
+  });
+});
+
+describe("notServingHold", () => {
+  const down = {
+    resourceId: id("westus"),
+    location: "westus",
+    cause: "NotServing" as const,
+    reason: "ARM: stopped",
+    sinceMs: NOW - 10 * MIN,
+    connections: 4000,
+  };
+
+  it("holds while the instance does not serve, keeping when it was first seen", () => {
+    const first = notServingHold(undefined, down, NOW, 1800);
+    expect(first.record).toEqual({ since: new Date(NOW - 10 * MIN).toISOString(), reason: "ARM: stopped" });
+    expect(first.message).toContain("not serving clients since");
+    const later = notServingHold(first.record, { ...down, sinceMs: NOW + 5 * MIN }, NOW + 5 * MIN, 1800);
+    expect(later.record?.since).toBe(first.record?.since);
+  });
+
+  it("holds for the hold after it serves again, then forgets", () => {
+    const record = notServingHold(undefined, down, NOW, 1800).record;
+    const back = notServingHold(record, undefined, NOW + MIN, 1800);
+    expect(back.record?.until).toBe(new Date(NOW + MIN).toISOString());
+    expect(back.message).toContain("serves again since");
+    const still = notServingHold(back.record, undefined, NOW + 30 * MIN, 1800);
+    expect(still.message).toBeDefined();
+    const over = notServingHold(back.record, undefined, NOW + 31 * MIN, 1800);
+    expect(over).toEqual({});
+    expect(notServingHold(undefined, undefined, NOW, 1800)).toEqual({});
   });
 });

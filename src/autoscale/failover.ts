@@ -40,7 +40,7 @@
  * its newest {@link LEVEL_BUCKETS} complete buckets: ARM shows the loss before the metrics do).
  */
 
-import type { FailoverCause } from "../api/index.js";
+import type { FailoverCause, NotServingStatus } from "../api/index.js";
 import { fmt } from "./format.js";
 
 /** One member of a replica group (the primary or one of its replicas), as the operator last read it. */
@@ -276,4 +276,47 @@ export function levelBefore(
 ): number | undefined {
   const own = completeBuckets(m, completeBeforeMs).filter((b) => b.startMs < beforeMs);
   return own.length === 0 ? undefined : peak(own.slice(-LEVEL_BUCKETS));
+}
+
+/** What the scale-in gate reads of the instance's own service: the record to keep, and whether it holds. */
+export interface NotServingHold {
+  /** `status.notServing` to keep (absent: nothing to remember). */
+  record?: NotServingStatus;
+  /** No scale-in on this pass: why, in words (absent: it does not hold). */
+  message?: string;
+}
+
+/**
+ * The instance's own service over time (`status.notServing`): while it is not serving
+ * ({@link selfLost}: `lost`), no scale-in on its vanished connections; once it serves again
+ * (`until`), none either until `holdSeconds` have passed — the scale-down stabilization window,
+ * at least the metrics window and the ingestion delay: until then the window reads buckets of the
+ * outage, and the clients it lost come back as they reconnect, as they left. The record is dropped
+ * when the hold is over.
+ */
+export function notServingHold(
+  previous: NotServingStatus | undefined,
+  lost: LostMember | undefined,
+  nowMs: number,
+  holdSeconds: number,
+): NotServingHold {
+  const since = (ms: number) => new Date(ms).toISOString();
+  if (lost) {
+    const record: NotServingStatus = {
+      since: previous && previous.until === undefined ? previous.since : since(lost.sinceMs),
+      reason: lost.reason.slice(0, 256),
+    };
+    return {
+      record,
+      message: `this instance is not serving clients since ${record.since} (${record.reason}): its clients went to the other members of its replica group and come back when it serves again, so its vanished connections are no reason to scale in`,
+    };
+  }
+  if (!previous) return {};
+  const untilMs = previous.until !== undefined ? Date.parse(previous.until) : nowMs;
+  if (!Number.isFinite(untilMs) || nowMs - untilMs >= holdSeconds * 1000) return {};
+  const record: NotServingStatus = { ...previous, until: since(untilMs) };
+  return {
+    record,
+    message: `this instance serves again since ${record.until} after not serving from ${record.since} (${record.reason}): no scale-in until ${since(untilMs + holdSeconds * 1000)}, while its clients come back as they reconnect`,
+  };
 }

@@ -14,6 +14,11 @@
  *   region's clients to the nearest healthy members, which are, across many clients, those that
  *   already carry the most.
  *
+ * Until the window reads a bucket from after the loss (`windowToMs` ≤ the loss), the measured
+ * need knows nothing of the arrivals, and own may be a lower bound (a full quota counts only the
+ * clients it let in): the ask is then at least the measured need (`measuredNeedUnits`, a
+ * saturated signal's doubling included) + the arriving `share × Σ lost` in units.
+ *
  * Kept in `status.anticipation.failover` (the lost members, own, share, expected), so the ask
  * lasts while a member is down after the window has moved past its drop (own and share are
  * measured once, before the clients arrive; a member lost later adds its connections and the
@@ -149,7 +154,11 @@ function evaluateFailover(ctx: RuleContext): RuleResult {
     share: Math.round(share * 1000) / 1000,
     expectedConnections: Math.round(own + share * lostTotal),
   };
-  const units = state.expectedConnections / ctx.connectionsPerUnit;
+  // Until the window reads a bucket from after the loss, the measured need has none of the
+  // arrivals: they come on top of it (a full quota's need, doubled, included).
+  const arriving = (share * lostTotal) / ctx.connectionsPerUnit;
+  const unseen = ctx.windowToMs <= sinceMs ? (ctx.measuredNeedUnits ?? 0) + arriving : 0;
+  const units = Math.max(state.expectedConnections / ctx.connectionsPerUnit, unseen);
   const ask = {
     rule: "Failover" as const,
     units,

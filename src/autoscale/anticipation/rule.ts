@@ -46,6 +46,8 @@ export interface AnticipationInput {
    * absent for an instance without replicas (the Failover rule then asks nothing).
    */
   replicaGroup?: ReplicaGroupObservation | undefined;
+  /** The largest need the signals measured on the window (before anticipation), units. */
+  measuredNeedUnits?: number | undefined;
 }
 
 /** One rule's ask. */

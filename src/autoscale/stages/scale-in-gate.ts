@@ -2,14 +2,14 @@
  * Stage 6, the scale-in gate: no scale-in while a signal is unknown, incomplete, stale or failing,
  * or a bucket of the window still changes between passes (MetricsIncomplete), while settling after
  * a scale or with an update in flight (Settling), or outside the scale-in windows
- * (OutsideScaleInWindow), or while the instance itself is not serving (NotServing: ARM says so, or
- * its connections vanished while its replica group's other members' rose — failover.ts — and
- * connections that left with a failover come back with its recovery). A result below the current
+ * (OutsideScaleInWindow), or while the instance itself is not serving and for the scale-down
+ * stabilization window after it serves again (NotServing: ARM says so, or its connections vanished
+ * while its replica group's other members' rose — failover.ts `notServingHold`; the clients that
+ * left with a failover come back as they reconnect). A result below the current
  * size is then the current size; each blocker gives its reason, and the first is the limit.
  */
 
 import type { SkuUnits } from "../../capacity/skus.js";
-import type { LostMember } from "../failover.js";
 import type { LimitCode, Reason } from "../reasons.js";
 import type { SignalReport } from "../signals.js";
 import { compareSizes, formatSize } from "../sizes.js";
@@ -38,8 +38,8 @@ export interface GateInput {
   reports: readonly SignalReport[];
   /** Starts (ms) of the buckets still changing between passes (health.ts). */
   filling: readonly number[];
-  /** The instance itself is not serving (failover.ts `selfLost`). */
-  notServing?: LostMember | undefined;
+  /** Why the instance's own outage holds (failover.ts `notServingHold`). */
+  notServing?: string | undefined;
 }
 
 /** Stage 6 (see the module comment): `proposed` held at the current size when it is a blocked scale-in. */
@@ -67,10 +67,7 @@ function blockerMessage(
   gate: GateInput,
 ): string {
   const { inFlight, times } = frame;
-  if (b === "NotServing" && gate.notServing) {
-    const n = gate.notServing;
-    return `this instance is not serving clients since ${new Date(n.sinceMs).toISOString()} (${n.reason}): its clients went to the other members of its replica group and come back when it serves again, so its vanished connections are no reason to scale in`;
-  }
+  if (b === "NotServing" && gate.notServing) return gate.notServing;
   if (b === "MetricsIncomplete") {
     const missing = gate.reports.filter((r) => r.status !== "Ok").map((r) => `${r.signal} ${r.status}`);
     const changing = gate.filling.map((t) => new Date(t).toISOString().slice(11, 16));

@@ -118,6 +118,7 @@ function anticipateDemand(
     leading: input.leading,
     disconnection: input.disconnection,
     replicaGroup: input.replicaGroup,
+    measuredNeedUnits: evaluation.needs.reduce((m, n) => Math.max(m, n.minUnits), 0),
     connectionsPerUnit: CONNECTIONS_PER_UNIT * ((spec.metrics.connections?.targetPercent ?? 100) / 100),
   });
 }

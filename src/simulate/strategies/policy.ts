@@ -151,6 +151,7 @@ export class PolicyStrategy implements Strategy {
       ...(this.#leading ? { leading: this.#leadingAt(this.#leading, ctx) } : {}),
       ...(replicas !== undefined ? { appServer: hpa ? { hpaMinReplicas: replicas } : { replicas } } : {}),
       ...(this.#disconnection ? { disconnection: this.#disconnection } : {}),
+      ...(ctx.replicaGroup ? { replicaGroup: ctx.replicaGroup } : {}),
       now: ctx.nowMs,
     });
     this.lastDecision = plan.decision;
