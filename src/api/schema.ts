@@ -1226,6 +1226,13 @@ const FailoverStatusSchema = Type.Object(
         "Connections this instance expects: its own + its share of the lost members', connections.",
       minimum: 0,
     }),
+    ownUnits: Type.Optional(
+      Type.Number({
+        description:
+          "This instance's measured need before the arrivals (the largest signal's, read while its window had no bucket from after the loss), units; the ask is at least it × expectedConnections ÷ ownConnections.",
+        minimum: 0,
+      }),
+    ),
   },
   {
     additionalProperties: false,

@@ -388,7 +388,7 @@ describe("decide with a replica group", () => {
     expect(after.history.notServing?.until).toBe("2025-06-02T11:55:00.000Z");
   });
 
-  it("until the window reads a bucket from after the loss, the arrivals come on top of the measured need", () => {
+  it("scales the measured need read before the arrivals like the connections (a full quota's doubling included)", () => {
     // eastus's quota is full at 6 units (6,000 connections): the saturated signal asks for double.
     const d = decide(
       input({
@@ -405,9 +405,10 @@ describe("decide with a replica group", () => {
     const measured = Math.max(
       ...d.signals.flatMap((s) => (s.desiredUnits !== undefined ? [s.desiredUnits] : [])),
     );
-    // The measured need plus 0.75 × 4,000 ÷ 800 = 3.75 units of arrivals, above the 11.25 of the levels.
+    // The measured need × 9,000 ÷ 6,000 (own + 0.75 × 4,000 over own), above the 11.25 of the levels.
     expect(measured).toBeGreaterThanOrEqual(12);
-    expect(failover?.units).toBe(Math.ceil(measured + 3.75));
+    expect(failover?.units).toBe(Math.ceil(measured * 1.5));
+    expect(d.anticipation?.failover?.ownUnits).toBe(measured);
   });
 });
 

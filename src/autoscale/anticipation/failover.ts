@@ -14,12 +14,16 @@
  *   region's clients to the nearest healthy members, which are, across many clients, those that
  *   already carry the most.
  *
- * Until the window reads a bucket from after the loss (`windowToMs` ≤ the loss), the measured
- * need knows nothing of the arrivals, and own may be a lower bound (a full quota counts only the
- * clients it let in): the ask is then at least the measured need (`measuredNeedUnits`, a
- * saturated signal's doubling included) + the arriving `share × Σ lost` in units.
+ * Every signal grows with the clients, not only the connections (a member whose server load
+ * needs more units than its connections does needs that much more for the arrivals), and a full
+ * quota counts only the clients it let in (own is then a lower bound): the measured need of the
+ * window (`measuredNeedUnits`, the largest signal's, a saturated signal's doubling included) is
+ * scaled by the same factor, `expected ÷ own`. It is read while the window has no bucket from
+ * after the loss (`windowToMs` ≤ the loss: it knows nothing of the arrivals) and kept
+ * (`ownUnits`); a loss first found after that (by the metrics, whose window holds the arrivals)
+ * has none. The ask is the larger of `expected` in units and `ownUnits × expected ÷ own`.
  *
- * Kept in `status.anticipation.failover` (the lost members, own, share, expected), so the ask
+ * Kept in `status.anticipation.failover` (the lost members, own, share, expected, ownUnits), so the ask
  * lasts while a member is down after the window has moved past its drop (own and share are
  * measured once, before the clients arrive; a member lost later adds its connections and the
  * share is measured again). A member is dropped when it serves again (failover.ts
@@ -154,11 +158,12 @@ function evaluateFailover(ctx: RuleContext): RuleResult {
     share: Math.round(share * 1000) / 1000,
     expectedConnections: Math.round(own + share * lostTotal),
   };
-  // Until the window reads a bucket from after the loss, the measured need has none of the
-  // arrivals: they come on top of it (a full quota's need, doubled, included).
-  const arriving = (share * lostTotal) / ctx.connectionsPerUnit;
-  const unseen = ctx.windowToMs <= sinceMs ? (ctx.measuredNeedUnits ?? 0) + arriving : 0;
-  const units = Math.max(state.expectedConnections / ctx.connectionsPerUnit, unseen);
+  // The measured need before the arrivals, scaled like the connections (see the module comment).
+  const ownUnits = ctx.windowToMs <= sinceMs ? ctx.measuredNeedUnits : kept ? previous.ownUnits : undefined;
+  if (ownUnits !== undefined && Number.isFinite(ownUnits)) state.ownUnits = Math.round(ownUnits * 100) / 100;
+  const scaled =
+    state.ownUnits !== undefined && own > 0 ? (state.ownUnits * (own + share * lostTotal)) / own : 0;
+  const units = Math.max(state.expectedConnections / ctx.connectionsPerUnit, scaled);
   const ask = {
     rule: "Failover" as const,
     units,

@@ -817,7 +817,7 @@ async function runReplicas(
     `model: scale takes ${model.scaleDurationSeconds}s, metrics delayed ${model.metricDelaySeconds}s, clients stay ${formatNumber(s.lifetimeMs / MINUTE_MS)} min, noise ±${formatNumber(s.noiseAmplitude * 100)} %, seed "${flags.seed}"; anticipation ${s.policy.spec.anticipation?.mode ?? "Off"}${s.policy.spec.anticipation && s.policy.spec.anticipation.mode !== "Off" ? "" : " (the Failover rule is part of anticipation: on and off are the same run)"}`,
   ];
   io.stdout(
-    `${renderReplicas(comparison, header)}simulated ${comparison.members.length} members × 2 runs × ${formatNumber(minutes)} minutes in ${seconds.toFixed(1)} s\n`,
+    `${renderReplicas(comparison, header)}simulated ${comparison.members.length} members × ${formatNumber(comparison.baseline ? 3 : 2)} runs × ${formatNumber(minutes)} minutes in ${seconds.toFixed(1)} s\n`,
   );
 }
 
