@@ -580,6 +580,7 @@ describe("examples", () => {
         "webpubsub-serverless.yaml",
         "schedules.yaml",
         "recommend-only.yaml",
+        "signalr-replica.yaml",
       ]),
     );
   });

@@ -128,7 +128,7 @@ const TargetSchema = Type.Object(
     }),
     resourceId: Type.String({
       description:
-        "ARM resource ID of the instance: /subscriptions/<subscription>/resourceGroups/<group>/providers/Microsoft.SignalRService/SignalR/<name> (or .../WebPubSub/<name>, matching service), by Azure's naming rules: the subscription a GUID; the group 1–90 letters, digits, '_', '-', '.', '(' or ')', not ending with '.'; the name 3–63 letters, digits and single hyphens, starting with a letter and ending with a letter or digit. Compared case-insensitively.",
+        "ARM resource ID of the instance: /subscriptions/<subscription>/resourceGroups/<group>/providers/Microsoft.SignalRService/SignalR/<name> (or .../WebPubSub/<name>, matching service), or of one of its geo-replicas: .../SignalR/<name>/replicas/<replica name>; by Azure's naming rules: the subscription a GUID; the group 1–90 letters, digits, '_', '-', '.', '(' or ')', not ending with '.'; the name 3–63 letters, digits and single hyphens, starting with a letter and ending with a letter or digit; the replica name 3–63 letters, digits and hyphens, starting with a letter and ending with a letter or digit. Compared case-insensitively.",
       minLength: 1,
       maxLength: 512,
     }),
@@ -763,7 +763,7 @@ export const SPEC_CEL_RULES: readonly CelRule[] = [
   {
     rule: resourceIdCelRule(),
     message:
-      "target.resourceId must be an ARM ID /subscriptions/<subscription GUID>/resourceGroups/<group: 1-90 letters, digits, _-.() not ending in .>/providers/Microsoft.SignalRService/<SignalR|WebPubSub, as target.service>/<name: 3-63 letters, digits, single hyphens, starting with a letter, ending with a letter or digit>",
+      "target.resourceId must be an ARM ID /subscriptions/<subscription GUID>/resourceGroups/<group: 1-90 letters, digits, _-.() not ending in .>/providers/Microsoft.SignalRService/<SignalR|WebPubSub, as target.service>/<name: 3-63 letters, digits, single hyphens, starting with a letter, ending with a letter or digit>[/replicas/<replica name: 3-63 letters, digits, hyphens, starting with a letter, ending with a letter or digit>]",
     fieldPath: ".target.resourceId",
   },
   {
@@ -1399,6 +1399,66 @@ const AnticipationStatusSchema = Type.Object(
   },
 );
 
+/** Most members of a replica group `status.geoReplicas` lists. */
+export const MAX_GEO_REPLICAS = 16;
+
+/** Roles of the members of a replica group. */
+export const REPLICA_ROLES = ["Primary", "Replica"] as const;
+export type ReplicaRole = (typeof REPLICA_ROLES)[number];
+
+const GeoReplicaSchema = Type.Object(
+  {
+    resourceId: Type.String({ description: "ARM resource ID of the member.", maxLength: 512 }),
+    role: StringEnum(REPLICA_ROLES, {
+      description: "Primary: the instance the replicas belong to; Replica: one of its geo-replicas.",
+    }),
+    location: Type.String({ description: "Its Azure region (ARM location, normalized).", maxLength: 64 }),
+    sku: Type.String({ description: "Its SKU (ARM sku.name).", maxLength: 64 }),
+    units: UnitsField("Its units (ARM sku.capacity), units."),
+    serving: Type.Optional(
+      Type.Boolean({
+        description:
+          'ARM says it serves clients: provisioningState is not Failed or Deleting, resourceStopped is not "true" and regionEndpointEnabled is not "Disabled". Absent when ARM\'s state of it was not read.',
+      }),
+    ),
+    notServingReason: Type.Optional(
+      Type.String({ description: "Why it does not serve, in ARM's words.", maxLength: 256 }),
+    ),
+    policy: Type.Optional(
+      Type.String({
+        description:
+          "namespace/name of the CapacityPolicy that scales it; absent when none does (its capacity is unmanaged).",
+        maxLength: 320,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const GeoReplicasSchema = Type.Object(
+  {
+    role: StringEnum(REPLICA_ROLES, { description: "The role of this policy's own target in its group." }),
+    primary: Type.String({
+      description: "ARM resource ID of the group's instance (the primary).",
+      maxLength: 512,
+    }),
+    members: Type.Array(GeoReplicaSchema, {
+      description: `The other members of the group (the primary and its replicas, this policy's target left out), as ARM listed them (at most ${MAX_GEO_REPLICAS}).`,
+      maxItems: MAX_GEO_REPLICAS,
+    }),
+    unmanaged: Type.Integer({
+      description: "How many of those members no CapacityPolicy scales.",
+      minimum: 0,
+    }),
+    readAt: DateTime("When ARM listed the group (RFC 3339)."),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "The geo-replica group of the target (Azure SignalR / Web PubSub replicas, Premium tier): every member with its capacity and the policy that scales it. Absent when the instance has no replicas.",
+  },
+);
+
 export const CapacityPolicyStatusSchema = Type.Object(
   {
     observedGeneration: Type.Optional(
@@ -1410,6 +1470,7 @@ export const CapacityPolicyStatusSchema = Type.Object(
     operation: Type.Optional(OperationSchema),
     unappliedUpdates: Type.Optional(UnappliedUpdatesSchema),
     unitLadders: Type.Optional(UnitLaddersSchema),
+    geoReplicas: Type.Optional(GeoReplicasSchema),
     lastScaleTime: Type.Optional(DateTime("When the unit count or SKU last changed (RFC 3339).")),
     recommendations: Type.Optional(
       Type.Array(RecommendationSchema, {
@@ -1524,6 +1585,8 @@ export type LeadingSignalSpec = Static<typeof LeadingSignalSchema>;
 export type FailoverSpec = Static<typeof FailoverSchema>;
 export type PrometheusSourceSpec = Static<typeof PrometheusSourceSchema>;
 export type ObservedCapacity = Static<typeof ObservedCapacitySchema>;
+export type GeoReplicasStatus = Static<typeof GeoReplicasSchema>;
+export type GeoReplicaStatus = Static<typeof GeoReplicaSchema>;
 export type DesiredCapacity = Static<typeof DesiredCapacitySchema>;
 export type MetricSample = Static<typeof MetricSampleSchema>;
 export type ScaleOperation = Static<typeof OperationSchema>;

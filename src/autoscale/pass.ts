@@ -10,7 +10,12 @@
  * The operator's reconcile pass and `simulate`'s policy strategy both run through these two
  * functions, so what one does during long updates, failed updates and restarts the other does too.
  */
-import type { CapacityPolicyStatus, StatusPatch, MetricSample as StatusSample } from "../api/index.js";
+import type {
+  CapacityPolicyStatus,
+  GeoReplicasStatus,
+  StatusPatch,
+  MetricSample as StatusSample,
+} from "../api/index.js";
 import { isScalableSku, type SkuName } from "../capacity/skus.js";
 import type { DisconnectionModel } from "../traffic/disconnections.js";
 import { blockedConditions, type DecisionCondition } from "./conditions.js";
@@ -121,10 +126,15 @@ export interface PassInput {
   demandHistory?: DemandHistory;
   /** The leading signal's readings from Prometheus (spec.anticipation.leadingSignal). */
   leading?: LeadingObservation;
+  /**
+   * The target's geo-replica group (every member's serving state and connections), for the
+   * failover rule (`failover.ts`); absent when the instance has no replicas.
+   */
+  replicaGroup?: ReplicaGroupObservation;
+  /** `status.geoReplicas` to store (the group's members and their policies); absent: removed. */
+  geoReplicas?: GeoReplicasStatus;
   /** Which clients a unit change disconnects on the instance (decide.ts `DecisionInput.disconnection`). */
   disconnection?: DisconnectionModel;
-  /** The target's replica group as read this pass (decide.ts `DecisionInput.replicaGroup`). */
-  replicaGroup?: ReplicaGroupObservation;
   /**
    * The instance's unit ladders as ARM `listSkus` last reported them (absent: not read yet, or
    * the read failed — the ones stored in status, else the documented ones, are used: ladders.ts).
@@ -369,8 +379,8 @@ function decisionInput(
     ...(input.conflict ? { conflict: input.conflict } : {}),
     ...(input.demandHistory ? { demandHistory: input.demandHistory } : {}),
     ...(input.leading ? { leading: input.leading } : {}),
-    ...(input.disconnection ? { disconnection: input.disconnection } : {}),
     ...(input.replicaGroup ? { replicaGroup: input.replicaGroup } : {}),
+    ...(input.disconnection ? { disconnection: input.disconnection } : {}),
   };
 }
 
@@ -505,6 +515,36 @@ export function conflictedPass(
   };
 }
 
+/**
+ * A Warning `UnmanagedReplicas` when members of the target's geo-replica group that no policy
+ * scales appear (a replica added, or its policy deleted): once per change of that set, not every
+ * pass. Each replica carries its own units (Azure scales replicas apart), so one left out keeps its
+ * capacity whatever its region's load.
+ */
+function unmanagedReplicaEvents(input: PassInput): EventDraft[] {
+  const unmanaged = (g: GeoReplicasStatus | undefined) =>
+    (g?.members ?? []).filter((m) => m.policy === undefined).map((m) => m.resourceId.toLowerCase());
+  const before = new Set(unmanaged(input.status.geoReplicas));
+  const added = (input.geoReplicas?.members ?? []).filter(
+    (m) => m.policy === undefined && !before.has(m.resourceId.toLowerCase()),
+  );
+  if (added.length === 0) return [];
+  const list = added.map(
+    (m) => `${m.role.toLowerCase()} ${m.resourceId} (${m.location}, ${m.sku} ${m.units} units)`,
+  );
+  return [
+    {
+      type: "Warning",
+      reason: "UnmanagedReplicas",
+      message:
+        `no CapacityPolicy scales ${list.join("; ")}: its capacity stays as it is whatever its region's load; add a policy naming it`.slice(
+          0,
+          1024,
+        ),
+    },
+  ];
+}
+
 /** The write of a pass after the caller acted on `plan` (see the module comment). Pure. */
 export function completePass(plan: PassPlan, results: PassResults): PassWrite {
   const { input, observation, decision, current } = plan;
@@ -527,7 +567,7 @@ export function completePass(plan: PassPlan, results: PassResults): PassWrite {
   }
   const step = updateStep(plan, current, results.update);
   const served = appServerStep(plan, results.appServer);
-  const events = [...step.events, ...served.events];
+  const events = [...step.events, ...served.events, ...unmanagedReplicaEvents(input)];
   const counts = [...step.counts, ...served.counts];
   let outcome: PassOutcome = decision.action === "Recommend" ? "recommended" : "steady";
   if (step.scaled || (served.changed && outcome === "steady")) outcome = "scaled";
@@ -738,6 +778,7 @@ function statusPatch(
     operation: step.operation ?? null,
     unappliedUpdates: step.unapplied ?? null,
     ...(step.ladders ? { unitLadders: step.ladders.status } : {}),
+    geoReplicas: input.geoReplicas ?? null,
   };
 }
 

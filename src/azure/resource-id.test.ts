@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { RESOURCE_ID_CASES } from "../api/resource-id-cases.js";
 import {
   formatResourceId,
+  isReplica,
   parseResourceId,
   parseServiceKind,
   ResourceIdError,
@@ -21,7 +22,25 @@ describe("parseResourceId", () => {
       name: "chat-prod",
       service: "SignalR",
       resourceType: "Microsoft.SignalRService/SignalR",
+      primaryId: SIGNALR,
     });
+  });
+
+  it("parses a replica ID: the instance's name and ID, the replica's name and type", () => {
+    const ref = parseResourceId(`${SIGNALR.toLowerCase()}/Replicas/chat-westus`);
+    expect(ref).toEqual({
+      id: `${SIGNALR}/replicas/chat-westus`,
+      subscriptionId: SUB,
+      resourceGroup: "rg-chat",
+      name: "chat-prod",
+      service: "SignalR",
+      resourceType: "Microsoft.SignalRService/SignalR/replicas",
+      replica: "chat-westus",
+      primaryId: SIGNALR,
+    });
+    expect(isReplica(ref)).toBe(true);
+    expect(isReplica(parseResourceId(SIGNALR))).toBe(false);
+    expect(formatResourceId({ ...ref, replica: "chat-westus" })).toBe(`${SIGNALR}/replicas/chat-westus`);
   });
 
   it("accepts any case of the fixed segments and returns the canonical spelling", () => {

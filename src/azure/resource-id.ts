@@ -5,12 +5,16 @@
  */
 export {
   formatResourceId,
+  isReplica,
+  type PrimaryResourceType,
   parseResourceId,
   parseServiceKind,
   RESOURCE_TYPES,
+  type ReplicaResourceType,
   ResourceIdError,
   type ResourceRef,
   type ResourceType,
+  replicaResourceType,
   UnknownServiceError,
 } from "../api/resource-id.js";
 

@@ -64,6 +64,13 @@ import type { AllowedUnits, InstanceState } from "../azure/instances.js";
 import type { ServiceKind } from "../capacity/skus.js";
 import type { ApiErrorKind } from "../shared/api-error.js";
 import type { Duplicate } from "./ownership.js";
+import {
+  type GroupMemberReading,
+  type ReplicaFinder,
+  ReplicaGroupReader,
+  type ReplicaGroupReading,
+  type ReplicaLister,
+} from "./replica-groups.js";
 import type { TargetCheck } from "./tenancy.js";
 
 /** One policy's target, as the cycle needs it. */
@@ -108,6 +115,11 @@ export interface CycleReading {
   leading?: LeadingObservation;
   /** The instance's unit ladders as `listSkus` last answered (undefined before the first answer). */
   ladder?: LadderRead;
+  /**
+   * The geo-replica group of the target (`replica-groups.ts`): every member's ARM state and its
+   * samples of this cycle; absent when the instance has no replicas (or none are known).
+   */
+  replicaGroup?: ReplicaGroupReading;
   /**
    * The older policy that owns a target this one names (`ownership.ts`), as the cycle found it:
    * Azure is not read for this policy and its pass is refused as a duplicate.
@@ -284,6 +296,32 @@ function applyMetrics(
   }
 }
 
+/**
+ * The members of the replica groups of `readings` whose region is known, to read beside the
+ * targets (the metrics read queries an ID once, however often it is asked for).
+ */
+function groupMembers(readings: readonly CycleReading[]): { resourceId: string; region: string }[] {
+  return readings.flatMap((r) =>
+    [...(r.replicaGroup?.members ?? new Map<string, GroupMemberReading>())].flatMap(([id, m]) =>
+      m.state?.location ? [{ resourceId: id, region: m.state.location }] : [],
+    ),
+  );
+}
+
+/** Each group member's samples of this read (by resource ID, any case) into the readings' groups. */
+function withMemberSamples(
+  readings: readonly CycleReading[],
+  samples: ReadonlyMap<string, MetricSample[]>,
+): void {
+  const byKey = new Map([...samples].map(([id, s]) => [resourceKey(id), s]));
+  for (const r of readings) {
+    for (const [id, m] of r.replicaGroup?.members ?? []) {
+      const found = byKey.get(resourceKey(id));
+      if (found) m.samples = found;
+    }
+  }
+}
+
 /** One cycle's readings and what of them has been applied and handed on (each target once). */
 interface CycleHandout {
   /** The readings, by work-queue key. */
@@ -331,9 +369,18 @@ export class CycleFetcher {
   /** Instances whose `listSkus` waits for a slot (key → resource ID), and those being read. */
   readonly #ladderQueue = new Map<string, string>();
   readonly #ladderReads = new Map<string, Promise<void>>();
+  readonly #groups: ReplicaGroupReader;
 
   constructor(azure: AzureAdapters, options: CycleFetcherOptions) {
     this.#azure = azure;
+    const instances = azure.instances as unknown as {
+      listReplicas: ReplicaLister;
+      listReplicaIds: ReplicaFinder;
+    };
+    this.#groups = new ReplicaGroupReader(
+      (id, o) => instances.listReplicas(id, o),
+      (sub, service, o) => instances.listReplicaIds(sub, service, o),
+    );
     this.#now = options.now;
     this.#conflictCheckMs = options.conflictCheckMs ?? 300_000;
     this.#onHistoryRefresh = options.onHistoryRefresh;
@@ -357,7 +404,8 @@ export class CycleFetcher {
     const callSignal =
       signal && options.deadline ? AbortSignal.any([signal, options.deadline]) : (options.deadline ?? signal);
     const opts = callSignal ? { signal: callSignal } : {};
-    await this.#readInstances(targets, out, opts);
+    const listed = await this.#readInstances(targets, out, opts);
+    await this.#readGroups(targets, out, listed, fetchedAt, opts);
 
     // Native autoscale settings (per subscription, not every cycle), beside the metrics.
     const settings = this.#readNativeSettings(targets, fetchedAt, opts);
@@ -396,15 +444,19 @@ export class CycleFetcher {
     targets: readonly CycleTarget[],
     out: Map<string, CycleReading>,
     opts: { signal?: AbortSignal },
-  ): Promise<void> {
+  ): Promise<Map<string, InstanceState>> {
+    const all = new Map<string, InstanceState>();
     await forEachLimited(bySubscriptionAndService(targets), 4, async (g) => {
       try {
         const listed = await this.#azure.instances.listBySubscription(g.subscriptionId, g.service, opts);
         const byId = new Map(listed.map((i) => [resourceKey(i.resourceId), i]));
+        for (const [k, i] of byId) all.set(k, i);
         for (const t of g.targets) {
           const found = byId.get(resourceKey(t.resourceId));
           const reading = out.get(t.key) as CycleReading;
           if (found) reading.instance = found;
+          // A replica is read with its group (#readGroups): instance lists do not hold replicas.
+          else if (t.ref.replica !== undefined) continue;
           else {
             try {
               reading.instance = await this.#azure.instances.get(t.resourceId, opts);
@@ -418,6 +470,50 @@ export class CycleFetcher {
         for (const t of g.targets)
           (out.get(t.key) as CycleReading).instanceError = passFailure(err, "instance");
       }
+    });
+    return all;
+  }
+
+  /**
+   * The replica groups of `targets` (`replica-groups.ts`): lists the groups due, gives each
+   * replica target its state from its group's list (a GET when the list lacks it or failed), and
+   * each target in a group with replicas its `replicaGroup` (the primary's state from the instance
+   * lists of this cycle).
+   */
+  async #readGroups(
+    targets: readonly CycleTarget[],
+    out: Map<string, CycleReading>,
+    listed: ReadonlyMap<string, InstanceState>,
+    nowMs: number,
+    opts: { signal?: AbortSignal },
+  ): Promise<void> {
+    const reading = (t: CycleTarget) => out.get(t.key) as CycleReading;
+    await this.#groups.read(targets, nowMs, opts);
+    await forEachLimited(targets, 4, async (t) => {
+      const r = reading(t);
+      const group = this.#groups.group(t.resourceId);
+      const fresh = group !== undefined && group.readAtMs === nowMs;
+      if (t.ref.replica !== undefined && !r.instance && !r.instanceError) {
+        const found = fresh
+          ? group.replicas.find((m) => resourceKey(m.resourceId) === resourceKey(t.resourceId))
+          : undefined;
+        if (found) r.instance = found;
+        else {
+          try {
+            r.instance = await this.#azure.instances.get(t.resourceId, opts);
+          } catch (err) {
+            r.instanceError = passFailure(err, "instance");
+          }
+        }
+      }
+      if (!group || group.replicas.length === 0) return;
+      const primaryKey = resourceKey(group.primaryId);
+      const members = new Map<string, GroupMemberReading>();
+      const primary =
+        listed.get(primaryKey) ?? (resourceKey(t.resourceId) === primaryKey ? r.instance : undefined);
+      members.set(primary?.resourceId ?? group.primaryId, { state: primary, samples: undefined });
+      for (const m of group.replicas) members.set(m.resourceId, { state: m, samples: undefined });
+      r.replicaGroup = { primaryId: group.primaryId, readAtMs: group.readAtMs, fresh, members };
     });
   }
 
@@ -443,22 +539,33 @@ export class CycleFetcher {
           byResource.set(k, [...(byResource.get(k) ?? []), t]);
         }
         const { start, end } = metricsSpan(fetchedAt, lookback);
+        const inGroup = (t: CycleTarget) => cycle.out.get(t.key)?.replicaGroup !== undefined;
         const result = await this.#azure.metrics.read(
-          group.map((t) => ({
-            resourceId: t.resourceId,
-            region: cycle.out.get(t.key)?.instance?.location ?? "",
-          })),
+          [
+            ...group.map((t) => ({
+              resourceId: t.resourceId,
+              region: cycle.out.get(t.key)?.instance?.location ?? "",
+            })),
+            ...groupMembers(group.map((t) => cycle.out.get(t.key) as CycleReading)),
+          ],
           {
             start,
             end,
             ...opts,
+            // A policy in a replica group waits for every member's batch (they span regions).
             onBatch: (batch, samples, failures) =>
               this.#applyMetrics(
                 cycle,
-                batch.resourceIds.flatMap((id) => byResource.get(resourceKey(id)) ?? []),
+                batch.resourceIds
+                  .flatMap((id) => byResource.get(resourceKey(id)) ?? [])
+                  .filter((t) => !inGroup(t)),
                 { samples: new Map(samples), failures: [...failures] },
               ),
           },
+        );
+        withMemberSamples(
+          group.map((t) => cycle.out.get(t.key) as CycleReading),
+          result.samples,
         );
         this.#applyMetrics(cycle, group, result);
       }),

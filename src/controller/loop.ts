@@ -318,6 +318,7 @@ export class PollLoop {
         leading: this.#deps.leading,
         tenancy: this.#settings.tenancy,
         duplicateOf: (k) => this.#claims.duplicateOf(k),
+        instanceOwner: (id) => this.#claims.instanceOwner(id),
         timeoutMs: this.#cycleTimeoutMs,
         cycleWatch: this.#cycleWatch,
         metrics: this.#deps.metrics,

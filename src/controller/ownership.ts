@@ -72,7 +72,7 @@ export function policyClaims(policy: CapacityPolicy, tenancy?: TenancyMap, specs
   const claims: Claim[] = [
     {
       kind: "instance",
-      key: `instance:${resourceKey(target.resourceId)}`,
+      key: instanceClaimKey(target.resourceId),
       target: `${target.service} instance ${target.resourceId}`,
     },
   ];
@@ -100,6 +100,14 @@ function older(a: PolicyClaims, b: PolicyClaims): boolean {
  * owner of the first one it does not. Owners are not in the map. Pure; O(n · claims).
  */
 export function claimOwners(policies: Iterable<PolicyClaims>): Map<string, Duplicate> {
+  return claimVerdicts(policies).duplicates;
+}
+
+/** The owner of each claim (by claim key) and the duplicates, by policy key. Pure; O(n · claims). */
+function claimVerdicts(policies: Iterable<PolicyClaims>): {
+  owners: Map<string, { policy: PolicyClaims; claim: Claim }>;
+  duplicates: Map<string, Duplicate>;
+} {
   const owners = new Map<string, { policy: PolicyClaims; claim: Claim }>();
   const all: PolicyClaims[] = [];
   for (const p of policies) {
@@ -118,7 +126,12 @@ export function claimOwners(policies: Iterable<PolicyClaims>): Map<string, Dupli
       break;
     }
   }
-  return duplicates;
+  return { owners, duplicates };
+}
+
+/** The claim key of an Azure instance or replica (its resource ID compared case-insensitively). */
+export function instanceClaimKey(resourceId: string): string {
+  return `instance:${resourceKey(resourceId)}`;
 }
 
 /** What a duplicate's `Conflict` condition says: reason `DuplicatePolicy`, the shared target and its owner. */
@@ -147,6 +160,7 @@ const sameVerdict = (a: Duplicate | undefined, b: Duplicate | undefined): boolea
 export class ClaimIndex {
   readonly #claims = new Map<string, PolicyClaims>();
   #duplicates = new Map<string, Duplicate>();
+  #owners = new Map<string, string>();
   #dirty = false;
 
   /** Records a policy's claims (from {@link policyClaims}). */
@@ -169,11 +183,21 @@ export class ClaimIndex {
     if (!this.#dirty) return [];
     this.#dirty = false;
     const before = this.#duplicates;
-    this.#duplicates = claimOwners(this.#claims.values());
+    const verdicts = claimVerdicts(this.#claims.values());
+    this.#duplicates = verdicts.duplicates;
+    this.#owners = new Map([...verdicts.owners].map(([k, v]) => [k, v.policy.key]));
     const changed: string[] = [];
     for (const [k, d] of this.#duplicates) if (!sameVerdict(before.get(k), d)) changed.push(k);
     for (const k of before.keys()) if (!this.#duplicates.has(k) && this.#claims.has(k)) changed.push(k);
     return changed;
+  }
+
+  /**
+   * namespace/name of the policy that owns an Azure instance or replica (by resource ID, any
+   * case), as of the last {@link refresh}; undefined when no valid policy names it.
+   */
+  instanceOwner(resourceId: string): string | undefined {
+    return this.#owners.get(instanceClaimKey(resourceId));
   }
 
   /** The owner a policy duplicates, as of the last {@link refresh}; undefined for an owner. */

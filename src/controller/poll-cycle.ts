@@ -47,6 +47,11 @@ export interface PollCycleDeps {
   tenancy: TenancyMap | undefined;
   /** The older policy owning a target `key` names, if any (`ClaimIndex.duplicateOf`). */
   duplicateOf: (key: string) => Duplicate | undefined;
+  /**
+   * namespace/name of the policy owning an Azure instance or replica (`ClaimIndex.instanceOwner`):
+   * each member of a reading's replica group is told its policy. Default: none known.
+   */
+  instanceOwner?: (resourceId: string) => string | undefined;
   /** The deadline of a cycle's Azure read, real ms. */
   timeoutMs: number;
   cycleWatch: CycleWatch;
@@ -258,6 +263,10 @@ export async function runPollCycle(
     const p = byKey.get(k);
     if (!p || handed.has(k)) return;
     handed.add(k);
+    for (const [id, m] of reading?.replicaGroup?.members ?? []) {
+      const policy = deps.instanceOwner?.(id);
+      if (policy) m.policy = policy;
+    }
     if (!refused.has(k)) hooks.started();
     hooks.hand(p, reading, leading.get(k));
   };

@@ -55,6 +55,7 @@ import type { CycleReading } from "./fetch.js";
 import { type Logger, scrubSecrets } from "./logging.js";
 import type { OperatorMetrics } from "./metrics.js";
 import { duplicateConflict } from "./ownership.js";
+import { geoReplicasStatus, groupObservation } from "./replica-groups.js";
 import type { SpecCache } from "./spec-cache.js";
 import type { StatusMemory } from "./status-memory.js";
 import { writeStatus } from "./status-write.js";
@@ -247,6 +248,7 @@ function passInput(
       ? { leading: reading.leading }
       : {}),
     ...(reading?.ladder ? { ladder: reading.ladder } : {}),
+    ...groupInputs(spec.target.resourceId, reading),
     ...(native.length > 0
       ? {
           conflict: {
@@ -256,6 +258,23 @@ function passInput(
         }
       : {}),
     now,
+  };
+}
+
+/**
+ * The geo-replica group of the pass (`replica-groups.ts`): the failover rule's view of it and
+ * `status.geoReplicas`; nothing when the instance has no replicas.
+ */
+function groupInputs(
+  resourceId: string,
+  reading: CycleReading | undefined,
+): Pick<PassInput, "replicaGroup" | "geoReplicas"> {
+  const group = reading?.replicaGroup;
+  const observation = groupObservation(resourceId, group);
+  const geoReplicas = geoReplicasStatus(resourceId, group);
+  return {
+    ...(observation ? { replicaGroup: observation } : {}),
+    ...(geoReplicas ? { geoReplicas } : {}),
   };
 }
 

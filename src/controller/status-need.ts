@@ -12,10 +12,11 @@
  * | `conditions` | type, status, reason, observedGeneration, and the message's words (its figures not) |
  * | `recommendations` | the sizes a stabilization window can still pick (each size's newest entry) |
  * | `ingestion` | `observedDelaySeconds` in whole minutes (the delay decisions use: `effectiveIngestionDelay`) |
+ * | `geoReplicas` | whole but `readAt` |
  * | `anticipation` | mode, lead time, scale duration and its source, units, drivenBy, applied, each rule's units, the forecast's state and cycle, the leading signal's state, reason and lifetime source, and the messages' words |
  *
  * Refreshed (written with the next write, and once per refresh interval while they differ):
- * `lastSample` (the Load and Connections columns of `kubectl get capol`), the figures of messages,
+ * `geoReplicas.readAt`, `lastSample` (the Load and Connections columns of `kubectl get capol`), the figures of messages,
  * the time of the newest recommendation of each size, `ingestion` (its bucket totals, `seenAt`,
  * `observedAt`, the seconds of `observedDelaySeconds` within its minute) and `anticipation`'s bookkeeping (peaks, growth, forecast figures, the leading
  * signal's readings).
@@ -145,6 +146,7 @@ const RELIED_UPON: readonly [string, (s: Status) => unknown][] = [
   ["recommendations", (s) => recommendationSizes(s.recommendations)],
   ["ingestion", (s) => wholeMinutes(s.ingestion?.observedDelaySeconds)],
   ["anticipation", (s) => anticipationKey(s.anticipation)],
+  ["geoReplicas", (s) => s.geoReplicas && { ...s.geoReplicas, readAt: undefined }],
 ];
 
 /** The first relied-upon field that differs between two statuses, if any. */

@@ -1,19 +1,27 @@
 /**
- * Resource IDs as the emulated ARM understands them, for the two resource types it serves. Pure.
- * (The emulator keeps its own parser rather than the operator's: it stands in for Azure and must
- * not share the client's assumptions.)
+ * Resource IDs as the emulated ARM understands them, for the resource types it serves: instances
+ * and their geo-replicas. Pure. (The emulator keeps its own parser rather than the operator's: it
+ * stands in for Azure and must not share the client's assumptions.)
  *
  *     /subscriptions/{subscription}/resourceGroups/{group}/providers/Microsoft.SignalRService/{SignalR|WebPubSub}/{name}
+ *     /subscriptions/{subscription}/resourceGroups/{group}/providers/Microsoft.SignalRService/{SignalR|WebPubSub}/{name}/replicas/{replica}
+ *
+ * (the second: `Microsoft.SignalRService/SignalR/replicas`, `…/WebPubSub/replicas`, the
+ * `Replicas_Get` paths of the 2024-03-01 specs; a replica's name follows the specs' `ReplicaName`
+ * pattern, `^[a-zA-Z][a-zA-Z0-9-]{1,61}[a-zA-Z0-9]$`).
  *
  * Segment names, the namespace and the type are case-insensitive, as in ARM; the canonical form
  * spells them as ARM returns them.
  */
 import type { ServiceKind } from "../capacity/index.js";
 
-export type ArmResourceType = "Microsoft.SignalRService/SignalR" | "Microsoft.SignalRService/WebPubSub";
+/** ARM resource type of an instance. */
+export type InstanceResourceType = "Microsoft.SignalRService/SignalR" | "Microsoft.SignalRService/WebPubSub";
+/** ARM resource type of an instance or of a replica (`…/replicas`). */
+export type ArmResourceType = InstanceResourceType | `${InstanceResourceType}/replicas`;
 
 /** ARM resource type per service. */
-export const ARM_TYPES: Readonly<Record<ServiceKind, ArmResourceType>> = {
+export const ARM_TYPES: Readonly<Record<ServiceKind, InstanceResourceType>> = {
   SignalR: "Microsoft.SignalRService/SignalR",
   WebPubSub: "Microsoft.SignalRService/WebPubSub",
 };
@@ -24,9 +32,19 @@ export interface ArmRef {
   id: string;
   subscriptionId: string;
   resourceGroup: string;
+  /** The instance's name (for a replica, its parent's). */
   name: string;
   service: ServiceKind;
   resourceType: ArmResourceType;
+  /** A replica's name; absent for an instance. */
+  replica?: string;
+  /** A replica's parent instance, canonical; absent for an instance. */
+  parentId?: string;
+}
+
+/** The name ARM gives the resource: a replica's own name, else the instance's. */
+export function resourceName(ref: ArmRef): string {
+  return ref.replica ?? ref.name;
 }
 
 /** An ID that is not a SignalR or Web PubSub resource ID. */
@@ -36,6 +54,8 @@ export class ArmIdError extends Error {
 
 const SEGMENT = /^[-\w.()]+$/u;
 const NAME = /^[A-Za-z][A-Za-z0-9-]{1,61}[A-Za-z0-9]$/;
+/** The segment before a replica's name. */
+const REPLICAS = "replicas";
 
 /** `SignalR` / `WebPubSub` (any case) → service; `undefined` for anything else. */
 export function serviceOfType(type: string): ServiceKind | undefined {
@@ -45,12 +65,33 @@ export function serviceOfType(type: string): ServiceKind | undefined {
   return undefined;
 }
 
-/** The service of a metric namespace / resource type such as `Microsoft.SignalRService/SignalR`. */
+/**
+ * The service of a metric namespace / resource type such as `Microsoft.SignalRService/SignalR`
+ * (or `…/SignalR/replicas`: {@link namespaceOf} says which).
+ */
 export function serviceOfNamespace(namespace: string): ServiceKind | undefined {
-  const [ns, type, ...rest] = namespace.split("/");
+  return namespaceOf(namespace)?.service;
+}
+
+/**
+ * A metric namespace / resource type of the two services: `Microsoft.SignalRService/{SignalR|WebPubSub}`
+ * (instances) or `…/{SignalR|WebPubSub}/replicas` (replicas), any case; `undefined` for another.
+ */
+export function namespaceOf(
+  namespace: string,
+): { service: ServiceKind; replicas: boolean; resourceType: ArmResourceType } | undefined {
+  const [ns, type, sub, ...rest] = namespace.split("/");
   if (ns?.toLowerCase() !== "microsoft.signalrservice" || type === undefined || rest.length > 0)
     return undefined;
-  return serviceOfType(type);
+  if (sub !== undefined && sub.toLowerCase() !== REPLICAS) return undefined;
+  const service = serviceOfType(type);
+  if (!service) return undefined;
+  const replicas = sub !== undefined;
+  return {
+    service,
+    replicas,
+    resourceType: replicas ? `${ARM_TYPES[service]}/${REPLICAS}` : ARM_TYPES[service],
+  };
 }
 
 /** The canonical ID of an instance. */
@@ -59,16 +100,23 @@ function armId(subscriptionId: string, resourceGroup: string, service: ServiceKi
 }
 
 /**
- * Parses a SignalR or Web PubSub resource ID.
+ * Parses a SignalR or Web PubSub resource ID, of an instance or of one of its replicas.
  * @throws ArmIdError saying what is wrong and the expected shape.
  */
 export function parseArmId(input: string): ArmRef {
   const parts = input.trim().replace(/\/+$/, "").split("/").slice(1);
-  const [subs, subscriptionId, rgs, resourceGroup, providers, namespace, type, name] = parts;
+  const [subs, subscriptionId, rgs, resourceGroup, providers, namespace, type, name, replicas, replica] =
+    parts;
   const service = type !== undefined ? serviceOfType(type) : undefined;
+  const replicaOk =
+    parts.length === 8 ||
+    (parts.length === 10 &&
+      replicas?.toLowerCase() === REPLICAS &&
+      replica !== undefined &&
+      NAME.test(replica));
   const ok =
     input.trim().startsWith("/") &&
-    parts.length === 8 &&
+    replicaOk &&
     subs?.toLowerCase() === "subscriptions" &&
     subscriptionId !== undefined &&
     SEGMENT.test(subscriptionId) &&
@@ -82,16 +130,18 @@ export function parseArmId(input: string): ArmRef {
     NAME.test(name);
   if (!ok || !subscriptionId || !resourceGroup || !service || !name) {
     throw new ArmIdError(
-      `malformed resource ID "${input}": expected /subscriptions/<subscription>/resourceGroups/<group>/providers/Microsoft.SignalRService/<SignalR|WebPubSub>/<name>`,
+      `malformed resource ID "${input}": expected /subscriptions/<subscription>/resourceGroups/<group>/providers/Microsoft.SignalRService/<SignalR|WebPubSub>/<name>[/replicas/<replica>]`,
     );
   }
+  const id = armId(subscriptionId, resourceGroup, service, name);
+  const instance = { subscriptionId, resourceGroup, name, service };
+  if (parts.length === 8) return { id, ...instance, resourceType: ARM_TYPES[service] };
   return {
-    id: armId(subscriptionId, resourceGroup, service, name),
-    subscriptionId,
-    resourceGroup,
-    name,
-    service,
-    resourceType: ARM_TYPES[service],
+    id: `${id}/${REPLICAS}/${replica}`,
+    ...instance,
+    resourceType: `${ARM_TYPES[service]}/${REPLICAS}`,
+    replica: replica as string,
+    parentId: id,
   };
 }
 

@@ -8,11 +8,16 @@
  * | GET         | `/subscriptions/{s}/resourceGroups/{g}/providers/Microsoft.SignalRService/{type}/{name}` |
  * | PATCH, PUT  | same: a long-running operation (202/201, `Azure-AsyncOperation`, `Location`)            |
  * | GET         | `…/{name}/skus` (listSkus)                                                              |
+ * | GET         | `…/{name}/replicas` (Replicas_List, paged)                                              |
+ * | GET         | `…/{name}/replicas/{replica}` (Replicas_Get)                                            |
+ * | PATCH, PUT  | same (Replicas_Update, Replicas_CreateOrUpdate): long-running, as an instance's          |
+ * | GET         | `…/{name}/replicas/{replica}/skus` (SignalR_ListReplicaSkus, WebPubSub_ListReplicaSkus)  |
  * | GET         | `/subscriptions/{s}[/resourceGroups/{g}]/providers/Microsoft.SignalRService/{type}` (list, paged) |
  * | GET         | `/subscriptions/{s}/providers/Microsoft.SignalRService/locations/{l}/usages` (usages.ts) |
  * | GET         | `/subscriptions/{s}/providers/Microsoft.SignalRService/locations/{l}/operationStatuses/{id}` |
  * | GET         | `/subscriptions/{s}/providers/Microsoft.SignalRService/locations/{l}/operationResults/{id}` |
  * | GET         | `/subscriptions/{s}[/resourceGroups/{g}]/providers/Microsoft.Insights/autoscalesettings` |
+ * | GET         | `/subscriptions/{s}[/resourcegroups/{g}]/resources` (Microsoft.Resources' generic list: resources.ts) |
  *
  * Every route needs `api-version`; SignalR and Web PubSub routes take only the versions served
  * (400 `InvalidApiVersionParameter` for a malformed one, 400 `NoRegisteredProviderFound` for one the
@@ -23,6 +28,21 @@
  * operation already running (409 `Conflict`: wait, don't stack), the unit quota (409
  * `OperationNotAllowed`), and the instance's unit ladder (400 `BadArgument`, or accepted and not
  * applied, per its `ladderEnforcement`). Reads may lag an accepted write (`EmulatorState.armView`).
+ *
+ * Replica routes exist in 2024-03-01 only (another served version: 400 `NoRegisteredProviderFound`
+ * for type `SignalR/replicas`); a replica's write goes through the same checks, plus a replica's
+ * own (Premium_P1 or Premium_P2; a new one in its own region, at most 8: `EmulatorState`), and its
+ * units count against the quota of its own region. Its 202 carries the replica as its body (the
+ * specs' `Replicas_Update` 202 has the `Replica` schema; final state via `Location`). A replica
+ * reads as the `Replica` definition: `sku`, `location`, `tags`, `systemData` and `properties`
+ * `provisioningState`, `regionEndpointEnabled`, `resourceStopped`; `type` `…/SignalR/replicas`
+ * (the type ARM gives a nested resource; the official examples write the parent's type). Instance
+ * lists do not list replicas; an instance with replicas cannot leave Premium (400 `BadArgument`).
+ * A member stopped by a failover reads `resourceStopped: "true"`, a disabled one
+ * `regionEndpointEnabled: "Disabled"` (`EmulatorState.failover`); a write's
+ * `properties.resourceStopped` ("true" / "false") and `regionEndpointEnabled` ("Enabled" /
+ * "Disabled"), 2024-03-01, stop or start, disable or enable it when its operation succeeds (a
+ * change runs the scale duration), as the failover action and a restore do.
  *
  * Long-running operations report `status` `Running` until terminal, then `Succeeded`, `Failed` or
  * `Canceled` (ARM RPC "Asynchronous operations": terminal states Succeeded, Failed, Canceled, every
@@ -39,7 +59,7 @@ import {
   servedVersions,
   skuContract,
 } from "./api-versions.js";
-import { ARM_TYPES, normalizeLocation, serviceOfType } from "./arm-id.js";
+import { ARM_TYPES, normalizeLocation, resourceName, serviceOfType } from "./arm-id.js";
 import {
   armError,
   type EmulatorRequest,
@@ -47,15 +67,18 @@ import {
   isObject,
   isoTime,
   json,
+  page,
   queryParam,
 } from "./http.js";
 import { policyDeniedError, quotaExceededError, scopeLockedError, type WriteTarget } from "./refusals.js";
+import { handleResourceList } from "./resources.js";
 import {
   allowedUnits,
   type EmulatorState,
   type InstanceView,
   type OperationRecord,
   operationConflict,
+  REPLICA_SKUS,
   StateError,
   type UpdateOutcome,
 } from "./state.js";
@@ -74,9 +97,6 @@ const SCALE_TYPE: Readonly<Record<SkuName, string>> = {
   Premium_P1: "Automatic",
   Premium_P2: "Automatic",
 };
-
-/** SKUs replicas can have (Premium only). */
-const REPLICA_SKUS: readonly SkuName[] = ["Premium_P1", "Premium_P2"];
 
 /** Options of the ARM handlers. */
 export interface ArmContext {
@@ -97,8 +117,41 @@ export interface ArmFaultFlags {
   updateSeconds?: number;
 }
 
-/** The JSON ARM returns for an instance, in the shape of `contract`'s version. */
+/** `resourceStopped` as ARM writes it: "true" while a failover has stopped the member (cause `stopped`). */
+function resourceStopped(view: InstanceView): "true" | "false" {
+  return view.outage?.cause === "stopped" ? "true" : "false";
+}
+
+/** `regionEndpointEnabled` as ARM writes it: "Disabled" while a failover has disabled it (cause `endpointDisabled`). */
+function regionEndpointEnabled(view: InstanceView): "Enabled" | "Disabled" {
+  return view.outage?.cause === "endpointDisabled" ? "Disabled" : "Enabled";
+}
+
+/** The JSON ARM returns for a replica: the specs' `Replica` (a TrackedResource with `sku` and `ReplicaProperties`). */
+function replicaBody(view: InstanceView): Record<string, unknown> {
+  return {
+    id: view.resourceId,
+    name: resourceName(view.ref),
+    type: view.ref.resourceType,
+    location: view.location,
+    tags: view.tags,
+    sku: { name: view.sku, tier: SKU_TIER[view.sku], size: SIZE[view.sku], capacity: view.units },
+    systemData: {
+      createdBy: "signalr-autoscaler-emulator",
+      createdByType: "Application",
+      createdAt: isoTime(view.createdAt.getTime()),
+    },
+    properties: {
+      provisioningState: view.provisioningState,
+      regionEndpointEnabled: regionEndpointEnabled(view),
+      resourceStopped: resourceStopped(view),
+    },
+  };
+}
+
+/** The JSON ARM returns for an instance (or a replica), in the shape of `contract`'s version. */
 function resourceBody(view: InstanceView, contract: SkuContract): Record<string, unknown> {
+  if (view.ref.replica !== undefined) return replicaBody(view);
   const service = view.ref.service;
   return {
     id: view.resourceId,
@@ -127,7 +180,9 @@ function resourceBody(view: InstanceView, contract: SkuContract): Record<string,
       disableLocalAuth: false,
       disableAadAuth: false,
       // Properties of the versions with replicas (2024-03-01).
-      ...(contract.replicas ? { regionEndpointEnabled: "Enabled", resourceStopped: "false" } : {}),
+      ...(contract.replicas
+        ? { regionEndpointEnabled: regionEndpointEnabled(view), resourceStopped: resourceStopped(view) }
+        : {}),
     },
   };
 }
@@ -168,6 +223,22 @@ function skuListBody(
   return { value: [...own, ...replicas] };
 }
 
+/**
+ * `ListReplicaSkus` of a replica: the Premium SKUs of `contract`'s version (a replica's only ones),
+ * resource type `…/replicas`, with the replica's ladders.
+ */
+function replicaSkuListBody(
+  state: EmulatorState,
+  view: InstanceView,
+  contract: SkuContract,
+): Record<string, unknown> {
+  return {
+    value: REPLICA_SKUS.filter((sku) => contract.skus[sku] !== undefined).map((sku) =>
+      skuEntry(view.ref.resourceType, sku, state.ladderOf(view.resourceId, sku)),
+    ),
+  };
+}
+
 function operationUrls(req: EmulatorRequest, op: OperationRecord, apiVersion: string) {
   const base = `${req.baseUrl}/subscriptions/${op.subscriptionId}/providers/Microsoft.SignalRService/locations/${op.location}`;
   const q = `?api-version=${encodeURIComponent(apiVersion)}`;
@@ -198,18 +269,6 @@ function operationStatusBody(
   };
 }
 
-function page<T>(req: EmulatorRequest, items: readonly T[], pageSize: number): Record<string, unknown> {
-  const skip = Number(queryParam(req.query, "$skipToken") ?? "0");
-  const from = Number.isInteger(skip) && skip > 0 ? skip : 0;
-  const value = items.slice(from, from + pageSize);
-  const next = from + pageSize < items.length ? from + pageSize : undefined;
-  if (next === undefined) return { value };
-  const q = new URLSearchParams(req.query);
-  for (const k of [...q.keys()]) if (k.toLowerCase() === "$skiptoken") q.delete(k);
-  q.set("$skipToken", String(next));
-  return { value, nextLink: `${req.baseUrl}${req.path}?${q.toString()}` };
-}
-
 function stateError(err: unknown): EmulatorResponse {
   if (err instanceof StateError) return armError(err.status, err.code, err.message);
   throw err;
@@ -221,6 +280,10 @@ interface Change {
   tier?: string;
   units?: number;
   tags?: Record<string, string>;
+  /** `properties.resourceStopped` ("true" / "false"): stop or start the data plane. */
+  resourceStopped?: boolean;
+  /** `properties.regionEndpointEnabled` ("Enabled" / "Disabled"): route new connections to it or not. */
+  regionEndpointEnabled?: boolean;
 }
 
 /** Reads `sku` and `tags` of a PATCH/PUT body. */
@@ -249,7 +312,30 @@ function readChange(body: unknown): Change | EmulatorResponse {
   }
   const tags = body["tags"];
   if (isObject(tags)) out.tags = Object.fromEntries(Object.entries(tags).map(([k, v]) => [k, String(v)]));
+  const properties = isObject(body["properties"]) ? body["properties"] : {};
+  const stopped = stringFlag(properties["resourceStopped"], "true", "false");
+  if (stopped === null) {
+    return armError(400, "InvalidRequestContent", 'properties.resourceStopped must be "true" or "false".');
+  }
+  if (stopped !== undefined) out.resourceStopped = stopped;
+  const enabled = stringFlag(properties["regionEndpointEnabled"], "enabled", "disabled");
+  if (enabled === null) {
+    return armError(
+      400,
+      "InvalidRequestContent",
+      'properties.regionEndpointEnabled must be "Enabled" or "Disabled".',
+    );
+  }
+  if (enabled !== undefined) out.regionEndpointEnabled = enabled;
   return out;
+}
+
+/** A string property that is `yes` or `no` (any case): true, false; absent: undefined; anything else: null. */
+function stringFlag(value: unknown, yes: string, no: string): boolean | undefined | null {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string") return null;
+  const v = value.toLowerCase();
+  return v === yes ? true : v === no ? false : null;
 }
 
 /** The SignalR resource provider's 400 for invalid arguments: the reason is in `details`. */
@@ -318,8 +404,10 @@ function accepted(
     "retry-after": pollAfter(state, op),
   };
   // A PUT's 201 carries the resource as it is now (spec: SignalR_CreateOrUpdate 201 is a
-  // SignalRResource); a PATCH's 202 has no body.
-  const view = status === 201 ? state.getInstance(op.resourceId) : undefined;
+  // SignalRResource); an instance PATCH's 202 has no body, a replica's has the Replica (spec:
+  // Replicas_Update 202 is a Replica, as its official example).
+  const replica = op.resourceId.toLowerCase().includes("/replicas/");
+  const view = status === 201 || replica ? state.getInstance(op.resourceId) : undefined;
   return view ? json(status, resourceBody(view, contract), headers) : { status, headers };
 }
 
@@ -397,6 +485,28 @@ function overQuota(
 }
 
 /**
+ * The 400 of a write that would give a replica a SKU other than Premium_P1 or Premium_P2, or take
+ * an instance with replicas out of Premium; `undefined` otherwise. (The rule is Azure's —
+ * replicas are a Premium feature —; the words are the emulator's.)
+ */
+function replicaSkuProblem(
+  state: EmulatorState,
+  view: InstanceView,
+  sku: string,
+): EmulatorResponse | undefined {
+  if (REPLICA_SKUS.includes(sku as SkuName)) return undefined;
+  if (view.ref.replica !== undefined) {
+    return badArgument(`A replica's SKU must be Premium_P1 or Premium_P2, not ${sku}.`);
+  }
+  const replicas = state.replicasOf(view.resourceId).length;
+  return replicas > 0
+    ? badArgument(
+        `'${view.ref.name}' has ${replicas} replicas: it must stay Premium_P1 or Premium_P2, not ${sku}.`,
+      )
+    : undefined;
+}
+
+/**
  * A write (PATCH, or PUT on an existing instance) through the refusals, the SKU contract, the
  * running operation, the quota and the ladder; then the update starts.
  */
@@ -413,15 +523,15 @@ function writeInstance(
   const units = change.units ?? view.units;
   const target: WriteTarget = {
     resourceId: view.resourceId,
-    name: view.ref.name,
+    name: resourceName(view.ref),
     subscriptionId: view.ref.subscriptionId,
     sku,
     units,
   };
-  const refused = refusedWrite(state, target, contract, change.tier);
+  const refused = refusedWrite(state, target, contract, change.tier) ?? replicaSkuProblem(state, view, sku);
   if (refused) return refused;
   const skuName = sku as SkuName;
-  if (state.isBusy(view.resourceId)) return stateError(operationConflict(view.ref.name));
+  if (state.isBusy(view.resourceId)) return stateError(operationConflict(resourceName(view.ref)));
   const quota = overQuota(
     state,
     view.ref,
@@ -441,7 +551,17 @@ function writeInstance(
   try {
     const op = state.beginUpdate(
       view.resourceId,
-      { sku: skuName, units, ...(change.tags ? { tags: change.tags } : {}) },
+      {
+        sku: skuName,
+        units,
+        ...(change.tags ? { tags: change.tags } : {}),
+        ...(contract.replicas && change.resourceStopped !== undefined
+          ? { resourceStopped: change.resourceStopped }
+          : {}),
+        ...(contract.replicas && change.regionEndpointEnabled !== undefined
+          ? { regionEndpointEnabled: change.regionEndpointEnabled }
+          : {}),
+      },
       {
         ...(outcome ? { outcome } : {}),
         ...(flags.updateSeconds !== undefined ? { durationMs: flags.updateSeconds * 1000 } : {}),
@@ -548,6 +668,7 @@ function instanceList(
             subscriptionId,
             ...(resourceGroup !== undefined ? { resourceGroup } : {}),
             service,
+            replicas: false,
           })
           .map((v) => resourceBody(v, contract))
       : [];
@@ -621,6 +742,7 @@ function resourceRoute(
   const name = seg[7] as string;
   const resourceId = `/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}/providers/${ARM_TYPES[service]}/${name}`;
   if (!apiVersion) return missingVersion();
+  if (lower[8] === "replicas") return replicaRoute(call, service, resourceId, apiVersion);
   const existing = state.getInstance(resourceId);
   const refused = apiVersionError(service, service, apiVersion, existing?.location ?? "global");
   if (refused) return refused;
@@ -655,6 +777,139 @@ function resourceRoute(
       const ref = { name, subscriptionId, service };
       const body = req.body as Record<string, unknown>;
       return createInstance(req, state, resourceId, ref, change, body, contract);
+    }
+    default:
+      return armError(405, "MethodNotAllowed", `${req.method} is not supported on this resource.`);
+  }
+}
+
+/**
+ * ARM's answer to an api-version that has no replicas (the 2024-03-01 specs are the first with
+ * them) or is not served; `undefined` when it has them, and then its contract.
+ */
+function replicaVersion(
+  service: ServiceKind,
+  version: string,
+  location: string,
+): { contract: SkuContract } | EmulatorResponse {
+  const contract = skuContract(service, version);
+  if (contract?.replicas) return { contract };
+  const refused = apiVersionError(service, `${service}/replicas`, version, location);
+  if (refused && apiVersionProblem(service, version) === "malformed") return refused;
+  const supported = servedVersions(service)
+    .filter((v) => skuContract(service, v)?.replicas)
+    .join(", ");
+  return armError(
+    400,
+    "NoRegisteredProviderFound",
+    `No registered resource provider found for location '${location}' and API version '${version}' for type '${service}/replicas'. The supported api-versions are '${supported}'.`,
+  );
+}
+
+/** A replica's creation (PUT on an unknown replica of a known instance): as an instance's, plus a replica's rules. */
+function createReplica(
+  call: ArmCall,
+  parent: InstanceView,
+  replicaId: string,
+  change: Change,
+  contract: SkuContract,
+): EmulatorResponse {
+  const { req, state } = call;
+  const body = req.body as Record<string, unknown>;
+  if (typeof body["location"] !== "string" || change.sku === undefined) {
+    return armError(400, "InvalidRequestContent", "location and sku are required to create a resource.");
+  }
+  const units = change.units ?? 1;
+  const target: WriteTarget = {
+    resourceId: replicaId,
+    name: replicaId.split("/").at(-1) as string,
+    subscriptionId: parent.ref.subscriptionId,
+    sku: change.sku,
+    units,
+  };
+  const refused = refusedWrite(state, target, contract, change.tier);
+  if (refused) return refused;
+  if (!REPLICA_SKUS.includes(change.sku as SkuName)) {
+    return badArgument(`A replica's SKU must be Premium_P1 or Premium_P2, not ${change.sku}.`);
+  }
+  const sku = change.sku as SkuName;
+  try {
+    state.validateReplica(replicaId, sku, body["location"]);
+  } catch (err) {
+    return stateError(err);
+  }
+  const quota = overQuota(state, parent.ref, normalizeLocation(body["location"]), units);
+  if (quota) return quota;
+  if (!allowedUnits(sku).includes(units)) return offLadder(sku, units, allowedUnits(sku));
+  try {
+    const op = state.beginCreate(replicaId, {
+      location: body["location"],
+      sku,
+      units,
+      ...(change.tags ? { tags: change.tags } : {}),
+    });
+    return accepted(req, state, op, contract, 201);
+  } catch (err) {
+    return stateError(err);
+  }
+}
+
+/**
+ * `…/{type}/{name}/replicas[/{replica}[/skus]]` (2024-03-01): Replicas_List, Replicas_Get,
+ * Replicas_Update (PATCH), Replicas_CreateOrUpdate (PUT) and ListReplicaSkus, of the instance
+ * `parentId`.
+ */
+function replicaRoute(
+  call: ArmCall,
+  service: ServiceKind,
+  parentId: string,
+  apiVersion: string,
+): EmulatorResponse | undefined {
+  const { req, state, seg, lower, flags } = call;
+  if (seg.length > 11 || (seg.length === 11 && lower[10] !== "skus")) return undefined;
+  const parent = state.getInstance(parentId);
+  const version = replicaVersion(service, apiVersion, parent?.location ?? "global");
+  if ("status" in version) return version;
+  const { contract } = version;
+  if (!parent) {
+    return armError(
+      404,
+      "ResourceNotFound",
+      `The Resource '${ARM_TYPES[service]}/${seg[7]}' under resource group '${seg[3]}' was not found.`,
+    );
+  }
+  if (seg.length === 9) {
+    if (req.method !== "GET") return notAllowed(req);
+    const items = state.replicasOf(parentId).map((r) => replicaBody(state.armView(r.resourceId) ?? r));
+    return json(200, page(req, items, call.pageSize));
+  }
+  const replicaId = `${parentId}/replicas/${seg[9]}`;
+  const existing = state.getInstance(replicaId);
+  const notFound = armError(
+    404,
+    "ResourceNotFound",
+    `The Resource '${ARM_TYPES[service]}/${seg[7]}/replicas/${seg[9]}' under resource group '${seg[3]}' was not found.`,
+  );
+  if (seg.length === 11) {
+    if (req.method !== "GET") return notAllowed(req);
+    return existing ? json(200, replicaSkuListBody(state, existing, contract)) : notFound;
+  }
+  switch (req.method) {
+    case "GET": {
+      const view = state.armView(replicaId);
+      return view ? json(200, replicaBody(view)) : notFound;
+    }
+    case "PATCH": {
+      if (!existing) return notFound;
+      const change = readChange(req.body);
+      if ("status" in change) return change;
+      return writeInstance(req, state, existing, change, contract, flags, 202);
+    }
+    case "PUT": {
+      const change = readChange(req.body);
+      if ("status" in change) return change;
+      if (existing) return writeInstance(req, state, existing, change, contract, flags, 201);
+      return createReplica(call, parent, replicaId, change, contract);
     }
     default:
       return armError(405, "MethodNotAllowed", `${req.method} is not supported on this resource.`);
@@ -704,7 +959,17 @@ export function handleArm(
 ): EmulatorResponse | undefined {
   const seg = req.path.split("/").filter((s) => s !== "");
   const lower = seg.map((s) => s.toLowerCase());
-  if (lower[0] !== "subscriptions" || seg.length < 4) return undefined;
+  if (lower[0] !== "subscriptions") return undefined;
+  const pageSize = ctx.pageSize ?? 100;
+  // Microsoft.Resources' generic lists (resources.ts).
+  if (seg.length === 3 && lower[2] === "resources") {
+    return handleResourceList(req, ctx.state, { subscriptionId: seg[1] as string }, pageSize);
+  }
+  if (seg.length === 5 && lower[2] === "resourcegroups" && lower[4] === "resources") {
+    const scope = { subscriptionId: seg[1] as string, resourceGroup: seg[3] as string };
+    return handleResourceList(req, ctx.state, scope, pageSize);
+  }
+  if (seg.length < 4) return undefined;
   const call: ArmCall = {
     req,
     state: ctx.state,
@@ -713,7 +978,7 @@ export function handleArm(
     lower,
     subscriptionId: seg[1] as string,
     apiVersion: queryParam(req.query, "api-version"),
-    pageSize: ctx.pageSize ?? 100,
+    pageSize,
   };
   return lower[2] === "providers" ? subscriptionRoute(call) : resourceGroupRoute(call);
 }

@@ -30,13 +30,22 @@
  * | DELETE | `/_emulator/requests`             |                                                          | clears that log and the counters |
  * | GET    | `/_emulator/appservers/{name}`    |                                                          | the app servers of the SignalR instance `name`: negotiations since their start, connections |
  * | POST   | `/_emulator/appservers/{name}/restart` |                                                     | restarts them: their `/metrics` counters start again from 0 now (a counter reset) |
+ * | GET    | `/_emulator/replicas?resourceId=` |                                                          | the replicas of an instance (instance views) |
+ * | POST   | `/_emulator/failover`             | `{ resourceId, cause?: "stopped" \| "outage" \| "endpointDisabled" }` | the member stops serving now (or, disabled, drains); its clients go to the others → the failover record |
+ * | POST   | `/_emulator/restore`              | `{ resourceId }`                                         | it serves again; its clients drift back → the failover record |
+ * | GET    | `/_emulator/failovers?resourceId=`|                                                          | the failovers of a member (of the whole group for an instance) |
  *
  * Instance body: `{ resourceId, location?, sku?, units?, provisioningState?, tags?, mix?
  * ("broadcast=0.2,echo=0.8"), messageSizeBytes?, ladders? ({ "<sku>": [units, …] }),
  * ladderEnforcement? ("refuse" | "ignore"), <demand> }`, where `<demand>` is
  * `connections` (fixed), or `pattern` (`constant` | `daily` | `ramp`) with `peakConnections` (and,
  * for `daily`, optionally `peakHourUtc` and `troughFraction`), or `traceCsv` (the text of a
- * `timestamp,value` trace) with `peakConnections`.
+ * `timestamp,value` trace) with `peakConnections`. A replica is added the same way, with its
+ * resource ID (`…/<name>/replicas/<replica>`) and its own `location`.
+ *
+ * A failover record (JSON): `{ resourceId, cause, at, restoredAt?, connections, reconnects: [{
+ * resourceId, share, connections, reconnected, refused, negotiations }] }` — times ISO 8601, see
+ * {@link FailoverRecord}.
  */
 import { isSkuName, type ServiceKind, WorkloadError } from "../capacity/index.js";
 import {
@@ -66,10 +75,13 @@ import {
   type AutoscaleSettingRecord,
   type AutoscaleSettingSpec,
   type DisconnectionRecord,
+  type FailoverRecord,
   type InstanceLadders,
   type InstanceSpec,
   type InstanceView,
   type LadderEnforcement,
+  OUTAGE_CAUSES,
+  type OutageCause,
   parseLadders,
   StateError,
 } from "./state.js";
@@ -158,6 +170,32 @@ export interface EmulatorControl {
   traffic(resourceId: string, at?: Date): TrafficMinute | undefined;
   /** Clients the instance's completed updates disconnected, in time order. @throws StateError 404 */
   disconnections(resourceId: string): DisconnectionRecord[];
+  /** The replicas of an instance, in the order added (`[]` for an unknown one or a replica). */
+  replicas(resourceId: string): InstanceView[];
+  /**
+   * A member of a replica group — a replica, or an instance (the primary) — stops serving at the
+   * current virtual time. ARM shows it as `cause` says: `stopped` (default) — `resourceStopped:
+   * "true"`, what a stopped replica shows; `outage` — nothing (a regional outage changes no ARM
+   * property; only the metrics show it); `endpointDisabled` — `regionEndpointEnabled: "Disabled"`.
+   * Stopped or out: from the current minute its metrics have no data; its client connections of
+   * the minute before reconnect to the members still serving, split by their own demand, at the
+   * SignalR client's reconnect delays (0, 2, 10, 30 s), so their offered demand rises by that much
+   * — refused where their capacity has no room — until {@link restore}. Disabled: a drain — its
+   * connections stay and its metrics go on, and its clients move to the others by the same split
+   * as their connections end (mean connection lifetime). Returns the record: per sibling its share
+   * and the clients it received at once, reconnected and refused (none for a drain).
+   * @throws StateError 404 (unknown), 409 (not serving already), 400 (an unknown cause)
+   */
+  failover(resourceId: string, options?: { cause?: OutageCause }): FailoverRecord;
+  /**
+   * The member serves again at the current virtual time: from the current minute it has metrics and
+   * its new clients; the clients that moved drift back by the same split as their connections end
+   * (mean connection lifetime). Returns its last failover record, with `restoredMs`.
+   * @throws StateError 404 (unknown), 409 (it is serving)
+   */
+  restore(resourceId: string): FailoverRecord;
+  /** Failovers of a member, or of every member of the group for an instance, in time order. @throws StateError 404 */
+  failovers(resourceId: string): FailoverRecord[];
   addFault(spec: FaultSpec): FaultRule;
   removeFault(id: string): boolean;
   clearFaults(): void;
@@ -459,6 +497,44 @@ function appServersRoute({ req, control, seg }: ControlCall): EmulatorResponse {
   return armError(404, "NotFound", `no control route ${req.method} ${req.path}`);
 }
 
+/** A failover record as JSON: times as ISO 8601. */
+function failoverJson(record: FailoverRecord): Record<string, unknown> {
+  const { atMs, restoredMs, ...rest } = record;
+  return {
+    ...rest,
+    at: new Date(atMs).toISOString(),
+    ...(restoredMs !== undefined ? { restoredAt: new Date(restoredMs).toISOString() } : {}),
+  };
+}
+
+/** The `resourceId` of a control body, or the 400 without it. */
+function bodyResourceId(body: Record<string, unknown>): string {
+  const id = str(body, "resourceId");
+  if (!id) throw new StateError(400, "InvalidRequest", "resourceId is required");
+  return id;
+}
+
+/** The `resourceId` query parameter, or the 400 without it. */
+function queryResourceId(req: EmulatorRequest): string {
+  const id = queryParam(req.query, "resourceId");
+  if (!id) throw new StateError(400, "InvalidRequest", "resourceId query parameter is required");
+  return id;
+}
+
+/** `POST /_emulator/failover`: `{ resourceId, cause? }`. */
+function postFailover({ control, body }: ControlCall): EmulatorResponse {
+  const resourceId = bodyResourceId(body);
+  const cause = str(body, "cause");
+  if (cause !== undefined && !OUTAGE_CAUSES.includes(cause as OutageCause)) {
+    return armError(
+      400,
+      "InvalidRequest",
+      `cause must be one of ${OUTAGE_CAUSES.join(", ")}, got "${cause}"`,
+    );
+  }
+  return json(200, failoverJson(control.failover(resourceId, cause ? { cause: cause as OutageCause } : {})));
+}
+
 /** The control API: `"<METHOD> /_emulator/<collection>"` → its handler. */
 const CONTROL_ROUTES = new Map<string, ControlRoute>([
   ["GET /_emulator/state", ({ control }) => json(200, control.snapshot())],
@@ -517,6 +593,19 @@ const CONTROL_ROUTES = new Map<string, ControlRoute>([
     },
   ],
   ["GET /_emulator/appservers", appServersRoute],
+  [
+    "GET /_emulator/replicas",
+    ({ req, control }) => json(200, control.replicas(queryResourceId(req)).map(viewJson)),
+  ],
+  ["POST /_emulator/failover", postFailover],
+  [
+    "POST /_emulator/restore",
+    ({ control, body }) => json(200, failoverJson(control.restore(bodyResourceId(body)))),
+  ],
+  [
+    "GET /_emulator/failovers",
+    ({ req, control }) => json(200, control.failovers(queryResourceId(req)).map(failoverJson)),
+  ],
   ["POST /_emulator/appservers", appServersRoute],
 ]);
 

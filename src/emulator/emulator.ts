@@ -340,6 +340,10 @@ function createControl(
     resetRequests: () => log.clear(),
     appServers: (instanceName) => state.appServers(instanceName),
     disconnections: (resourceId) => state.disconnections(resourceId),
+    replicas: (resourceId) => state.replicasOf(resourceId),
+    failover: (resourceId, options = {}) => state.failover(resourceId, options.cause),
+    restore: (resourceId) => state.restore(resourceId),
+    failovers: (resourceId) => state.failovers(resourceId),
     restartAppServers: (instanceName) => state.restartAppServers(instanceName),
     snapshot: (): EmulatorSnapshot => ({
       now: state.clock.now().toISOString(),

@@ -69,3 +69,23 @@ export function armError(
 export function isoTime(ms: number): string {
   return new Date(ms).toISOString().replace(".000Z", "Z");
 }
+
+/**
+ * One page of an ARM list: `{ value }` from `$skipToken` (an offset), with a `nextLink` (this URL
+ * with the next offset) while items are left.
+ */
+export function page<T>(
+  req: EmulatorRequest,
+  items: readonly T[],
+  pageSize: number,
+): Record<string, unknown> {
+  const skip = Number(queryParam(req.query, "$skipToken") ?? "0");
+  const from = Number.isInteger(skip) && skip > 0 ? skip : 0;
+  const value = items.slice(from, from + pageSize);
+  const next = from + pageSize < items.length ? from + pageSize : undefined;
+  if (next === undefined) return { value };
+  const q = new URLSearchParams(req.query);
+  for (const k of [...q.keys()]) if (k.toLowerCase() === "$skiptoken") q.delete(k);
+  q.set("$skipToken", String(next));
+  return { value, nextLink: `${req.baseUrl}${req.path}?${q.toString()}` };
+}

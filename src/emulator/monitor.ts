@@ -16,8 +16,11 @@
  * 2024-02-01/metricBatch.json` and its examples) and the metric reference say:
  * - api-version 2024-02-01 only, the version whose contract is served here (any other: 400
  *   `InvalidApiVersionParameter`);
- * - at most 50 resources, all of the path's subscription and of the namespace's type (else 400);
- *   a resource in another region than the endpoint's, or unknown, gets empty `timeseries`;
+ * - at most 50 resources, all of the path's subscription and of the namespace's type (else 400):
+ *   a replica's metrics are in their own namespace (`Microsoft.SignalRService/SignalR/replicas`,
+ *   `…/WebPubSub/replicas`, the same metrics as an instance's), so a batch mixing instances and
+ *   replicas is refused; a resource in another region than the endpoint's (a replica is in its
+ *   own), or unknown, gets empty `timeseries`;
  * - each metric only with the aggregations the metric reference lists for it
  *   (`traffic/monitor-catalog.ts`): a query asking any metric for another is refused whole, 400
  *   `BadRequest` "Sampling type is not found. Metric: …, SamplingType: …" (the text Azure Monitor
@@ -42,7 +45,7 @@ import {
   findEmulatedMetric,
   minuteAggregates,
 } from "../traffic/monitor-catalog.js";
-import { type ArmRef, parseArmId, serviceOfNamespace } from "./arm-id.js";
+import { type ArmRef, namespaceOf, parseArmId } from "./arm-id.js";
 import { armError, type EmulatorRequest, type EmulatorResponse, isoTime, json, queryParam } from "./http.js";
 import type { Bucket, EmulatorState } from "./state.js";
 
@@ -150,9 +153,9 @@ interface BatchTarget {
 function batchTarget(req: EmulatorRequest, subscriptionId: string): BatchTarget | EmulatorResponse {
   const namespace = queryParam(req.query, "metricnamespace");
   if (!namespace) return badRequest("metricnamespace is required for metrics:getBatch.");
-  const service: ServiceKind | undefined = serviceOfNamespace(namespace);
-  if (!service)
-    return badRequest(`Failed to find metric configuration for provider namespace '${namespace}'.`);
+  const type = namespaceOf(namespace);
+  if (!type) return badRequest(`Failed to find metric configuration for provider namespace '${namespace}'.`);
+  const service: ServiceKind = type.service;
 
   const ids = (req.body as Record<string, unknown> | undefined)?.["resourceids"];
   if (!Array.isArray(ids) || ids.length === 0 || !ids.every((x) => typeof x === "string")) {
@@ -173,7 +176,7 @@ function batchTarget(req: EmulatorRequest, subscriptionId: string): BatchTarget 
     if (ref.subscriptionId.toLowerCase() !== subscriptionId.toLowerCase()) {
       return badRequest(`All resources must be in subscription '${subscriptionId}'; '${id}' is not.`);
     }
-    if (ref.service !== service) {
+    if (ref.resourceType !== type.resourceType) {
       return badRequest(`All resources must be of type '${namespace}'; '${id}' is not.`);
     }
   }
@@ -195,7 +198,7 @@ function requestedMetrics(
     const metric = findEmulatedMetric(service, name);
     if (!metric) {
       return badRequest(
-        `Failed to find metric configuration for provider: Microsoft.SignalRService, resource Type: ${namespace.split("/")[1]}, metric: ${name}, Valid metrics: ${validMetricNames(service)}`,
+        `Failed to find metric configuration for provider: Microsoft.SignalRService, resource Type: ${namespace.split("/").slice(1).join("/")}, metric: ${name}, Valid metrics: ${validMetricNames(service)}`,
       );
     }
     metrics.push(metric);

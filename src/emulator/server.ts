@@ -128,10 +128,13 @@ function parseRequest(req: IncomingMessage, raw: string): ParsedRequest {
     }
   }
   const host = req.headers.host ?? "127.0.0.1";
-  const url = new URL(req.url ?? "/", `https://${host}`);
+  // The target is a path: `//subscriptions/…` (what `@azure/arm-resources`' `getById` sends for an
+  // ID that starts with `/`) is that path, not a host; ARM reads repeated slashes as one.
+  const target = req.url?.startsWith("/") ? req.url : `/${req.url ?? ""}`;
+  const url = new URL(`https://${host}${target}`);
   const ereq: EmulatorRequest = {
     method: (req.method ?? "GET").toUpperCase(),
-    path: decodedPath(url),
+    path: decodedPath(url).replace(/\/{2,}/g, "/"),
     query: url.searchParams,
     headers: req.headers,
     body,

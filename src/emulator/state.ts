@@ -25,6 +25,16 @@
  * ARM reads may lag a write: for `readAfterWriteLagMs` after an update was accepted, the instance
  * reads as it was before it ({@link EmulatorState.armView}).
  *
+ * **Geo-replicas.** An instance spec whose resource ID is a replica's (`…/<name>/replicas/<replica>`)
+ * adds a replica of an existing Premium instance: its own region (not its primary's nor another
+ * replica's), SKU (Premium_P1 or Premium_P2), units, provisioning state, demand (its own clients),
+ * metric history and app servers, as any instance; at most {@link MAX_REPLICAS} per instance
+ * ("Geo-replication in Azure SignalR": "The replica count is currently limited to a maximum of 8
+ * per primary resource"; a replica is a Premium feature). Removing the instance removes its
+ * replicas. The instance and its replicas are a replica group: when a member stops serving
+ * ({@link EmulatorState.failover}) its clients go to the others and come back when it serves again
+ * ({@link EmulatorState.restore}), as `traffic/failover.ts` models it.
+ *
  * Time always comes from the virtual clock passed in; operations complete lazily, when state is
  * next read at or after their completion time.
  */
@@ -38,15 +48,20 @@ import {
   defaultMix,
   demandFunction,
   describeDemand,
+  failoverShares,
+  groupOffered,
+  memberAway,
+  memberDown,
   NegotiateCounter,
   noise,
   type Reconnects,
+  reconnects,
   type TrafficMinute,
   trafficAt,
   validateMix,
   type WorkloadMix,
 } from "../traffic/index.js";
-import { type ArmRef, armKey, normalizeLocation, parseArmId } from "./arm-id.js";
+import { ARM_TYPES, type ArmRef, armKey, normalizeLocation, parseArmId, resourceName } from "./arm-id.js";
 import type { VirtualClock } from "./clock.js";
 import { RefusalRules } from "./refusals.js";
 
@@ -54,6 +69,10 @@ const MINUTE = 60_000;
 const DAY = 1440 * MINUTE;
 /** Days of past metrics an instance has by default: the longest history a policy reads (28 days). */
 const DEFAULT_HISTORY_DAYS = 28;
+/** Most replicas of one instance ("Geo-replication in Azure SignalR"). */
+export const MAX_REPLICAS = 8;
+/** SKUs an instance with replicas, and a replica, can have (replicas are a Premium feature). */
+export const REPLICA_SKUS: readonly SkuName[] = ["Premium_P1", "Premium_P2"];
 
 /**
  * Offered client connections of the minute starting at `minuteMs`: the demand entry in force at
@@ -110,12 +129,13 @@ export function parseLadders(value: unknown): InstanceLadders {
   return out;
 }
 
-/** An instance to create. */
+/** An instance (or a replica of one) to create. */
 export interface InstanceSpec {
+  /** An instance's ID, or a replica's (`…/<name>/replicas/<replica>`: see the module comment). */
   resourceId: string;
-  /** Region (default `westeurope`). */
+  /** Region (default `westeurope`; a replica needs its own, another than its group's members'). */
   location?: string;
-  /** Default `Premium_P1`. */
+  /** Default `Premium_P1` (a replica: Premium_P1 or Premium_P2 only). */
   sku?: SkuName;
   /** Default 1. */
   units?: number;
@@ -126,7 +146,7 @@ export interface InstanceSpec {
   demand?: DemandSpec;
   /** Fixed demand in connections from now on, instead of `demand`. */
   connections?: number;
-  /** Workload mix (default: {@link defaultMix} of the service). */
+  /** Workload mix (default: a replica's instance's, else {@link defaultMix} of the service). */
   mix?: WorkloadMix;
   /**
    * When the instance was created (default: the state's `historyDays` before now, so that past
@@ -194,6 +214,12 @@ export interface OperationRecord {
   completesMs: number;
   /** How it ends when its time comes. */
   outcome: UpdateOutcome;
+  /**
+   * What the write changes of serving, applied when it succeeds: `properties.resourceStopped`
+   * (cause `stopped`) or `properties.regionEndpointEnabled` (cause `endpointDisabled`); `stop`
+   * true stops or disables, false starts or enables.
+   */
+  servingChange?: { cause: "stopped" | "endpointDisabled"; stop: boolean };
   /** Its status as `operationStatuses` reports it (ARM: `Running` until terminal). */
   status: "Running" | "Succeeded" | "Failed" | "Canceled";
   endMs?: number;
@@ -227,6 +253,67 @@ interface InstanceRecord {
   beforeWrite?: BeforeWrite;
   /** Clients disconnected by completed updates, in time order. */
   disconnections: DisconnectionRecord[];
+  /** Periods it did not serve (failover), in time order; the last may be open. */
+  outages: OutageRecord[];
+  /** The failovers of this member, in time order. */
+  failovers: FailoverRecord[];
+}
+
+/**
+ * Why a member of a replica group stops serving ({@link EmulatorState.failover}), and so what ARM
+ * shows: `stopped` — its data plane is shut down, ARM shows `properties.resourceStopped: "true"`
+ * (what a replica or instance stopped through ARM shows; the specs: "When it's true, the data plane
+ * of the resource is shutdown"); `outage` — its region fails: ARM shows the resource unchanged
+ * (`provisioningState` `Succeeded`, `resourceStopped` "false"), because no property of the
+ * 2024-03-01 resource describes the data plane's health (Azure reports a regional outage in
+ * Resource Health and the Service Health, which the emulator does not serve): only its metrics say
+ * it (its connections vanish while its siblings' rise); `endpointDisabled` — its regional endpoint
+ * is disabled, ARM shows `properties.regionEndpointEnabled: "Disabled"` (the specs: "new
+ * connections will not be routed to this endpoint, however existing connections will not be
+ * affected"): not a stop but a drain — its metrics go on, no client is disconnected, and its
+ * clients move to the others as their connections end (`traffic/failover.ts`).
+ */
+export type OutageCause = "stopped" | "outage" | "endpointDisabled";
+
+/** The causes, in the order documented. */
+export const OUTAGE_CAUSES: readonly OutageCause[] = ["stopped", "outage", "endpointDisabled"];
+
+/** One period a member did not serve: from `fromMs` to `toMs` (absent: still down). */
+export interface OutageRecord {
+  cause: OutageCause;
+  fromMs: number;
+  toMs?: number;
+  /** True for `endpointDisabled`: a drain (`traffic/failover.ts`). */
+  drain: boolean;
+}
+
+/** Clients of a stopped member that reconnected to one sibling. */
+export interface FailoverReconnects {
+  resourceId: string;
+  /** Share of the stopped member's clients it received (by its own demand), in [0, 1]. */
+  share: number;
+  /** Clients that came at once (the stopped member's client connections × share; 0 for a drain). */
+  connections: number;
+  /** Of those, reconnected at their first attempt (room on its capacity). */
+  reconnected: number;
+  /** Found no room at any attempt. */
+  refused: number;
+  /** Negotiate calls they made, one per attempt (0, 2, 10, 30 s). */
+  negotiations: number;
+}
+
+/** One member stopping serving, and where its clients went. */
+export interface FailoverRecord {
+  resourceId: string;
+  cause: OutageCause;
+  /** When it stopped, ms. */
+  atMs: number;
+  /** When it served again, ms; absent while down. */
+  restoredMs?: number;
+  /** Its client connections just before (the minute before it stopped). */
+  connections: number;
+  /** Per serving sibling: the clients that reconnected there. */
+  reconnects: FailoverReconnects[];
 }
 
 /** Clients one completed update disconnected, and what their reconnects met (the traffic model's {@link Reconnects}). */
@@ -255,6 +342,12 @@ export interface InstanceView {
   /** The ladders set for this instance (SKUs absent keep the documented ones). */
   ladders: InstanceLadders;
   ladderEnforcement: LadderEnforcement;
+  /** A replica's parent instance (canonical ID); absent for an instance. */
+  parentId?: string;
+  /** False from a failover until it is restored. */
+  serving: boolean;
+  /** While not serving: why, and since when. */
+  outage?: { cause: OutageCause; since: Date };
 }
 
 /** An instance's app servers at the current virtual time. */
@@ -274,6 +367,15 @@ export interface AppServersView {
   activeConnections: number;
   /** Client connections refused over the quota in the current minute (they negotiated all the same). */
   refusedConnections: number;
+}
+
+/** Which instances a list returns (absent fields: any). */
+export interface InstanceFilter {
+  subscriptionId?: string;
+  resourceGroup?: string;
+  service?: ServiceKind;
+  /** True: replicas only; false: instances (primaries) only. */
+  replicas?: boolean;
 }
 
 /** A native autoscale setting. */
@@ -354,6 +456,8 @@ export class EmulatorState {
   readonly #instances = new Map<string, InstanceRecord>();
   readonly #operations = new Map<string, OperationRecord>();
   readonly #autoscale = new Map<string, AutoscaleSettingRecord>();
+  /** The keys of each instance's replicas, by the instance's key. */
+  readonly #replicaKeys = new Map<string, Set<string>>();
   #nextOp = 1;
 
   constructor(options: EmulatorStateOptions) {
@@ -389,7 +493,43 @@ export class EmulatorState {
       inst.provisioningState = op.status;
       delete inst.operationId;
       if (op.outcome === "applied") this.#applyCapacity(inst, op.completesMs, op.target);
+      if (op.servingChange && op.status === "Succeeded") this.#applyServingChange(inst, op);
     }
+  }
+
+  /**
+   * A completed write's `resourceStopped` or `regionEndpointEnabled`: the member stops (or is
+   * disabled) at its end, or starts (is enabled) again — ending a stop (a disabling) only, not a
+   * regional outage.
+   */
+  #applyServingChange(inst: InstanceRecord, op: OperationRecord): void {
+    const change = op.servingChange;
+    if (!change) return;
+    const open = this.#openOutage(inst);
+    if (change.stop && !open) this.#stopAt(inst, op.completesMs, change.cause);
+    else if (!change.stop && open?.cause === change.cause) this.#restoreAt(inst, op.completesMs);
+  }
+
+  /** The outage `inst` is in now, if any. */
+  #openOutage(inst: InstanceRecord): OutageRecord | undefined {
+    const last = inst.outages[inst.outages.length - 1];
+    return last && last.toMs === undefined ? last : undefined;
+  }
+
+  /** What a write changes of serving (see {@link OperationRecord.servingChange}); none when it asks what already is. */
+  #servingChange(
+    inst: InstanceRecord,
+    change: { resourceStopped?: boolean; regionEndpointEnabled?: boolean },
+  ): OperationRecord["servingChange"] {
+    const cause = this.#openOutage(inst)?.cause;
+    if (change.resourceStopped !== undefined && change.resourceStopped !== (cause === "stopped")) {
+      return { cause: "stopped", stop: change.resourceStopped };
+    }
+    const disable = change.regionEndpointEnabled === undefined ? undefined : !change.regionEndpointEnabled;
+    if (disable !== undefined && disable !== (cause === "endpointDisabled")) {
+      return { cause: "endpointDisabled", stop: disable };
+    }
+    return undefined;
   }
 
   /**
@@ -404,7 +544,7 @@ export class EmulatorState {
     if (from.sku === to.sku && from.units === to.units) return;
     const after = trafficAt({
       mix: inst.mix,
-      offeredConnections: offeredAt(inst.demand, minuteMs),
+      offeredConnections: this.#offered(inst, minuteMs),
       sku: to.sku,
       units: to.units,
       noise: 0,
@@ -441,6 +581,122 @@ export class EmulatorState {
   }
 
   /**
+   * The member `resourceId` of a replica group (a replica, or an instance — with or without
+   * replicas) stops serving now, for `cause` ({@link OutageCause}: what ARM shows). From the current
+   * minute on its metrics have no data and it serves no one; its clients of the minute before
+   * reconnect to the members still serving, split by their own demand (`traffic/failover.ts`), at
+   * the client's reconnect delays (0, 2, 10, 30 s: the first attempt is their arrival in the
+   * siblings' demand, the retries of those refused are negotiate calls at 2, 10 and 30 s), and
+   * those a sibling's capacity has no room for are refused there. Until {@link restore}, the
+   * siblings' offered demand carries its clients.
+   * @throws StateError 404 (unknown), 409 (not serving already), 400 (an unknown cause).
+   */
+  failover(resourceId: string, cause: OutageCause = "stopped"): FailoverRecord {
+    const inst = this.#require(resourceId);
+    if (!OUTAGE_CAUSES.includes(cause)) {
+      throw new StateError(
+        400,
+        "InvalidRequest",
+        `cause must be one of ${OUTAGE_CAUSES.map((c) => `"${c}"`).join(", ")}, got ${JSON.stringify(cause)}`,
+      );
+    }
+    const last = inst.outages[inst.outages.length - 1];
+    if (last && last.toMs === undefined) {
+      throw new StateError(
+        409,
+        "Conflict",
+        `'${resourceName(inst.ref)}' is not serving already (since ${new Date(last.fromMs).toISOString()}).`,
+      );
+    }
+    const record = this.#stopAt(inst, this.clock.nowMs(), cause);
+    return { ...record, reconnects: record.reconnects.map((r) => ({ ...r })) };
+  }
+
+  /** `inst` stops serving at `now` (see {@link failover}); the record kept. */
+  #stopAt(inst: InstanceRecord, now: number, cause: OutageCause): FailoverRecord {
+    const minuteMs = Math.floor(now / MINUTE) * MINUTE;
+    const members = this.#groupOf(inst);
+    const connections = this.#minuteTraffic(inst, minuteMs - MINUTE).clientConnections;
+    const shares = failoverShares(
+      members.map((m) => ({ own: offeredAt(m.demand, minuteMs), down: memberDown(m.outages, minuteMs) })),
+      members.indexOf(inst),
+    );
+    const moved: FailoverReconnects[] = [];
+    const drain = cause === "endpointDisabled";
+    members.forEach((m, j) => {
+      const share = shares[j] ?? 0;
+      if (share <= 0) return;
+      const t = this.#minuteTraffic(m, minuteMs - MINUTE);
+      // A drain disconnects no one: its clients arrive as new connections, in the demand.
+      const came = drain ? 0 : connections * share;
+      const r = reconnects(came, Math.max(0, t.connectionQuota - t.serverConnections - t.clientConnections));
+      for (const a of r.attempts) {
+        if (a.delaySeconds > 0) m.negotiations.addNegotiations(now + a.delaySeconds * 1000, a.negotiations);
+      }
+      moved.push({
+        resourceId: m.ref.id,
+        share,
+        connections: came,
+        reconnected: r.reconnected,
+        refused: r.refused,
+        negotiations: r.negotiations,
+      });
+    });
+    inst.outages.push({ cause, fromMs: now, drain });
+    for (const m of members) m.negotiations.forgetFrom(minuteMs);
+    const record: FailoverRecord = {
+      resourceId: inst.ref.id,
+      cause,
+      atMs: now,
+      connections,
+      reconnects: moved,
+    };
+    inst.failovers.push(record);
+    return record;
+  }
+
+  /** `inst`, not serving, serves again at `now` (see {@link restore}). */
+  #restoreAt(inst: InstanceRecord, now: number): void {
+    const last = inst.outages[inst.outages.length - 1];
+    const record = inst.failovers[inst.failovers.length - 1];
+    if (!last || last.toMs !== undefined) return;
+    last.toMs = now;
+    if (record) record.restoredMs = now;
+    for (const m of this.#groupOf(inst)) m.negotiations.forgetFrom(Math.floor(now / MINUTE) * MINUTE);
+  }
+
+  /**
+   * The member `resourceId`, not serving since a {@link failover}, serves again now: from the
+   * current minute it has metrics and takes its new clients; the clients that moved drift back as
+   * their connections end (`traffic/failover.ts`).
+   * @throws StateError 404 (unknown), 409 (it is serving).
+   */
+  restore(resourceId: string): FailoverRecord {
+    const inst = this.#require(resourceId);
+    const last = inst.outages[inst.outages.length - 1];
+    const record = inst.failovers[inst.failovers.length - 1];
+    if (!last || last.toMs !== undefined || !record) {
+      throw new StateError(409, "Conflict", `'${resourceName(inst.ref)}' is serving.`);
+    }
+    this.#restoreAt(inst, this.clock.nowMs());
+    return { ...record, reconnects: record.reconnects.map((r) => ({ ...r })) };
+  }
+
+  /**
+   * The failovers of a member, or of every member of the instance's replica group when `resourceId`
+   * names an instance, in time order.
+   * @throws StateError 404 for an unknown resource.
+   */
+  failovers(resourceId: string): FailoverRecord[] {
+    const inst = this.#require(resourceId);
+    const members = inst.ref.parentId === undefined ? this.#groupOf(inst) : [inst];
+    return members
+      .flatMap((m) => m.failovers)
+      .sort((a, b) => a.atMs - b.atMs)
+      .map((r) => ({ ...r, reconnects: r.reconnects.map((x) => ({ ...x })) }));
+  }
+
+  /**
    * Adds (or replaces) an instance.
    * @throws ArmIdError for a malformed ID; StateError (400) for a bad SKU, units or mix.
    */
@@ -452,7 +708,8 @@ export class EmulatorState {
     const ladders = spec.ladders ? parseLadders(spec.ladders) : {};
     this.#checkUnits(sku, units, ladders);
     const ladderEnforcement = parseEnforcement(spec.ladderEnforcement ?? "refuse");
-    const mix = spec.mix ?? defaultMix(ref.service);
+    const parent = ref.parentId !== undefined ? this.#checkReplica(ref, sku, spec.location) : undefined;
+    const mix = spec.mix ?? parent?.mix ?? defaultMix(ref.service);
     if (mix.service !== ref.service) {
       throw new StateError(
         400,
@@ -479,16 +736,126 @@ export class EmulatorState {
       demand,
       negotiations: new NegotiateCounter({
         originMs: createdMs,
-        demandOfMinute: (minuteMs) => offeredAt(demand, minuteMs),
+        demandOfMinute: (minuteMs) => this.#offered(record, minuteMs),
         lifetimeSeconds: this.connectionLifetimeSeconds,
       }),
       appServersStartMs: createdMs,
       ladders,
       ladderEnforcement,
       disconnections: [],
+      outages: [],
+      failovers: [],
     };
-    this.#instances.set(armKey(ref.id), record);
+    const key = armKey(ref.id);
+    this.#instances.set(key, record);
+    if (ref.parentId !== undefined) {
+      const parentKey = armKey(ref.parentId);
+      const siblings = this.#replicaKeys.get(parentKey) ?? new Set<string>();
+      siblings.add(key);
+      this.#replicaKeys.set(parentKey, siblings);
+    }
+    for (const m of this.#groupOf(record)) m.negotiations.forgetFrom(this.clock.nowMs());
     return this.#view(record);
+  }
+
+  /**
+   * What a replica needs (see the module comment): its instance, Premium; a Premium SKU; its own
+   * region, not its instance's nor another replica's; fewer than {@link MAX_REPLICAS} siblings.
+   * Returns the instance. The codes and messages are the emulator's: Azure documents the rules, not
+   * its answers.
+   * @throws StateError 404 (no such instance), 400 (a rule broken).
+   */
+  #checkReplica(ref: ArmRef, sku: SkuName, location: string | undefined): InstanceRecord {
+    const parentId = ref.parentId as string;
+    const parent = this.#instances.get(armKey(parentId));
+    if (!parent) {
+      throw new StateError(
+        404,
+        "ResourceNotFound",
+        `The Resource '${ARM_TYPES[ref.service]}/${ref.name}' under resource group '${ref.resourceGroup}' was not found.`,
+      );
+    }
+    const parentSku = this.#capacityAt(parent, Number.POSITIVE_INFINITY).sku;
+    if (!REPLICA_SKUS.includes(parentSku)) {
+      throw new StateError(
+        400,
+        "BadRequest",
+        `Replicas are a Premium feature: '${ref.name}' is ${parentSku}.`,
+      );
+    }
+    if (!REPLICA_SKUS.includes(sku)) {
+      throw new StateError(
+        400,
+        "InvalidSku",
+        `A replica's SKU must be Premium_P1 or Premium_P2, not ${sku}.`,
+      );
+    }
+    if (location === undefined || location.trim() === "") {
+      throw new StateError(400, "LocationRequired", "A replica needs its own location.");
+    }
+    const where = normalizeLocation(location);
+    const key = armKey(ref.id);
+    const siblings = [...(this.#replicaKeys.get(armKey(parentId)) ?? [])]
+      .filter((k) => k !== key)
+      .map((k) => this.#instances.get(k) as InstanceRecord);
+    const taken = [parent, ...siblings].find((m) => m.location === where);
+    if (taken) {
+      throw new StateError(
+        400,
+        "BadRequest",
+        `A replica must be in another region than its primary and the other replicas: '${resourceName(taken.ref)}' is in ${where}.`,
+      );
+    }
+    if (siblings.length >= MAX_REPLICAS) {
+      throw new StateError(
+        400,
+        "BadRequest",
+        `'${ref.name}' has ${siblings.length} replicas: at most ${MAX_REPLICAS} are allowed.`,
+      );
+    }
+    return parent;
+  }
+
+  /**
+   * Checks what a new replica needs (its instance, Premium; a Premium SKU; its own region; fewer
+   * than {@link MAX_REPLICAS} siblings), as {@link addInstance} does, without adding it.
+   * @throws ArmIdError for an ID that is not a replica's; StateError 404, 400.
+   */
+  validateReplica(resourceId: string, sku: SkuName, location: string | undefined): void {
+    const ref = parseArmId(resourceId);
+    if (ref.parentId === undefined)
+      throw new StateError(400, "InvalidRequest", `${resourceId} is not a replica`);
+    this.#checkReplica(ref, sku, location);
+  }
+
+  /** The members of `inst`'s replica group: its instance (when known) first, then the replicas. */
+  #groupOf(inst: InstanceRecord): InstanceRecord[] {
+    const parentKey = armKey(inst.ref.parentId ?? inst.ref.id);
+    const parent = this.#instances.get(parentKey);
+    const replicas = [...(this.#replicaKeys.get(parentKey) ?? [])].map(
+      (k) => this.#instances.get(k) as InstanceRecord,
+    );
+    return parent ? [parent, ...replicas] : replicas;
+  }
+
+  /**
+   * Offered client connections of `inst` in the minute starting at `minuteMs`: its own demand,
+   * or — when a member of its replica group has stopped serving — its share of the group's
+   * clients (`traffic/failover.ts`).
+   */
+  #offered(inst: InstanceRecord, minuteMs: number): number {
+    // Most instances have no replicas: no group to look at (this runs for every minute served).
+    if (inst.ref.parentId === undefined && !this.#replicaKeys.get(armKey(inst.ref.id))?.size)
+      return offeredAt(inst.demand, minuteMs);
+    const members = this.#groupOf(inst);
+    if (members.length < 2 || !members.some((m) => m.outages.length > 0))
+      return offeredAt(inst.demand, minuteMs);
+    const minutes = members.map((m) => ({
+      own: offeredAt(m.demand, minuteMs),
+      down: memberDown(m.outages, minuteMs),
+      away: memberAway(m.outages, minuteMs, this.connectionLifetimeSeconds),
+    }));
+    return Math.round(groupOffered(minutes)[members.indexOf(inst)] ?? 0);
   }
 
   #demandEntry(fromMs: number, spec: { demand?: DemandSpec; connections?: number }): DemandEntry {
@@ -528,7 +895,8 @@ export class EmulatorState {
     const inst = this.#require(resourceId);
     const entry = this.#demandEntry(this.clock.nowMs(), spec);
     inst.demand.push(entry);
-    inst.negotiations.forgetFrom(entry.fromMs);
+    // Its siblings' shares of a stopped member's clients depend on its demand too.
+    for (const m of this.#groupOf(inst)) m.negotiations.forgetFrom(entry.fromMs);
     return this.#view(inst);
   }
 
@@ -566,9 +934,27 @@ export class EmulatorState {
     return this.#view(inst);
   }
 
-  /** Removes an instance; false when unknown. */
+  /** Removes an instance (with its replicas) or a replica; false when unknown. */
   removeInstance(resourceId: string): boolean {
-    return this.#instances.delete(armKey(resourceId));
+    const key = armKey(resourceId);
+    const inst = this.#instances.get(key);
+    if (!inst) return false;
+    this.#instances.delete(key);
+    if (inst.ref.parentId !== undefined) {
+      this.#replicaKeys.get(armKey(inst.ref.parentId))?.delete(key);
+    } else {
+      for (const k of this.#replicaKeys.get(key) ?? []) this.#instances.delete(k);
+      this.#replicaKeys.delete(key);
+    }
+    return true;
+  }
+
+  /** The replicas of an instance, in the order added (none for an unknown one or a replica). */
+  replicasOf(resourceId: string): InstanceView[] {
+    this.settle();
+    return [...(this.#replicaKeys.get(armKey(resourceId)) ?? [])].map((k) =>
+      this.#view(this.#instances.get(k) as InstanceRecord),
+    );
   }
 
   #require(resourceId: string): InstanceRecord {
@@ -589,6 +975,8 @@ export class EmulatorState {
   #view(inst: InstanceRecord): InstanceView {
     const cap = this.#capacityAt(inst, Number.POSITIVE_INFINITY);
     const op = inst.operationId ? this.#operations.get(inst.operationId) : undefined;
+    const last = inst.outages[inst.outages.length - 1];
+    const open = last && last.toMs === undefined ? last : undefined;
     return {
       resourceId: inst.ref.id,
       ref: inst.ref,
@@ -603,6 +991,9 @@ export class EmulatorState {
       ...(op ? { operation: { ...op } } : {}),
       ladders: { ...inst.ladders },
       ladderEnforcement: inst.ladderEnforcement,
+      ...(inst.ref.parentId !== undefined ? { parentId: inst.ref.parentId } : {}),
+      serving: open === undefined,
+      ...(open ? { outage: { cause: open.cause, since: new Date(open.fromMs) } } : {}),
     };
   }
 
@@ -619,9 +1010,7 @@ export class EmulatorState {
   }
 
   /** {@link listInstances} as ARM reads show them (see {@link armView}). */
-  armInstances(
-    filter: { subscriptionId?: string; resourceGroup?: string; service?: ServiceKind } = {},
-  ): InstanceView[] {
+  armInstances(filter: InstanceFilter = {}): InstanceView[] {
     return this.listInstances(filter).map((v) => this.armView(v.resourceId) ?? v);
   }
 
@@ -668,9 +1057,7 @@ export class EmulatorState {
   }
 
   /** Instances, optionally of one subscription, resource group and service. */
-  listInstances(
-    filter: { subscriptionId?: string; resourceGroup?: string; service?: ServiceKind } = {},
-  ): InstanceView[] {
+  listInstances(filter: InstanceFilter = {}): InstanceView[] {
     this.settle();
     return [...this.#instances.values()]
       .filter(
@@ -679,7 +1066,8 @@ export class EmulatorState {
             i.ref.subscriptionId.toLowerCase() === filter.subscriptionId.toLowerCase()) &&
           (filter.resourceGroup === undefined ||
             i.ref.resourceGroup.toLowerCase() === filter.resourceGroup.toLowerCase()) &&
-          (filter.service === undefined || i.ref.service === filter.service),
+          (filter.service === undefined || i.ref.service === filter.service) &&
+          (filter.replicas === undefined || (i.ref.parentId !== undefined) === filter.replicas),
       )
       .map((i) => this.#view(i));
   }
@@ -694,13 +1082,22 @@ export class EmulatorState {
    * against the api-version, the ladders and the refusal rules by the ARM handler. Runs
    * `durationMs` (default: `scaleDurationMs` when the capacity changes, no time otherwise), then
    * ends as `outcome` says (default `applied`). Reads within `readAfterWriteLagMs` show the
-   * instance as it was before.
+   * instance as it was before. `resourceStopped` and `regionEndpointEnabled` (ARM's properties)
+   * stop or disable the member (a {@link failover} with cause `stopped` or `endpointDisabled`), or
+   * start or enable it again (a {@link restore} of that), when the operation succeeds; a change of
+   * either runs the scale duration.
    * @throws StateError 404 (unknown), 409 (an operation is running: {@link operationConflict}),
    *   400 (not a SKU name; units not a whole number > 0).
    */
   beginUpdate(
     resourceId: string,
-    change: { sku?: string; units?: number; tags?: Record<string, string> },
+    change: {
+      sku?: string;
+      units?: number;
+      tags?: Record<string, string>;
+      resourceStopped?: boolean;
+      regionEndpointEnabled?: boolean;
+    },
     options: { outcome?: UpdateOutcome; durationMs?: number } = {},
   ): OperationRecord {
     const inst = this.#require(resourceId);
@@ -717,8 +1114,10 @@ export class EmulatorState {
     const units = change.units ?? current.units;
     if (!Number.isInteger(units) || units < 1)
       throw new StateError(400, "InvalidCapacity", `capacity must be a whole number > 0, got ${units}`);
+    const servingChange = this.#servingChange(inst, change);
     const durationMs =
-      options.durationMs ?? (sku !== current.sku || units !== current.units ? this.scaleDurationMs : 0);
+      options.durationMs ??
+      (sku !== current.sku || units !== current.units || servingChange ? this.scaleDurationMs : 0);
     if (!(durationMs >= 0)) throw new RangeError(`durationMs must be ≥ 0, got ${durationMs}`);
     if (change.tags) inst.tags = { ...change.tags };
     const now = this.clock.nowMs();
@@ -729,6 +1128,7 @@ export class EmulatorState {
       provisioningState: inst.provisioningState,
     };
     const op = this.#startOperation(inst, "update", { sku, units }, durationMs, options.outcome ?? "applied");
+    if (servingChange) op.servingChange = servingChange;
     inst.provisioningState = "Updating";
     this.settle();
     return { ...op };
@@ -814,6 +1214,8 @@ export class EmulatorState {
     if (!inst) return undefined;
     const now = this.clock.nowMs();
     if (minuteMs + MINUTE <= inst.createdMs || minuteMs >= now) return undefined;
+    // A member not serving emits nothing: its minutes have no data.
+    if (memberDown(inst.outages, minuteMs)) return undefined;
     const ingested = Math.min(1, Math.max(0, (now - this.ingestionDelayMs - minuteMs) / MINUTE));
     const step = Math.floor(minuteMs / MINUTE);
     const key = `${this.seed}:${armKey(inst.ref.id)}`;
@@ -825,7 +1227,7 @@ export class EmulatorState {
     const cap = this.#capacityAt(inst, minuteMs);
     return trafficAt({
       mix: inst.mix,
-      offeredConnections: offeredAt(inst.demand, minuteMs),
+      offeredConnections: this.#offered(inst, minuteMs),
       sku: cap.sku,
       units: cap.units,
       noise: noise(`${this.seed}:${armKey(inst.ref.id)}`, Math.floor(minuteMs / MINUTE), 0),
@@ -841,7 +1243,7 @@ export class EmulatorState {
   #appServersOf(name: string): InstanceRecord {
     this.settle();
     const wanted = name.toLowerCase();
-    const found = [...this.#instances.values()].filter((i) => i.ref.name.toLowerCase() === wanted);
+    const found = [...this.#instances.values()].filter((i) => resourceName(i.ref).toLowerCase() === wanted);
     const first = found[0];
     if (!first) throw new StateError(404, "ResourceNotFound", `no instance named '${name}'`);
     if (found.length > 1) {
@@ -873,7 +1275,7 @@ export class EmulatorState {
     const traffic = minuteMs + MINUTE > inst.createdMs ? this.#minuteTraffic(inst, minuteMs) : undefined;
     return {
       resourceId: inst.ref.id,
-      name: inst.ref.name,
+      name: resourceName(inst.ref),
       atMs: now,
       startedMs: inst.appServersStartMs,
       negotiations: inst.negotiations.between(inst.appServersStartMs, now),
@@ -896,7 +1298,7 @@ export class EmulatorState {
   /** Adds a native autoscale setting targeting an instance. @throws ArmIdError */
   addAutoscaleSetting(spec: AutoscaleSettingSpec): AutoscaleSettingRecord {
     const ref = parseArmId(spec.targetResourceId);
-    const name = spec.name ?? `${ref.name}-autoscale`;
+    const name = spec.name ?? `${resourceName(ref)}-autoscale`;
     const resourceGroup = spec.resourceGroup ?? ref.resourceGroup;
     const target = this.#instances.get(armKey(ref.id));
     const record: AutoscaleSettingRecord = {

@@ -4,7 +4,8 @@
  * 2024-03-01, autoscale settings at 2015-04-01, metrics:getBatch at 2024-02-01), validated
  * against those specs: reads, lists with paging, listSkus, an update as a long-running operation
  * with its status and result while running and after, the 409 of a second update, creation by
- * PUT, and the error answers of refused requests. A refused request is wrong on purpose: only its
+ * PUT, and the error answers of refused requests; the same for geo-replicas (Replicas_Get, _List,
+ * _Update, _CreateOrUpdate, ListReplicaSkus, and getBatch in the replica namespace). A refused request is wrong on purpose: only its
  * answer is held to the contract.
  */
 import { Agent, fetch } from "undici";
@@ -17,6 +18,8 @@ import { ContractValidator, type ContractViolation, formatViolations } from "./c
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 
 const ARM = "2024-03-01";
+const CHAT_EAST = `${signalrId("chat")}/replicas/chat-eastus`;
+const PUBSUB_EAST = `${webPubSubId("pubsub")}/replicas/pubsub-eastus`;
 let emulator: RunningEmulator;
 let validator: ContractValidator;
 let agent: Agent;
@@ -31,6 +34,8 @@ beforeAll(async () => {
       { resourceId: signalrId("chat"), sku: "Premium_P1", units: 10, connections: 2000 },
       { resourceId: signalrId("chat2"), sku: "Standard_S1", units: 2, connections: 500 },
       { resourceId: webPubSubId("pubsub"), sku: "Premium_P1", units: 5, connections: 800 },
+      { resourceId: CHAT_EAST, location: "eastus", sku: "Premium_P1", units: 2, connections: 900 },
+      { resourceId: PUBSUB_EAST, location: "eastus", sku: "Premium_P1", units: 1, connections: 100 },
     ],
   });
   emulator.control.addAutoscaleSetting({ targetResourceId: signalrId("chat"), minimum: 1, maximum: 20 });
@@ -257,6 +262,124 @@ describe("the emulator's answers against the published contract", () => {
     ];
     expect(refused.map((e) => e.response.status)).toEqual([404, 400, 404, 400, 400]);
     const violations = await violationsOf(refused, true);
+    expect(violations, formatViolations(violations)).toEqual([]);
+  });
+
+  it("replica reads, lists (every page), ListReplicaSkus of SignalR and Web PubSub follow the specs", async () => {
+    const exchanges = [
+      await call("GET", instancePath(CHAT_EAST)),
+      await call("GET", instancePath(PUBSUB_EAST)),
+      await call("GET", `${CHAT_EAST}/skus?api-version=${ARM}`),
+      await call("GET", `${PUBSUB_EAST}/skus?api-version=${ARM}`),
+      await call("GET", `${webPubSubId("pubsub")}/replicas?api-version=${ARM}`),
+    ];
+    emulator.control.addInstance({
+      resourceId: `${signalrId("chat")}/replicas/chat-asia`,
+      location: "southeastasia",
+      units: 1,
+    });
+    let next: string | undefined = `${signalrId("chat")}/replicas?api-version=${ARM}`;
+    const pages: TrafficExchange[] = [];
+    while (next) {
+      const e = await call("GET", next);
+      pages.push(e);
+      const link = (e.response.body as { nextLink?: string }).nextLink;
+      next = link ? link.slice(emulator.url.length) : undefined;
+    }
+    expect(pages).toHaveLength(2);
+    expect([...exchanges, ...pages].map((e) => e.response.status)).toEqual([
+      200, 200, 200, 200, 200, 200, 200,
+    ]);
+    const violations = await violationsOf([...exchanges, ...pages]);
+    expect(violations, formatViolations(violations)).toEqual([]);
+  });
+
+  it("a replica update: 202 with the Replica and its polling URLs, 409 for a second, status and result; a creation by PUT", async () => {
+    const patch = await call("PATCH", instancePath(CHAT_EAST), {
+      location: "eastus",
+      sku: { name: "Premium_P1", tier: "Premium", capacity: 3 },
+      properties: { resourceStopped: "false" },
+    });
+    expect(patch.response.status).toBe(202);
+    const second = await call("PATCH", instancePath(CHAT_EAST), {
+      location: "eastus",
+      sku: { name: "Premium_P1", tier: "Premium", capacity: 4 },
+    });
+    expect(second.response.status).toBe(409);
+    const statusUrl = patch.response.headers["azure-asyncoperation"] as string;
+    const resultUrl = patch.response.headers["location"] as string;
+    const running = [
+      await call("GET", statusUrl.slice(emulator.url.length)),
+      await call("GET", resultUrl.slice(emulator.url.length)),
+    ];
+    emulator.control.advance(10 * 60_000);
+    const done = [
+      await call("GET", statusUrl.slice(emulator.url.length)),
+      await call("GET", resultUrl.slice(emulator.url.length)),
+      await call("GET", instancePath(CHAT_EAST)),
+    ];
+    expect((done[2]?.response.body as { sku: { capacity: number } } | undefined)?.sku.capacity).toBe(3);
+    const create = await call("PUT", instancePath(`${webPubSubId("pubsub")}/replicas/pubsub-japan`), {
+      location: "japaneast",
+      sku: { name: "Premium_P1", tier: "Premium", capacity: 1 },
+      properties: { resourceStopped: "false" },
+      tags: { key1: "value1" },
+    });
+    expect(create.response.status).toBe(201);
+    const violations = await violationsOf([patch, second, ...running, ...done, create]);
+    expect(violations, formatViolations(violations)).toEqual([]);
+  });
+
+  it('replica refusals answer with the ErrorResponse shape; a stopped replica reads resourceStopped "true"', async () => {
+    const refused = [
+      await call("GET", instancePath(`${signalrId("chat")}/replicas/nowhere`)),
+      await call("GET", `${CHAT_EAST}?api-version=2023-02-01`),
+      await call("PATCH", instancePath(CHAT_EAST), { sku: { name: "Standard_S1", capacity: 1 } }),
+      await call("PUT", instancePath(`${signalrId("chat")}/replicas/chat-west`), {
+        location: "westeurope",
+        sku: { name: "Premium_P1", capacity: 1 },
+      }),
+    ];
+    expect(refused.map((e) => e.response.status)).toEqual([404, 400, 400, 400]);
+    emulator.control.failover(PUBSUB_EAST);
+    const stopped = await call("GET", instancePath(PUBSUB_EAST));
+    emulator.control.restore(PUBSUB_EAST);
+    emulator.control.failover(PUBSUB_EAST, { cause: "endpointDisabled" });
+    const disabled = await call("GET", instancePath(PUBSUB_EAST));
+    emulator.control.restore(PUBSUB_EAST);
+    expect(
+      (disabled.response.body as { properties: { regionEndpointEnabled: string } }).properties
+        .regionEndpointEnabled,
+    ).toBe("Disabled");
+    expect(
+      (stopped.response.body as { properties: { resourceStopped: string } }).properties.resourceStopped,
+    ).toBe("true");
+    const violations = [...(await violationsOf(refused, true)), ...(await violationsOf([stopped, disabled]))];
+    expect(violations, formatViolations(violations)).toEqual([]);
+  });
+
+  it("metrics:getBatch in the replica namespace, in the replica's region, follows metricBatch.json", async () => {
+    const now = emulator.clock.nowMs();
+    const exchanges = [
+      await call(
+        "POST",
+        `/metrics/eastus/subscriptions/${SUB_A}/metrics:getBatch?api-version=2024-02-01&metricnamespace=Microsoft.SignalRService/SignalR/replicas&metricnames=ConnectionCount,ServerLoad&aggregation=Maximum&interval=PT1M&starttime=${new Date(now - 900_000).toISOString()}&endtime=${new Date(now).toISOString()}`,
+        { resourceids: [CHAT_EAST] },
+      ),
+      await call(
+        "POST",
+        `/metrics/eastus/subscriptions/${SUB_A}/metrics:getBatch?api-version=2024-02-01&metricnamespace=Microsoft.SignalRService/WebPubSub/replicas&metricnames=TotalConnectionCount&aggregation=Maximum`,
+        { resourceids: [PUBSUB_EAST] },
+      ),
+    ];
+    expect(exchanges.map((e) => e.response.status)).toEqual([200, 200]);
+    type Body = {
+      values: { resourceregion: string; value: { timeseries: { data: { maximum?: number }[] }[] }[] }[];
+    };
+    const first = (exchanges[0]?.response.body as Body | undefined)?.values[0];
+    expect(first?.resourceregion).toBe("eastus");
+    expect(first?.value[0]?.timeseries[0]?.data.some((p) => (p.maximum ?? 0) > 0)).toBe(true);
+    const violations = await violationsOf(exchanges);
     expect(violations, formatViolations(violations)).toEqual([]);
   });
 });

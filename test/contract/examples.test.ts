@@ -3,13 +3,15 @@
  * that the validator is wired right, with mutations it must catch), and each example of an
  * operation the operator uses is served by a local HTTPS server and read with the project's real
  * adapters and the real SDK clients, pinning what they read. Requests the adapters send while
- * reading them are validated too.
+ * reading them are validated too. The replica examples are replayed against the emulator: their
+ * requests sent to it, its answers validated and compared with theirs.
  */
+import { Agent, fetch } from "undici";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createAzureAdapters } from "../../src/azure/index.js";
 import { readMetricsAnswer } from "../../src/azure/metric-samples.js";
-import type { TrafficExchange } from "../../src/emulator/index.js";
-import { staticCredential } from "../azure/helpers.js";
+import type { RunningEmulator, TrafficExchange } from "../../src/emulator/index.js";
+import { startTestEmulator, staticCredential } from "../azure/helpers.js";
 import { ContractValidator, formatViolations } from "./contract.js";
 import { exampleExchanges, type OfficialExample, officialExamples } from "./examples.js";
 import { type ReplayAnswer, type ReplayServer, startReplayServer } from "./replay-server.js";
@@ -100,12 +102,22 @@ describe("official examples against the validator", () => {
       "AutoscaleSettings_ListBySubscription listAutoscaleSettingBySubscription.json",
       "Batch MetricBatchExample.json",
       "Batch MetricBatchExample2.json",
+      "SignalRReplicas_CreateOrUpdate SignalRReplicas_CreateOrUpdate.json",
+      "SignalRReplicas_Get SignalRReplicas_Get.json",
+      "SignalRReplicas_List SignalRReplicas_List.json",
+      "SignalRReplicas_Update SignalRReplicas_Update.json",
       "SignalR_Get SignalR_Get.json",
       "SignalR_ListBySubscription SignalR_ListBySubscription.json",
+      "SignalR_ListReplicaSkus SignalR_ListReplicaSkus.json",
       "SignalR_ListSkus SignalR_ListSkus.json",
       "SignalR_Update SignalR_Update.json",
+      "WebPubSubReplicas_CreateOrUpdate WebPubSubReplicas_CreateOrUpdate.json",
+      "WebPubSubReplicas_Get WebPubSubReplicas_Get.json",
+      "WebPubSubReplicas_List WebPubSubReplicas_List.json",
+      "WebPubSubReplicas_Update WebPubSubReplicas_Update.json",
       "WebPubSub_Get WebPubSub_Get.json",
       "WebPubSub_ListBySubscription WebPubSub_ListBySubscription.json",
+      "WebPubSub_ListReplicaSkus WebPubSub_ListReplicaSkus.json",
       "WebPubSub_ListSkus WebPubSub_ListSkus.json",
       "WebPubSub_Update WebPubSub_Update.json",
     ]);
@@ -378,3 +390,144 @@ describe("official Monitor examples read by the adapters", () => {
     expect(sent.violations, formatViolations(sent.violations)).toEqual([]);
   });
 });
+
+/**
+ * The official replica examples replayed against the emulator: the instance and replica each
+ * example reads are put in the emulator (the replica in the example's region, a primary in
+ * another), the example's request is sent as it is written, and the emulator's answer must follow
+ * the spec and agree with the example's on what the example fixes (ID, name, region, SKU, tags,
+ * replica properties). Where they differ on purpose: `type` (the emulator writes the nested type
+ * `…/replicas`, the examples the parent's), the provisioning state of a write still running
+ * (`Updating`, `Creating`), and ListReplicaSkus (a replica's SKUs are the Premium ones; the
+ * examples list Free and Standard too).
+ */
+describe.each(SERVICES)(
+  "official $service replica examples replayed against the emulator",
+  ({ service, dir, name }) => {
+    const sub = "00000000-0000-0000-0000-000000000000";
+    const primary = `/subscriptions/${sub}/resourceGroups/myResourceGroup/providers/Microsoft.SignalRService/${service}/${name}`;
+    const replica = `${primary}/replicas/${name}-eastus`;
+    let emulator: RunningEmulator;
+    let agent: Agent;
+    const recorded: TrafficExchange[] = [];
+
+    beforeAll(async () => {
+      emulator = await startTestEmulator({ recordTraffic: (e) => recorded.push(e) });
+      agent = new Agent({ connect: { ca: emulator.caPem } });
+    });
+    afterAll(async () => {
+      await agent?.close();
+      await emulator?.stop();
+    });
+    beforeEach(() => {
+      for (const i of emulator.control.instances()) emulator.control.removeInstance(i.resourceId);
+      emulator.control.addInstance({ resourceId: primary, location: "westus", sku: "Premium_P1", units: 1 });
+      emulator.control.addInstance({
+        resourceId: replica,
+        location: "eastus",
+        sku: "Premium_P1",
+        units: 1,
+        tags: { key1: "value1" },
+      });
+    });
+
+    /** Sends an example's request to the emulator; the exchange it recorded. */
+    async function replay(ex: OfficialExample): Promise<TrafficExchange> {
+      const before = recorded.length;
+      const url = new URL(ex.url);
+      await fetch(`${emulator.url}${url.pathname}${url.search}`, {
+        method: ex.method,
+        dispatcher: agent,
+        headers: {
+          authorization: "Bearer contract",
+          ...(ex.requestBody !== undefined ? { "content-type": "application/json" } : {}),
+        },
+        ...(ex.requestBody !== undefined ? { body: JSON.stringify(ex.requestBody) } : {}),
+      }).then((r) => r.arrayBuffer());
+      const e = recorded[before];
+      if (!e) throw new Error(`${ex.method} ${ex.url} was not recorded`);
+      const result = await validator.validate(e);
+      expect(result.operation).toBe(`${ex.operationId}@2024-03-01`);
+      expect(result.violations, formatViolations(result.violations)).toEqual([]);
+      return e;
+    }
+
+    type Replica = {
+      id: string;
+      name: string;
+      type: string;
+      location: string;
+      tags: object;
+      sku: object;
+      properties: Record<string, string>;
+    };
+    /** What the example fixes of a replica, the ID's case folded. */
+    const fixed = (r: Replica) => ({
+      id: r.id.toLowerCase(),
+      name: r.name,
+      location: r.location,
+      tags: r.tags,
+      sku: r.sku,
+      regionEndpointEnabled: r.properties["regionEndpointEnabled"],
+      resourceStopped: r.properties["resourceStopped"],
+    });
+
+    it(`${service}Replicas_Get and ${service}Replicas_List: the example's replica`, async () => {
+      for (const file of [`${service}Replicas_Get.json`, `${service}Replicas_List.json`]) {
+        const ex = example(`${dir}/${file}`);
+        const e = await replay(ex);
+        const want = answerOf(ex, 200).body as Replica | { value: Replica[] };
+        const got = e.response.body as Replica | { value: Replica[] };
+        const one = (b: Replica | { value: Replica[] }) => ("value" in b ? b.value : [b]);
+        expect(e.response.status).toBe(200);
+        expect(one(got).map(fixed)).toEqual(one(want).map(fixed));
+        expect(one(got).map((r) => [r.type, r.properties["provisioningState"]])).toEqual([
+          [`Microsoft.SignalRService/${service}/replicas`, "Succeeded"],
+        ]);
+      }
+    });
+
+    it(`${service}Replicas_Update: 202 with the Replica, Location and Azure-AsyncOperation`, async () => {
+      const ex = example(`${dir}/${service}Replicas_Update.json`);
+      // The example asks for the capacity the replica has: give it 2 units first, so the write scales.
+      emulator.control.updateInstance(replica, { units: 2 });
+      const e = await replay(ex);
+      const want = answerOf(ex, 202);
+      expect(e.response.status).toBe(202);
+      expect(Object.keys(e.response.headers)).toEqual(
+        expect.arrayContaining(Object.keys(want.headers ?? {}).map((h) => h.toLowerCase())),
+      );
+      // The body is the replica as it is while the update runs: still 2 units, Updating.
+      expect({ ...fixed(e.response.body as Replica), sku: undefined }).toEqual({
+        ...fixed(want.body as Replica),
+        sku: undefined,
+      });
+      expect((e.response.body as Replica).sku).toMatchObject({ name: "Premium_P1", capacity: 2 });
+      expect((e.response.body as Replica).properties["provisioningState"]).toBe("Updating");
+    });
+
+    it(`${service}Replicas_CreateOrUpdate: 201 with the Replica and its polling URLs`, async () => {
+      const ex = example(`${dir}/${service}Replicas_CreateOrUpdate.json`);
+      emulator.control.removeInstance(replica);
+      const e = await replay(ex);
+      const want = answerOf(ex, 201);
+      expect(e.response.status).toBe(201);
+      expect(Object.keys(e.response.headers)).toEqual(
+        expect.arrayContaining(Object.keys(want.headers ?? {}).map((h) => h.toLowerCase())),
+      );
+      expect(fixed(e.response.body as Replica)).toEqual(fixed(want.body as Replica));
+      expect((e.response.body as Replica).properties["provisioningState"]).toBe("Creating");
+    });
+
+    it(`${service}_ListReplicaSkus: the example's entry shape, Premium SKUs of type …/replicas`, async () => {
+      const ex = example(`${dir}/${service}_ListReplicaSkus.json`);
+      const e = await replay(ex);
+      type Sku = { resourceType: string; sku: { name: string }; capacity: Record<string, unknown> };
+      const got = (e.response.body as { value: Sku[] }).value;
+      const want = (answerOf(ex, 200).body as { value: Sku[] }).value;
+      expect(new Set(got.map((s) => s.resourceType))).toEqual(new Set(want.map((s) => s.resourceType)));
+      expect(got.map((s) => s.sku.name)).toEqual(["Premium_P1", "Premium_P2"]);
+      expect(Object.keys(got[0]?.capacity ?? {}).sort()).toEqual(Object.keys(want[2]?.capacity ?? {}).sort());
+    });
+  },
+);
