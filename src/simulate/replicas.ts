@@ -14,13 +14,14 @@
  *    minute;
  * 3. each member serves its demand of the minute at its capacity (its own noise channels).
  *
- * **Demand.** Member `i` has `shares[i]` of the trace's demand (shares normalized to 1; the first
- * member is the primary). During a failover of member `f` from `startMs` for `durationMs`, its
- * demand is 0 and its ARM serving flag false; its clients reconnect within seconds — from the
- * failure's minute on — to the serving members, split by their shares (`shares[i] ÷ (1 −
- * shares[f])` of `f`'s demand each). When it serves again its clients come back as they
- * reconnect: the share of them back after `τ` is `1 − e^(−τ ÷ lifetime)` (the mean connection
- * lifetime; a client stays on the member it reconnected to until it reconnects again).
+ * **Demand** (`traffic/failover.ts`, as the emulator's geo-replicas). Member `i` has `shares[i]`
+ * of the trace's demand (shares normalized to 1; the first member is the primary). During a
+ * failover of member `f` from `startMs` for `durationMs`, its demand is 0 and its ARM serving flag
+ * false; its clients reconnect within seconds — from the failure's minute on — to the serving
+ * members, split by their own demand (`shares[i] ÷ (1 − shares[f])` of `f`'s demand each). When it
+ * serves again its clients come back as they reconnect: the share of them still away after `τ`
+ * (at the minute's middle) is `e^(−τ ÷ lifetime)` (the mean connection lifetime; a client stays on
+ * the member it reconnected to until its connection ends).
  *
  * **Runs.** The same group, seed and failover twice: with the Failover rule
  * (`spec.anticipation.failover.enabled: true`) and without it (`false`); and, with a failover, a
@@ -30,6 +31,7 @@
 import type { DecisionPolicy } from "../autoscale/decide.js";
 import type { ReplicaGroupObservation, ReplicaMember } from "../autoscale/failover.js";
 import type { SkuUnits } from "../capacity/index.js";
+import { groupOffered, memberAway, memberDown, type ServingGap } from "../traffic/index.js";
 import { policySizes, policyStart } from "./compare.js";
 import { MINUTE_MS, SimulatedInstance, type SimulationSetup, type StrategyRun, sizeAt } from "./engine.js";
 import { summarize, type UnitPrices } from "./metrics.js";
@@ -99,8 +101,9 @@ function failedAt(failover: FailoverScenario | undefined, member: string, tMs: n
 }
 
 /**
- * Each member's client demand per minute (see the module comment): its share, the failed member's
- * clients moved to the others while it is down and coming back as they reconnect after.
+ * Each member's client demand per minute (see the module comment), by the traffic model the
+ * emulator's geo-replicas use (`traffic/failover.ts`): its share, the failed member's clients on
+ * the others (split by their own demand) while it is down, drifting back after it serves again.
  */
 export function memberDemands(
   demand: Float64Array,
@@ -110,22 +113,23 @@ export function memberDemands(
   lifetimeMs: number,
 ): Float64Array[] {
   const out = members.map(() => new Float64Array(demand.length));
-  const f = failover ? members.findIndex((m) => m.name === failover.member) : -1;
-  const failedShare = f >= 0 ? (members[f] as GroupMember).share : 0;
-  const endMs = failover ? failover.startMs + failover.durationMs : 0;
+  const gaps = members.map((m): ServingGap[] =>
+    failover && failover.member === m.name
+      ? [{ fromMs: failover.startMs, toMs: failover.startMs + failover.durationMs }]
+      : [],
+  );
   for (let m = 0; m < demand.length; m++) {
     const d = demand[m] as number;
     const t = startMs + m * MINUTE_MS;
-    // The share of the failed member's clients away from it this minute.
-    let away = 0;
-    if (failover && f >= 0 && t >= failover.startMs) {
-      away = t < endMs ? 1 : Math.exp(-(t - endMs + MINUTE_MS / 2) / lifetimeMs);
-    }
-    members.forEach((member, i) => {
-      const own = member.share * d;
-      const series = out[i] as Float64Array;
-      if (i === f) series[m] = Math.round(own * (1 - away));
-      else series[m] = Math.round(own + (away * failedShare * d * member.share) / (1 - failedShare));
+    const offered = groupOffered(
+      members.map((member, i) => ({
+        own: member.share * d,
+        down: memberDown(gaps[i] as ServingGap[], t),
+        away: memberAway(gaps[i] as ServingGap[], t, lifetimeMs / 1000),
+      })),
+    );
+    offered.forEach((o, i) => {
+      (out[i] as Float64Array)[m] = Math.round(o);
     });
   }
   return out;
