@@ -282,6 +282,22 @@ describe("the Failover rule", () => {
     expect(back?.status.failover).toBeUndefined();
   });
 
+  it("reads the measured need only before the window sees the loss, and keeps it", () => {
+    // Before: the window ends before the loss (NOW); 16 units measured → × 9,000 ÷ 6,000.
+    const first = anticipation(westusDown(), { measuredNeedUnits: 16 });
+    expect(first?.status.failover?.ownUnits).toBe(16);
+    expect(failoverAsk(first)?.units).toBeCloseTo(24, 6);
+    // Later the window holds the arrivals (30 units measured): the need before them is kept.
+    const later = anticipation(westusDown(), {
+      nowMs: NOW + 10 * MIN,
+      windowToMs: NOW + 6 * MIN,
+      measuredNeedUnits: 30,
+      previous: first?.status as AnticipationStatus,
+    });
+    expect(later?.status.failover?.ownUnits).toBe(16);
+    expect(failoverAsk(later)?.units).toBeCloseTo(24, 6);
+  });
+
   it("ends when the member serves again", () => {
     const first = anticipation(westusDown());
     const recovered = {
