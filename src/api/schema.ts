@@ -670,6 +670,22 @@ const LeadingSignalSchema = Type.Object(
   },
 );
 
+const FailoverSchema = Type.Object(
+  {
+    enabled: Type.Boolean({
+      description:
+        "Raise this instance's capacity when another member of its replica group (the primary or a replica of the same instance) stops serving: by the share of that member's clients it is about to receive (status.anticipation.failover). It asks nothing for an instance without replicas.",
+      default: true,
+    }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Failover awareness between geo-replicas: a member that stops serving (ARM says so, or its connections vanish while the others' rise) sends its clients to the others within seconds.",
+    default: {},
+  },
+);
+
 const AnticipationSchema = Type.Object(
   {
     mode: StringEnum(ANTICIPATION_MODES, {
@@ -684,6 +700,7 @@ const AnticipationSchema = Type.Object(
     headroom: HeadroomSchema,
     seasonal: Type.Optional(SeasonalSchema),
     leadingSignal: Type.Optional(LeadingSignalSchema),
+    failover: Type.Optional(FailoverSchema),
   },
   {
     additionalProperties: false,
@@ -695,7 +712,7 @@ const AnticipationSchema = Type.Object(
       },
     ] satisfies CelRule[],
     description:
-      "Anticipation: scale out for the demand expected one lead time ahead — the trend of the recent buckets, the demand hidden by a full connection quota, a headroom after bursts and, optionally, a seasonal forecast from history. Scale-out only; units.max always holds.",
+      "Anticipation: scale out for the demand expected one lead time ahead — the trend of the recent buckets, the demand hidden by a full connection quota, a headroom after bursts, the clients of a geo-replica that stopped serving and, optionally, a seasonal forecast from history. Scale-out only; units.max always holds.",
   },
 );
 
@@ -1092,6 +1109,21 @@ const PolicyConditionSchema = Type.Object(
   { additionalProperties: false, description: "A metav1.Condition." },
 );
 
+const NotServingSchema = Type.Object(
+  {
+    since: DateTime("When the instance was first seen not serving (RFC 3339)."),
+    until: Type.Optional(
+      DateTime("When it was first seen serving again (RFC 3339); absent while it does not."),
+    ),
+    reason: Type.String({ description: "Why, in ARM's words or the metrics' figures.", maxLength: 256 }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "The instance itself stopped serving (a member of a replica group: ARM says so, or its connections vanished while the other members' rose). No scale-in while it does not serve, nor after until the scale-down stabilization window (at least the metrics window and the ingestion delay) has passed since it serves again: its clients come back as they reconnect.",
+  },
+);
+
 const IngestionSchema = Type.Object(
   {
     observedDelaySeconds: Type.Optional(
@@ -1135,12 +1167,79 @@ export const ANTICIPATION_RULES = [
   "Headroom",
   "Seasonal",
   "LeadingSignal",
+  "Failover",
 ] as const;
 export type AnticipationRule = (typeof ANTICIPATION_RULES)[number];
 
 /** States of the leading signal, as `status.anticipation.leading.state` names them. */
 export const LEADING_STATES = ["Ok", "Calibrating", "Unavailable"] as const;
 export type LeadingState = (typeof LEADING_STATES)[number];
+
+/** Most members of a replica group a failover status lists (an instance and its replicas). */
+export const MAX_FAILOVER_MEMBERS = 16;
+
+/** How a member of the replica group was found not serving (failover.ts). */
+export const FAILOVER_CAUSES = ["NotServing", "ConnectionsVanished"] as const;
+export type FailoverCause = (typeof FAILOVER_CAUSES)[number];
+
+const FailoverStatusSchema = Type.Object(
+  {
+    lost: Type.Array(
+      Type.Object(
+        {
+          resourceId: Type.String({ description: "The member's ARM resource ID.", maxLength: 1024 }),
+          location: Type.Optional(Type.String({ description: "Its region.", maxLength: 64 })),
+          cause: StringEnum(FAILOVER_CAUSES, {
+            description:
+              "NotServing: ARM says it does not serve clients (provisioning state, resourceStopped, regionEndpointEnabled); ConnectionsVanished: its connections fell to a small fraction of their level while the other members' rose by a good part of them.",
+          }),
+          reason: Type.String({
+            description: "Why, in ARM's words or the metrics' figures.",
+            maxLength: 256,
+          }),
+          since: DateTime("When it was first seen not serving (RFC 3339)."),
+          connections: Type.Number({
+            description:
+              "Its connections when it last served (its peak bucket before the loss), connections.",
+            minimum: 0,
+          }),
+        },
+        { additionalProperties: false },
+      ),
+      {
+        description: "The members not serving, as first seen; each is dropped when it serves again.",
+        maxItems: MAX_FAILOVER_MEMBERS,
+      },
+    ),
+    ownConnections: Type.Number({
+      description: "This instance's connections before the first loss (its peak bucket then), connections.",
+      minimum: 0,
+    }),
+    share: Type.Number({
+      description:
+        "This instance's share of the lost members' clients: its connections ÷ every serving member's before the loss (by units when a member's connections are unknown), 0–1.",
+      minimum: 0,
+      maximum: 1,
+    }),
+    expectedConnections: Type.Number({
+      description:
+        "Connections this instance expects: its own + its share of the lost members', connections.",
+      minimum: 0,
+    }),
+    ownUnits: Type.Optional(
+      Type.Number({
+        description:
+          "This instance's measured need before the arrivals (the largest signal's, read while its window had no bucket from after the loss), units; the ask is at least it × expectedConnections ÷ ownConnections.",
+        minimum: 0,
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Bookkeeping for the Failover rule (spec.anticipation.failover): the members of this instance's replica group that stopped serving and the clients this instance expects from them, kept while they are down.",
+  },
+);
 
 const AnticipationStatusSchema = Type.Object(
   {
@@ -1291,6 +1390,7 @@ const AnticipationStatusSchema = Type.Object(
         },
       ),
     ),
+    failover: Type.Optional(FailoverStatusSchema),
     message: Type.String({ description: "What anticipation did this pass, in words.", maxLength: 1024 }),
   },
   {
@@ -1398,6 +1498,7 @@ export const CapacityPolicyStatusSchema = Type.Object(
     ),
     ingestion: Type.Optional(IngestionSchema),
     anticipation: Type.Optional(AnticipationStatusSchema),
+    notServing: Type.Optional(NotServingSchema),
     lastReasons: Type.Optional(
       Type.Array(Type.String({ description: "A reason code.", maxLength: 128 }), {
         description: `Machine-readable reason codes of the last decision (at most ${MAX_REASONS}).`,
@@ -1481,6 +1582,7 @@ export type AnticipationSpec = Static<typeof AnticipationSchema>;
 export type HeadroomSpec = Static<typeof HeadroomSchema>;
 export type SeasonalSpec = Static<typeof SeasonalSchema>;
 export type LeadingSignalSpec = Static<typeof LeadingSignalSchema>;
+export type FailoverSpec = Static<typeof FailoverSchema>;
 export type PrometheusSourceSpec = Static<typeof PrometheusSourceSchema>;
 export type ObservedCapacity = Static<typeof ObservedCapacitySchema>;
 export type GeoReplicasStatus = Static<typeof GeoReplicasSchema>;
@@ -1495,6 +1597,8 @@ export type UnappliedUpdates = Static<typeof UnappliedUpdatesSchema>;
 export type UnitLaddersStatus = Static<typeof UnitLaddersSchema>;
 export type PolicyCondition = Static<typeof PolicyConditionSchema>;
 export type AnticipationStatus = Static<typeof AnticipationStatusSchema>;
+export type FailoverStatus = NonNullable<AnticipationStatus["failover"]>;
+export type NotServingStatus = Static<typeof NotServingSchema>;
 
 /** A JSON merge patch of `status`: a field set to `null` is removed, others replace it whole. */
 export type StatusPatch = { [K in keyof CapacityPolicyStatus]?: CapacityPolicyStatus[K] | null };

@@ -20,6 +20,8 @@
  * - **Seasonal** (`seasonal.ts`): the growth the same span of past cycles saw.
  * - **LeadingSignal** (`leading-signal.ts`, `leading.ts`): the app servers' negotiate rate from
  *   Prometheus, ahead of Azure Monitor.
+ * - **Failover** (`failover.ts`, `../failover.ts`): another member of the replica group stopped
+ *   serving; this one's share of its clients, which reconnect here within seconds.
  * Each rule file pins its own figures. One ask per rule (the trend of each signal is one rule):
  * the largest.
  */

@@ -139,6 +139,7 @@ const ABLE_TO_SCALE_LIMITS: Partial<Record<LimitCode, string>> = {
   StabilizedUp: "ScaleUpStabilized",
   Settling: "Settling",
   OutsideScaleInWindow: "OutsideScaleInWindow",
+  NotServing: "NotServing",
   DisruptionHeld: "ScaleInHeldForDisruption",
 };
 

@@ -17,8 +17,8 @@
  *    size while the quota was full at a smaller size and no bucket at this one is read yet is
  *    named `AwaitingNewSize` (stages/unmeasured.ts).
  * 6. Scale-in gate (stages/scale-in-gate.ts): no scale-in while a signal is unknown, incomplete,
- *    stale or failing (MetricsIncomplete), while settling (Settling), or outside the scale-in
- *    windows. A failed pass (fetch failed, or no usable signal) runs instead of 4–6: hold, or the
+ *    stale or failing (MetricsIncomplete), while settling (Settling), outside the scale-in
+ *    windows, or while the instance itself is not serving (NotServing, failover.ts). A failed pass (fetch failed, or no usable signal) runs instead of 4–6: hold, or the
  *    fallback (stages/failed-pass.ts, fallback.ts).
  * 7. Floors and ceiling, always (stages/bounds.ts): `units.min` and active schedules' `minUnits`
  *    (snapped up), then `units.max` (snapped down) — the ceiling wins.
@@ -40,6 +40,7 @@ import type { ScalableSku, SkuName, SkuUnits, UnitLadders } from "../capacity/sk
 import type { DisconnectionModel } from "../traffic/disconnections.js";
 import { type DecisionCondition, decisionConditions } from "./conditions.js";
 import type { DemandHistory } from "./demand-history.js";
+import { type NotServingHold, notServingHold, type ReplicaGroupObservation, selfLost } from "./failover.js";
 import { nearThrottleEnd } from "./failures.js";
 import { evaluateFallback, type FallbackState, type PassFailure } from "./fallback.js";
 import { type DecisionHistory, normalizeHistory, type Recommendation } from "./history.js";
@@ -139,6 +140,13 @@ export interface DecisionInput {
    * signal discounts those clients' reconnects.
    */
   disconnection?: DisconnectionModel;
+  /**
+   * The replica group of the target (failover.ts: the primary and its replicas, itself included,
+   * with ARM's serving flag and each one's connection buckets), when the instance has replicas:
+   * anticipation's Failover rule sizes this member for a lost sibling's clients, and a member that
+   * is itself not serving is not scaled in (NotServing).
+   */
+  replicaGroup?: ReplicaGroupObservation;
 }
 
 /** A metrics query that failed while the others of its pass answered. */
@@ -255,8 +263,17 @@ export function decide(input: DecisionInput): Decision {
   const health = passHealth(frame, observed, measured.evaluation);
   const scheduled = schedulesNow(frame.spec, frame.nowMs);
   // 4.–6. recommendation, stabilization and rate policies, the scale-in gate; or the failed pass
+  const notServing = notServingHold(
+    basis.history.notServing,
+    selfLost(input.replicaGroup, frame.nowMs, frame.nowMs - observed.delaySeconds * 1000),
+    frame.nowMs,
+    Math.max(
+      frame.spec.behavior.scaleDown.stabilizationWindowSeconds,
+      frame.times.windowSeconds + observed.delaySeconds,
+    ),
+  );
   const sized: PassSize = health.metricsUsable
-    ? measuredPass(frame, observed, measured, health, scheduled.schedules)
+    ? measuredPass(frame, observed, measured, health, scheduled.schedules, notServing)
     : {
         ...failedPass(frame, health.fallback),
         anticipationStatus: measured.anticipationStatus,
@@ -296,7 +313,7 @@ export function decide(input: DecisionInput): Decision {
     target: weighed.size,
     weighing: weighed.weighing,
     apps,
-    history: nextHistory(frame, observed, health.fallback, sized),
+    history: nextHistory(frame, observed, health.fallback, sized, notServing.record),
   });
 }
 
@@ -319,9 +336,15 @@ function measuredPass(
   measured: MeasuredSignals,
   health: PassHealth,
   schedules: ScheduleState,
+  notServing: NotServingHold,
 ): PassSize {
   const recommended = recommend(frame, measured);
-  const blockers = scaleInBlockers(health.complete, observed.window.settling, schedules.scaleInAllowed);
+  const blockers = scaleInBlockers(
+    health.complete,
+    observed.window.settling,
+    schedules.scaleInAllowed,
+    notServing.message !== undefined,
+  );
   const unmeasured = unmeasuredSize(measured.evaluation.demand, observed, frame.current.units);
   const stabilized = stabilization(frame, recommended.size, health.complete, unmeasured);
   const rated = ratePolicies(frame, stabilized.size);
@@ -329,6 +352,7 @@ function measuredPass(
     blockers,
     reports: measured.evaluation.reports,
     filling: health.filling,
+    notServing: notServing.message,
   });
   const stages = [recommended, stabilized, rated, gated];
   const limit = lastLimit(...stages.map((s) => s.limit));

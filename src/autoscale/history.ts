@@ -7,6 +7,7 @@ import { MAX_RECOMMENDATIONS, MAX_SCALE_EVENTS } from "../api/constants.js";
 import type {
   AnticipationStatus,
   CapacityPolicyStatus,
+  NotServingStatus,
   Recommendation,
   ScaleEvent,
   ScaleInRecord,
@@ -31,6 +32,8 @@ export interface DecisionHistory {
   consecutiveFailures: number;
   /** How late metric buckets complete, as observed (ingestion.ts). */
   ingestion?: IngestionState;
+  /** When the instance itself last did not serve (failover.ts `notServingHold`). */
+  notServing?: NotServingStatus;
   /** What anticipation kept from the last pass (anticipation.ts): peaks, growth, scale duration. */
   anticipation?: AnticipationStatus;
   /** Recent scale-ins and how long each held (scale-ins.ts), oldest first (≤ 10). */
@@ -51,6 +54,7 @@ export function historyFromStatus(status: Partial<CapacityPolicyStatus> | undefi
   };
   if (status?.lastScaleTime !== undefined) h.lastScaleTime = status.lastScaleTime;
   if (status?.ingestion !== undefined) h.ingestion = status.ingestion;
+  if (status?.notServing !== undefined) h.notServing = status.notServing;
   if (status?.anticipation !== undefined) h.anticipation = status.anticipation;
   if (status?.scaleIns !== undefined) h.scaleIns = [...status.scaleIns];
   return h;
@@ -93,6 +97,7 @@ export function normalizeHistory(history: DecisionHistory | undefined, nowMs?: n
     out.lastScaleTime = capped(history.lastScaleTime);
   }
   if (history.ingestion !== undefined) out.ingestion = history.ingestion;
+  if (history.notServing !== undefined) out.notServing = history.notServing;
   if (history.anticipation !== undefined) out.anticipation = history.anticipation;
   const scaleIns = (history.scaleIns ?? []).filter(
     (r) => Number.isFinite(ms(r?.time)) && (r.endedAt === undefined || Number.isFinite(ms(r.endedAt))),

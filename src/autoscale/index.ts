@@ -7,6 +7,7 @@ export * from "./behavior.js";
 export * from "./capacity-timeline.js";
 export * from "./conditions.js";
 export * from "./decide.js";
+export * from "./failover.js";
 export * from "./fallback.js";
 export * from "./history.js";
 export * from "./idle-counters.js";

@@ -774,6 +774,7 @@ function statusPatch(
     ...fields,
     lastScaleTime: decision.history.lastScaleTime ?? null,
     anticipation: fields.anticipation ?? null,
+    notServing: fields.notServing ?? null,
     operation: step.operation ?? null,
     unappliedUpdates: step.unapplied ?? null,
     ...(step.ladders ? { unitLadders: step.ladders.status } : {}),

@@ -122,6 +122,11 @@ const REASON_CODES = [
   /** A signal is unknown, incomplete, stale or failing: no scale-in. */
   "MetricsIncomplete",
   /**
+   * The instance itself is not serving (ARM says so, or its connections vanished while its replica
+   * group's other members' rose: failover.ts): no scale-in on the connections that left with it.
+   */
+  "NotServing",
+  /**
    * A scale-in was held for the clients it would disconnect: the smaller size is not expected to
    * hold long enough to repay them at `behavior.scaleDown.disruption.maxDisconnectionsPerUnitHour`
    * (stages/disruption.ts). `clients` says about how many.
@@ -199,6 +204,7 @@ export type LimitCode = Extract<
   | "Settling"
   | "OutsideScaleInWindow"
   | "MetricsIncomplete"
+  | "NotServing"
   | "DisruptionHeld"
   | "SignalSuspect"
   | "MaxUnits"

@@ -29,6 +29,7 @@ export function statusFields(
   | "ingestion"
   | "anticipation"
   | "scaleIns"
+  | "notServing"
 > {
   const out: ReturnType<typeof statusFields> = {
     recommendations: decision.history.recommendations,
@@ -45,5 +46,6 @@ export function statusFields(
   if (decision.history.ingestion !== undefined) out.ingestion = decision.history.ingestion;
   if (decision.history.anticipation !== undefined) out.anticipation = decision.history.anticipation;
   if (decision.history.scaleIns !== undefined) out.scaleIns = decision.history.scaleIns;
+  if (decision.history.notServing !== undefined) out.notServing = decision.history.notServing;
   return out;
 }

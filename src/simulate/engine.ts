@@ -24,6 +24,7 @@
  * Cost: O(1) per minute plus the strategy's own work; a strategy only reads the few buckets of
  * its window.
  */
+import type { ReplicaGroupObservation } from "../autoscale/failover.js";
 import type { MetricSample } from "../autoscale/samples.js";
 import { SCALABLE_SKUS, type ScalableSku, type ServiceKind, type SkuUnits } from "../capacity/index.js";
 import {
@@ -271,6 +272,8 @@ export interface PollContext {
   metrics: MetricHistory;
   /** The app servers' metrics as Prometheus serves them (when the setup has arrivals). */
   appServers?: AppServerHistory;
+  /** The instance's replica group as the operator reads it then (a replica group's run: replicas.ts). */
+  replicaGroup?: ReplicaGroupObservation;
 }
 
 /** A way of choosing capacity, run by the engine. */
@@ -325,6 +328,107 @@ export function demandSeries(fn: (time: Date) => number, startMs: number, minute
 const sameSize = (a: SkuUnits, b: SkuUnits) => a.sku === b.sku && a.units === b.units;
 
 /**
+ * One simulated instance under one strategy, minute by minute (the steps of the module comment):
+ * its capacity, the scale in flight, its metrics and its run. {@link simulation} runs one; a
+ * replica group (`replicas.ts`) runs several in lockstep, each on its own share of the demand and
+ * its own noise `channel`s (`2 · channel` and `2 · channel + 1`; channel 0 is the single instance's).
+ */
+export class SimulatedInstance {
+  readonly strategy: Strategy;
+  readonly run: StrategyRun;
+  readonly metrics: MetricHistory;
+  readonly appServers: AppServerHistory | undefined;
+  readonly pollMinutes: number;
+  readonly #setup: SimulationSetup;
+  readonly #channel: number;
+  #current: SkuUnits;
+  #inFlight: ScaleOperation | undefined;
+  /** A change that completed at this minute, and the clients it had before. */
+  #completed: { op: ScaleOperation; connections: number } | undefined;
+  #connections = 0;
+
+  constructor(strategy: Strategy, setup: SimulationSetup, channel = 0) {
+    const minutes = setup.demand.length;
+    this.strategy = strategy;
+    this.#setup = setup;
+    this.#channel = channel;
+    this.run = emptyRun(strategy.name, strategy.description, minutes);
+    this.metrics = new MetricHistory(setup.mix.service, setup.startMs, minutes, setup.metricDelayMs);
+    this.appServers = setup.arrivals
+      ? new AppServerHistory(setup.startMs, setup.arrivals, setup.scrapeLagMs ?? DEFAULT_SCRAPE_LAG_MS)
+      : undefined;
+    this.pollMinutes = Math.max(1, Math.round(strategy.pollMinutes));
+    this.#current = { ...strategy.initial };
+  }
+
+  /** The capacity it has now (the old one while a scale is in flight). */
+  get current(): SkuUnits {
+    return this.#current;
+  }
+
+  /** Step 1: a scale in flight whose completion time has come completes. */
+  completeDue(nowMs: number): void {
+    const op = this.#inFlight;
+    if (op && nowMs >= op.completedMs) {
+      this.#current = { ...op.to };
+      this.#completed = { op, connections: this.#connections };
+      this.#inFlight = undefined;
+    }
+  }
+
+  /** Step 2: polls the strategy at minute `m` (with `extra` in its context) and starts what it wants. */
+  poll(m: number, nowMs: number, extra: Partial<PollContext> = {}): void {
+    const want = this.strategy.poll({
+      nowMs,
+      minute: m,
+      current: this.#current,
+      scaling: this.#inFlight !== undefined,
+      metrics: this.metrics,
+      ...(this.appServers ? { appServers: this.appServers } : {}),
+      ...extra,
+    });
+    if (!want || this.#inFlight || sameSize(want, this.#current)) return;
+    const durationMs = this.#setup.scaleDurationMs;
+    const op: ScaleOperation = {
+      startedMs: nowMs,
+      completedMs: nowMs + durationMs,
+      from: { ...this.#current },
+      to: { ...want },
+      disconnected: 0,
+    };
+    this.run.operations.push(op);
+    this.strategy.scaleStarted?.(nowMs, op.from, op.to);
+    if (durationMs <= 0) {
+      this.#current = { ...want };
+      this.#completed = { op, connections: this.#connections };
+    } else this.#inFlight = op;
+  }
+
+  /** Step 3: minute `m`'s traffic at the current capacity for `offered` client connections, recorded. */
+  serve(m: number, offered: number): TrafficMinute {
+    const setup = this.#setup;
+    const t = trafficAt({
+      mix: setup.mix,
+      offeredConnections: offered,
+      sku: this.#current.sku,
+      units: this.#current.units,
+      noise: noise(setup.seed, m, 2 * this.#channel),
+      noiseAmplitude: setup.noiseAmplitude ?? 0.05,
+    });
+    if (this.#completed) {
+      const r = completeChange(this.#completed.op, this.#completed.connections, t, setup.disconnection);
+      this.appServers?.addNegotiations(m, r.negotiations);
+      this.#completed = undefined;
+    }
+    this.#connections = t.clientConnections;
+    recordMinute(this.run, m, this.#current, t);
+    this.metrics.push(t, noise(setup.seed, m, 2 * this.#channel + 1));
+    this.appServers?.push(Math.max(0, offered - t.refusedConnections));
+    return t;
+  }
+}
+
+/**
  * Runs one strategy over the whole demand (see the module comment), as steps: yields the minutes
  * done every `chunk` minutes (so that a caller can report progress or give way to other work) and
  * returns the run.
@@ -335,70 +439,15 @@ export function* simulation(
   chunk = 4096,
 ): Generator<number, StrategyRun, void> {
   const minutes = setup.demand.length;
-  const run = emptyRun(strategy.name, strategy.description, minutes);
-  const metrics = new MetricHistory(setup.mix.service, setup.startMs, minutes, setup.metricDelayMs);
-  const appServers = setup.arrivals
-    ? new AppServerHistory(setup.startMs, setup.arrivals, setup.scrapeLagMs ?? DEFAULT_SCRAPE_LAG_MS)
-    : undefined;
-  const poll = Math.max(1, Math.round(strategy.pollMinutes));
-  const amplitude = setup.noiseAmplitude ?? 0.05;
-  let current: SkuUnits = { ...strategy.initial };
-  let inFlight: ScaleOperation | undefined;
-  /** A change that completed at this minute, and the clients it had before. */
-  let completed: { op: ScaleOperation; connections: number } | undefined;
-  let connections = 0;
+  const instance = new SimulatedInstance(strategy, setup);
   for (let m = 0; m < minutes; m++) {
     const nowMs = setup.startMs + m * MINUTE_MS;
-    if (inFlight && nowMs >= inFlight.completedMs) {
-      current = { ...inFlight.to };
-      completed = { op: inFlight, connections };
-      inFlight = undefined;
-    }
-    if (m % poll === 0) {
-      const want = strategy.poll({
-        nowMs,
-        minute: m,
-        current,
-        scaling: inFlight !== undefined,
-        metrics,
-        ...(appServers ? { appServers } : {}),
-      });
-      if (want && !inFlight && !sameSize(want, current)) {
-        const op: ScaleOperation = {
-          startedMs: nowMs,
-          completedMs: nowMs + setup.scaleDurationMs,
-          from: { ...current },
-          to: { ...want },
-          disconnected: 0,
-        };
-        run.operations.push(op);
-        strategy.scaleStarted?.(nowMs, op.from, op.to);
-        if (setup.scaleDurationMs <= 0) {
-          current = { ...want };
-          completed = { op, connections };
-        } else inFlight = op;
-      }
-    }
-    const t = trafficAt({
-      mix: setup.mix,
-      offeredConnections: setup.demand[m] as number,
-      sku: current.sku,
-      units: current.units,
-      noise: noise(setup.seed, m, 0),
-      noiseAmplitude: amplitude,
-    });
-    if (completed) {
-      const r = completeChange(completed.op, completed.connections, t, setup.disconnection);
-      appServers?.addNegotiations(m, r.negotiations);
-      completed = undefined;
-    }
-    connections = t.clientConnections;
-    recordMinute(run, m, current, t);
-    metrics.push(t, noise(setup.seed, m, 1));
-    appServers?.push(Math.max(0, (setup.demand[m] as number) - t.refusedConnections));
+    instance.completeDue(nowMs);
+    if (m % instance.pollMinutes === 0) instance.poll(m, nowMs);
+    instance.serve(m, setup.demand[m] as number);
     if ((m + 1) % chunk === 0 && m + 1 < minutes) yield m + 1;
   }
-  return run;
+  return instance.run;
 }
 
 /**

@@ -5,6 +5,7 @@
  * docs/capacitypolicy.md, which list the names. docs/anticipation.md describes each rule.
  */
 import { censoredDemandRule } from "./censored-demand.js";
+import { failoverRule } from "./failover.js";
 import { headroomRule } from "./headroom.js";
 import { leadingSignalRule } from "./leading-signal.js";
 import type { Rule } from "./rule.js";
@@ -18,4 +19,5 @@ export const RULES: readonly Rule[] = [
   headroomRule,
   seasonalRule,
   leadingSignalRule,
+  failoverRule,
 ];

@@ -6,6 +6,7 @@ import type { AnticipationMode } from "../../api/constants.js";
 import type { AnticipationRule, AnticipationSpec, AnticipationStatus } from "../../api/index.js";
 import type { DisconnectionModel } from "../../traffic/disconnections.js";
 import type { DemandHistory } from "../demand-history.js";
+import type { ReplicaGroupObservation } from "../failover.js";
 import { fmt } from "../format.js";
 import type { ScaleEvent } from "../history.js";
 import type { LeadingObservation } from "../leading.js";
@@ -40,6 +41,13 @@ export interface AnticipationInput {
    * `RemovedUnits`): the leading signal discounts the reconnects of exactly those.
    */
   disconnection?: DisconnectionModel | undefined;
+  /**
+   * The replica group of the policy's target (failover.ts), as the operator read it this pass:
+   * absent for an instance without replicas (the Failover rule then asks nothing).
+   */
+  replicaGroup?: ReplicaGroupObservation | undefined;
+  /** The largest need the signals measured on the window (before anticipation), units. */
+  measuredNeedUnits?: number | undefined;
 }
 
 /** One rule's ask. */
@@ -70,7 +78,9 @@ export interface RuleContext extends AnticipationInput {
 }
 
 /** The parts of `status.anticipation` a rule keeps for the next pass or shows. */
-export type RuleStatus = Partial<Pick<AnticipationStatus, "growth" | "peaks" | "forecast" | "leading">>;
+export type RuleStatus = Partial<
+  Pick<AnticipationStatus, "growth" | "peaks" | "forecast" | "leading" | "failover">
+>;
 
 /** What one rule gives: its asks (none, one, or one per signal) and what it keeps in status. */
 export interface RuleResult {

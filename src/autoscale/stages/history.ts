@@ -2,9 +2,10 @@
  * The history a decision stores (status) and hands the next one: the recorded recommendations
  * kept for the longest stabilization window, the scale events for the longest rate period (or
  * what the window, the ingestion delay and the settle window still read), the failure count, the
- * ingestion state, the anticipation status and the record of past scale-ins (scale-ins.ts).
+ * ingestion state, the anticipation status, the record of past scale-ins (scale-ins.ts) and of the
+ * instance's own outage (failover.ts `notServingHold`).
  */
-import type { AnticipationStatus } from "../../api/index.js";
+import type { AnticipationStatus, NotServingStatus } from "../../api/index.js";
 import type { FallbackState } from "../fallback.js";
 import {
   compactRecommendations,
@@ -22,6 +23,7 @@ export function nextHistory(
   observed: { delaySeconds: number; ingestion: IngestionState | undefined },
   fallback: FallbackState,
   pass: { recorded: readonly Recommendation[]; anticipationStatus: AnticipationStatus | undefined },
+  notServing?: NotServingStatus,
 ): DecisionHistory {
   const { spec, history, nowMs, times } = frame;
   const keepRecs = Math.max(
@@ -43,6 +45,7 @@ export function nextHistory(
   if (history.lastScaleTime !== undefined) next.lastScaleTime = history.lastScaleTime;
   if (observed.ingestion !== undefined) next.ingestion = observed.ingestion;
   if (pass.anticipationStatus !== undefined) next.anticipation = pass.anticipationStatus;
+  if (notServing !== undefined) next.notServing = notServing;
   const scaleIns = recordScaleIns(history.scaleIns, history.scaleEvents);
   if (scaleIns.length > 0) next.scaleIns = scaleIns;
   return next;

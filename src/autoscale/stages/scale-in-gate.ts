@@ -2,9 +2,13 @@
  * Stage 6, the scale-in gate: no scale-in while a signal is unknown, incomplete, stale or failing,
  * or a bucket of the window still changes between passes (MetricsIncomplete), while settling after
  * a scale or with an update in flight (Settling), or outside the scale-in windows
- * (OutsideScaleInWindow). A result below the current size is then the current size; each blocker
- * gives its reason, and the first is the limit.
+ * (OutsideScaleInWindow), or while the instance itself is not serving and for the scale-down
+ * stabilization window after it serves again (NotServing: ARM says so, or its connections vanished
+ * while its replica group's other members' rose — failover.ts `notServingHold`; the clients that
+ * left with a failover come back as they reconnect). A result below the current
+ * size is then the current size; each blocker gives its reason, and the first is the limit.
  */
+
 import type { SkuUnits } from "../../capacity/skus.js";
 import type { LimitCode, Reason } from "../reasons.js";
 import type { SignalReport } from "../signals.js";
@@ -14,8 +18,14 @@ import { limitWith } from "./stage.js";
 import type { ObservedWindow } from "./window.js";
 
 /** The blockers of a scale-in on a pass with usable metrics, in the order they are stated. */
-export function scaleInBlockers(complete: boolean, settling: boolean, scaleInAllowed: boolean): LimitCode[] {
+export function scaleInBlockers(
+  complete: boolean,
+  settling: boolean,
+  scaleInAllowed: boolean,
+  notServing = false,
+): LimitCode[] {
   const blockers: LimitCode[] = [];
+  if (notServing) blockers.push("NotServing");
   if (!complete) blockers.push("MetricsIncomplete");
   if (settling) blockers.push("Settling");
   if (!scaleInAllowed) blockers.push("OutsideScaleInWindow");
@@ -28,6 +38,8 @@ export interface GateInput {
   reports: readonly SignalReport[];
   /** Starts (ms) of the buckets still changing between passes (health.ts). */
   filling: readonly number[];
+  /** Why the instance's own outage holds (failover.ts `notServingHold`). */
+  notServing?: string | undefined;
 }
 
 /** Stage 6 (see the module comment): `proposed` held at the current size when it is a blocked scale-in. */
@@ -55,6 +67,7 @@ function blockerMessage(
   gate: GateInput,
 ): string {
   const { inFlight, times } = frame;
+  if (b === "NotServing" && gate.notServing) return gate.notServing;
   if (b === "MetricsIncomplete") {
     const missing = gate.reports.filter((r) => r.status !== "Ok").map((r) => `${r.signal} ${r.status}`);
     const changing = gate.filling.map((t) => new Date(t).toISOString().slice(11, 16));

@@ -10,6 +10,7 @@ import { type Anticipation, anticipate } from "../anticipation.js";
 import { toleranceBand } from "../behavior.js";
 import { type WindowConnections, windowConnections } from "../connections.js";
 import type { DemandHistory } from "../demand-history.js";
+import type { ReplicaGroupObservation } from "../failover.js";
 import type { LeadingObservation } from "../leading.js";
 import { type Reason, reason } from "../reasons.js";
 import { evaluateSignals, type SignalEvaluation, type SignalNeed } from "../signals.js";
@@ -25,6 +26,8 @@ export interface SignalsInput {
   leading?: LeadingObservation | undefined;
   /** Which clients a unit change disconnects (`traffic/disconnections.ts`; default `RemovedUnits`). */
   disconnection?: DisconnectionModel | undefined;
+  /** The target's replica group, for the Failover rule (failover.ts). */
+  replicaGroup?: ReplicaGroupObservation | undefined;
 }
 
 /** What the signals measured. */
@@ -114,6 +117,8 @@ function anticipateDemand(
     demandHistory: input.demandHistory,
     leading: input.leading,
     disconnection: input.disconnection,
+    replicaGroup: input.replicaGroup,
+    measuredNeedUnits: evaluation.needs.reduce((m, n) => Math.max(m, n.minUnits), 0),
     connectionsPerUnit: CONNECTIONS_PER_UNIT * ((spec.metrics.connections?.targetPercent ?? 100) / 100),
   });
 }

@@ -35,6 +35,7 @@ import { demandSeries, MINUTE_MS } from "../../simulate/engine.js";
 import { frontierChartSpec } from "../../simulate/frontier-chart.js";
 import { HIGH_LOAD_PERCENT, parsePrices } from "../../simulate/metrics.js";
 import { type Reference, referenceInput, referenceSteps } from "../../simulate/reference.js";
+import { type ReplicaComparison, replicaComparisonSteps } from "../../simulate/replicas.js";
 import { finishAsync } from "../../simulate/steps.js";
 import { comparisonPoints, DEFAULT_MAX_TRIALS, type Sweep, sweepAsync } from "../../simulate/sweep.js";
 import { timelineChunks } from "../../simulate/timeline.js";
@@ -59,6 +60,7 @@ import { durationFlag, numberFlag, readFlagFile, timeFlag } from "../flags.js";
 import type { CliIo } from "../io.js";
 import { formatJson, formatNumber, formatTable } from "../output.js";
 import { referenceJson, renderReference } from "./simulate-reference.js";
+import { parseFailover, parseReplicas, renderReplicas, replicasJson } from "./simulate-replicas.js";
 import { renderSweep, sweepJson } from "./simulate-sweep.js";
 
 interface SimulateFlags extends CommonOptions, AzureFlags {
@@ -94,6 +96,9 @@ interface SimulateFlags extends CommonOptions, AzureFlags {
   disconnection: DisconnectionModel;
   /** `--no-reference` sets it false. */
   reference: boolean;
+  replicas?: string;
+  failover?: string;
+  failoverDuration: string;
 }
 
 /** Most policy variants one sweep may run (`--max-trials`): 1,000, some hours on a long trace. */
@@ -719,13 +724,101 @@ function simulateText({ s, source, flags, outcome, files }: SimulateReport): str
 async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
   const policy = await readPolicy(flags, io);
   const settings = settingsOf(policy, flags);
+  if (flags.failover !== undefined && flags.replicas === undefined)
+    throw new UsageError(
+      "--failover goes with --replicas (e.g. --replicas eastus=0.5,westus=0.5 --failover westus@peak)",
+    );
+  if (flags.replicas !== undefined && flags.sweep)
+    throw new UsageError("--replicas backtests one policy on a replica group; --sweep is for one instance");
+  const members = flags.replicas !== undefined ? parseReplicas(flags.replicas) : undefined;
   const source =
     flags.resourceId !== undefined ? await instanceSource(flags, io, policy) : await traceSource(flags, io);
+  if (members) {
+    await runReplicas(settings, source, members, flags, io);
+    return;
+  }
   const outcome = await simulateOn(settings, source, flags, io);
   const files =
     flags.out !== undefined ? await writeOutputs(resolve(io.cwd, flags.out), policy, source, outcome) : {};
   const render = flags.output === "json" ? simulateJson : simulateText;
   io.stdout(render({ s: settings, source, flags, outcome, files }));
+}
+
+/**
+ * `--replicas`: the replica group on the demand, with the Failover rule and without it (and the
+ * failover of `--failover`), reported per member and in total.
+ */
+async function runReplicas(
+  s: SimulateSettings,
+  source: DemandSource,
+  members: ReturnType<typeof parseReplicas>,
+  flags: SimulateFlags,
+  io: CliIo,
+): Promise<void> {
+  const { startMs, minutes, demand } = source;
+  const failover =
+    flags.failover !== undefined
+      ? parseFailover(flags.failover, flags.failoverDuration, members, { startMs, demand })
+      : undefined;
+  const bar = progressBar(flags.progress ?? (process.stderr.isTTY === true && minutes > 7 * 1440));
+  const started = performance.now();
+  let comparison: ReplicaComparison;
+  try {
+    const steps = replicaComparisonSteps({
+      policy: s.policy,
+      startMs,
+      demand,
+      mix: s.mix,
+      scaleDurationMs: s.scaleDurationMs,
+      metricDelayMs: s.metricDelayMs,
+      seed: flags.seed,
+      noiseAmplitude: s.noiseAmplitude,
+      disconnection: s.disconnection,
+      members,
+      ...(failover ? { failover } : {}),
+      lifetimeMs: s.lifetimeMs,
+      prices: s.prices,
+      loadTargetPercent: s.loadTarget ?? s.policy.spec.metrics.serverLoad?.targetPercent ?? 70,
+      ...(s.initial ? { initial: members.map(() => s.initial as SkuUnits) } : {}),
+    });
+    comparison = await finishAsync(steps, (done, total) => bar.update(done, total), io.signal);
+  } finally {
+    bar.stop();
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const model = {
+    scaleDurationSeconds: s.scaleDurationMs / 1000,
+    metricDelaySeconds: s.metricDelayMs / 1000,
+    connectionLifetimeSeconds: s.lifetimeMs / 1000,
+    noiseAmplitude: s.noiseAmplitude,
+    seed: flags.seed,
+    disconnection: s.disconnection,
+  };
+  if (flags.output === "json") {
+    io.stdout(
+      formatJson({
+        policy: { name: s.policy.metadata.name, namespace: s.policy.metadata.namespace, file: flags.policy },
+        ...source.json,
+        demand: { peakConnections: source.peak, mix: s.mix },
+        model,
+        anticipationMode: s.policy.spec.anticipation?.mode ?? "Off",
+        replicas: replicasJson(comparison),
+        runTimeSeconds: Math.round(seconds * 1000) / 1000,
+      }),
+    );
+    return;
+  }
+  const shares = comparison.members.map(
+    (m) => `${m.name} ${formatNumber(Math.round(m.share * 1000) / 10)} %`,
+  );
+  const header = [
+    `simulate: policy ${s.policy.metadata.name} on a replica group on ${source.name}, ${iso(startMs)} → ${iso(startMs + minutes * MINUTE_MS)} (${formatNumber(minutes)} minutes)`,
+    `demand: ${source.describe}, split ${shares.join(", ")} (${comparison.members[0]?.name} the primary); each member runs the policy through the operator's planner, in lockstep`,
+    `model: scale takes ${model.scaleDurationSeconds}s, metrics delayed ${model.metricDelaySeconds}s, clients stay ${formatNumber(s.lifetimeMs / MINUTE_MS)} min, noise ±${formatNumber(s.noiseAmplitude * 100)} %, seed "${flags.seed}"; anticipation ${s.policy.spec.anticipation?.mode ?? "Off"}${s.policy.spec.anticipation && s.policy.spec.anticipation.mode !== "Off" ? "" : " (the Failover rule is part of anticipation: on and off are the same run)"}`,
+  ];
+  io.stdout(
+    `${renderReplicas(comparison, header)}simulated ${comparison.members.length} members × ${formatNumber(comparison.baseline ? 3 : 2)} runs × ${formatNumber(minutes)} minutes in ${seconds.toFixed(1)} s\n`,
+  );
 }
 
 /** What anticipation did in the policy's run, in one line. */
@@ -848,7 +941,16 @@ export const simulateCommand: CliCommand = defineCommand<SimulateFlags>({
           "--progress",
           "show a progress bar on stderr (default: on a terminal for runs over a week, and for sweeps)",
         )
-        .option("--no-progress", "never show a progress bar"),
+        .option("--no-progress", "never show a progress bar")
+        .option(
+          "--replicas <members>",
+          "backtest a replica group instead: name=share[,…], the primary first (e.g. eastus=0.5,westus=0.3,westeurope=0.2), each member on its share of the demand with the policy, with the Failover rule and without it",
+        )
+        .option(
+          "--failover <member@when>",
+          "with --replicas: that member stops serving at the demand's peak (member@peak) or at a time (member@2015-03-01T12:00Z); its clients reconnect to the others",
+        )
+        .option("--failover-duration <duration>", "how long the failed member stays down", "60m"),
       env,
     ),
   examples: [
@@ -858,6 +960,7 @@ export const simulateCommand: CliCommand = defineCommand<SimulateFlags>({
     "signalr-autoscaler simulate --policy my-policy.yaml --trace my-traffic.csv --initial-sku Premium_P1 --initial-units 20",
     "signalr-autoscaler simulate --policy examples/signalr-chat.yaml --sweep --out out/",
     "signalr-autoscaler simulate --policy examples/signalr-chat.yaml --resource-id /subscriptions/…/SignalR/chat-signalr --days 14",
+    "signalr-autoscaler simulate --policy examples/signalr-chat.yaml --replicas eastus=0.5,westus=0.3,westeurope=0.2 --failover westus@peak",
   ],
   action: runSimulate,
 });

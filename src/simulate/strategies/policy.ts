@@ -26,6 +26,9 @@
  *   accepted connections), kept for 30 minutes and passed to the planner as the operator passes
  *   what it read from Prometheus. A run without app-server metrics (no arrivals in the setup)
  *   passes no reading: the signal reports itself unavailable.
+ * - Replica group (a group's run, `../replicas.ts`): the poll's `replicaGroup` — every member's
+ *   ARM view and connection buckets then — is passed to the planner as the operator passes what
+ *   it read of the target's primary and replicas.
  * - Polls: every `pollIntervalSeconds`, rounded to whole minutes (at least one a minute; metrics
  *   have a one-minute grain). The operator looks every 15 s while an update runs, so it observes a
  *   completion up to a minute earlier than the simulation does.
@@ -151,6 +154,7 @@ export class PolicyStrategy implements Strategy {
       ...(this.#leading ? { leading: this.#leadingAt(this.#leading, ctx) } : {}),
       ...(replicas !== undefined ? { appServer: hpa ? { hpaMinReplicas: replicas } : { replicas } } : {}),
       ...(this.#disconnection ? { disconnection: this.#disconnection } : {}),
+      ...(ctx.replicaGroup ? { replicaGroup: ctx.replicaGroup } : {}),
       now: ctx.nowMs,
     });
     this.lastDecision = plan.decision;
