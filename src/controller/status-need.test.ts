@@ -39,6 +39,24 @@ function steady(t: number): Status {
     ],
     consecutiveFailures: 0,
     lastReasons: ["WithinTolerance"],
+    geoReplicas: {
+      role: "Primary",
+      primary: "/subscriptions/s/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/chat",
+      members: [
+        {
+          resourceId:
+            "/subscriptions/s/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/chat/replicas/west",
+          role: "Replica",
+          location: "westus",
+          sku: "Premium_P1",
+          units: 10,
+          serving: true,
+          policy: "chat/west",
+        },
+      ],
+      unmanaged: 0,
+      readAt: iso(t),
+    },
     ingestion: {
       observedDelaySeconds: 180,
       observedAt: iso(t - 2 * MIN),
@@ -178,6 +196,42 @@ describe("needsStatusWrite: each relied-upon field is written at once", () => {
       (s) => ((s.conditions?.[0] as { observedGeneration: number }).observedGeneration = 4),
     ],
     ["a condition added", "conditions", (s) => s.conditions?.pop()],
+    [
+      "a geo-replica stopped serving",
+      "geoReplicas",
+      (s) => ((s.geoReplicas?.members[0] as { serving: boolean }).serving = false),
+    ],
+    [
+      "a geo-replica's policy deleted",
+      "geoReplicas",
+      (s) => delete (s.geoReplicas?.members[0] as { policy?: string }).policy,
+    ],
+    [
+      "the instance stopped serving",
+      "notServing",
+      (s) => (s.notServing = { since: iso(T0), reason: 'resourceStopped is "true"' }),
+    ],
+    [
+      "a member of its group lost",
+      "anticipation",
+      (s) => {
+        (s.anticipation as NonNullable<Status["anticipation"]>).failover = {
+          lost: [
+            {
+              resourceId:
+                "/subscriptions/s/resourceGroups/rg/providers/Microsoft.SignalRService/SignalR/chat/replicas/west",
+              cause: "NotServing",
+              reason: 'resourceStopped is "true"',
+              since: iso(T0),
+              connections: 3000,
+            },
+          ],
+          ownConnections: 5000,
+          share: 0.7,
+          expectedConnections: 7100,
+        };
+      },
+    ],
     ["current units", "current", (s) => ((s.current as { units: number }).units = 30)],
     ["current replicas", "current", (s) => ((s.current as { replicas: number }).replicas = 5)],
     ["desired SKU", "desired", (s) => ((s.desired as { sku: string }).sku = "Premium_P2")],
@@ -245,6 +299,10 @@ describe("needsStatusWrite: each relied-upon field is written at once", () => {
 describe("needsStatusWrite: refreshed fields alone do not force a write", () => {
   const cases: [string, (s: Status) => void][] = [
     ["the last sample", (s) => (s.lastSample = { time: iso(T0), serverLoadPercent: 90, connections: 1 })],
+    [
+      "when the replica group was listed",
+      (s) => ((s.geoReplicas as { readAt: string }).readAt = iso(T0 + 7 * MIN)),
+    ],
     [
       "a condition's figures",
       (s) => ((s.conditions?.[0] as { message: string }).message = `server load 61% of 70% at ${iso(T0)}`),

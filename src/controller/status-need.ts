@@ -13,7 +13,8 @@
  * | `recommendations` | the sizes a stabilization window can still pick (each size's newest entry) |
  * | `ingestion` | `observedDelaySeconds` in whole minutes (the delay decisions use: `effectiveIngestionDelay`) |
  * | `geoReplicas` | whole but `readAt` |
- * | `anticipation` | mode, lead time, scale duration and its source, units, drivenBy, applied, each rule's units, the forecast's state and cycle, the leading signal's state, reason and lifetime source, and the messages' words |
+ * | `notServing` | whole |
+ * | `anticipation` | mode, lead time, scale duration and its source, units, drivenBy, applied, each rule's units, the forecast's state and cycle, the leading signal's state, reason and lifetime source, the lost members of a failover and what this instance expects of them, and the messages' words |
  *
  * Refreshed (written with the next write, and once per refresh interval while they differ):
  * `geoReplicas.readAt`, `lastSample` (the Load and Connections columns of `kubectl get capol`), the figures of messages,
@@ -123,6 +124,7 @@ function anticipationKey(a: Status["anticipation"]): unknown {
       lifetimeSource: a.leading.lifetimeSource,
       message: messageWords(a.leading.message),
     },
+    failover: a.failover,
     message: messageWords(a.message),
   };
 }
@@ -147,6 +149,7 @@ const RELIED_UPON: readonly [string, (s: Status) => unknown][] = [
   ["ingestion", (s) => wholeMinutes(s.ingestion?.observedDelaySeconds)],
   ["anticipation", (s) => anticipationKey(s.anticipation)],
   ["geoReplicas", (s) => s.geoReplicas && { ...s.geoReplicas, readAt: undefined }],
+  ["notServing", (s) => s.notServing],
 ];
 
 /** The first relied-upon field that differs between two statuses, if any. */
