@@ -112,4 +112,61 @@ describe("geo-replicas", () => {
       500,
     );
   });
+
+  it("a replica stops serving: the survivor that takes most of its clients scales out at the next poll, before its metrics show them", async () => {
+    const { kube, ns, h } = suite;
+    const primary = signalrId("chat-fo");
+    const west = `${primary}/replicas/chat-fo-westus`;
+    const asia = `${primary}/replicas/chat-fo-asia`;
+    const add = (resourceId: string, location: string, connections: number) =>
+      h.emulator.control.addInstance({ resourceId, location, sku: "Premium_P1", units: 10, connections });
+    add(primary, "eastus", 6000);
+    add(west, "westus", 4000);
+    add(asia, "eastasia", 3000);
+    const spec = { units: { min: 10, max: 50 }, anticipation: { mode: "Enabled" } };
+    for (const [name, id] of [
+      ["fo-primary", primary],
+      ["fo-west", west],
+      ["fo-asia", asia],
+    ] as const) {
+      await createPolicy(kube, policyManifest(ns, name, id, spec));
+    }
+    await h.eventually(
+      async () => {
+        const p = await getPolicy(kube, ns, "fo-primary");
+        expect(p.status?.geoReplicas?.members.every((m) => m.serving === true)).toBe(true);
+        expect(p.status?.lastSample?.connections).toBeGreaterThan(5900);
+      },
+      60_000,
+      500,
+    );
+    expect(armWritesFor(requests.all, primary)).toHaveLength(0);
+
+    // West stops serving: its 4,000 clients reconnect to the others by their demand (6,000 : 3,000),
+    // so the primary is about to hold 8,667 — above 80 % of its 10 units.
+    const failAt = h.emulator.clock.nowMs();
+    h.emulator.control.failover(west, { cause: "stopped" });
+    await h.eventually(() => expect(armWritesFor(requests.all, primary)).toHaveLength(1), 60_000, 200);
+    const sentAt = Date.parse(armWritesFor(requests.all, primary)[0]?.at ?? "");
+    // Within one poll (15 s) of ARM showing it, and long before a bucket with the arrivals is read
+    // (the ingestion delay is 3 minutes).
+    expect(sentAt - failAt).toBeLessThanOrEqual(15_000 + 5_000);
+    const p = await getPolicy(kube, ns, "fo-primary");
+    expect(p.status?.desired?.units).toBe(20);
+    expect(p.status?.anticipation?.failover?.lost.map((l) => [l.resourceId, l.cause])).toEqual([
+      [west, "NotServing"],
+    ]);
+    expect(p.status?.geoReplicas?.members.find((m) => m.resourceId === west)).toMatchObject({
+      serving: false,
+      notServingReason: 'resourceStopped is "true"',
+    });
+    const events = await eventsOnce(kube, ns, "fo-primary", (es) =>
+      es.some((e) => e.reason === "AnticipatedScaleOut"),
+    );
+    expect(events.find((e) => e.reason === "AnticipatedScaleOut")?.message).toMatch(/Failover/);
+    // The stopped replica itself is not scaled in on its vanished connections.
+    const stopped = await getPolicy(kube, ns, "fo-west");
+    expect(stopped.status?.notServing?.reason).toContain("resourceStopped");
+    expect(armWritesFor(requests.all, west)).toHaveLength(0);
+  });
 });
