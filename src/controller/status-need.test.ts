@@ -204,7 +204,10 @@ describe("needsStatusWrite: each relied-upon field is written at once", () => {
     [
       "a geo-replica's policy deleted",
       "geoReplicas",
-      (s) => delete (s.geoReplicas?.members[0] as { policy?: string }).policy,
+      (s) => {
+        const member = s.geoReplicas?.members[0];
+        if (member) delete member.policy;
+      },
     ],
     [
       "the instance stopped serving",

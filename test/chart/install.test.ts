@@ -21,7 +21,14 @@ import { type RunningEmulator, startEmulator } from "../../src/emulator/index.js
 import type { KubeClients } from "../../src/kube/client.js";
 import { LeaseClient } from "../../src/kube/lease.js";
 import { type ControlPlane, startControlPlane } from "../../src/localcluster/index.js";
-import { CHAT_HUB, clientsFor, createDeployment, createNamespace, eventually } from "../kube/support.js";
+import {
+  CHAT_HUB,
+  clientsFor,
+  createDeployment,
+  createNamespace,
+  eventually,
+  waitEstablished,
+} from "../kube/support.js";
 import {
   condition,
   createPolicy,
@@ -108,13 +115,7 @@ describe("helm install", () => {
     expect(installed.stdout).toContain(`kubectl -n ${ns} get lease ${FULLNAME}`);
 
     // The CRD as crds/ has it (the enum value Off is a string, not false), kept on uninstall.
-    const established = await kubectlAs(cp.kubeconfigAdmin, [
-      "wait",
-      "--for=condition=Established",
-      `crd/${CRD_NAME}`,
-      "--timeout=60s",
-    ]);
-    expect(established.code, established.stderr).toBe(0);
+    await waitEstablished(admin);
     const crd = await admin.apiextensions.readCustomResourceDefinition({ name: CRD_NAME });
     expect(crd.metadata?.annotations?.["helm.sh/resource-policy"]).toBe("keep");
     expect(crd.metadata?.annotations?.["meta.helm.sh/release-name"]).toBe(RELEASE);

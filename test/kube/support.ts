@@ -60,9 +60,9 @@ export async function kubectl(
 export async function ensureCrd(kubeconfig = controlPlane().kubeconfigAdmin): Promise<void> {
   if (!existsSync(CRD_FILE)) throw new Error(`${CRD_FILE} is missing; run npm run gen:crds`);
   await kubectl(["apply", "--server-side", "--force-conflicts", "-f", CRD_FILE], kubeconfig);
-  await kubectl(["wait", "--for=condition=Established", `crd/${CRD_NAME}`, "--timeout=60s"], kubeconfig);
-  // Discovery of the new group can lag behind Established by a moment.
   const clients = clientsFor(kubeconfig);
+  await waitEstablished(clients);
+  // Discovery of the new group can lag behind Established by a moment.
   await eventually(async () => {
     await clients.customObjects.listCustomObjectForAllNamespaces({
       group: GROUP,
@@ -71,6 +71,24 @@ export async function ensureCrd(kubeconfig = controlPlane().kubeconfigAdmin): Pr
       limit: 1,
     });
   }, 30_000);
+}
+
+/**
+ * Waits (up to 60 s) until the API server says the CapacityPolicy CRD is `Established`. Polled
+ * through the API rather than with `kubectl wait --for=condition=Established`, which fails at once
+ * (".status.conditions accessor error: <nil>") when it reads the CRD before the API server has
+ * written any condition — as it can right after an apply on a busy machine.
+ */
+export async function waitEstablished(clients: KubeClients): Promise<void> {
+  await eventually(
+    async () => {
+      const crd = await clients.apiextensions.readCustomResourceDefinition({ name: CRD_NAME });
+      const established = crd.status?.conditions?.find((c) => c.type === "Established");
+      if (established?.status !== "True") throw new Error(`CRD ${CRD_NAME} is not Established yet`);
+    },
+    60_000,
+    100,
+  );
 }
 
 /** A fresh namespace named `<prefix>-<random>`. (No namespace controller runs, so none is deleted.) */
