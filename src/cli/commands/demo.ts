@@ -8,14 +8,17 @@ import { type CapacityPolicy, PolicyError, parsePolicyYaml } from "../../api/ind
 import {
   DEFAULT_TRACE,
   DEFAULT_TRACE_FOCUS_MS,
+  type DemoGroupSettings,
   type DemoResult,
   type DemoSettings,
   defaultWindowStart,
+  demoMembers,
   formatSummary,
   isoMinute,
   runDemo,
   summaryJson,
   traceWindow,
+  windowPeakMs,
 } from "../../demo/index.js";
 import { repoRoot } from "../../localcluster/index.js";
 import { parseTrace, type Trace, TraceFormatError } from "../../traffic/index.js";
@@ -24,6 +27,7 @@ import { UsageError } from "../errors.js";
 import { durationFlag, numberFlag, readFlagFile, timeFlag } from "../flags.js";
 import type { CliIo } from "../io.js";
 import { formatJson } from "../output.js";
+import { parseFailover, parseFailoverCause, parseReplicas } from "../replica-flags.js";
 
 const DEFAULT_POLICY = "examples/demo.yaml";
 const DEFAULT_NAMESPACE = "signalr-autoscaler-demo";
@@ -43,6 +47,10 @@ interface DemoFlags extends CommonOptions {
   out: string;
   /** false with --no-prometheus. */
   prometheus: boolean;
+  replicas?: string;
+  failover?: string;
+  failoverDuration: string;
+  failoverCause: string;
 }
 
 /** A file the user named (relative to the working directory) or a default (relative to the project). */
@@ -98,6 +106,39 @@ async function readDemoWindow(flags: DemoFlags, tracePath: string): Promise<Retu
   }
 }
 
+/**
+ * `--replicas` and `--failover`: the replica group the demo creates from the policy (its target
+ * the primary), and the failover. Undefined without `--replicas`. @throws UsageError
+ */
+function readDemoGroup(
+  flags: DemoFlags,
+  policy: CapacityPolicy,
+  window: ReturnType<typeof traceWindow>,
+): DemoGroupSettings | undefined {
+  if (flags.replicas === undefined) {
+    if (flags.failover !== undefined)
+      throw new UsageError(
+        "--failover goes with --replicas (e.g. --replicas eastus=0.5,westus=0.5 --failover westus@peak)",
+      );
+    return undefined;
+  }
+  const members = parseReplicas(flags.replicas);
+  try {
+    demoMembers(policy, members);
+  } catch (err) {
+    if (err instanceof RangeError) throw new UsageError(`--replicas: ${err.message}`);
+    throw err;
+  }
+  if (flags.failover === undefined) return { members };
+  const cause = parseFailoverCause(flags.failoverCause);
+  const plan = parseFailover(flags.failover, flags.failoverDuration, members, {
+    startMs: window.startMs,
+    endMs: window.startMs + window.durationMs,
+    peakMs: windowPeakMs(window),
+  });
+  return { members, failover: { ...plan, cause } };
+}
+
 /** Everything the demo runs with, checked from the flags before anything starts. @throws UsageError */
 async function demoSettings(
   flags: DemoFlags,
@@ -109,6 +150,7 @@ async function demoSettings(
   const policy = await readDemoPolicy(flags, policyPath);
   const tracePath = filePath(flags.trace, DEFAULT_TRACE, io.cwd);
   const window = await readDemoWindow(flags, tracePath);
+  const group = readDemoGroup(flags, policy, window);
   const peakConnections = numberFlag("peak-connections", flags.peakConnections, {
     exclusiveMin: 0,
   }) as number;
@@ -130,6 +172,7 @@ async function demoSettings(
     context: flags.context,
     verbose: flags.verbose,
     prometheus: flags.prometheus,
+    ...(group ? { group } : {}),
   };
   return { settings, tracePath, policyPath };
 }
@@ -225,6 +268,20 @@ export const demoCommand: CliCommand = defineCommand<DemoFlags>({
       .option(
         "--no-prometheus",
         "leave the policy's leading signal out instead of running a real Prometheus (built on first use) for it",
+      )
+      .option(
+        "--replicas <members>",
+        "a geo-replica group instead of one instance: the policy's instance as the primary in the first member's region and a replica in each other's, each with its share of the demand and a policy of its own, e.g. eastus=0.5,westus=0.3,westeurope=0.2",
+      )
+      .option(
+        "--failover <member@when>",
+        "with --replicas: that member stops serving at the demand's peak (member@peak) or at a time (member@2015-04-14T23:00Z); its clients reconnect to the others",
+      )
+      .option("--failover-duration <duration>", "how long the failed member stays down", "60m")
+      .option(
+        "--failover-cause <cause>",
+        'what ARM shows of it: stopped (resourceStopped "true"), outage (nothing: only its metrics stop) or endpointDisabled (a drain)',
+        "stopped",
       ),
   action: runDemoCommand,
 });
