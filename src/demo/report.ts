@@ -200,21 +200,16 @@ export function summaryJson(result: DemoResult, extra: Record<string, unknown>):
 
 /** A replica group's figures for `--output json`: times as RFC 3339. */
 function groupJson(g: NonNullable<DemoResult["group"]>): Record<string, unknown> {
-  const f = g.failover;
+  if (!g.failover) return { members: g.members, total: g.total };
+  const { startMs, restoredMs, durationMs, ...rest } = g.failover;
   return {
     members: g.members,
     total: g.total,
-    ...(f
-      ? {
-          failover: {
-            ...f,
-            startMs: undefined,
-            restoredMs: undefined,
-            start: new Date(f.startMs).toISOString(),
-            ...(f.restoredMs !== undefined ? { restored: new Date(f.restoredMs).toISOString() } : {}),
-            durationMinutes: f.durationMs / 60_000,
-          },
-        }
-      : {}),
+    failover: {
+      ...rest,
+      start: new Date(startMs).toISOString(),
+      ...(restoredMs !== undefined ? { restored: new Date(restoredMs).toISOString() } : {}),
+      durationMinutes: durationMs / 60_000,
+    },
   };
 }
