@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { CapacityPolicy } from "../api/index.js";
 import { parsePolicyYaml } from "../api/index.js";
 import { parseResourceId } from "../api/resource-id.js";
-import { demoMembers, replicaName, windowPeakMs } from "./group.js";
+import { demoMembers, replicaName } from "./group.js";
 
 const POLICY: CapacityPolicy = parsePolicyYaml(
   readFileSync(resolve(import.meta.dirname, "../../examples/demo.yaml"), "utf8"),
@@ -78,23 +78,5 @@ describe("the demo's replica group", () => {
     expect(() => demoMembers(standard, [{ name: "eastus", share: 1 }])).toThrow(
       /Premium feature: the policy allows Standard_S1/,
     );
-  });
-
-  it("finds the window's peak: the largest value inside the window, not beside it", () => {
-    const t = (m: number) => Date.UTC(2015, 3, 14, 22, m);
-    const window = {
-      startMs: t(0),
-      durationMs: 10 * 60_000,
-      trace: {
-        points: [
-          { t: t(-5), value: 99 },
-          { t: t(0), value: 1 },
-          { t: t(5), value: 7 },
-          { t: t(7), value: 7 },
-          { t: t(10), value: 50 },
-        ],
-      },
-    };
-    expect(windowPeakMs(window)).toBe(t(5));
   });
 });

@@ -15,13 +15,23 @@
  */
 import type { CapacityPolicy } from "../api/index.js";
 import { formatResourceId, parseResourceId } from "../api/resource-id.js";
-import type { FailoverCause, FailoverPlan, MemberShare } from "../cli/replica-flags.js";
+import type { OutageCause } from "../emulator/state.js";
+
+/** A member of `--replicas`: its name (its region) and its share of the demand, 0–1. */
+export interface MemberShare {
+  name: string;
+  share: number;
+}
 
 /** The group the demo runs: its members, and the failover, if any. */
 export interface DemoGroupSettings {
   /** The members, the primary first, shares normalized to 1. */
   members: readonly MemberShare[];
-  failover?: (FailoverPlan & { cause: FailoverCause }) | undefined;
+  /**
+   * `member` stops serving at `startMs` (virtual ms, a whole minute) for `durationMs`; ARM shows
+   * it as `cause` says (the emulator's failover action).
+   */
+  failover?: { member: string; startMs: number; durationMs: number; cause: OutageCause } | undefined;
 }
 
 /** One member as the demo creates it. */
@@ -110,22 +120,4 @@ export function demoMembers(policy: CapacityPolicy, members: readonly MemberShar
       appServerName: replica ?? ref.name,
     };
   });
-}
-
-/**
- * The time of the window's largest demand (the trace's largest value inside the window, the first
- * of equal ones), for `--failover member@peak`.
- */
-export function windowPeakMs(window: {
-  startMs: number;
-  durationMs: number;
-  trace: { points: readonly { t: number; value: number }[] };
-}): number {
-  const end = window.startMs + window.durationMs;
-  let best: { t: number; value: number } | undefined;
-  for (const p of window.trace.points) {
-    if (p.t < window.startMs || p.t >= end) continue;
-    if (!best || p.value > best.value) best = p;
-  }
-  return best?.t ?? window.startMs;
 }

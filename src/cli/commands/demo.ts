@@ -8,17 +8,14 @@ import { type CapacityPolicy, PolicyError, parsePolicyYaml } from "../../api/ind
 import {
   DEFAULT_TRACE,
   DEFAULT_TRACE_FOCUS_MS,
-  type DemoGroupSettings,
   type DemoResult,
   type DemoSettings,
   defaultWindowStart,
-  demoMembers,
   formatSummary,
   isoMinute,
   runDemo,
   summaryJson,
   traceWindow,
-  windowPeakMs,
 } from "../../demo/index.js";
 import { repoRoot } from "../../localcluster/index.js";
 import { parseTrace, type Trace, TraceFormatError } from "../../traffic/index.js";
@@ -27,7 +24,7 @@ import { UsageError } from "../errors.js";
 import { durationFlag, numberFlag, readFlagFile, timeFlag } from "../flags.js";
 import type { CliIo } from "../io.js";
 import { formatJson } from "../output.js";
-import { parseFailover, parseFailoverCause, parseReplicas } from "../replica-flags.js";
+import { readDemoGroup } from "./demo-replicas.js";
 
 const DEFAULT_POLICY = "examples/demo.yaml";
 const DEFAULT_NAMESPACE = "signalr-autoscaler-demo";
@@ -106,39 +103,6 @@ async function readDemoWindow(flags: DemoFlags, tracePath: string): Promise<Retu
   }
 }
 
-/**
- * `--replicas` and `--failover`: the replica group the demo creates from the policy (its target
- * the primary), and the failover. Undefined without `--replicas`. @throws UsageError
- */
-function readDemoGroup(
-  flags: DemoFlags,
-  policy: CapacityPolicy,
-  window: ReturnType<typeof traceWindow>,
-): DemoGroupSettings | undefined {
-  if (flags.replicas === undefined) {
-    if (flags.failover !== undefined)
-      throw new UsageError(
-        "--failover goes with --replicas (e.g. --replicas eastus=0.5,westus=0.5 --failover westus@peak)",
-      );
-    return undefined;
-  }
-  const members = parseReplicas(flags.replicas);
-  try {
-    demoMembers(policy, members);
-  } catch (err) {
-    if (err instanceof RangeError) throw new UsageError(`--replicas: ${err.message}`);
-    throw err;
-  }
-  if (flags.failover === undefined) return { members };
-  const cause = parseFailoverCause(flags.failoverCause);
-  const plan = parseFailover(flags.failover, flags.failoverDuration, members, {
-    startMs: window.startMs,
-    endMs: window.startMs + window.durationMs,
-    peakMs: windowPeakMs(window),
-  });
-  return { members, failover: { ...plan, cause } };
-}
-
 /** Everything the demo runs with, checked from the flags before anything starts. @throws UsageError */
 async function demoSettings(
   flags: DemoFlags,
@@ -150,10 +114,10 @@ async function demoSettings(
   const policy = await readDemoPolicy(flags, policyPath);
   const tracePath = filePath(flags.trace, DEFAULT_TRACE, io.cwd);
   const window = await readDemoWindow(flags, tracePath);
-  const group = readDemoGroup(flags, policy, window);
   const peakConnections = numberFlag("peak-connections", flags.peakConnections, {
     exclusiveMin: 0,
   }) as number;
+  const group = readDemoGroup(flags, policy, window, peakConnections);
   const speed = numberFlag("speed", flags.speed, { min: 1, max: 100_000 }) as number;
   const scaleDurationMs = durationFlag("scale-duration", flags.scaleDuration);
   const ingestionDelayMs = durationFlag("ingestion-delay", flags.ingestionDelay);
