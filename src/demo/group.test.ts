@@ -60,6 +60,23 @@ describe("the demo's replica group", () => {
     expect(POLICY.spec.appServer?.deploymentName).toBe("chat-hub");
   });
 
+  it("turns the Failover rule off in every member's policy on request, and only then", () => {
+    expect(members.every((m) => m.policy.spec.anticipation?.failover?.enabled !== false)).toBe(true);
+    const off = demoMembers(
+      POLICY,
+      [
+        { name: "eastus", share: 0.5 },
+        { name: "westus", share: 0.5 },
+      ],
+      { failoverRule: false },
+    );
+    expect(off.map((m) => m.policy.spec.anticipation?.failover)).toEqual([
+      { enabled: false },
+      { enabled: false },
+    ]);
+    expect(off[1]?.policy.spec.anticipation?.mode).toBe("Enabled");
+  });
+
   it("names a replica by its member alone when instance and member pass 63 characters", () => {
     expect(replicaName("chat", "westus")).toBe("chat-westus");
     expect(replicaName("c".repeat(60), "westus")).toBe("westus");

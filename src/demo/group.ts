@@ -32,6 +32,11 @@ export interface DemoGroupSettings {
    * it as `cause` says (the emulator's failover action).
    */
   failover?: { member: string; startMs: number; durationMs: number; cause: OutageCause } | undefined;
+  /**
+   * False: each member's policy runs with the Failover anticipation rule off
+   * (`spec.anticipation.failover.enabled: false`, `--no-failover-rule`), for a run to compare.
+   */
+  failoverRule?: boolean | undefined;
 }
 
 /** One member as the demo creates it. */
@@ -78,6 +83,16 @@ function leadingSignalFor(policy: CapacityPolicy, from: string, to: string): Cap
   };
 }
 
+/** `policy` with the Failover anticipation rule off (when it has anticipation at all). */
+export function withoutFailoverRule(policy: CapacityPolicy): CapacityPolicy {
+  const anticipation = policy.spec.anticipation;
+  if (!anticipation) return policy;
+  return {
+    ...policy,
+    spec: { ...policy.spec, anticipation: { ...anticipation, failover: { enabled: false } } },
+  };
+}
+
 /** The policy for one member: named `<policy>-<member>`, its target the member, its app servers its own. */
 function memberPolicy(policy: CapacityPolicy, member: string, resourceId: string): CapacityPolicy {
   const name = `${policy.metadata.name}-${member.toLowerCase()}`.slice(0, POLICY_NAME_MAX);
@@ -98,7 +113,11 @@ function memberPolicy(policy: CapacityPolicy, member: string, resourceId: string
  * @throws RangeError when the policy's target is itself a replica, or the policy allows a SKU
  * other than Premium (replicas are a Premium feature).
  */
-export function demoMembers(policy: CapacityPolicy, members: readonly MemberShare[]): DemoMember[] {
+export function demoMembers(
+  policy: CapacityPolicy,
+  members: readonly MemberShare[],
+  options: { failoverRule?: boolean | undefined } = {},
+): DemoMember[] {
   const ref = parseResourceId(policy.spec.target.resourceId);
   if (ref.replica !== undefined)
     throw new RangeError("the policy's target is a replica: --replicas needs the primary instance's ID");
@@ -116,7 +135,10 @@ export function demoMembers(policy: CapacityPolicy, members: readonly MemberShar
       resourceId,
       location: m.name.toLowerCase(),
       share: m.share,
-      policy: memberPolicy(policy, m.name, resourceId),
+      policy:
+        options.failoverRule === false
+          ? withoutFailoverRule(memberPolicy(policy, m.name, resourceId))
+          : memberPolicy(policy, m.name, resourceId),
       appServerName: replica ?? ref.name,
     };
   });

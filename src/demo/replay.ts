@@ -17,7 +17,7 @@ import { type DemoStage, type StagedMember, type Started, untilAborted } from ".
 /** A scale-out a member's policy sent (`--replicas`): which member, when, from and to how many units. */
 export interface SentScaleOut {
   member: string;
-  /** Virtual ms of the pass that sent it. */
+  /** Virtual ms ARM accepted it (the emulator's operation started). */
   time: number;
   fromUnits: number;
   toUnits: number;
@@ -104,10 +104,12 @@ function followPasses(
     const desired = decision?.desired;
     // An update was sent in this pass: another ARM write (one instance), or a new operation on the member.
     let sent: boolean;
+    let sentMs = now;
     if (group) {
-      const op = control.instance(member.resourceId)?.operation?.id;
-      sent = op !== undefined && op !== lastOp.get(member.resourceId);
-      lastOp.set(member.resourceId, op);
+      const op = control.instance(member.resourceId)?.operation;
+      sent = op !== undefined && op.id !== lastOp.get(member.resourceId);
+      lastOp.set(member.resourceId, op?.id);
+      if (op && sent) sentMs = op.startedMs;
     } else {
       const writes = control.calls().armWrites;
       sent = writes > armWrites;
@@ -118,7 +120,7 @@ function followPasses(
     if (out && group) {
       scaleOuts.push({
         member: member.name,
-        time: now,
+        time: sentMs,
         fromUnits: decision.current.units,
         toUnits: desired.units,
       });

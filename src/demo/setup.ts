@@ -108,7 +108,8 @@ function createdMs(settings: DemoSettings): number {
  */
 function membersOf(settings: DemoSettings): DemoMember[] {
   const { policy } = settings;
-  if (settings.group) return demoMembers(policy, settings.group.members);
+  if (settings.group)
+    return demoMembers(policy, settings.group.members, { failoverRule: settings.group.failoverRule });
   const resourceId = policy.spec.target.resourceId;
   return [
     {

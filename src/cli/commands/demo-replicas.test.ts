@@ -65,6 +65,25 @@ describe("demo --replicas and --failover", () => {
     });
   });
 
+  it("--no-failover-rule: the group's policies without the Failover rule", () => {
+    const group = readDemoGroup(
+      flags({ replicas: "eastus=1,westus=1", failoverRule: false }),
+      POLICY,
+      WINDOW,
+      200_000,
+    );
+    expect(group).toEqual({
+      members: [
+        { name: "eastus", share: 0.5 },
+        { name: "westus", share: 0.5 },
+      ],
+      failoverRule: false,
+    });
+    expect(() => readDemoGroup(flags({ failoverRule: false }), POLICY, WINDOW, 200_000)).toThrow(
+      /goes with --replicas/,
+    );
+  });
+
   it.each([
     [{ failover: "westus@peak" }, /--failover goes with --replicas/],
     [{ replicas: "eastus=1" }, /2 to 16 members/],

@@ -22,6 +22,8 @@ export interface DemoGroupFlags {
   failover?: string | undefined;
   failoverDuration: string;
   failoverCause: string;
+  /** False with `--no-failover-rule`. */
+  failoverRule?: boolean | undefined;
 }
 
 /** `--failover-cause`: what ARM shows of the failed member. @throws UsageError for another value. */
@@ -60,6 +62,7 @@ export function readDemoGroup(
       throw new UsageError(
         "--failover goes with --replicas (e.g. --replicas eastus=0.5,westus=0.5 --failover westus@peak)",
       );
+    if (flags.failoverRule === false) throw new UsageError("--no-failover-rule goes with --replicas");
     return undefined;
   }
   const members = parseReplicas(flags.replicas);
@@ -73,11 +76,12 @@ export function readDemoGroup(
     if (err instanceof RangeError) throw new UsageError(`--replicas: ${err.message}`);
     throw err;
   }
-  if (flags.failover === undefined) return { members };
+  const rule = flags.failoverRule === false ? { failoverRule: false } : {};
+  if (flags.failover === undefined) return { members, ...rule };
   const cause = parseFailoverCause(flags.failoverCause);
   const plan = parseFailover(flags.failover, flags.failoverDuration, members, {
     startMs: window.startMs,
     demand: windowDemand(window, peakConnections),
   });
-  return { members, failover: { ...plan, cause } };
+  return { members, failover: { ...plan, cause }, ...rule };
 }

@@ -48,6 +48,8 @@ interface DemoFlags extends CommonOptions {
   failover?: string;
   failoverDuration: string;
   failoverCause: string;
+  /** false with --no-failover-rule. */
+  failoverRule: boolean;
 }
 
 /** A file the user named (relative to the working directory) or a default (relative to the project). */
@@ -246,6 +248,10 @@ export const demoCommand: CliCommand = defineCommand<DemoFlags>({
         "--failover-cause <cause>",
         'what ARM shows of it: stopped (resourceStopped "true"), outage (nothing: only its metrics stop) or endpointDisabled (a drain)',
         "stopped",
+      )
+      .option(
+        "--no-failover-rule",
+        "with --replicas: the members' policies without the Failover anticipation rule (spec.anticipation.failover.enabled false), to compare",
       ),
   action: runDemoCommand,
 });
