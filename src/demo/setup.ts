@@ -1,8 +1,9 @@
 /**
  * The demo's set-up, up to the moment the traffic starts: the cluster (local control plane or an
  * existing one), the CRDs and the namespace, the Azure emulator with its clock stopped and one
- * instance replaying the trace window, the app-server Deployment and the CapacityPolicy, the
- * Events watch, and the operator on the emulator's clock (not started yet). Each part is recorded
+ * instance replaying the trace window (or, with `--replicas`, a primary and its geo-replicas, each
+ * with its share of it: `group.ts`), the app-server Deployment and the CapacityPolicy (one each
+ * per member), the Events watch, and the operator on the emulator's clock (not started yet). Each part is recorded
  * in {@link Started} as soon as it runs, so that whatever started is stopped even when a later
  * step fails.
  */
