@@ -69,6 +69,43 @@ function memberStatus(
 }
 
 /**
+ * Whether a pass sent an update, and when ARM took it: with one instance, another ARM write since
+ * the last pass (as the demo has always counted); with a group, a new operation on the member (its
+ * start time).
+ */
+function sentDetector(stage: DemoStage, group: boolean) {
+  const control = stage.emulator.control;
+  let armWrites = control.calls().armWrites;
+  const lastOp = new Map<string, string | undefined>(
+    stage.members.map((m) => [m.resourceId, control.instance(m.resourceId)?.operation?.id]),
+  );
+  return (member: StagedMember, now: number): { sent: boolean; atMs: number } => {
+    if (!group) {
+      const writes = control.calls().armWrites;
+      const sent = writes > armWrites;
+      armWrites = writes;
+      return { sent, atMs: now };
+    }
+    const op = control.instance(member.resourceId)?.operation;
+    const sent = op !== undefined && op.id !== lastOp.get(member.resourceId);
+    lastOp.set(member.resourceId, op?.id);
+    return { sent, atMs: op && sent ? op.startedMs : now };
+  };
+}
+
+/** Adds the app-server replica count a pass left to the member's log, when it changed. */
+function logReplicas(member: StagedMember, report: PassReport, now: number): void {
+  const decision = report.result?.decision;
+  const after =
+    decision?.action === "Scale" && decision.desired?.replicas !== undefined
+      ? decision.desired.replicas
+      : decision?.current.replicas;
+  const log = member.replicaLog;
+  if (after !== undefined && after !== log[log.length - 1]?.replicas)
+    log.push({ time: now, replicas: after });
+}
+
+/**
  * Follows the operator's passes of the demo's policies: counts, the scale-outs sent (anticipated
  * ones, and with a group every one, by member), the app-server replica logs and the live status.
  */
@@ -77,16 +114,12 @@ function followPasses(
   live: LiveView,
   stage: DemoStage,
 ): Pick<Replay, "passes" | "anticipated" | "scaleOuts"> {
-  const { clock, emulator, operator } = stage;
-  const control = emulator.control;
+  const { clock, operator } = stage;
   const group = settings.group !== undefined;
   const passes: Replay["passes"] = { count: 0, failed: 0, firstMs: undefined, lastMs: undefined };
   const anticipated: AnticipatedScaleOut[] = [];
   const scaleOuts: SentScaleOut[] = [];
-  let armWrites = control.calls().armWrites;
-  const lastOp = new Map<string, string | undefined>(
-    stage.members.map((m) => [m.resourceId, control.instance(m.resourceId)?.operation?.id]),
-  );
+  const sentBy = sentDetector(stage, group);
   // Only the demo's own policies drive the live view and its counts (a person may add others).
   const byKey = new Map(
     stage.members.map((m) => [`${m.policy.metadata.namespace}/${m.policy.metadata.name}`, m]),
@@ -102,45 +135,22 @@ function followPasses(
     member.tracker.observe();
     const decision = report.result?.decision;
     const desired = decision?.desired;
-    // An update was sent in this pass: another ARM write (one instance), or a new operation on the member.
-    let sent: boolean;
-    let sentMs = now;
-    if (group) {
-      const op = control.instance(member.resourceId)?.operation;
-      sent = op !== undefined && op.id !== lastOp.get(member.resourceId);
-      lastOp.set(member.resourceId, op?.id);
-      if (op && sent) sentMs = op.startedMs;
-    } else {
-      const writes = control.calls().armWrites;
-      sent = writes > armWrites;
-      armWrites = writes;
+    const { sent, atMs } = sentBy(member, now);
+    if (sent && desired !== undefined && decision !== undefined && desired.units > decision.current.units) {
+      const from = { sku: decision.current.sku, units: decision.current.units };
+      if (group)
+        scaleOuts.push({ member: member.name, time: atMs, fromUnits: from.units, toUnits: desired.units });
+      if (decision.anticipation?.applied) {
+        anticipated.push({
+          time: now,
+          rule: decision.anticipation.drivenBy ?? "Trend",
+          from,
+          to: { sku: desired.sku, units: desired.units },
+          ...(group ? { member: member.name } : {}),
+        });
+      }
     }
-    const out =
-      sent && desired !== undefined && decision !== undefined && desired.units > decision.current.units;
-    if (out && group) {
-      scaleOuts.push({
-        member: member.name,
-        time: sentMs,
-        fromUnits: decision.current.units,
-        toUnits: desired.units,
-      });
-    }
-    if (out && decision.anticipation?.applied) {
-      anticipated.push({
-        time: now,
-        rule: decision.anticipation.drivenBy ?? "Trend",
-        from: { sku: decision.current.sku, units: decision.current.units },
-        to: { sku: desired.sku, units: desired.units },
-        ...(group ? { member: member.name } : {}),
-      });
-    }
-    const after =
-      decision?.action === "Scale" && decision.desired?.replicas !== undefined
-        ? decision.desired.replicas
-        : decision?.current.replicas;
-    const log = member.replicaLog;
-    if (after !== undefined && after !== log[log.length - 1]?.replicas)
-      log.push({ time: now, replicas: after });
+    logReplicas(member, report, now);
     const status = memberStatus(stage, member, now, report, group ? member.name : undefined);
     if (status) live.status(status);
   });
