@@ -62,6 +62,7 @@ const SERIAL = [
   "test/operator/leading-constant.test.ts",
   "test/operator/leading.test.ts",
   "test/demo/demo.test.ts",
+  "test/demo/demo-replicas.test.ts",
 ];
 
 /** The integration tiers' common settings. */

@@ -8,8 +8,8 @@
  */
 import type { TopLevelSpec } from "vega-lite";
 
-/** The quantity a panel shows. */
-export type PanelName = "connections" | "units" | "load";
+/** The quantity a panel shows (`refused`: connections refused, on the connections scale). */
+export type PanelName = "connections" | "refused" | "units" | "load";
 
 /** One point of a chart's data: the value of a series at a time, in one panel. */
 export interface TimePoint<S extends string = string> {

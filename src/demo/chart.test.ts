@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { SkuName } from "../capacity/index.js";
-import { demoChartData, demoChartSpec, demoChartSvg, p2Spans } from "./chart.js";
+import {
+  demoChartData,
+  demoChartSpec,
+  demoChartSvg,
+  groupChartData,
+  groupChartSpec,
+  groupChartSvg,
+  p2Spans,
+} from "./chart.js";
 import type { TimelineRow } from "./timeline.js";
 
 const T0 = Date.UTC(2015, 3, 14, 22, 0);
@@ -56,5 +64,37 @@ describe("demo chart", () => {
       expect(svg).toContain(text);
     const spec = JSON.stringify(demoChartSpec(rows, { title: "t", loadTargetPercent: 70 }));
     expect(spec).toContain('"type":"symlog"');
+  });
+});
+
+describe("replica group chart", () => {
+  const group = rows.flatMap((r) => [
+    { ...r, member: "eastus" },
+    { ...r, member: "westus", connections: r.connections / 2, demand: r.demand / 2 },
+  ]);
+
+  it("draws each member's connections, refused, units and load, and the group's demand", () => {
+    const data = groupChartData(group, ["eastus", "westus"], 1);
+    const first = data.filter((d) => d.time === "2015-04-14T22:00:00.000Z");
+    expect(first.find((d) => d.series === "demand (group)")?.value).toBe(9000 + 4500);
+    expect(first.filter((d) => d.series === "westus").map((d) => [d.panel, d.value])).toEqual([
+      ["connections", 4000],
+      ["refused", 1000],
+      ["units", 10],
+      ["load", 80],
+    ]);
+  });
+
+  it("shades the failover and renders to SVG", async () => {
+    const options = {
+      title: "group",
+      loadTargetPercent: 70,
+      members: ["eastus", "westus"],
+      failover: { fromMs: T0 + 60_000, toMs: T0 + 3 * 60_000, member: "westus" },
+    };
+    expect(JSON.stringify(groupChartSpec(group, options))).toContain('"label":"westus down"');
+    const svg = await groupChartSvg(group, options);
+    for (const text of ["westus down", "refused connections", "eastus", "demand (group)"])
+      expect(svg).toContain(text);
   });
 });

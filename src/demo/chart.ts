@@ -146,3 +146,142 @@ export function demoChartSpec(rows: readonly TimelineRow[], options: DemoChartOp
 export async function demoChartSvg(rows: readonly TimelineRow[], options: DemoChartOptions): Promise<string> {
   return await renderSvg(demoChartSpec(rows, options));
 }
+
+/** The colors of a replica group's members, in member order (then again). */
+const MEMBER_COLORS = [
+  "#1f77b4",
+  "#2ca02c",
+  "#9467bd",
+  "#8c564b",
+  "#e377c2",
+  "#17becf",
+  "#bcbd22",
+  "#7f7f7f",
+  "#ff7f0e",
+];
+const GROUP_DEMAND = "demand (group)";
+
+/** Options of {@link groupChartSpec}: those of the one-instance chart, and the failover's span. */
+export interface GroupChartOptions extends DemoChartOptions {
+  /** The members in order (their rows' `member`). */
+  members: readonly string[];
+  /** `[from, to)` of the failover, ms, and its member. */
+  failover?: { fromMs: number; toMs: number; member: string } | undefined;
+}
+
+/**
+ * Per bucket of `bucket` minutes, the maximum of each member's accepted connections, refused
+ * connections, units and load, and of the group's demand (so peaks stay visible).
+ */
+export function groupChartData(
+  rows: readonly (TimelineRow & { member: string })[],
+  members: readonly string[],
+  bucket: number,
+): TimePoint[] {
+  const byMember = members.map((m) => rows.filter((r) => r.member === m));
+  const minutes = byMember[0]?.length ?? 0;
+  const out: TimePoint[] = [];
+  for (let from = 0; from < minutes; from += bucket) {
+    const first = byMember[0]?.[from] as TimelineRow;
+    const time = new Date(first.time).toISOString();
+    let demand = 0;
+    for (let i = from; i < Math.min(minutes, from + bucket); i++)
+      demand = Math.max(
+        demand,
+        byMember.reduce((a, rs) => a + (rs[i]?.demand ?? 0), 0),
+      );
+    out.push({ time, series: GROUP_DEMAND, panel: "connections", value: Math.round(demand) });
+    for (const [k, member] of members.entries()) {
+      const slice = (byMember[k] ?? []).slice(from, from + bucket);
+      if (slice.length === 0) continue;
+      const max = (f: (r: TimelineRow) => number) => Math.max(...slice.map(f));
+      out.push({ time, series: member, panel: "connections", value: Math.round(max((r) => r.connections)) });
+      out.push({ time, series: member, panel: "refused", value: Math.round(max((r) => r.refused)) });
+      out.push({ time, series: member, panel: "units", value: max((r) => r.units) });
+      out.push({
+        time,
+        series: member,
+        panel: "load",
+        value: Math.round(max((r) => r.loadPercent) * 10) / 10,
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * The Vega-Lite spec of a replica group's chart: four panels over time — each member's accepted
+ * connections with the group's demand, each member's refused connections, units and server load —
+ * with the failover's minutes shaded in every panel.
+ */
+export function groupChartSpec(
+  rows: readonly (TimelineRow & { member: string })[],
+  options: GroupChartOptions,
+): TopLevelSpec {
+  const minutes = rows.length / Math.max(1, options.members.length);
+  const bucket = bucketMinutes(minutes, options.maxPoints ?? 1500);
+  const f = options.failover;
+  const span = f ? [{ from: isoMinute(f.fromMs), to: isoMinute(f.toMs), label: `${f.member} down` }] : [];
+  const shade = (labelled: boolean) =>
+    span.length === 0
+      ? []
+      : [
+          {
+            data: { values: span },
+            mark: { type: "rect" as const, color: "#d62728", opacity: 0.12 },
+            encoding: { x: utcTime("from"), x2: { field: "to" } },
+          },
+          ...(labelled
+            ? [
+                {
+                  data: { values: span },
+                  mark: {
+                    type: "text" as const,
+                    align: "left" as const,
+                    baseline: "top" as const,
+                    dx: 3,
+                    dy: 3,
+                    color: "#a02020",
+                    fontSize: 11,
+                  },
+                  encoding: { x: utcTime("from"), y: { value: 0 }, text: { field: "label" } },
+                },
+              ]
+            : []),
+        ];
+  const series = [GROUP_DEMAND, ...options.members];
+  return timeChartSpec({
+    title: options.title,
+    subtitle: `${bucketLabel(bucket)}, UTC; one line per member${f ? `; shaded: ${f.member} not serving (failover)` : ""}`,
+    values: groupChartData(rows, options.members, bucket),
+    panels: [
+      { name: "connections", title: "connections", height: 170, background: shade(true) },
+      { name: "refused", title: "refused connections", height: 110, background: shade(false) },
+      { name: "units", title: "units", height: UNITS_HEIGHT, background: shade(false) },
+      {
+        name: "load",
+        title: `server load % (target ${options.loadTargetPercent})`,
+        height: 110,
+        background: shade(false),
+      },
+    ],
+    width: options.width ?? 900,
+    series,
+    colorOf: (s) =>
+      s === GROUP_DEMAND
+        ? "#222222"
+        : (MEMBER_COLORS[options.members.indexOf(s) % MEMBER_COLORS.length] as string),
+    strokeWidth: 1.3,
+    strokeDash: () => ({ test: `datum.series === '${GROUP_DEMAND}'`, dash: [4, 2], otherwise: [1, 0] }),
+    loadTargetPercent: options.loadTargetPercent,
+    loadDomain: [0, 100],
+  });
+}
+
+/** A replica group's chart as SVG text. */
+export async function groupChartSvg(
+  rows: readonly (TimelineRow & { member: string })[],
+  options: GroupChartOptions,
+): Promise<string> {
+  return await renderSvg(groupChartSpec(rows, options));
+}

@@ -16,9 +16,19 @@ function eventTime(e: CoreV1Event): number | undefined {
   return undefined;
 }
 
+/** `{ member }` of an Event's object, when `memberOf` names one. */
+function memberField(
+  memberOf: ((objectName: string) => string | undefined) | undefined,
+  ev: CoreV1Event,
+): { member?: string } {
+  const member = memberOf?.(ev.involvedObject?.name ?? "");
+  return member !== undefined ? { member } : {};
+}
+
 /**
  * Watches the Events of `namespace` until `signal` aborts; those present at the first list are
- * skipped. `now` (virtual ms) times an Event that carries no time.
+ * skipped. `now` (virtual ms) times an Event that carries no time; `memberOf` names the member of
+ * a replica group an Event's object (a CapacityPolicy's name) belongs to, if any.
  */
 export function watchEvents(
   kube: KubeClients,
@@ -26,6 +36,7 @@ export function watchEvents(
   live: LiveView,
   now: () => number,
   signal: AbortSignal,
+  memberOf?: (objectName: string) => string | undefined,
 ): ResilientWatch<CoreV1Event> {
   let eventsSynced = false;
   const printed = new Map<string, number>();
@@ -54,6 +65,7 @@ export function watchEvents(
       if ((printed.get(uid) ?? 0) >= count) return;
       printed.set(uid, count);
       live.event({
+        ...memberField(memberOf, ev),
         time: eventTime(ev) ?? now(),
         type: ev.type ?? "Normal",
         reason: ev.reason ?? "",

@@ -5,6 +5,7 @@
  */
 export * from "./chart.js";
 export * from "./cluster.js";
+export * from "./group.js";
 export * from "./live.js";
 export * from "./report.js";
 export * from "./run.js";

@@ -68,3 +68,29 @@ describe("LiveView", () => {
     expect(out.endsWith("\r\x1b[2K23:06  event  Normal  ScalingOut  5 → 10\n")).toBe(true);
   });
 });
+
+describe("live view of a replica group", () => {
+  it("names the member after the time, and keeps one line state per member", () => {
+    expect(
+      formatStatus({ time: T, sku: "Premium_P1", units: 5, reason: "WithinTarget", member: "westus" }),
+    ).toBe("23:05  westus  load    ?  conns       ?  Premium_P1 ×   5  WithinTarget");
+    expect(
+      formatEvent({ time: T, type: "Normal", reason: "ScalingOut", message: "x", member: "eastus" }),
+    ).toBe("23:05  eastus  event  Normal  ScalingOut  x");
+    let out = "";
+    const live = new LiveView({ write: (t) => (out += t), tty: false });
+    const at = (m: number, member: string, units: number, reason = "WithinTarget") =>
+      live.status({ time: T + m * 60_000, sku: "Premium_P1", units, reason, member });
+    at(0, "eastus", 5);
+    at(1, "westus", 5);
+    at(2, "eastus", 5); // unchanged for eastus: not printed
+    at(3, "westus", 5, "NotServing (stopped)"); // westus stops serving: printed
+    at(4, "westus", 5, "NotServing (stopped)");
+    const lines = out.trimEnd().split("\n").slice(1);
+    expect(lines).toEqual([
+      "23:05  eastus  load    ?  conns       ?  Premium_P1 ×   5  WithinTarget",
+      "23:06  westus  load    ?  conns       ?  Premium_P1 ×   5  WithinTarget",
+      "23:08  westus  load    ?  conns       ?  Premium_P1 ×   5  NotServing (stopped)",
+    ]);
+  });
+});

@@ -25,6 +25,8 @@ export interface StatusView {
   replicas?: number | undefined;
   /** What the last pass did or what held it back. */
   reason: string;
+  /** The member of a replica group the line is of (`--replicas`), shown after the time. */
+  member?: string | undefined;
 }
 
 /** An Event as the live view prints it. */
@@ -34,6 +36,8 @@ export interface EventView {
   reason: string;
   message: string;
   count?: number;
+  /** The member of a replica group whose policy the Event is of (`--replicas`). */
+  member?: string | undefined;
 }
 
 const num = (n: number) => Math.round(n).toLocaleString("en-US");
@@ -59,13 +63,15 @@ export function formatStatus(v: StatusView): string {
   const size = `${v.sku} × ${String(v.units).padStart(3)}`;
   const to = v.updatingTo ? ` → ${v.updatingTo.sku} × ${v.updatingTo.units}` : "";
   const replicas = v.replicas === undefined ? "" : `  replicas ${String(v.replicas).padStart(2)}`;
-  return `${clock(v.time)}  load ${load}  conns ${conns.padStart(7)}  ${size}${to}${replicas}  ${v.reason}${demand}`;
+  const member = v.member === undefined ? "" : `  ${v.member}`;
+  return `${clock(v.time)}${member}  load ${load}  conns ${conns.padStart(7)}  ${size}${to}${replicas}  ${v.reason}${demand}`;
 }
 
 /** One Event line (no newline). */
 export function formatEvent(e: EventView): string {
   const count = e.count !== undefined && e.count > 1 ? ` (×${e.count})` : "";
-  return `${clock(e.time)}  event  ${e.type.padEnd(7)} ${e.reason}  ${e.message}${count}`;
+  const member = e.member === undefined ? "" : `  ${e.member}`;
+  return `${clock(e.time)}${member}  event  ${e.type.padEnd(7)} ${e.reason}  ${e.message}${count}`;
 }
 
 /** A short reason for the status line from a pass report. */
@@ -116,8 +122,8 @@ export interface LiveSink {
 export class LiveView {
   readonly #sink: LiveSink;
   readonly #everyMs: number;
-  #lastKey = "";
-  #lastPrinted = Number.NEGATIVE_INFINITY;
+  /** Per member ("" without a group): the last printed line's key and time. */
+  readonly #last = new Map<string, { key: string; printed: number }>();
   #day = "";
   #pending = "";
 
@@ -129,11 +135,11 @@ export class LiveView {
   /** A status after a pass. */
   status(v: StatusView): void {
     // Reasons alone (WithinTarget, StabilizedDown, Settling …) change often: they ride along.
-    const key = `${v.sku}|${v.units}|${v.updatingTo?.sku}|${v.updatingTo?.units}|${v.replicas}|${v.reason.startsWith("PassFailed")}`;
+    const key = `${v.sku}|${v.units}|${v.updatingTo?.sku}|${v.updatingTo?.units}|${v.replicas}|${v.reason.startsWith("PassFailed") || v.reason.startsWith("NotServing")}`;
     const line = formatStatus(v);
-    if (key !== this.#lastKey || v.time - this.#lastPrinted >= this.#everyMs) {
-      this.#lastKey = key;
-      this.#lastPrinted = v.time;
+    const last = this.#last.get(v.member ?? "") ?? { key: "", printed: Number.NEGATIVE_INFINITY };
+    if (key !== last.key || v.time - last.printed >= this.#everyMs) {
+      this.#last.set(v.member ?? "", { key, printed: v.time });
       this.line(v.time, line);
     } else if (this.#sink.tty) {
       this.#pending = line;

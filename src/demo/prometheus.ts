@@ -67,15 +67,23 @@ export async function startDemoPrometheus(options: {
   speed: number;
   onProgress: (line: string) => void;
   signal: AbortSignal;
+  /**
+   * The app servers to scrape, each under its job: default the policy's instance's, under
+   * {@link appServerJob}. A replica group's members each have their own (`appServerName`: the
+   * instance's or the replica's name).
+   */
+  targets?: readonly { job: string; appServerName: string }[];
 }): Promise<{ prometheus: LocalPrometheus; scrapeIntervalMs: number }> {
   const base = options.emulator.appServerHttpUrl;
   if (base === undefined) throw new Error("the emulator serves no plain-HTTP app-server port");
   const name = options.policy.spec.target.resourceId.split("/").pop() ?? "";
   const interval = scrapeIntervalMs(options.speed);
+  const targets = options.targets ?? [{ job: appServerJob(options.policy), appServerName: name }];
   const prometheus = await startPrometheus({
-    targets: [
-      { job: appServerJob(options.policy), url: `${base}/appservers/${encodeURIComponent(name)}/metrics` },
-    ],
+    targets: targets.map((t) => ({
+      job: t.job,
+      url: `${base}/appservers/${encodeURIComponent(t.appServerName)}/metrics`,
+    })),
     scrapeIntervalMs: interval,
     onProgress: options.onProgress,
     signal: options.signal,

@@ -47,9 +47,54 @@ function leadingLine(l: NonNullable<DemoResult["leading"]>, a: DemoResult["antic
   );
 }
 
+const pct = (share: number) => `${n(Math.round(share * 1000) / 10)} %`;
+
+/** A replica group's lines: each member, the group, and the failover. */
+function groupRows(g: NonNullable<DemoResult["group"]>): [string, string][] {
+  const rows: [string, string][] = g.members.map((m) => {
+    const s = m.summary;
+    const refusing =
+      s.minutesRefused === 0
+        ? "0 minutes refusing"
+        : `${s.minutesRefused} minutes refusing (${n(s.refusedConnectionMinutes)} connection-minutes)`;
+    const down = m.minutesNotServing > 0 ? `, ${m.minutesNotServing} min not serving` : "";
+    const first =
+      m.firstScaleOutMinutes !== undefined
+        ? `, first scale-out ${n(m.firstScaleOutMinutes)} min after the failover`
+        : "";
+    return [
+      `${m.name} (${m.role === "Primary" ? "primary" : "replica"}, ${pct(m.share)})`,
+      `${s.scaleOperations.total} scale operations (${s.scaleOperations.out} out, ${s.scaleOperations.in} in), ` +
+        `${n(s.totalUnitHours)} unit-hours, units ${s.peakUnits > 0 ? `up to ${s.peakUnits}` : "—"}, ` +
+        `peak ${n(s.peakConnections)} connections, ${refusing}${down}${first}`,
+    ];
+  });
+  const t = g.total;
+  rows.push([
+    "group",
+    `${t.scaleOperations.total} scale operations, ${n(t.unitHours)} unit-hours, ${t.minutesRefused} minutes refusing ` +
+      `(${n(t.refusedConnectionMinutes)} connection-minutes, at most ${n(t.peakRefused)} in a minute), peak demand ${n(t.peakDemand)} connections`,
+  ]);
+  const f = g.failover;
+  if (f) {
+    const at = hhmm(new Date(f.startMs).toISOString());
+    const back =
+      f.restoredMs !== undefined
+        ? `restored at ${hhmm(new Date(f.restoredMs).toISOString())}`
+        : "not restored before the end";
+    rows.push([
+      "failover",
+      `${f.member} stopped serving at ${at} (${f.cause}), ${back}; its ${n(f.connections)} clients reconnected to the others; ` +
+        `during its ${n(f.durationMs / 60_000)} min the group refused in ${f.minutesRefused} of ${f.minutes} minutes (${n(f.refusedConnectionMinutes)} connection-minutes)`,
+    ]);
+  }
+  return rows;
+}
+
 /** The summary as aligned text lines. */
 export function formatSummary(result: DemoResult): string {
   const s = result.summary;
+  if (result.group) return formatGroupSummary(result, result.group);
   const perSku = Object.entries(s.unitHours)
     .map(([sku, h]) => `${sku} ${n(h)}`)
     .join(", ");
@@ -102,6 +147,36 @@ export function formatSummary(result: DemoResult): string {
   return `${lines.join("\n")}\n`;
 }
 
+/** The operator's line. */
+function operatorLine(result: DemoResult): string {
+  return (
+    `${n(result.operator.passes)} passes, one per ${n(result.operator.meanPassIntervalSeconds)} s virtual, ` +
+    `${n(result.operator.meanPassMs)} ms real each` +
+    `${result.operator.failedPasses > 0 ? `, ${result.operator.failedPasses} failed` : ""}; ` +
+    `ARM ${n(result.azureCalls.armReads)} reads, ${n(result.azureCalls.armWrites)} writes; ` +
+    `${n(result.azureCalls.getBatch)} metrics:getBatch`
+  );
+}
+
+/** The summary of a replica group's run (`--replicas`). */
+function formatGroupSummary(result: DemoResult, g: NonNullable<DemoResult["group"]>): string {
+  const s = result.summary;
+  const rows = groupRows(g);
+  rows.push(["anticipation", anticipationLine(result.anticipation)]);
+  if (result.leading) rows.push(["leading signal", leadingLine(result.leading, result.anticipation)]);
+  rows.push([`operator (${g.members.length} policies)`, operatorLine(result)]);
+  const width = Math.max(...rows.map(([k]) => k.length));
+  const when = (iso: string) => iso.replace("T", " ").replace(/:00Z$/, "");
+  const title =
+    `${result.interrupted ? "Partial summary" : "Summary"}: ${when(s.start)} – ${when(s.end)} UTC, ` +
+    `${n(s.minutes)} minutes of traffic in ${formatSeconds(result.replaySeconds)}, ${g.members.length} members`;
+  const lines = [title, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)];
+  if (result.files) {
+    lines.push("", "Files:", `  timeline  ${result.files.timeline}`, `  chart     ${result.files.chart}`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
 /** The summary for `--output json`. */
 export function summaryJson(result: DemoResult, extra: Record<string, unknown>): Record<string, unknown> {
   return {
@@ -115,9 +190,26 @@ export function summaryJson(result: DemoResult, extra: Record<string, unknown>):
       scaleOuts: result.anticipation.scaleOuts.map((x) => ({ ...x, time: new Date(x.time).toISOString() })),
     },
     ...(result.leading ? { leading: result.leading } : {}),
+    ...(result.group ? { group: groupJson(result.group) } : {}),
     cluster: result.cluster,
     replaySeconds: Math.round(result.replaySeconds * 10) / 10,
     wallSeconds: Math.round(result.wallSeconds * 10) / 10,
     ...(result.files ? { files: result.files } : {}),
+  };
+}
+
+/** A replica group's figures for `--output json`: times as RFC 3339. */
+function groupJson(g: NonNullable<DemoResult["group"]>): Record<string, unknown> {
+  if (!g.failover) return { members: g.members, total: g.total };
+  const { startMs, restoredMs, durationMs, ...rest } = g.failover;
+  return {
+    members: g.members,
+    total: g.total,
+    failover: {
+      ...rest,
+      start: new Date(startMs).toISOString(),
+      ...(restoredMs !== undefined ? { restored: new Date(restoredMs).toISOString() } : {}),
+      durationMinutes: durationMs / 60_000,
+    },
   };
 }

@@ -4,7 +4,9 @@
  * 1. A cluster: the local control plane (built on first use) or an existing one.
  * 2. The CRDs from crds/, a namespace, the app-server Deployment and the CapacityPolicy.
  * 3. The Azure emulator, its virtual clock stopped at the start of the trace window, with one
- *    instance whose demand replays the window scaled to the requested peak.
+ *    instance whose demand replays the window scaled to the requested peak (with `--replicas`, a
+ *    primary and its geo-replicas sharing it, a Deployment and a policy each; `--failover` stops
+ *    one at its time and restores it after its duration).
  * 4. The operator, in this process, its clock following the emulator's; then the clock runs at
  *    `speed` until the window has passed (or the signal aborts).
  * 5. Live: a status line per change (or every half hour of virtual time) and the Kubernetes Events

@@ -1,5 +1,6 @@
 /** What the demo runs, where it writes and what stops it, and how the run went. */
 import type { CapacityPolicy } from "../api/index.js";
+import type { DemoGroupSettings } from "./group.js";
 import type { LiveSink } from "./live.js";
 import type { DemoSummary, TimelineRow } from "./timeline.js";
 import type { TraceWindow } from "./trace-window.js";
@@ -33,6 +34,11 @@ export interface DemoSettings {
   prometheus?: boolean;
   /** Minutes of virtual time between status lines when nothing changes (default 30). */
   statusEveryMinutes?: number;
+  /**
+   * A geo-replica group instead of one instance (`--replicas`, `--failover`): the policy's target
+   * is its primary; each member gets its share of the demand and a policy of its own (`group.ts`).
+   */
+  group?: DemoGroupSettings | undefined;
 }
 
 /** Where the demo writes and what stops it. */
@@ -73,14 +79,66 @@ export interface DemoResult {
   azureCalls: { armReads: number; armWrites: number; getBatch: number };
   /** Where it ran. */
   cluster: { local: boolean; kubeconfig: string; namespace: string };
+  /** With `--replicas`: each member's figures, the group's, and the failover's. */
+  group?: GroupResult;
+}
+
+/** A member's run. */
+export interface MemberResult {
+  name: string;
+  role: "Primary" | "Replica";
+  resourceId: string;
+  location: string;
+  share: number;
+  /** Its CapacityPolicy's name. */
+  policy: string;
+  summary: DemoSummary;
+  /** Minutes it did not serve (the failover). */
+  minutesNotServing: number;
+  /** Its first scale-out sent after the failover started, minutes after it (survivors only). */
+  firstScaleOutMinutes?: number;
+}
+
+/** The group's run: its members, the whole, the failover. */
+export interface GroupResult {
+  members: MemberResult[];
+  /**
+   * The group as a whole: unit-hours and refused connection-minutes summed; a minute refusing or
+   * above the load target counted once whichever members did; scale operations summed.
+   */
+  total: {
+    unitHours: number;
+    minutesRefused: number;
+    refusedConnectionMinutes: number;
+    peakRefused: number;
+    minutesAboveTarget: number;
+    peakDemand: number;
+    scaleOperations: { total: number; out: number; in: number };
+  };
+  failover?: {
+    member: string;
+    cause: string;
+    /** Virtual ms it stopped serving and was restored (absent when the run ended first). */
+    startMs: number;
+    restoredMs?: number;
+    durationMs: number;
+    /** Its clients at the failure, as the emulator moved them. */
+    connections: number;
+    /** The minutes [start, start + duration) within the run: refusing (any member), refused connection-minutes. */
+    minutes: number;
+    minutesRefused: number;
+    refusedConnectionMinutes: number;
+  };
 }
 
 /** One scale-out sent ahead of the measured need. */
 export interface AnticipatedScaleOut {
   /** Virtual ms of the pass that sent it. */
   time: number;
-  /** The rule that asked for the most (Trend, CensoredDemand, Headroom, Seasonal). */
+  /** The rule that asked for the most (Trend, CensoredDemand, Headroom, Seasonal, Failover). */
   rule: string;
+  /** The member whose policy sent it (`--replicas`). */
+  member?: string;
   from: { sku: string; units: number };
   to: { sku: string; units: number };
 }

@@ -1,8 +1,9 @@
 /**
  * The demo's set-up, up to the moment the traffic starts: the cluster (local control plane or an
  * existing one), the CRDs and the namespace, the Azure emulator with its clock stopped and one
- * instance replaying the trace window, the app-server Deployment and the CapacityPolicy, the
- * Events watch, and the operator on the emulator's clock (not started yet). Each part is recorded
+ * instance replaying the trace window (or, with `--replicas`, a primary and its geo-replicas, each
+ * with its share of it: `group.ts`), the app-server Deployment and the CapacityPolicy (one each
+ * per member), the Events watch, and the operator on the emulator's clock (not started yet). Each part is recorded
  * in {@link Started} as soon as it runs, so that whatever started is stopped even when a later
  * step fails.
  */
@@ -36,8 +37,10 @@ import {
   prepareCluster,
 } from "./cluster.js";
 import { watchEvents } from "./events.js";
+import { type DemoMember, demoMembers } from "./group.js";
 import type { LiveView } from "./live.js";
 import {
+  appServerJob,
   pointedAt,
   SCRAPE_VIRTUAL_SECONDS,
   startDemoPrometheus,
@@ -101,21 +104,46 @@ function createdMs(settings: DemoSettings): number {
 }
 
 /**
- * The emulator, its clock stopped at the start of the window until everything is in place, with
- * the policy's instance at its initial size and the window's demand.
+ * The members the demo creates: the policy's instance alone, or the replica group of
+ * `settings.group` (`group.ts`).
  */
-async function startDemoEmulator(settings: DemoSettings) {
+function membersOf(settings: DemoSettings): DemoMember[] {
+  const { policy } = settings;
+  if (settings.group)
+    return demoMembers(policy, settings.group.members, { failoverRule: settings.group.failoverRule });
+  const resourceId = policy.spec.target.resourceId;
+  return [
+    {
+      name: "",
+      role: "Primary",
+      resourceId,
+      location: "",
+      share: 1,
+      policy,
+      appServerName: resourceId.split("/").pop() ?? "",
+    },
+  ];
+}
+
+/**
+ * The emulator, its clock stopped at the start of the window until everything is in place, with
+ * each member (the policy's instance, or the group's) at its initial size and its share of the
+ * window's demand.
+ */
+async function startDemoEmulator(settings: DemoSettings, members: readonly DemoMember[]) {
   const { policy, window } = settings;
   const leading = policy.spec.anticipation?.leadingSignal !== undefined && settings.prometheus !== false;
   const startMs = window.startMs;
-  const demand: DemandSpec = {
+  const demandOf = (share: number): DemandSpec => ({
     kind: "trace",
     trace: window.trace,
-    peakConnections: settings.peakConnections,
+    peakConnections: settings.peakConnections * share,
     startAt: new Date(window.replayStartMs),
-  };
-  const firstDemand = demandFunction(demand, new Date(startMs))(new Date(startMs));
-  const size = initialSize(policy, firstDemand);
+  });
+  const sized = members.map((m) => {
+    const firstDemand = demandFunction(demandOf(m.share), new Date(startMs))(new Date(startMs));
+    return { member: m, firstDemand, size: initialSize(m.policy, firstDemand) };
+  });
   const clock = createVirtualClock({ start: new Date(startMs), speed: 0 });
   const emulator = await startEmulator({
     clock,
@@ -123,18 +151,17 @@ async function startDemoEmulator(settings: DemoSettings) {
     ingestionDelayMs: settings.ingestionDelayMs,
     // The app servers' /metrics on plain HTTP, for the demo's Prometheus.
     ...(leading ? { appServerHttpPort: 0 } : {}),
-    instances: [
-      {
-        resourceId: policy.spec.target.resourceId,
-        sku: size.sku,
-        units: size.units,
-        mix: mixOf(policy),
-        demand,
-        createdAt: new Date(createdMs(settings)),
-      },
-    ],
+    instances: sized.map(({ member, size }) => ({
+      resourceId: member.resourceId,
+      ...(member.location !== "" ? { location: member.location } : {}),
+      sku: size.sku,
+      units: size.units,
+      mix: mixOf(policy),
+      demand: demandOf(member.share),
+      createdAt: new Date(createdMs(settings)),
+    })),
   });
-  return { emulator, clock, size, firstDemand };
+  return { emulator, clock, sized };
 }
 
 /** The operator for the demo's namespace, on the emulator's clock and against its endpoints. */
@@ -184,8 +211,17 @@ export interface Started {
   operator?: Operator | undefined;
   /** The demo's Prometheus (a policy with a leading signal, unless --no-prometheus). */
   prometheus?: LocalPrometheus | undefined;
-  /** The timer sampling the instance's capacity during the replay. */
+  /** The timer sampling the members' capacity during the replay. */
   sampler?: NodeJS.Timeout | undefined;
+}
+
+/** A member of the run as staged: the policy's instance alone, or one of the group's. */
+export interface StagedMember extends DemoMember {
+  /** Its policy as applied (leading signal pointed at the demo's Prometheus, or left out). */
+  policy: CapacityPolicy;
+  tracker: CapacityTracker;
+  /** Its app-server replicas over virtual time: the initial count, then each change the passes report. */
+  replicaLog: { time: number; replicas: number }[];
 }
 
 /** Everything in place for the replay. */
@@ -197,11 +233,72 @@ export interface DemoStage {
   /** The operator, on that clock, not started. */
   operator: Operator;
   operatorMetrics: OperatorMetrics;
+  /** The first member's (the policy's instance's) capacity. */
   tracker: CapacityTracker;
-  /** App-server replicas over virtual time: the initial count, then each change the passes report. */
+  /** The first member's app-server replicas over virtual time: the initial count, then each change the passes report. */
   replicaLog: { time: number; replicas: number }[];
+  /** Every member, the primary first: one without `--replicas`. */
+  members: StagedMember[];
   /** The leading signal as the demo runs it: from its Prometheus, or left out. */
   leading?: { prometheus?: { url: string; version: string; scrapeIntervalMs: number }; removed?: string };
+}
+
+/** The leading signal of each member's policy: from the demo's Prometheus, or left out. */
+async function leadingSignalOf(
+  settings: DemoSettings,
+  io: DemoIo,
+  say: (text: string) => void,
+  emulator: RunningEmulator,
+  members: DemoMember[],
+  started: Started,
+): Promise<{ policies: CapacityPolicy[]; leading: DemoStage["leading"] }> {
+  const policies = members.map((m) => m.policy);
+  if (!settings.policy.spec.anticipation?.leadingSignal) return { policies, leading: undefined };
+  if (settings.prometheus === false) {
+    say("Leading signal left out (--no-prometheus): the policy reads Azure Monitor alone");
+    return {
+      policies: policies.map(withoutLeadingSignal),
+      leading: { removed: "--no-prometheus: the leading signal is left out" },
+    };
+  }
+  const { prometheus, scrapeIntervalMs } = await startDemoPrometheus({
+    policy: settings.policy,
+    emulator,
+    speed: settings.speed,
+    onProgress: (line) => say(`[prometheus] ${line}`),
+    signal: io.signal,
+    ...(settings.group
+      ? { targets: members.map((m) => ({ job: appServerJob(m.policy), appServerName: m.appServerName })) }
+      : {}),
+  });
+  started.prometheus = prometheus;
+  say(
+    `Prometheus ${prometheus.version} at ${prometheus.url} scrapes the emulated app servers' negotiate calls ` +
+      `(their clients stay ${DEFAULT_CONNECTION_LIFETIME_SECONDS / 60} minutes on average) every ${scrapeIntervalMs} ms (${SCRAPE_VIRTUAL_SECONDS} virtual seconds)`,
+  );
+  return {
+    policies: policies.map((p) => pointedAt(p, prometheus.url)),
+    leading: { prometheus: { url: prometheus.url, version: prometheus.version, scrapeIntervalMs } },
+  };
+}
+
+/** What the emulator says of the members at the start. */
+function emulatorLine(
+  settings: DemoSettings,
+  emulator: RunningEmulator,
+  sized: { member: DemoMember; size: { sku: SkuName; units: number } }[],
+): string {
+  const { policy } = settings;
+  const first = sized[0] as (typeof sized)[number];
+  const head = `Azure emulator at ${emulator.armEndpoint}: ${policy.spec.target.service} ${first.member.resourceId.split("/").pop()}`;
+  if (!settings.group) return `${head} starts at ${first.size.sku} × ${first.size.units}`;
+  const pct = (share: number) => `${Math.round(share * 1000) / 10} %`;
+  const each = sized.map(
+    ({ member, size }) =>
+      `${member.role === "Primary" ? "primary" : `replica ${member.resourceId.split("/").pop()}`} in ${member.location} ` +
+      `(${pct(member.share)} of the demand) at ${size.sku} × ${size.units}`,
+  );
+  return `${head} with ${sized.length - 1} geo-replica(s): ${each.join("; ")}`;
 }
 
 /**
@@ -215,13 +312,8 @@ export async function setUpDemo(
   started: Started,
 ): Promise<DemoStage | undefined> {
   const say = (text: string) => live.note(text);
-  const { window } = settings;
-  let policy = settings.policy;
-  const namespace = policy.metadata.namespace;
-  const resourceId = policy.spec.target.resourceId;
-  const startMs = window.startMs;
-  const replicaLog: DemoStage["replicaLog"] = [];
-  let leading: DemoStage["leading"];
+  const namespace = settings.policy.metadata.namespace;
+  const startMs = settings.window.startMs;
 
   const cluster = await prepareCluster({
     kubeconfig: settings.kubeconfig,
@@ -237,54 +329,56 @@ export async function setUpDemo(
   const created = await ensureNamespace(kube, namespace);
   say(`CRD ${crds.join(", ")} established; namespace ${namespace} ${created ? "created" : "exists"}`);
 
-  const { emulator, clock, size, firstDemand } = await startDemoEmulator(settings);
+  const { emulator, clock, sized } = await startDemoEmulator(settings, membersOf(settings));
   started.emulator = emulator;
-  const replicas = initialReplicas(policy, firstDemand);
-  const tracker = new CapacityTracker({ fromMs: createdMs(settings), ...size }, emulator, resourceId);
-  say(
-    `Azure emulator at ${emulator.armEndpoint}: ${policy.spec.target.service} ${resourceId.split("/").pop()} ` +
-      `starts at ${size.sku} × ${size.units}`,
-  );
+  say(emulatorLine(settings, emulator, sized));
 
-  if (policy.spec.anticipation?.leadingSignal) {
-    if (settings.prometheus === false) {
-      policy = withoutLeadingSignal(policy);
-      leading = { removed: "--no-prometheus: the leading signal is left out" };
-      say("Leading signal left out (--no-prometheus): the policy reads Azure Monitor alone");
-    } else {
-      const { prometheus, scrapeIntervalMs } = await startDemoPrometheus({
-        policy,
-        emulator,
-        speed: settings.speed,
-        onProgress: (line) => say(`[prometheus] ${line}`),
-        signal: io.signal,
-      });
-      started.prometheus = prometheus;
-      policy = pointedAt(policy, prometheus.url);
-      leading = { prometheus: { url: prometheus.url, version: prometheus.version, scrapeIntervalMs } };
-      say(
-        `Prometheus ${prometheus.version} at ${prometheus.url} scrapes the emulated app servers' negotiate calls ` +
-          `(their clients stay ${DEFAULT_CONNECTION_LIFETIME_SECONDS / 60} minutes on average) every ${scrapeIntervalMs} ms (${SCRAPE_VIRTUAL_SECONDS} virtual seconds)`,
-      );
+  const signal = await leadingSignalOf(
+    settings,
+    io,
+    say,
+    emulator,
+    sized.map((x) => x.member),
+    started,
+  );
+  const leading = signal.leading;
+  if (io.signal.aborted) return undefined;
+
+  const members: StagedMember[] = [];
+  for (const [i, { member, firstDemand, size }] of sized.entries()) {
+    const policy = signal.policies[i] as CapacityPolicy;
+    const replicaLog: StagedMember["replicaLog"] = [];
+    const replicas = initialReplicas(policy, firstDemand);
+    const app = policy.spec.appServer;
+    if (app && replicas !== undefined) {
+      await applyAppServers(kube, namespace, app.deploymentName, replicas);
+      replicaLog.push({ time: startMs, replicas });
     }
-    if (io.signal.aborted) return undefined;
+    await createPolicy(kube, policy);
+    say(
+      `Deployment ${app ? `${app.deploymentName} (${replicas} replicas)` : "—"} and CapacityPolicy ${policy.metadata.name} applied`,
+    );
+    const tracker = new CapacityTracker(
+      { fromMs: createdMs(settings), ...size },
+      emulator,
+      member.resourceId,
+    );
+    members.push({ ...member, policy, tracker, replicaLog });
   }
-
-  const app = policy.spec.appServer;
-  if (app && replicas !== undefined) {
-    await applyAppServers(kube, namespace, app.deploymentName, replicas);
-    replicaLog.push({ time: startMs, replicas });
-  }
-  await createPolicy(kube, policy);
-  say(
-    `Deployment ${app ? `${app.deploymentName} (${replicas} replicas)` : "—"} and CapacityPolicy ${policy.metadata.name} applied`,
-  );
   if (cluster.kubectl) {
     say(`Watch along: ${cluster.kubectl} --kubeconfig ${cluster.kubeconfig} -n ${namespace} get capol -w`);
   }
 
   // Events, as the API server serves them (only those created from now on).
-  const events = watchEvents(kube, namespace, live, () => clock.nowMs(), started.eventsStop.signal);
+  const memberOf = new Map(members.map((m) => [m.policy.metadata.name, m.name]));
+  const events = watchEvents(
+    kube,
+    namespace,
+    live,
+    () => clock.nowMs(),
+    started.eventsStop.signal,
+    settings.group ? (name) => memberOf.get(name) : undefined,
+  );
   started.events = events;
   await Promise.race([events.synced, untilAborted(io.signal)]);
   if (io.signal.aborted) return undefined;
@@ -297,8 +391,9 @@ export async function setUpDemo(
     clock,
     operator,
     operatorMetrics,
-    tracker,
-    replicaLog,
+    tracker: (members[0] as StagedMember).tracker,
+    replicaLog: (members[0] as StagedMember).replicaLog,
+    members,
     ...(leading ? { leading } : {}),
   };
 }

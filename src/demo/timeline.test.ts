@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { SkuName } from "../capacity/index.js";
-import { summarize, TIMELINE_HEADER, type TimelineRow, timelineCsv } from "./timeline.js";
+import {
+  GROUP_TIMELINE_HEADER,
+  groupTimelineCsv,
+  groupTotals,
+  summarize,
+  TIMELINE_HEADER,
+  type TimelineRow,
+  timelineCsv,
+} from "./timeline.js";
 
 const T0 = Date.UTC(2015, 3, 14, 22, 0);
 const MIN = 60_000;
@@ -130,5 +138,58 @@ describe("timelineCsv", () => {
     expect(timelineCsv([row(0, "Premium_P1", 1, 10)]).split("\n")[1]).toBe(
       "2015-04-14T22:00:00Z,10,10,0,1000,1.0,Premium_P1,1,,0",
     );
+  });
+});
+
+describe("a replica group's timeline", () => {
+  const member = (name: string, rows: TimelineRow[], serving: (i: number) => boolean) =>
+    rows.map((r, i) => ({ ...r, member: name, serving: serving(i) }));
+  // westus fails in minutes 2–3: no clients there; eastus takes them, refusing some in minute 2.
+  const east = member(
+    "eastus",
+    [
+      row(0, "Premium_P1", 10, 5000),
+      row(1, "Premium_P1", 10, 6000),
+      row(2, "Premium_P1", 10, 12_000),
+      row(3, "Premium_P1", 20, 12_000),
+    ],
+    () => true,
+  );
+  const west = member(
+    "westus",
+    [
+      row(0, "Premium_P1", 10, 5000),
+      row(1, "Premium_P1", 10, 6000),
+      { ...row(2, "Premium_P1", 10, 0), loadPercent: 0 },
+      { ...row(3, "Premium_P1", 10, 0), loadPercent: 0 },
+    ],
+    (i) => i < 2,
+  );
+
+  it("writes a row per minute and member, with the serving flag", () => {
+    const rows = [0, 1, 2, 3].flatMap((i) => [east[i], west[i]] as typeof east);
+    const csv = groupTimelineCsv(rows).trimEnd().split("\n");
+    expect(csv[0]).toBe(GROUP_TIMELINE_HEADER);
+    expect(csv).toHaveLength(9);
+    expect(csv[5]).toBe("2015-04-14T22:02:00Z,eastus,12000,10000,2000,10000,100.0,Premium_P1,10,,0,1");
+    expect(csv[6]).toBe("2015-04-14T22:02:00Z,westus,0,0,0,10000,0.0,Premium_P1,10,,0,0");
+  });
+
+  it("totals the members: unit-hours and refusals summed, a minute counted once, and within the failover", () => {
+    const members = [east, west].map((rows) => ({
+      rows,
+      summary: summarize(rows, { loadTargetPercent: 70 }),
+    }));
+    const t = groupTotals(members);
+    expect(t.unitHours).toBe(Math.round(((10 + 10 + 10 + 20 + 40) / 60) * 10) / 10);
+    expect(t.minutesRefused).toBe(1);
+    expect(t.refusedConnectionMinutes).toBe(2000);
+    expect(t.peakDemand).toBe(12_000);
+    // Minutes above 70 %: eastus in minutes 2 (100 %), westus never above; minute 3 is 60 %.
+    expect(t.minutesAboveTarget).toBe(1);
+    expect(t.scaleOperations).toEqual({ total: 1, out: 1, in: 0 });
+    const during = groupTotals(members, { fromMs: T0 + 3 * MIN, toMs: T0 + 4 * MIN });
+    expect(during.minutesRefused).toBe(0);
+    expect(during.refusedConnectionMinutes).toBe(0);
   });
 });

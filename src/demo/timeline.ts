@@ -177,3 +177,80 @@ function recordChange(summary: DemoSummary, prev: TimelineRow, r: TimelineRow): 
   if (summary.p1ToP2 && !summary.p2ToP1 && from.sku === "Premium_P2" && to.sku === "Premium_P1")
     summary.p2ToP1 = change;
 }
+
+/** One minute of one member of a replica group (`--replicas`). */
+export interface MemberTimelineRow extends TimelineRow {
+  /** The member's name (`--replicas`). */
+  member: string;
+  /** It served clients in the minute (false while failed over: no metrics, no clients). */
+  serving: boolean;
+}
+
+/** The CSV header of a replica group's timeline: a row per minute and member. */
+export const GROUP_TIMELINE_HEADER =
+  "time,member,demand_connections,connections,refused_connections,connection_quota,load_percent,sku,units,replicas,updating,serving";
+
+/**
+ * A replica group's timeline as CSV text: per minute one row per member, in member order, with
+ * the columns of {@link TIMELINE_HEADER} after `time` and `member`, and `serving` (0 while it
+ * did not serve).
+ */
+export function groupTimelineCsv(rows: readonly MemberTimelineRow[]): string {
+  const lines = rows.map(
+    (r) =>
+      `${isoMinute(r.time)},${r.member},${Math.round(r.demand)},${Math.round(r.connections)},${Math.round(r.refused)},${r.quota},${r.loadPercent.toFixed(1)},${r.sku},${r.units},${r.replicas ?? ""},${r.updating ? 1 : 0},${r.serving ? 1 : 0}`,
+  );
+  return `${[GROUP_TIMELINE_HEADER, ...lines].join("\n")}\n`;
+}
+
+/** A replica group's figures as a whole, from its members' timelines. */
+export interface GroupTotals {
+  unitHours: number;
+  /** Minutes in which any member refused a connection. */
+  minutesRefused: number;
+  /** Refused connections summed over minutes and members, connection-minutes. */
+  refusedConnectionMinutes: number;
+  /** Most connections the group refused in one minute. */
+  peakRefused: number;
+  /** Minutes in which any member's load was above the target. */
+  minutesAboveTarget: number;
+  /** Most connections the group's members wanted in one minute together. */
+  peakDemand: number;
+  scaleOperations: { total: number; out: number; in: number };
+}
+
+/**
+ * The group's totals from each member's rows and summary (see {@link GroupTotals}); `within`
+ * restricts the minute counts to `[fromMs, toMs)`.
+ */
+export function groupTotals(
+  members: readonly { rows: readonly TimelineRow[]; summary: DemoSummary }[],
+  within?: { fromMs: number; toMs: number },
+): GroupTotals {
+  const byMinute = new Map<number, { refused: number; demand: number; above: boolean }>();
+  for (const { rows, summary } of members) {
+    for (const r of rows) {
+      if (within && (r.time < within.fromMs || r.time >= within.toMs)) continue;
+      const m = byMinute.get(r.time) ?? { refused: 0, demand: 0, above: false };
+      m.refused += r.refused;
+      m.demand += r.demand;
+      m.above ||= r.loadPercent > summary.loadTargetPercent;
+      byMinute.set(r.time, m);
+    }
+  }
+  const minutes = [...byMinute.values()];
+  const sum = (f: (s: DemoSummary) => number) => round1(members.reduce((a, m) => a + f(m.summary), 0));
+  return {
+    unitHours: sum((s) => s.totalUnitHours),
+    minutesRefused: minutes.filter((m) => m.refused > 0).length,
+    refusedConnectionMinutes: Math.round(minutes.reduce((a, m) => a + m.refused, 0)),
+    peakRefused: Math.round(Math.max(0, ...minutes.map((m) => m.refused))),
+    minutesAboveTarget: minutes.filter((m) => m.above).length,
+    peakDemand: Math.round(Math.max(0, ...minutes.map((m) => m.demand))),
+    scaleOperations: {
+      total: sum((s) => s.scaleOperations.total),
+      out: sum((s) => s.scaleOperations.out),
+      in: sum((s) => s.scaleOperations.in),
+    },
+  };
+}

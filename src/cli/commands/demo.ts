@@ -24,6 +24,7 @@ import { UsageError } from "../errors.js";
 import { durationFlag, numberFlag, readFlagFile, timeFlag } from "../flags.js";
 import type { CliIo } from "../io.js";
 import { formatJson } from "../output.js";
+import { readDemoGroup } from "./demo-replicas.js";
 
 const DEFAULT_POLICY = "examples/demo.yaml";
 const DEFAULT_NAMESPACE = "signalr-autoscaler-demo";
@@ -43,6 +44,12 @@ interface DemoFlags extends CommonOptions {
   out: string;
   /** false with --no-prometheus. */
   prometheus: boolean;
+  replicas?: string;
+  failover?: string;
+  failoverDuration: string;
+  failoverCause: string;
+  /** false with --no-failover-rule. */
+  failoverRule: boolean;
 }
 
 /** A file the user named (relative to the working directory) or a default (relative to the project). */
@@ -112,6 +119,7 @@ async function demoSettings(
   const peakConnections = numberFlag("peak-connections", flags.peakConnections, {
     exclusiveMin: 0,
   }) as number;
+  const group = readDemoGroup(flags, policy, window, peakConnections);
   const speed = numberFlag("speed", flags.speed, { min: 1, max: 100_000 }) as number;
   const scaleDurationMs = durationFlag("scale-duration", flags.scaleDuration);
   const ingestionDelayMs = durationFlag("ingestion-delay", flags.ingestionDelay);
@@ -130,6 +138,7 @@ async function demoSettings(
     context: flags.context,
     verbose: flags.verbose,
     prometheus: flags.prometheus,
+    ...(group ? { group } : {}),
   };
   return { settings, tracePath, policyPath };
 }
@@ -225,6 +234,24 @@ export const demoCommand: CliCommand = defineCommand<DemoFlags>({
       .option(
         "--no-prometheus",
         "leave the policy's leading signal out instead of running a real Prometheus (built on first use) for it",
+      )
+      .option(
+        "--replicas <members>",
+        "a geo-replica group instead of one instance: the policy's instance as the primary in the first member's region and a replica in each other's, each with its share of the demand and a policy of its own, e.g. eastus=0.5,westus=0.3,westeurope=0.2",
+      )
+      .option(
+        "--failover <member@when>",
+        "with --replicas: that member stops serving at the demand's peak (member@peak) or at a time (member@2015-04-14T23:00Z); its clients reconnect to the others",
+      )
+      .option("--failover-duration <duration>", "how long the failed member stays down", "60m")
+      .option(
+        "--failover-cause <cause>",
+        'what ARM shows of it: stopped (resourceStopped "true"), outage (nothing: only its metrics stop) or endpointDisabled (a drain)',
+        "stopped",
+      )
+      .option(
+        "--no-failover-rule",
+        "with --replicas: the members' policies without the Failover anticipation rule (spec.anticipation.failover.enabled false), to compare",
       ),
   action: runDemoCommand,
 });
