@@ -16,6 +16,7 @@
 import type { CapacityPolicy } from "../api/index.js";
 import { formatResourceId, parseResourceId } from "../api/resource-id.js";
 import type { OutageCause } from "../emulator/state.js";
+import { withLeadingPrometheus } from "./prometheus.js";
 
 /** A member of `--replicas`: its name (its region) and its share of the demand, 0–1. */
 export interface MemberShare {
@@ -67,20 +68,10 @@ export function replicaName(instance: string, member: string): string {
 
 /** `policy` with its leading signal's `job="<from>"` selecting `job="<to>"` instead. */
 function leadingSignalFor(policy: CapacityPolicy, from: string, to: string): CapacityPolicy {
-  const anticipation = policy.spec.anticipation;
-  const leading = anticipation?.leadingSignal;
-  if (!anticipation || !leading) return policy;
-  const query = leading.prometheus.query.replaceAll(`job="${from}"`, `job="${to}"`);
-  return {
-    ...policy,
-    spec: {
-      ...policy.spec,
-      anticipation: {
-        ...anticipation,
-        leadingSignal: { ...leading, prometheus: { ...leading.prometheus, query } },
-      },
-    },
-  };
+  return withLeadingPrometheus(policy, (p) => ({
+    ...p,
+    query: p.query.replaceAll(`job="${from}"`, `job="${to}"`),
+  }));
 }
 
 /** `policy` with the Failover anticipation rule off (when it has anticipation at all). */

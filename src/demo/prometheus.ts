@@ -13,7 +13,7 @@
  *   (`--no-prometheus`) the leading signal is removed from the policy: the demo then runs on Azure
  *   Monitor alone, as before.
  */
-import type { CapacityPolicy } from "../api/index.js";
+import type { CapacityPolicy, PrometheusSourceSpec } from "../api/index.js";
 import type { RunningEmulator } from "../emulator/emulator.js";
 import { type LocalPrometheus, startPrometheus } from "../localcluster/index.js";
 
@@ -37,6 +37,14 @@ export function withoutLeadingSignal(policy: CapacityPolicy): CapacityPolicy {
 
 /** The policy with its leading signal pointed at `url`. */
 export function pointedAt(policy: CapacityPolicy, url: string): CapacityPolicy {
+  return withLeadingPrometheus(policy, (p) => ({ ...p, serverAddress: url }));
+}
+
+/** The policy with its leading signal's Prometheus source changed by `change` (none: as it is). */
+export function withLeadingPrometheus(
+  policy: CapacityPolicy,
+  change: (prometheus: PrometheusSourceSpec) => PrometheusSourceSpec,
+): CapacityPolicy {
   const anticipation = policy.spec.anticipation;
   const leading = anticipation?.leadingSignal;
   if (!anticipation || !leading) return policy;
@@ -46,7 +54,7 @@ export function pointedAt(policy: CapacityPolicy, url: string): CapacityPolicy {
       ...policy.spec,
       anticipation: {
         ...anticipation,
-        leadingSignal: { ...leading, prometheus: { ...leading.prometheus, serverAddress: url } },
+        leadingSignal: { ...leading, prometheus: change(leading.prometheus) },
       },
     },
   };

@@ -2,7 +2,7 @@
 import type { CapacityPolicy } from "../api/index.js";
 import type { DemoGroupSettings } from "./group.js";
 import type { LiveSink } from "./live.js";
-import type { DemoSummary, TimelineRow } from "./timeline.js";
+import type { DemoSummary, GroupTotals, TimelineRow } from "./timeline.js";
 import type { TraceWindow } from "./trace-window.js";
 
 /** What the demo runs. */
@@ -106,15 +106,7 @@ export interface GroupResult {
    * The group as a whole: unit-hours and refused connection-minutes summed; a minute refusing or
    * above the load target counted once whichever members did; scale operations summed.
    */
-  total: {
-    unitHours: number;
-    minutesRefused: number;
-    refusedConnectionMinutes: number;
-    peakRefused: number;
-    minutesAboveTarget: number;
-    peakDemand: number;
-    scaleOperations: { total: number; out: number; in: number };
-  };
+  total: GroupTotals;
   failover?: {
     member: string;
     cause: string;
