@@ -6,6 +6,10 @@
  * - metrics: one `metrics:getBatch` per ≤ 50 resources of the same subscription, region and type
  *   and the same look-back (policies with different look-backs never share a request);
  * - native autoscale settings: one list per subscription, at most every `conflictCheckMs`;
+ * - geo-replica groups (`replica-groups.ts`): which instances have replicas, one generic list per
+ *   subscription and service every 10 minutes; the replicas of each group a target is in, every
+ *   cycle (a replica target's state is read from it); each member's metrics in the same batches,
+ *   a policy in a group handed on once every member's batch has answered;
  * - demand history (policies with `spec.anticipation.seasonal`, mode not Off): the history reader
  *   (`azure/history.ts`) is told which histories are wanted, and each such policy gets the one
  *   last read; when a refresh is due (new resources, or the hour turned) it runs in the background,
@@ -756,6 +760,8 @@ export class CycleFetcher {
     this.#ladders.delete(resourceKey(resourceId));
     this.#ladderQueue.delete(resourceKey(resourceId));
     this.#azure.history.forget(resourceId);
+    // Its group is listed again by the next cycle that has a target in it.
+    this.#groups.forget(resourceId);
   }
 
   /** How many resources have their native autoscale settings cached. */

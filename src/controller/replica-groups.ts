@@ -168,9 +168,11 @@ export class ReplicaGroupReader {
     return this.#groups.get(resourceKey(parseResourceId(resourceId).primaryId));
   }
 
-  /** Forgets a group whose last policy was deleted or retargeted. */
+  /** Forgets the group of a policy's target (deleted or retargeted); nothing for a malformed ID. */
   forget(resourceId: string): void {
-    const key = resourceKey(parseResourceId(resourceId).primaryId);
+    const ref = parseResourceIdOrUndefined(resourceId);
+    if (!ref) return;
+    const key = resourceKey(ref.primaryId);
     this.#groups.delete(key);
     this.#groupReads.delete(key);
   }
