@@ -55,7 +55,7 @@ import { type AppServers, appServers } from "./stages/app-servers.js";
 import { ratePolicies, stabilization } from "./stages/behavior.js";
 import { bounds } from "./stages/bounds.js";
 import { type Disrupted, type DisruptionWeighing, disruption } from "./stages/disruption.js";
-import { failedPass } from "./stages/failed-pass.js";
+import { failedPass, silentPass } from "./stages/failed-pass.js";
 import { type PassHealth, passHealth } from "./stages/health.js";
 import { nextHistory } from "./stages/history.js";
 import { modeAction } from "./stages/mode.js";
@@ -260,22 +260,25 @@ export function decide(input: DecisionInput): Decision {
   // 2. signals; what the window left out; 3. the health of the pass; the schedules now
   const measured = measureSignals(frame, observed, input);
   const quality = { reasons: windowReasons(frame, observed, input.samples, input.partialFailures ?? []) };
-  const health = passHealth(frame, observed, measured.evaluation);
-  const scheduled = schedulesNow(frame.spec, frame.nowMs);
-  // 4.–6. recommendation, stabilization and rate policies, the scale-in gate; or the failed pass
+  const lostSelf = selfLost(input.replicaGroup, frame.nowMs, frame.nowMs - observed.delaySeconds * 1000);
   const notServing = notServingHold(
     basis.history.notServing,
-    selfLost(input.replicaGroup, frame.nowMs, frame.nowMs - observed.delaySeconds * 1000),
+    lostSelf,
     frame.nowMs,
     Math.max(
       frame.spec.behavior.scaleDown.stabilizationWindowSeconds,
       frame.times.windowSeconds + observed.delaySeconds,
     ),
   );
+  const health = passHealth(frame, observed, measured.evaluation, lostSelf ? notServing.message : undefined);
+  const scheduled = schedulesNow(frame.spec, frame.nowMs);
+  // 4.–6. recommendation, stabilization and rate policies, the scale-in gate; or the failed pass
   const sized: PassSize = health.metricsUsable
     ? measuredPass(frame, observed, measured, health, scheduled.schedules, notServing)
     : {
-        ...failedPass(frame, health.fallback),
+        ...(health.silent && notServing.message
+          ? silentPass(frame, notServing.message)
+          : failedPass(frame, health.fallback)),
         anticipationStatus: measured.anticipationStatus,
         recorded: [],
       };

@@ -53,3 +53,15 @@ export function failedPass(frame: DecisionFrame, fallback: FallbackState): Faile
   const l = limitWith("FailureCounted", message);
   return { size: holding, reasons: [l.reason], limit: l.limit, blockers: ["FailureCounted"] };
 }
+
+/**
+ * A pass without usable metrics while the instance itself does not serve (a member of a replica
+ * group: ARM says so, or its connections vanished while the others' rose — failover.ts): its
+ * metrics are expected to be empty, so the pass is no failure (no step towards the fallback) —
+ * it holds the size with the reason, limit and scale-in blocker `NotServing`.
+ */
+export function silentPass(frame: DecisionFrame, notServing: string): FailedPass {
+  const holding = heldSize(frame.current, frame.inFlight);
+  const l = limitWith("NotServing", `${notServing}; no metrics are expected of it: holding ${formatSize(holding)}`);
+  return { size: holding, reasons: [l.reason], limit: l.limit, blockers: ["NotServing"] };
+}
