@@ -18,8 +18,10 @@
  *    named `AwaitingNewSize` (stages/unmeasured.ts).
  * 6. Scale-in gate (stages/scale-in-gate.ts): no scale-in while a signal is unknown, incomplete,
  *    stale or failing (MetricsIncomplete), while settling (Settling), outside the scale-in
- *    windows, or while the instance itself is not serving (NotServing, failover.ts). A failed pass (fetch failed, or no usable signal) runs instead of 4–6: hold, or the
- *    fallback (stages/failed-pass.ts, fallback.ts).
+ *    windows, or while the instance itself is not serving (NotServing, failover.ts). A failed
+ *    pass (fetch failed, or no usable signal) runs instead of 4–6: hold, or the fallback
+ *    (stages/failed-pass.ts, fallback.ts) — but an instance that is itself not serving and so has
+ *    no usable signal holds as NotServing, counting no failure (`silentPass`).
  * 7. Floors and ceiling, always (stages/bounds.ts): `units.min` and active schedules' `minUnits`
  *    (snapped up), then `units.max` (snapped down) — the ceiling wins.
  * 7b. Disruption (stages/disruption.ts), on a pass with usable metrics: a scale-in that is not
