@@ -16,7 +16,9 @@
  *   `Failed`/`Deleting`, `resourceStopped` "true", `regionEndpointEnabled` "Disabled"), visible at
  *   the first pass after the change; or
  * - **ConnectionsVanished**: its connections vanished while the others' rose. On the complete
- *   buckets (those that end at least the ingestion delay before now), its newest run of buckets
+ *   buckets (those that end at least the ingestion delay before now; a bucket it has no value for,
+ *   after its newest known one, at a time another serving member has one, reads as a silent 0 —
+ *   a region that is down gives Azure Monitor nothing at all), its newest run of buckets
  *   each at most {@link VANISHED_SHARE} (10 %) of its level is at least {@link VANISH_BUCKETS} (2)
  *   long — its level being the highest of the {@link LEVEL_BUCKETS} (5) buckets before the run, at
  *   least {@link MIN_LOST_CONNECTIONS} (100) — and, at the same bucket times, the other serving
@@ -113,6 +115,31 @@ function completeBuckets(m: ReplicaMember, completeBeforeMs: number): Bucket[] {
     .sort((a, b) => a.startMs - b.startMs);
 }
 
+/**
+ * A member's complete buckets as the loss test reads them: its known ones, then — for each bucket
+ * time after its newest known one at which another serving member has a value — a silent bucket
+ * (0, `silent`). A member whose metrics stop while the others' go on (its region down: Azure
+ * Monitor has nothing from it, each point a bare `timeStamp`) so reads as vanished. Only the loss
+ * test reads these; no silent bucket is ever demand, nor a reason to scale in (missing is not 0).
+ */
+function withSilence(
+  group: ReplicaGroupObservation,
+  m: ReplicaMember,
+  completeBeforeMs: number,
+): (Bucket & { silent?: true })[] {
+  const own = completeBuckets(m, completeBeforeMs);
+  const last = own.at(-1)?.startMs ?? Number.NEGATIVE_INFINITY;
+  const times = new Set<number>();
+  for (const o of group.members) {
+    if (o === m || o.serving === false) continue;
+    for (const b of completeBuckets(o, completeBeforeMs)) if (b.startMs > last) times.add(b.startMs);
+  }
+  const silent = [...times]
+    .sort((a, b) => a - b)
+    .map((startMs) => ({ startMs, value: 0, silent: true as const }));
+  return [...own, ...silent];
+}
+
 /** The highest value of `buckets`, 0 when none. */
 const peak = (buckets: readonly Bucket[]) => buckets.reduce((m, b) => Math.max(m, b.value), 0);
 
@@ -181,7 +208,7 @@ function lostByMetrics(
   m: ReplicaMember,
   completeBeforeMs: number,
 ): LostMember | undefined {
-  const own = completeBuckets(m, completeBeforeMs);
+  const own = withSilence(group, m, completeBeforeMs);
   const v = vanished(own);
   if (!v) return undefined;
   const lostConnections =
@@ -197,7 +224,9 @@ function lostByMetrics(
     resourceId: m.resourceId,
     location: m.location,
     cause: "ConnectionsVanished",
-    reason: `its connections fell from ${fmt(v.level)} to ${fmt(peak(v.gone))} from ${hhmm(since)} while the other members' rose by ${fmt(Math.round(rise))}`,
+    reason: v.gone.every((b) => "silent" in b)
+      ? `its metrics stopped at ${hhmm(since)} (no data since, from ${fmt(v.level)} connections) while the other members' rose by ${fmt(Math.round(rise))}`
+      : `its connections fell from ${fmt(v.level)} to ${fmt(peak(v.gone))} from ${hhmm(since)} while the other members' rose by ${fmt(Math.round(rise))}`,
     sinceMs: since,
     connections: v.level,
   };
@@ -261,7 +290,7 @@ export function servesAgain(
   if (!m) return true;
   if (m.serving === false) return false;
   if (lost.cause === "NotServing") return m.serving === true;
-  const newest = completeBuckets(m, completeBeforeMs).at(-1);
+  const newest = withSilence(group, m, completeBeforeMs).at(-1);
   return newest !== undefined && newest.value > VANISHED_SHARE * lost.connections;
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { decide } from "./decide.js";
-import type { ReplicaGroupObservation, ReplicaMember } from "./failover.js";
+import { lostMembers, type ReplicaGroupObservation, type ReplicaMember, servesAgain } from "./failover.js";
+import type { DecisionHistory } from "./history.js";
 import { blank, input, NOW, spec } from "./testing.js";
 
 const MIN = 60_000;
@@ -30,10 +31,16 @@ const empty = Array.from({ length: 15 }, (_, i) => blank(NOW - (15 - i) * MIN));
 
 describe("a member that does not serve and so has no metrics", () => {
   it("holds its size as NotServing, without counting the pass as a failure or reaching the fallback", () => {
-    let history = {};
+    let history: DecisionHistory | undefined;
     for (let pass = 0; pass < 6; pass++) {
       const d = decide(
-        input({ spec: spec(), samples: empty, replicaGroup: stopped, history, now: NOW + pass * 30_000 }),
+        input({
+          spec: spec(),
+          samples: empty,
+          replicaGroup: stopped,
+          ...(history ? { history } : {}),
+          now: NOW + pass * 30_000,
+        }),
       );
       expect(d.desired?.units).toBe(10);
       expect(d.limitedBy).toBe("NotServing");
@@ -41,7 +48,7 @@ describe("a member that does not serve and so has no metrics", () => {
       expect(d.conditions.find((c) => c.type === "Fallback")?.status ?? "False").toBe("False");
       expect(d.conditions.find((c) => c.type === "Ready")?.status).toBe("True");
       expect(d.reasons.find((r) => r.code === "MetricsUnavailable")?.message).toContain("not serving");
-      history = d.history;
+      ({ history } = d);
     }
   });
 
@@ -63,5 +70,39 @@ describe("a member that does not serve and so has no metrics", () => {
     const d = decide(input({ spec: spec(), samples: empty, replicaGroup: serving }));
     expect(d.history.consecutiveFailures).toBe(1);
     expect(d.limitedBy).toBe("FailureCounted");
+  });
+});
+
+describe("a member whose metrics stop while the others' rise (an outage ARM does not show)", () => {
+  /** Buckets of `values` at the minutes `fromMinute`… before NOW's newest complete one (4 min ago). */
+  const series = (values: readonly number[]) =>
+    values.map((value, i) => ({ startMs: NOW - 4 * MIN - (values.length - 1 - i) * MIN, value }));
+  const completeBefore = NOW - 3 * MIN;
+  // West carried 4,000 until 3 buckets ago, then nothing at all; the primary rose by 3,000 then.
+  const silentWest = member(WEST, {
+    connections: series([4000, 4000, 4000, 4000, 4000]).slice(0, 4).slice(0, 2),
+  });
+  const primary = member(PRIMARY, { connections: series([6000, 6000, 6000, 9000, 9000]) });
+
+  it("is lost (ConnectionsVanished) once two buckets are silent, its level the one before", () => {
+    const west = member(WEST, { connections: series([4000, 4000, 4000, 4000, 4000]).slice(0, 3) });
+    const found = lostMembers({ self: PRIMARY, members: [primary, west] }, NOW, completeBefore);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatchObject({ resourceId: WEST, cause: "ConnectionsVanished", connections: 4000 });
+    expect(found[0]?.reason).toContain("metrics stopped");
+    expect(servesAgain({ self: PRIMARY, members: [primary, west] }, found[0] as never, completeBefore)).toBe(
+      false,
+    );
+  });
+
+  it("is not lost when the others did not rise (its metrics alone are missing)", () => {
+    const flat = member(PRIMARY, { connections: series([6000, 6000, 6000, 6000, 6000]) });
+    expect(lostMembers({ self: PRIMARY, members: [flat, silentWest] }, NOW, completeBefore)).toEqual([]);
+  });
+
+  it("serves again when its metrics come back at its level", () => {
+    const back = member(WEST, { connections: series([4000, 4000, 4000, 0, 3800]) });
+    const lost = { resourceId: WEST, cause: "ConnectionsVanished" as const, connections: 4000 };
+    expect(servesAgain({ self: PRIMARY, members: [primary, back] }, lost, completeBefore)).toBe(true);
   });
 });
