@@ -62,6 +62,9 @@ export function failedPass(frame: DecisionFrame, fallback: FallbackState): Faile
  */
 export function silentPass(frame: DecisionFrame, notServing: string): FailedPass {
   const holding = heldSize(frame.current, frame.inFlight);
-  const l = limitWith("NotServing", `${notServing}; no metrics are expected of it: holding ${formatSize(holding)}`);
+  const l = limitWith(
+    "NotServing",
+    `${notServing}; no metrics are expected of it: holding ${formatSize(holding)}`,
+  );
   return { size: holding, reasons: [l.reason], limit: l.limit, blockers: ["NotServing"] };
 }
