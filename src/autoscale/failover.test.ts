@@ -161,10 +161,12 @@ describe("selfLost and servesAgain", () => {
   });
 });
 
+/** Anticipation on; the loss ask alone (no reserve) unless `extra` sets one. */
 const enabled = (extra: Partial<AnticipationSpec> = {}): AnticipationSpec => ({
   mode: "Enabled",
   scaleDuration: "4m",
   headroom: { peakPercent: 0, horizon: "1h" },
+  failover: { enabled: true, reservePercent: 0 },
   ...extra,
 });
 
@@ -375,8 +377,10 @@ describe("the failover reserve", () => {
     );
   });
 
-  it("holds nothing at 0 % or without the setting, with the rule off, or without a group", () => {
-    expect(failoverAsk(anticipation(allServing()))).toBeUndefined();
+  it("holds 25 % without the setting; nothing at 0 %, with the rule off, or without a group", () => {
+    // 6,000 + 25 % × 3,000 = 6,750 connections.
+    const unset = enabled({ failover: { enabled: true } });
+    expect(failoverAsk(anticipation(allServing(), { spec: unset }))?.units).toBeCloseTo(6750 / 800, 6);
     expect(failoverAsk(anticipation(allServing(), { spec: reserve(0) }))).toBeUndefined();
     expect(
       failoverAsk(

@@ -61,16 +61,16 @@ describe("memberDemands", () => {
 /**
  * Two members of 1,500 connections each at 2 units (80 % target: 3,000 connections need 3.75
  * units); westus stops at minute 30 for 20 minutes, so eastus gets 3,000 on a 2,000 quota.
- * Scale 5 min, metrics 3 min late, polls every minute, no noise.
+ * Scale 5 min, metrics 3 min late, polls every minute, no noise; no failover reserve unless given.
  */
-function twoMembers(reservePercent?: number) {
+function twoMembers(reservePercent = 0) {
   const s = spec({
     metrics: { connections: { targetPercent: 80 } },
     anticipation: {
       mode: "Enabled",
       scaleDuration: "5m",
       headroom: { peakPercent: 0, horizon: "1h" },
-      ...(reservePercent !== undefined ? { failover: { enabled: true, reservePercent } } : {}),
+      failover: { enabled: true, reservePercent },
     },
     behavior: { scaleDown: { stabilizationWindowSeconds: 600 } },
     pollIntervalSeconds: 60,

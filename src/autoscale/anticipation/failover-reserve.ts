@@ -1,5 +1,6 @@
 /**
- * The Failover rule's standing reserve (`spec.anticipation.failover.reservePercent`): while every
+ * The Failover rule's standing reserve (`spec.anticipation.failover.reservePercent`, 25 when
+ * absent: `DEFAULT_FAILOVER_RESERVE_PERCENT`): while every
  * member of the replica group serves, this member holds capacity for part of the clients it would
  * receive if one sibling stopped serving. The loss ask (failover.ts) comes at the first pass that
  * sees a loss, but a scale takes the scale duration and the clients arrive within seconds: without
@@ -33,6 +34,7 @@
  * No reserve while a member does not serve (the loss ask sizes the survivors then), at 0 %, or
  * without a sibling of known level. Pure.
  */
+import { DEFAULT_FAILOVER_RESERVE_PERCENT } from "../../api/constants.js";
 import {
   levelBefore,
   type ReplicaGroupObservation,
@@ -156,7 +158,7 @@ export function reserveAsk(
   self: ReplicaMember,
   completeBeforeMs: number,
 ): RuleAsk | undefined {
-  const percent = ctx.spec.failover?.reservePercent ?? 0;
+  const percent = ctx.spec.failover?.reservePercent ?? DEFAULT_FAILOVER_RESERVE_PERCENT;
   const r = failoverReserve(group, self, percent, {
     nowMs: ctx.nowMs,
     completeBeforeMs,
