@@ -377,10 +377,10 @@ describe("the failover reserve", () => {
     );
   });
 
-  it("holds 25 % without the setting; nothing at 0 %, with the rule off, or without a group", () => {
-    // 6,000 + 25 % × 3,000 = 6,750 connections.
+  it("holds 50 % without the setting; nothing at 0 %, with the rule off, or without a group", () => {
+    // 6,000 + 50 % × 3,000 = 7,500 connections.
     const unset = enabled({ failover: { enabled: true } });
-    expect(failoverAsk(anticipation(allServing(), { spec: unset }))?.units).toBeCloseTo(6750 / 800, 6);
+    expect(failoverAsk(anticipation(allServing(), { spec: unset }))?.units).toBeCloseTo(7500 / 800, 6);
     expect(failoverAsk(anticipation(allServing(), { spec: reserve(0) }))).toBeUndefined();
     expect(
       failoverAsk(

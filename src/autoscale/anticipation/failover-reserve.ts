@@ -1,5 +1,5 @@
 /**
- * The Failover rule's standing reserve (`spec.anticipation.failover.reservePercent`, 25 when
+ * The Failover rule's standing reserve (`spec.anticipation.failover.reservePercent`, 50 when
  * absent: `DEFAULT_FAILOVER_RESERVE_PERCENT`): while every
  * member of the replica group serves, this member holds capacity for part of the clients it would
  * receive if one sibling stopped serving. The loss ask (failover.ts) comes at the first pass that
