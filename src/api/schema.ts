@@ -34,6 +34,7 @@ import {
   CONDITION_STATUSES,
   CONDITION_TYPES,
   DEFAULT_DISCONNECTIONS_PER_UNIT_HOUR,
+  DEFAULT_FAILOVER_RESERVE_PERCENT,
   DEFAULT_HISTORY_DAYS,
   DEFAULT_HISTORY_GRAIN,
   DISRUPTION_POLICIES,
@@ -677,6 +678,14 @@ const FailoverSchema = Type.Object(
         "Raise this instance's capacity when another member of its replica group (the primary or a replica of the same instance) stops serving: by the share of that member's clients it is about to receive (status.anticipation.failover). It asks nothing for an instance without replicas.",
       default: true,
     }),
+    reservePercent: Type.Optional(
+      Int(
+        `While every member of the replica group serves, also hold this share of the clients this instance would receive if the sibling whose loss would send it the most stopped serving, % (${DEFAULT_FAILOVER_RESERVE_PERCENT} when absent; 0: no reserve): that sibling's connections × this instance's share of the others', both read ahead to when capacity asked now is in place, on top of its own, at the connections target. They arrive within seconds and a scale takes minutes; the target's headroom holds the rest (at 80 %, 25 covers arrivals up to 36 % of this instance's connections, 50 up to 67 %, 80 any). Scale-out only; units.max holds.`,
+        0,
+        100,
+        DEFAULT_FAILOVER_RESERVE_PERCENT,
+      ),
+    ),
   },
   {
     additionalProperties: false,

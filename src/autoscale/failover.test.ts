@@ -161,10 +161,12 @@ describe("selfLost and servesAgain", () => {
   });
 });
 
+/** Anticipation on; the loss ask alone (no reserve) unless `extra` sets one. */
 const enabled = (extra: Partial<AnticipationSpec> = {}): AnticipationSpec => ({
   mode: "Enabled",
   scaleDuration: "4m",
   headroom: { peakPercent: 0, horizon: "1h" },
+  failover: { enabled: true, reservePercent: 0 },
   ...extra,
 });
 
@@ -319,6 +321,111 @@ describe("the Failover rule", () => {
     ).toBeUndefined();
     const selfDown = { ...westusDown(), self: id("westus") };
     expect(failoverAsk(anticipation(selfDown))).toBeUndefined();
+  });
+});
+
+/** Every member serving, flat: eastus 6,000, westus 4,000, westeurope 2,000. */
+function allServing(
+  self = "eastus",
+  eastus: number[] = [6000, 6000, 6000, 6000, 6000],
+): ReplicaGroupObservation {
+  return group(
+    self,
+    member("eastus", eastus),
+    member("westus", [4000, 4000, 4000, 4000, 4000]),
+    member("westeurope", [2000, 2000, 2000, 2000, 2000]),
+  );
+}
+
+const reserve = (percent: number) => enabled({ failover: { enabled: true, reservePercent: percent } });
+
+describe("the failover reserve", () => {
+  it("holds its part of the clients of the sibling whose loss would send it the most", () => {
+    const a = anticipation(allServing(), { spec: reserve(50) });
+    const ask = failoverAsk(a);
+    // westus lost: 6,000 ÷ (6,000 + 2,000) = 75 % of 4,000 = 3,000; westeurope lost: 60 % of
+    // 2,000 = 1,200. For westus: 6,000 + 50 % × 3,000 = 7,500 connections at 800 a unit.
+    expect(ask?.units).toBeCloseTo(7500 / 800, 6);
+    expect(ask?.message).toContain("failover reserve: if westus (westus) stopped serving (4,000 connections");
+    expect(ask?.message).toContain("75 % of them (3,000)");
+    expect(ask?.message).toContain("7,500 connections");
+    // Nothing is lost: no failover status.
+    expect(a?.status.failover).toBeUndefined();
+  });
+
+  it("the smaller member reserves for the larger sibling", () => {
+    const a = anticipation(allServing("westeurope"), { spec: reserve(50) });
+    // eastus lost: 2,000 ÷ (2,000 + 4,000) of 6,000 = 2,000; westus lost: 2,000 ÷ 8,000 of 4,000 =
+    // 1,000. 2,000 + 50 % × 2,000 = 3,000 connections.
+    expect(failoverAsk(a)?.units).toBeCloseTo(3000 / 800, 6);
+    expect(failoverAsk(a)?.message).toContain("if chat (eastus) stopped serving");
+  });
+
+  it("reads a rising member at the time capacity asked now lands", () => {
+    // eastus rises 100 connections a minute; its newest complete bucket's middle is 3.5 minutes
+    // before now, and capacity lands 4.5 minutes after (scale 4 min + poll 30 s): 8 minutes of
+    // rise on its level of 6,000 → 6,800. The share is read on the levels now (75 %).
+    const ramp = Array.from({ length: 10 }, (_, i) => 5100 + 100 * i);
+    const a = anticipation(allServing("eastus", ramp), { spec: reserve(50) });
+    expect(failoverAsk(a)?.units).toBeCloseTo((6800 + 0.5 * 3000) / 800, 6);
+    // Noise around a flat level is no rise.
+    const noisy = [6000, 5800, 6100, 5900, 6050, 5950, 6000, 5850, 6100, 5900];
+    expect(failoverAsk(anticipation(allServing("eastus", noisy), { spec: reserve(50) }))?.units).toBeCloseTo(
+      // its level is the highest of the newest 5 (6,100), and its share 6,100 ÷ 8,100.
+      (6100 + 0.5 * (6100 / 8100) * 4000) / 800,
+      6,
+    );
+  });
+
+  it("holds 50 % without the setting; nothing at 0 %, with the rule off, or without a group", () => {
+    // 6,000 + 50 % × 3,000 = 7,500 connections.
+    const unset = enabled({ failover: { enabled: true } });
+    expect(failoverAsk(anticipation(allServing(), { spec: unset }))?.units).toBeCloseTo(7500 / 800, 6);
+    expect(failoverAsk(anticipation(allServing(), { spec: reserve(0) }))).toBeUndefined();
+    expect(
+      failoverAsk(
+        anticipation(allServing(), { spec: enabled({ failover: { enabled: false, reservePercent: 100 } }) }),
+      ),
+    ).toBeUndefined();
+    expect(failoverAsk(anticipation(undefined, { spec: reserve(100) }))).toBeUndefined();
+  });
+
+  it("gives way to the loss ask once a member stops serving", () => {
+    const ask = failoverAsk(anticipation(westusDown(), { spec: reserve(100) }));
+    // The loss ask of the Failover rule: 9,000 connections, not a reserve on top of them.
+    expect(ask?.units).toBeCloseTo(9000 / 800, 6);
+    expect(ask?.message).toMatch(/^failover: /);
+  });
+
+  it("scales out through the planner, and units.max holds", () => {
+    const connectionsSpec = (max: number) => {
+      const s = spec({
+        units: { min: 1, max },
+        metrics: { connections: { targetPercent: 80 } },
+        anticipation: reserve(100),
+        behavior: { scaleDown: { stabilizationWindowSeconds: 0 } },
+      });
+      delete s.metrics.serverLoad;
+      return s;
+    };
+    const at = (max: number) =>
+      decide(
+        input({
+          spec: connectionsSpec(max),
+          samples: samples(
+            { connections: 6000, connectionQuotaUtilizationPercent: 60 },
+            { newestMinutesAgo: 4 },
+          ),
+          replicaGroup: allServing(),
+        }),
+      );
+    // 6,000 + 100 % × 3,000 = 9,000 connections at 800 a unit: 11.25 → 20 units on the P1 ladder.
+    const d = at(100);
+    expect(d.desired?.units).toBe(20);
+    expect(d.reasons.find((r) => r.code === "Anticipated")?.name).toBe("Failover");
+    expect(d.anticipation?.failover).toBeUndefined();
+    // At units.max 10 the reserve asks for more than may be: the current 10 units hold.
+    expect(at(10).desired?.units).toBe(10);
   });
 });
 

@@ -307,6 +307,33 @@ export function levelBefore(
   return own.length === 0 ? undefined : peak(own.slice(-LEVEL_BUCKETS));
 }
 
+/**
+ * `self`'s share of the clients of the members `lost` (by ID): its level before `beforeMs` ÷ the
+ * level of every serving member not in `lost` ({@link levelBefore}); by units when one of them is
+ * unknown or all are 0, evenly when those are 0 too. 0–1; 0 when `self` is not one of them.
+ * Traffic Manager sends a region's clients to the nearest healthy members, which are, across many
+ * clients, those that already carry the most.
+ */
+export function survivorShare(
+  group: ReplicaGroupObservation,
+  self: ReplicaMember,
+  lost: readonly { resourceId: string }[],
+  beforeMs: number,
+  completeBeforeMs: number,
+): number {
+  const survivors = group.members.filter(
+    (m) => m.serving !== false && !lost.some((l) => sameId(l.resourceId, m.resourceId)),
+  );
+  const levels = survivors.map((m) => levelBefore(m, beforeMs, completeBeforeMs));
+  const byConnections = levels.every((v) => v !== undefined) && levels.some((v) => (v as number) > 0);
+  const weight = (m: ReplicaMember, i: number) =>
+    byConnections ? (levels[i] as number) : Math.max(0, m.units);
+  const total = survivors.reduce((a, m, i) => a + weight(m, i), 0);
+  const i = survivors.indexOf(self);
+  if (i < 0) return 0;
+  return total > 0 ? weight(self, i) / total : 1 / survivors.length;
+}
+
 /** What the scale-in gate reads of the instance's own service: the record to keep, and whether it holds. */
 export interface NotServingHold {
   /** `status.notServing` to keep (absent: nothing to remember). */

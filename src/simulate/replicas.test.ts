@@ -61,12 +61,17 @@ describe("memberDemands", () => {
 /**
  * Two members of 1,500 connections each at 2 units (80 % target: 3,000 connections need 3.75
  * units); westus stops at minute 30 for 20 minutes, so eastus gets 3,000 on a 2,000 quota.
- * Scale 5 min, metrics 3 min late, polls every minute, no noise.
+ * Scale 5 min, metrics 3 min late, polls every minute, no noise; no failover reserve unless given.
  */
-function twoMembers() {
+function twoMembers(reservePercent = 0) {
   const s = spec({
     metrics: { connections: { targetPercent: 80 } },
-    anticipation: { mode: "Enabled", scaleDuration: "5m", headroom: { peakPercent: 0, horizon: "1h" } },
+    anticipation: {
+      mode: "Enabled",
+      scaleDuration: "5m",
+      headroom: { peakPercent: 0, horizon: "1h" },
+      failover: { enabled: true, reservePercent },
+    },
     behavior: { scaleDown: { stabilizationWindowSeconds: 600 } },
     pollIntervalSeconds: 60,
   });
@@ -157,5 +162,27 @@ describe("replicaGroupSimulation", () => {
     expect(east?.run.operations[0]?.startedMs).toBe(START + 30 * MINUTE_MS);
     expect(west?.resourceId).toBe(`${east?.resourceId}/replicas/westus`);
     expect(east?.role).toBe("Primary");
+  });
+});
+
+describe("replicaComparisonSteps with a failover reserve", () => {
+  const c: ReplicaComparison = finish(replicaComparisonSteps(twoMembers(100)));
+  const plain: ReplicaComparison = finish(replicaComparisonSteps(twoMembers()));
+
+  it("holds each member's sibling's clients before the failure: the survivor refuses nothing", () => {
+    // eastus 1,500 + 100 % × 1,500 of westus = 3,000 connections at 800 a unit: 3.75 → 4 units, a
+    // quota of 4,000 for the 3,000 it carries from minute 30.
+    const east = c.runs[0].members[0]?.run;
+    expect(east?.units[29]).toBe(4);
+    expect(row(c.runs[0].figures, "eastus").failoverMinutesRefused).toBe(0);
+    expect(row(c.runs[0].figures, "total").failoverMinutesRefused).toBe(0);
+  });
+
+  it("keeps the reserve off with the rule: the run without it is the same as without a reserve", () => {
+    expect(c.runs[1].figures).toEqual(plain.runs[1].figures);
+    // And it costs: the reserve's run holds more units than the rule's run without one.
+    expect(row(c.runs[0].figures, "total").unitHours).toBeGreaterThan(
+      row(plain.runs[0].figures, "total").unitHours,
+    );
   });
 });

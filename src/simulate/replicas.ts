@@ -172,10 +172,13 @@ function observe(
   });
 }
 
-/** The policy with the Failover rule on or off (a policy without spec.anticipation is left as it is). */
+/**
+ * The policy with the Failover rule on or off, its other failover settings (the reserve) kept; a
+ * policy without spec.anticipation is left as it is.
+ */
 export function withFailoverRule(policy: DecisionPolicy, enabled: boolean): DecisionPolicy {
   const spec = structuredClone(policy.spec);
-  if (spec.anticipation) spec.anticipation.failover = { enabled };
+  if (spec.anticipation) spec.anticipation.failover = { ...spec.anticipation.failover, enabled };
   return { ...policy, spec };
 }
 

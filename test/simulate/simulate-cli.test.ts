@@ -512,6 +512,9 @@ describe("simulate --replicas --failover", () => {
     expect(text.out).toMatch(/^eastus \(50 %\) +on /m);
     expect(text.out).toMatch(/^total +on /m);
     expect(text.out).toContain("during the failover (2014-11-02T01:00Z → 2014-11-02T01:30Z)");
+    expect(text.out).toMatch(
+      /^refused minutes during the failover, rule on ÷ off: \d+ ÷ \d+ = [\d.]+, (within|above) the target \(at most 0\.5 of the minutes refused with failover awareness off\): (met|not met)$/m,
+    );
     const r = await cli([...argv, "--output", "json"]);
     expect(r.code).toBe(0);
     const json = JSON.parse(r.out).replicas;
@@ -530,6 +533,7 @@ describe("simulate --replicas --failover", () => {
     const off: Figures[] = json.failoverRuleOff;
     expect(on.map((f) => f.name)).toEqual(["eastus", "westus", "westeurope", "total"]);
     expect(json.withoutFailover).toHaveLength(4);
+    expect(json.failoverRatio).toMatchObject({ target: 0.5, met: expect.any(Boolean) });
     // With the rule a survivor's first scale-out is at the poll that sees the failure (westeurope's
     // waits for an update it sent before the failure); without it, when the metrics show it.
     const first = (fs: Figures[], name: string) => fs.find((f) => f.name === name)?.firstScaleOutMinutes;

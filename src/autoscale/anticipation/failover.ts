@@ -29,7 +29,10 @@
  * share is measured again). A member is dropped when it serves again (failover.ts
  * `servesAgain`); with none left the ask ends, and the scale-down stabilization window steps
  * the capacity down as after any peak. A member that is itself not serving asks nothing (the
- * scale-in gate holds it: `NotServing`). Off with `spec.anticipation.failover.enabled: false`;
+ * scale-in gate holds it: `NotServing`). While every member serves, the rule asks for the standing
+ * reserve of `spec.anticipation.failover.reservePercent` (failover-reserve.ts: part of the clients
+ * of the sibling whose loss would send it the most, held before any loss), without status. Off
+ * with `spec.anticipation.failover.enabled: false`;
  * without a replica group (`ctx.replicaGroup`) it asks nothing. Pure.
  */
 import { type FailoverStatus, MAX_FAILOVER_MEMBERS } from "../../api/index.js";
@@ -38,14 +41,15 @@ import {
   levelBefore,
   lostMembers,
   type ReplicaGroupObservation,
-  type ReplicaMember,
   sameId,
   selfLost,
   selfMember,
   servesAgain,
+  survivorShare,
 } from "../failover.js";
 import { fmt } from "../format.js";
 import { parseTime } from "../time.js";
+import { reserveAsk } from "./failover-reserve.js";
 import { iso, type Rule, type RuleContext, type RuleResult } from "./rule.js";
 
 type StoredLost = FailoverStatus["lost"][number];
@@ -96,30 +100,6 @@ function lostNow(
   return { lost: lost.slice(0, MAX_FAILOVER_MEMBERS), added };
 }
 
-/**
- * This member's share of the lost members' clients: its level before `sinceMs` over every serving
- * survivor's (see the module comment), 0–1.
- */
-function shareOf(
-  group: ReplicaGroupObservation,
-  self: ReplicaMember,
-  lost: readonly StoredLost[],
-  sinceMs: number,
-  completeBeforeMs: number,
-): number {
-  const survivors = group.members.filter(
-    (m) => m.serving !== false && !lost.some((l) => sameId(l.resourceId, m.resourceId)),
-  );
-  const levels = survivors.map((m) => levelBefore(m, sinceMs, completeBeforeMs));
-  const byConnections = levels.every((v) => v !== undefined) && levels.some((v) => (v as number) > 0);
-  const weight = (m: ReplicaMember, i: number) =>
-    byConnections ? (levels[i] as number) : Math.max(0, m.units);
-  const total = survivors.reduce((a, m, i) => a + weight(m, i), 0);
-  const i = survivors.indexOf(self);
-  if (i < 0) return 0;
-  return total > 0 ? weight(self, i) / total : 1 / survivors.length;
-}
-
 /** The ask's message: which members, why, since when, and the connections this member expects. */
 function failoverMessage(state: FailoverStatus, units: number, perUnit: number): string {
   const lost = state.lost
@@ -134,7 +114,10 @@ function failoverMessage(state: FailoverStatus, units: number, perUnit: number):
 
 export const failoverRule: Rule = { rule: "Failover", evaluate: evaluateFailover };
 
-/** The Failover rule (see the module comment): no asks and no status without a loss. */
+/**
+ * The Failover rule (see the module comment): no status without a loss; while every member serves,
+ * the standing reserve's ask when `reservePercent` is set (failover-reserve.ts).
+ */
 function evaluateFailover(ctx: RuleContext): RuleResult {
   const group = ctx.replicaGroup;
   if (!group || ctx.spec.failover?.enabled === false) return { asks: [] };
@@ -144,13 +127,17 @@ function evaluateFailover(ctx: RuleContext): RuleResult {
   const previous = ctx.previous?.failover;
   const found = lostMembers(group, ctx.nowMs, completeBeforeMs);
   const { lost, added } = lostNow(group, previous?.lost ?? [], found, completeBeforeMs);
-  if (lost.length === 0) return { asks: [] };
+  if (lost.length === 0) {
+    const reserve = reserveAsk(ctx, group, self, completeBeforeMs);
+    return { asks: reserve ? [reserve] : [] };
+  }
   const sinceMs = Math.min(...lost.map((l) => parseTime(l.since)));
   // Own and share are measured once, before the clients arrive: kept while the same members are
   // down; a member lost later has the share measured again (own stays what it was before the first).
   const kept = previous !== undefined && lost.length > added;
   const own = (kept ? previous.ownConnections : levelBefore(self, sinceMs, completeBeforeMs)) ?? 0;
-  const share = kept && added === 0 ? previous.share : shareOf(group, self, lost, sinceMs, completeBeforeMs);
+  const share =
+    kept && added === 0 ? previous.share : survivorShare(group, self, lost, sinceMs, completeBeforeMs);
   const lostTotal = lost.reduce((a, l) => a + l.connections, 0);
   const state: FailoverStatus = {
     lost,

@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { MINUTE_MS } from "../../simulate/engine.js";
+import type { MemberFigures, ReplicaComparison } from "../../simulate/replicas.js";
 import { UsageError } from "../errors.js";
-import { parseFailover, parseReplicas } from "./simulate-replicas.js";
+import {
+  failoverRatio,
+  parseFailover,
+  parseReplicas,
+  renderReplicas,
+  replicasJson,
+} from "./simulate-replicas.js";
 
 const START = Date.parse("2015-03-01T00:00:00Z");
 
@@ -60,5 +67,53 @@ describe("--failover", () => {
   ])("refuses %s for %s", (text, duration, message) => {
     expect(() => parseFailover(text, duration, members, slice)).toThrow(UsageError);
     expect(() => parseFailover(text, duration, members, slice)).toThrow(message);
+  });
+});
+
+describe("the failover's ratio", () => {
+  const figures = (minutes: number, connectionMinutes: number): MemberFigures[] => [
+    {
+      name: "total",
+      minutesRefused: minutes,
+      refusedConnectionMinutes: connectionMinutes,
+      unitHours: 10,
+      clientsDisconnected: 0,
+      failoverMinutesRefused: minutes,
+      failoverRefusedConnectionMinutes: connectionMinutes,
+    },
+  ];
+  const comparison = (on: number, off: number): ReplicaComparison => ({
+    members: [
+      { name: "eastus", share: 0.5 },
+      { name: "westus", share: 0.5 },
+    ],
+    failover: { member: "westus", startMs: START, durationMs: 60 * MINUTE_MS },
+    pollMinutes: 1,
+    initial: [],
+    runs: [
+      { failoverRule: true, members: [], figures: figures(on, on * 1000) },
+      { failoverRule: false, members: [], figures: figures(off, off * 1000) },
+    ],
+  });
+
+  it("prints on ÷ off and says plainly whether it is at most half", () => {
+    expect(renderReplicas(comparison(4, 9), [])).toContain(
+      "refused minutes during the failover, rule on ÷ off: 4 ÷ 9 = 0.44, within the target (at most 0.5 of the minutes refused with failover awareness off): met",
+    );
+    expect(renderReplicas(comparison(5, 9), [])).toContain("5 ÷ 9 = 0.56, above the target");
+    expect(renderReplicas(comparison(5, 9), [])).toContain(": not met");
+    expect(renderReplicas(comparison(0, 0), [])).toContain(
+      "0 ÷ 0 — nothing refused without the rule nor with it",
+    );
+  });
+
+  it("gives the same in the JSON", () => {
+    expect(failoverRatio(comparison(12, 12))).toEqual({
+      minutes: 1,
+      connectionMinutes: 1,
+      target: 0.5,
+      met: false,
+    });
+    expect(replicasJson(comparison(1, 9))["failoverRatio"]).toMatchObject({ target: 0.5, met: true });
   });
 });

@@ -14,6 +14,12 @@ import { UsageError } from "../errors.js";
 import { durationFlag, timeFlag } from "../flags.js";
 import { formatNumber, formatTable } from "../output.js";
 
+/**
+ * What a failover should refuse at most with the Failover rule, as a share of what the same
+ * policies refuse without it in the same run (refused minutes during the failover): half.
+ */
+export const FAILOVER_REFUSED_TARGET = 0.5;
+
 /** A member's name: a replica's name by the 2024-03-01 specs (`ReplicaName`), used as its region too. */
 const MEMBER_NAME = /^[a-zA-Z][a-zA-Z0-9-]{1,61}[a-zA-Z0-9]$/;
 
@@ -143,6 +149,39 @@ function baselineLine(c: ReplicaComparison): string[] {
   ];
 }
 
+/**
+ * The failover's refused minutes with the Failover rule ÷ without it (same run), against
+ * {@link FAILOVER_REFUSED_TARGET}; undefined when nothing was refused without it.
+ */
+export function failoverRatio(c: ReplicaComparison): {
+  minutes: number | undefined;
+  connectionMinutes: number | undefined;
+  target: number;
+  met: boolean;
+} {
+  const [a, b] = c.runs.map((r) => r.figures.at(-1) as MemberFigures) as [MemberFigures, MemberFigures];
+  const div = (on: number, off: number) => (off > 0 ? on / off : undefined);
+  const minutes = div(a.failoverMinutesRefused, b.failoverMinutesRefused);
+  return {
+    minutes,
+    connectionMinutes: div(a.failoverRefusedConnectionMinutes, b.failoverRefusedConnectionMinutes),
+    target: FAILOVER_REFUSED_TARGET,
+    met: minutes === undefined ? a.failoverMinutesRefused === 0 : minutes <= FAILOVER_REFUSED_TARGET,
+  };
+}
+
+/** The ratio's line: on ÷ off, and plainly whether it is within the target. */
+function ratioLine(c: ReplicaComparison): string {
+  const [a, b] = c.runs.map((r) => r.figures.at(-1) as MemberFigures) as [MemberFigures, MemberFigures];
+  const r = failoverRatio(c);
+  const target = `the target (at most ${formatNumber(FAILOVER_REFUSED_TARGET)} of the minutes refused with failover awareness off)`;
+  if (r.minutes === undefined)
+    return `refused minutes during the failover, rule on ÷ off: ${formatNumber(a.failoverMinutesRefused)} ÷ 0 — nothing refused without the rule${r.met ? " nor with it" : ", so the rule refused more"}`;
+  const value = formatNumber(Math.round(r.minutes * 100) / 100);
+  const verdict = r.met ? `within ${target}: met` : `above ${target}: not met`;
+  return `refused minutes during the failover, rule on ÷ off: ${formatNumber(a.failoverMinutesRefused)} ÷ ${formatNumber(b.failoverMinutesRefused)} = ${value}, ${verdict}`;
+}
+
 /** The text report of a replica group's comparison: the table, the failover's figures. */
 export function renderReplicas(c: ReplicaComparison, header: readonly string[]): string {
   const [on, off] = c.runs;
@@ -184,6 +223,7 @@ export function renderReplicas(c: ReplicaComparison, header: readonly string[]):
     const b = off.figures.at(-1) as MemberFigures;
     lines.push(
       `during the failover (${iso(f.startMs)} → ${iso(f.startMs + f.durationMs)}): refused minutes ${formatNumber(a.failoverMinutesRefused)} with the Failover rule, ${formatNumber(b.failoverMinutesRefused)} without (${ratio(a.failoverMinutesRefused, b.failoverMinutesRefused)}); refused connection-minutes ${formatNumber(Math.round(a.failoverRefusedConnectionMinutes))} and ${formatNumber(Math.round(b.failoverRefusedConnectionMinutes))} (${ratio(a.failoverRefusedConnectionMinutes, b.failoverRefusedConnectionMinutes)})`,
+      ratioLine(c),
       ...baselineLine(c),
       `survivors' first scale-out after the failure became visible (a poll every ${formatNumber(c.pollMinutes)} min): with the rule ${firstScaleOuts(on.figures, f.member)}; without ${firstScaleOuts(off.figures, f.member)}`,
     );
@@ -215,6 +255,7 @@ export function replicasJson(c: ReplicaComparison): Record<string, unknown> {
         }
       : {}),
     pollMinutes: c.pollMinutes,
+    ...(f ? { failoverRatio: failoverRatio(c) } : {}),
     failoverRuleOn: on.figures,
     failoverRuleOff: off.figures,
     ...(c.baseline ? { withoutFailover: c.baseline.figures } : {}),
