@@ -94,3 +94,30 @@ describe("live view of a replica group", () => {
     ]);
   });
 });
+
+describe("live view in virtual-time order", () => {
+  const status = (time: number, units: number) => ({ time, sku: "Premium_P1" as const, units, reason: "X" });
+
+  it("holds lines so that an Event delivered after a later status line still comes before it", () => {
+    let out = "";
+    const live = new LiveView({ write: (t) => (out += t), tty: false }, { holdMs: 2 * 60_000 });
+    live.status(status(T + 60_000, 5)); // 23:06
+    live.event({ time: T + 50_000, type: "Normal", reason: "ScalingOut", message: "late" }); // 23:05, delivered after
+    live.status(status(T + 2 * 60_000, 6)); // 23:07
+    expect(out).toBe(""); // nothing is 2 min older than the newest yet
+    live.status(status(T + 4 * 60_000, 7)); // 23:09: releases 23:05 – 23:07
+    const printed = out.trimEnd().split("\n").slice(1);
+    expect(printed.map((l) => l.slice(0, 5))).toEqual(["23:05", "23:06", "23:07"]);
+    expect(printed[0]).toContain("late");
+    live.finish();
+    expect(out.trimEnd().split("\n").at(-1)).toMatch(/^23:09 /);
+  });
+
+  it("prints what waits before a note", () => {
+    let out = "";
+    const live = new LiveView({ write: (t) => (out += t), tty: false }, { holdMs: 10 * 60_000 });
+    live.line(T, "23:05  failover  x");
+    live.note("Interrupted");
+    expect(out).toBe("── 2015-04-14 (UTC) ──\n23:05  failover  x\nInterrupted\n");
+  });
+});

@@ -118,18 +118,29 @@ export interface LiveSink {
  * Prints status lines when something changes (size, update in flight, replicas, a failing pass) or every
  * `everyMs` of virtual time, Events as they come, and a date line when the day changes. On a
  * terminal, the newest status also stays on the last line, redrawn at every pass.
+ *
+ * With `holdMs` > 0 the lines are printed in virtual-time order: each waits until a line `holdMs`
+ * (virtual ms) newer has come, so that an Event the API server's watch delivers after a later
+ * pass's status line (a few real ms are a minute of virtual time at ×720) still comes before it;
+ * {@link note} and {@link finish} print all that wait. With 0 (the default) each prints at once.
  */
 export class LiveView {
   readonly #sink: LiveSink;
   readonly #everyMs: number;
+  readonly #holdMs: number;
   /** Per member ("" without a group): the last printed line's key and time. */
   readonly #last = new Map<string, { key: string; printed: number }>();
+  /** Lines waiting for their turn (`holdMs` > 0), in arrival order. */
+  #held: { time: number; text: string }[] = [];
+  /** The newest virtual time a line has had. */
+  #newest = Number.NEGATIVE_INFINITY;
   #day = "";
   #pending = "";
 
-  constructor(sink: LiveSink, options: { everyMs?: number } = {}) {
+  constructor(sink: LiveSink, options: { everyMs?: number; holdMs?: number } = {}) {
     this.#sink = sink;
     this.#everyMs = options.everyMs ?? 30 * 60_000;
+    this.#holdMs = options.holdMs ?? 0;
   }
 
   /** A status after a pass. */
@@ -141,6 +152,11 @@ export class LiveView {
     if (key !== last.key || v.time - last.printed >= this.#everyMs) {
       this.#last.set(v.member ?? "", { key, printed: v.time });
       this.line(v.time, line);
+      if (this.#holdMs > 0 && this.#sink.tty && this.#held.length > 0) {
+        // Held: shown on the redrawn line meanwhile.
+        this.#pending = line;
+        this.#sink.write(`\r\x1b[2K${line}`);
+      }
     } else if (this.#sink.tty) {
       this.#pending = line;
       this.#sink.write(`\r\x1b[2K${line}`);
@@ -154,27 +170,55 @@ export class LiveView {
 
   /** A line of its own at a virtual time (a date line first when the day changed). */
   line(time: number, text: string): void {
-    const d = day(time);
-    let out = this.#sink.tty && this.#pending !== "" ? "\r\x1b[2K" : "";
-    if (d !== this.#day) {
-      this.#day = d;
-      out += `── ${d} (UTC) ──\n`;
+    if (this.#holdMs <= 0) {
+      this.#write([{ time, text }], false);
+      return;
     }
-    out += `${text}\n`;
-    this.#pending = "";
-    this.#sink.write(out);
+    this.#held.push({ time, text });
+    this.#newest = Math.max(this.#newest, time);
+    this.#release(this.#newest - this.#holdMs);
   }
 
-  /** Plain text (no time), e.g. a notice. */
+  /** Plain text (no time), e.g. a notice; the lines waiting are printed first. */
   note(text: string): void {
+    this.#release(Number.POSITIVE_INFINITY);
     const clear = this.#sink.tty && this.#pending !== "" ? "\r\x1b[2K" : "";
     this.#pending = "";
     this.#sink.write(`${clear}${text}\n`);
   }
 
-  /** Clears a redrawn line before other output follows. */
+  /** Prints the lines waiting and clears a redrawn line before other output follows. */
   finish(): void {
+    this.#release(Number.POSITIVE_INFINITY);
     if (this.#sink.tty && this.#pending !== "") this.#sink.write("\r\x1b[2K");
     this.#pending = "";
+  }
+
+  /** Prints the held lines of `untilMs` or before, in time order (stable: arrival order within a time). */
+  #release(untilMs: number): void {
+    const due = this.#held.filter((l) => l.time <= untilMs).sort((a, b) => a.time - b.time);
+    if (due.length === 0) return;
+    this.#held = this.#held.filter((l) => l.time > untilMs);
+    this.#write(due, this.#held.length > 0 || untilMs !== Number.POSITIVE_INFINITY);
+  }
+
+  /**
+   * Writes lines (a date line before one of a new day); on a terminal the redrawn status is
+   * cleared first and, with `redraw`, drawn again after them.
+   */
+  #write(lines: readonly { time: number; text: string }[], redraw: boolean): void {
+    const pending = this.#sink.tty ? this.#pending : "";
+    let out = pending !== "" ? "\r\x1b[2K" : "";
+    for (const { time, text } of lines) {
+      const d = day(time);
+      if (d !== this.#day) {
+        this.#day = d;
+        out += `── ${d} (UTC) ──\n`;
+      }
+      out += `${text}\n`;
+    }
+    if (redraw && pending !== "") out += pending;
+    else this.#pending = "";
+    this.#sink.write(out);
   }
 }

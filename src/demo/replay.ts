@@ -188,10 +188,16 @@ function failoverSchedule(settings: DemoSettings, live: LiveView, stage: DemoSta
             (r) => `${names.get(r.resourceId.toLowerCase()) ?? r.resourceId} ${Math.round(r.share * 100)} %`,
           )
           .join(", ");
+        const clients = Math.round(record.connections).toLocaleString("en-US");
+        // A drain disconnects no one: new connections go elsewhere, its clients as theirs end.
+        const moved =
+          plan.cause === "endpointDisabled"
+            ? `new connections go to ${to}; its ${clients} clients move as their connections end`
+            : `its ${clients} clients reconnect to ${to}`;
         live.line(
           now,
           `${hhmm(now)}  failover  ${member.name} stops serving (${plan.cause}: ${shown[plan.cause]}); ` +
-            `its ${Math.round(record.connections).toLocaleString("en-US")} clients reconnect to ${to}; restored at ${hhmm(plan.startMs + plan.durationMs)}`,
+            `${moved}; restored at ${hhmm(plan.startMs + plan.durationMs)}`,
         );
       } else if (record && !restored && now >= plan.startMs + plan.durationMs) {
         restored = true;

@@ -1,5 +1,5 @@
 /** The demo's closing summary, as text and as JSON. Pure. */
-import type { DemoResult } from "./settings.js";
+import type { DemoResult, MemberResult } from "./settings.js";
 import type { CapacityChange, DemoSummary } from "./timeline.js";
 
 const n = (v: number) => v.toLocaleString("en-US", { maximumFractionDigits: 1 });
@@ -58,10 +58,7 @@ function groupRows(g: NonNullable<DemoResult["group"]>): [string, string][] {
         ? "0 minutes refusing"
         : `${s.minutesRefused} minutes refusing (${n(s.refusedConnectionMinutes)} connection-minutes)`;
     const down = m.minutesNotServing > 0 ? `, ${m.minutesNotServing} min not serving` : "";
-    const first =
-      m.firstScaleOutMinutes !== undefined
-        ? `, first scale-out ${n(m.firstScaleOutMinutes)} min after the failover`
-        : "";
+    const first = firstScaleOutText(g, m);
     return [
       `${m.name} (${m.role === "Primary" ? "primary" : "replica"}, ${pct(m.share)})`,
       `${s.scaleOperations.total} scale operations (${s.scaleOperations.out} out, ${s.scaleOperations.in} in), ` +
@@ -75,20 +72,40 @@ function groupRows(g: NonNullable<DemoResult["group"]>): [string, string][] {
     `${t.scaleOperations.total} scale operations, ${n(t.unitHours)} unit-hours, ${t.minutesRefused} minutes refusing ` +
       `(${n(t.refusedConnectionMinutes)} connection-minutes, at most ${n(t.peakRefused)} in a minute), peak demand ${n(t.peakDemand)} connections`,
   ]);
-  const f = g.failover;
-  if (f) {
-    const at = hhmm(new Date(f.startMs).toISOString());
-    const back =
-      f.restoredMs !== undefined
-        ? `restored at ${hhmm(new Date(f.restoredMs).toISOString())}`
-        : "not restored before the end";
-    rows.push([
-      "failover",
-      `${f.member} stopped serving at ${at} (${f.cause}), ${back}; its ${n(f.connections)} clients reconnected to the others; ` +
-        `during its ${n(f.durationMs / 60_000)} min the group refused in ${f.minutesRefused} of ${f.minutes} minutes (${n(f.refusedConnectionMinutes)} connection-minutes)`,
-    ]);
-  }
+  if (g.failover) rows.push(["failover", failoverText(g.failover)]);
   return rows;
+}
+
+/**
+ * `, first scale-out +N min after the failover` on a survivor's line (`none` when it sent none
+ * while the member was down); nothing on the failed member's line or without a failover.
+ */
+function firstScaleOutText(g: NonNullable<DemoResult["group"]>, m: MemberResult): string {
+  if (!g.failover || m.name === g.failover.member) return "";
+  const at = m.firstScaleOutMinutes === undefined ? "none" : `+${n(m.firstScaleOutMinutes)} min`;
+  return `, first scale-out while ${g.failover.member} was down: ${at}`;
+}
+
+/**
+ * The failover line: what happened to the member's clients, per cause — stopped or an outage
+ * disconnects them all and they reconnect to the others; a drain (`endpointDisabled`)
+ * disconnects no one: new connections go to the others and its clients move as their
+ * connections end — then the group's refusals in its minutes.
+ */
+export function failoverText(f: NonNullable<NonNullable<DemoResult["group"]>["failover"]>): string {
+  const at = hhmm(new Date(f.startMs).toISOString());
+  const back =
+    f.restoredMs !== undefined
+      ? `restored at ${hhmm(new Date(f.restoredMs).toISOString())}`
+      : "not restored before the end";
+  const what =
+    f.cause === "endpointDisabled"
+      ? `${f.member} drained from ${at} (endpointDisabled), ${back}: new connections went to the others, its ${n(f.connections)} clients moved as their connections ended`
+      : `${f.member} stopped serving at ${at} (${f.cause}), ${back}; its ${n(f.connections)} clients reconnected to the others`;
+  return (
+    `${what}; during its ${n(f.durationMs / 60_000)} min the group refused in ${f.minutesRefused} of ${f.minutes} minutes ` +
+    `(${n(f.refusedConnectionMinutes)} connection-minutes)`
+  );
 }
 
 /** The summary as aligned text lines. */
@@ -162,14 +179,16 @@ function operatorLine(result: DemoResult): string {
 function formatGroupSummary(result: DemoResult, g: NonNullable<DemoResult["group"]>): string {
   const s = result.summary;
   const rows = groupRows(g);
-  rows.push(["anticipation", anticipationLine(result.anticipation)]);
+  const rule = g.failoverRule ? "" : "; the Failover rule off (--no-failover-rule)";
+  rows.push(["anticipation", `${anticipationLine(result.anticipation)}${rule}`]);
   if (result.leading) rows.push(["leading signal", leadingLine(result.leading, result.anticipation)]);
   rows.push([`operator (${g.members.length} policies)`, operatorLine(result)]);
   const width = Math.max(...rows.map(([k]) => k.length));
   const when = (iso: string) => iso.replace("T", " ").replace(/:00Z$/, "");
   const title =
     `${result.interrupted ? "Partial summary" : "Summary"}: ${when(s.start)} – ${when(s.end)} UTC, ` +
-    `${n(s.minutes)} minutes of traffic in ${formatSeconds(result.replaySeconds)}, ${g.members.length} members`;
+    `${n(s.minutes)} minutes of traffic in ${formatSeconds(result.replaySeconds)}, ${g.members.length} members` +
+    `${g.failoverRule ? "" : ", Failover rule off"}`;
   const lines = [title, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)];
   if (result.files) {
     lines.push("", "Files:", `  timeline  ${result.files.timeline}`, `  chart     ${result.files.chart}`);
@@ -200,10 +219,11 @@ export function summaryJson(result: DemoResult, extra: Record<string, unknown>):
 
 /** A replica group's figures for `--output json`: times as RFC 3339. */
 function groupJson(g: NonNullable<DemoResult["group"]>): Record<string, unknown> {
-  if (!g.failover) return { members: g.members, total: g.total };
+  if (!g.failover) return { members: g.members, failoverRule: g.failoverRule, total: g.total };
   const { startMs, restoredMs, durationMs, ...rest } = g.failover;
   return {
     members: g.members,
+    failoverRule: g.failoverRule,
     total: g.total,
     failover: {
       ...rest,

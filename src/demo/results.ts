@@ -31,6 +31,19 @@ const down = (outage: Outage, ms: number) =>
   (outage.restoredMs === undefined || ms + MINUTE_MS <= outage.restoredMs);
 
 /**
+ * The app-server replicas at the end of the minute starting at `minuteMs`: the last entry of the
+ * log before it ends (the member's Deployment, whether or not the member served).
+ */
+function replicasAt(
+  log: readonly { time: number; replicas: number }[],
+  minuteMs: number,
+): number | undefined {
+  let r: number | undefined;
+  for (const x of log) if (x.time < minuteMs + MINUTE_MS) r = x.replicas;
+  return r;
+}
+
+/**
  * One row per minute of the window up to the last whole minute the clock reached, for a member
  * (the policy's instance without a group); while it did not serve, its minute has no traffic (its
  * clients are at the others): a row of zeros at its capacity then, `serving` false.
@@ -50,6 +63,7 @@ function demoTimeline(
   for (let m = window.startMs; m < lastMinute; m += MINUTE_MS) {
     const cap = tracker.at(m);
     const t = emulator.control.traffic(resourceId, new Date(m));
+    const r = replicasAt(replicaLog, m);
     if (!t) {
       if (down(outage, m))
         rows.push({
@@ -62,14 +76,13 @@ function demoTimeline(
           quota: cap.units * CONNECTIONS_PER_UNIT,
           loadPercent: 0,
           ...cap,
+          ...(r !== undefined ? { replicas: r } : {}),
           updating: tracker.updating(m),
         });
       continue;
     }
     const units = Math.round(t.connectionQuota / CONNECTIONS_PER_UNIT);
     const sku: SkuName = cap.units === units ? cap.sku : units > 100 ? "Premium_P2" : cap.sku;
-    let r: number | undefined;
-    for (const x of replicaLog) if (x.time < m + MINUTE_MS) r = x.replicas;
     rows.push({
       time: m,
       member: member.name,
@@ -154,6 +167,23 @@ function failoverResult(
   };
 }
 
+/**
+ * A survivor's first scale-out sent while the failed member was down — from the failover to its
+ * restore (to the end of the planned duration when the run ended first) — in whole minutes after
+ * the failover (rounded, as `simulate --replicas` counts them); undefined when it sent none then.
+ */
+export function firstScaleOutWhileDown(
+  replay: Pick<Replay, "scaleOuts">,
+  member: string,
+  failover: { startMs: number; restoredMs?: number | undefined; durationMs: number },
+): number | undefined {
+  const untilMs = failover.restoredMs ?? failover.startMs + failover.durationMs;
+  const times = replay.scaleOuts
+    .filter((x) => x.member === member && x.time >= failover.startMs && x.time < untilMs)
+    .map((x) => x.time);
+  return times.length === 0 ? undefined : Math.round((Math.min(...times) - failover.startMs) / MINUTE_MS);
+}
+
 /** A replica group's timeline, summaries and failover figures (`--replicas`). */
 function groupResults(
   settings: DemoSettings,
@@ -170,7 +200,7 @@ function groupResults(
   const members: MemberResult[] = figures.map(({ member, rows, summary }) => {
     const first =
       failover && member.name !== failover.member
-        ? replay.scaleOuts.find((x) => x.member === member.name && x.time >= failover.startMs)
+        ? firstScaleOutWhileDown(replay, member.name, failover)
         : undefined;
     return {
       name: member.name,
@@ -181,9 +211,7 @@ function groupResults(
       policy: member.policy.metadata.name,
       summary,
       minutesNotServing: rows.filter((r) => !r.serving).length,
-      ...(first && failover
-        ? { firstScaleOutMinutes: Math.round(((first.time - failover.startMs) / MINUTE_MS) * 10) / 10 }
-        : {}),
+      ...(first !== undefined ? { firstScaleOutMinutes: first } : {}),
     };
   });
   const rows: MemberTimelineRow[] = [];
@@ -192,7 +220,12 @@ function groupResults(
   return {
     rows,
     summed: summedRows(perMember),
-    group: { members, total: groupTotals(figures), ...(failover ? { failover } : {}) },
+    group: {
+      members,
+      failoverRule: settings.group?.failoverRule !== false,
+      total: groupTotals(figures),
+      ...(failover ? { failover } : {}),
+    },
   };
 }
 

@@ -27,10 +27,17 @@ import { type Started, setUpDemo } from "./setup.js";
 import { summarize } from "./timeline.js";
 import { MINUTE_MS } from "./trace-window.js";
 
+/** Real ms a live line waits for older ones the Events watch may still deliver. */
+const LIVE_HOLD_REAL_MS = 500;
+
 /** Runs the demo (see the module comment). */
 export async function runDemo(settings: DemoSettings, io: DemoIo): Promise<DemoResult> {
   const wallStart = performance.now();
-  const live = new LiveView(io.live, { everyMs: (settings.statusEveryMinutes ?? 30) * MINUTE_MS });
+  // Lines wait half a real second of virtual time (6 min at ×720) to print in virtual-time order.
+  const live = new LiveView(io.live, {
+    everyMs: (settings.statusEveryMinutes ?? 30) * MINUTE_MS,
+    holdMs: Math.max(MINUTE_MS, settings.speed * LIVE_HOLD_REAL_MS),
+  });
   const started: Started = { eventsStop: new AbortController() };
   let result: DemoResult | undefined;
   try {

@@ -95,13 +95,18 @@ export interface MemberResult {
   summary: DemoSummary;
   /** Minutes it did not serve (the failover). */
   minutesNotServing: number;
-  /** Its first scale-out sent after the failover started, minutes after it (survivors only). */
+  /**
+   * Its first scale-out sent while the failed member was down (from the failover to its restore),
+   * whole minutes after the failover; absent for the failed member and a survivor that sent none.
+   */
   firstScaleOutMinutes?: number;
 }
 
 /** The group's run: its members, the whole, the failover. */
 export interface GroupResult {
   members: MemberResult[];
+  /** False: the members' policies ran without the Failover anticipation rule (`--no-failover-rule`). */
+  failoverRule: boolean;
   /**
    * The group as a whole: unit-hours and refused connection-minutes summed; a minute refusing or
    * above the load target counted once whichever members did; scale operations summed.

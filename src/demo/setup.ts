@@ -355,8 +355,12 @@ export async function setUpDemo(
       replicaLog.push({ time: startMs, replicas });
     }
     await createPolicy(kube, policy);
+    const ruleOff =
+      settings.group?.failoverRule === false
+        ? " (the Failover anticipation rule off: --no-failover-rule)"
+        : "";
     say(
-      `Deployment ${app ? `${app.deploymentName} (${replicas} replicas)` : "—"} and CapacityPolicy ${policy.metadata.name} applied`,
+      `Deployment ${app ? `${app.deploymentName} (${replicas} replicas)` : "—"} and CapacityPolicy ${policy.metadata.name} applied${ruleOff}`,
     );
     const tracker = new CapacityTracker(
       { fromMs: createdMs(settings), ...size },
