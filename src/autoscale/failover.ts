@@ -4,8 +4,8 @@
  *
  * A Premium instance and its replicas (Microsoft.SignalRService/{SignalR|WebPubSub}/replicas) form
  * a replica group: each member serves the clients of its own region, and when one stops serving,
- * its clients reconnect to the others within seconds (Azure's Traffic Manager routes negotiate to
- * the nearest healthy member). The operator reads every member of a policy's target's group on
+ * its clients reconnect to the others within seconds ("the Azure SignalR DNS will be resolved to
+ * healthy replicas in other regions": Geo-replication in Azure SignalR, Microsoft Learn). The operator reads every member of a policy's target's group on
  * each pass ({@link ReplicaGroupObservation}); this file says which members are lost and since
  * when. The Failover rule (`anticipation/failover.ts`) sizes the survivors for the clients they are
  * about to receive; the scale-in gate (`stages/scale-in-gate.ts`) holds a member that is itself not
@@ -311,7 +311,7 @@ export function levelBefore(
  * `self`'s share of the clients of the members `lost` (by ID): its level before `beforeMs` ÷ the
  * level of every serving member not in `lost` ({@link levelBefore}); by units when one of them is
  * unknown or all are 0, evenly when those are 0 too. 0–1; 0 when `self` is not one of them.
- * Traffic Manager sends a region's clients to the nearest healthy members, which are, across many
+ * Azure's DNS resolves a region's clients to healthy members near them, which are, across many
  * clients, those that already carry the most.
  */
 export function survivorShare(

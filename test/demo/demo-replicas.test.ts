@@ -182,7 +182,7 @@ describe("demo with geo-replicas", () => {
 
   it.each([
     [["--failover", "westus@peak"], /--failover goes with --replicas/],
-    [["--replicas", "eastus=1"], /--replicas needs 2 to 16 members/],
+    [["--replicas", "eastus=1"], /--replicas needs 2 to 9 members/],
     [["--replicas", "eastus=1,westus=1", "--failover", "northeurope@peak"], /northeurope is not a member/],
     [
       ["--replicas", "eastus=1,westus=1", "--failover", "westus@peak", "--failover-cause", "gone"],

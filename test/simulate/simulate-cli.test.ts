@@ -610,7 +610,7 @@ describe("simulate usage errors: one line, exit 2", () => {
     [["simulate", "--policy", POLICY, "--sweep", "--max-trials", "many"], /--max-trials must be a number/],
     [["simulate", "--policy", POLICY, "--max-trials", "5"], /--max-trials goes with --sweep/],
     [["simulate", "--policy", POLICY, "--failover", "westus@peak"], /--failover goes with --replicas/],
-    [["simulate", "--policy", POLICY, "--replicas", "eastus=1"], /--replicas needs 2 to 16 members/],
+    [["simulate", "--policy", POLICY, "--replicas", "eastus=1"], /--replicas needs 2 to 9 members/],
     [
       ["simulate", "--policy", POLICY, "--replicas", "eastus=0.5,westus=0.5", "--sweep"],
       /--sweep is for one instance/,

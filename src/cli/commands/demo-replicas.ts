@@ -13,9 +13,6 @@ import { demandFunction } from "../../traffic/index.js";
 import { UsageError } from "../errors.js";
 import { parseFailover, parseReplicas } from "./simulate-replicas.js";
 
-/** Most members the demo's group may have: the primary and 8 replicas ("The replica count is currently limited to a maximum of 8 per primary resource"). */
-export const DEMO_MAX_MEMBERS = 9;
-
 /** The flags of a replica group. */
 export interface DemoGroupFlags {
   replicas?: string | undefined;
@@ -48,7 +45,7 @@ function windowDemand(window: TraceWindow, peakConnections: number): Float64Arra
  * The group of `--replicas` (the policy's target its primary) and the failover of `--failover`;
  * undefined without `--replicas`.
  * @throws UsageError for a bad flag, `--failover` without `--replicas`, more than
- * {@link DEMO_MAX_MEMBERS} members, or a policy that cannot have replicas (a replica as its
+ * `MAX_MEMBERS` (simulate-replicas.ts) members, or a policy that cannot have replicas (a replica as its
  * target, a SKU other than Premium).
  */
 export function readDemoGroup(
@@ -66,10 +63,6 @@ export function readDemoGroup(
     return undefined;
   }
   const members = parseReplicas(flags.replicas);
-  if (members.length > DEMO_MAX_MEMBERS)
-    throw new UsageError(
-      `--replicas: the demo's group has at most ${DEMO_MAX_MEMBERS} members (the primary and 8 replicas, Azure's limit per primary resource), got ${members.length}`,
-    );
   try {
     demoMembers(policy, members);
   } catch (err) {

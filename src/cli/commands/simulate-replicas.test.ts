@@ -23,7 +23,7 @@ describe("--replicas", () => {
   });
 
   it.each([
-    ["eastus=1", /2 to 16 members/],
+    ["eastus=1", /2 to 9 members/],
     ["eastus=0.5,eastus=0.5", /listed twice/],
     ["eastus=0.5,westus", /not name=share/],
     ["eastus=0.5,westus=0", /share of westus must be a number > 0/],

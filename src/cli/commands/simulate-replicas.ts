@@ -23,8 +23,12 @@ export const FAILOVER_REFUSED_TARGET = 0.5;
 /** A member's name: a replica's name by the 2024-03-01 specs (`ReplicaName`), used as its region too. */
 const MEMBER_NAME = /^[a-zA-Z][a-zA-Z0-9-]{1,61}[a-zA-Z0-9]$/;
 
-/** Most members one group may have. */
-export const MAX_MEMBERS = 16;
+/**
+ * Most members one group may have: the primary and 8 replicas ("The replica count is currently
+ * limited to a maximum of 8 per primary resource", Geo-replication in Azure SignalR, Microsoft
+ * Learn).
+ */
+export const MAX_MEMBERS = 9;
 
 /**
  * `--replicas name=share[,…]`: the members (the first is the primary) and their shares of the
@@ -56,7 +60,7 @@ export function parseReplicas(text: string): GroupMember[] {
   }
   if (members.length < 2 || members.length > MAX_MEMBERS)
     throw new UsageError(
-      `--replicas needs 2 to ${MAX_MEMBERS} members (the primary first), e.g. eastus=0.5,westus=0.3,westeurope=0.2`,
+      `--replicas needs 2 to ${MAX_MEMBERS} members (the primary first, then at most 8 replicas, Azure's limit per instance), e.g. eastus=0.5,westus=0.3,westeurope=0.2`,
     );
   const total = members.reduce((a, m) => a + m.share, 0);
   return members.map((m) => ({ name: m.name, share: m.share / total }));
@@ -72,7 +76,7 @@ function peakTime(demand: Float64Array, startMs: number): number {
 /**
  * `--failover member@peak` or `member@<time>` with `--failover-duration`: the member that stops
  * serving, when (the demand's peak minute, or a time within the slice, rounded down to its
- * minute) and for how long.
+ * minute) and for how long (at most to the end of the slice).
  * @throws UsageError for an unknown member, a time outside the slice or a duration under a minute.
  */
 export function parseFailover(
@@ -100,7 +104,8 @@ export function parseFailover(
     throw new UsageError(
       `--failover: ${new Date(startMs).toISOString()} is outside the simulated slice ${new Date(slice.startMs).toISOString()} → ${new Date(endMs).toISOString()}`,
     );
-  return { member, startMs, durationMs };
+  // A failover longer than what is left of the slice lasts to its end (and the report says so).
+  return { member, startMs, durationMs: Math.min(durationMs, endMs - startMs) };
 }
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/:00\.000Z$/, "Z");

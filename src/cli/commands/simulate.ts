@@ -730,6 +730,10 @@ async function runSimulate(flags: SimulateFlags, io: CliIo): Promise<void> {
     );
   if (flags.replicas !== undefined && flags.sweep)
     throw new UsageError("--replicas backtests one policy on a replica group; --sweep is for one instance");
+  if (flags.replicas !== undefined && flags.out !== undefined)
+    throw new UsageError(
+      "--out writes one instance's timeline and chart; with --replicas the report is text, or JSON with -o json",
+    );
   const members = flags.replicas !== undefined ? parseReplicas(flags.replicas) : undefined;
   const source =
     flags.resourceId !== undefined ? await instanceSource(flags, io, policy) : await traceSource(flags, io);
