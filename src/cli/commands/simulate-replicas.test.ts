@@ -42,11 +42,16 @@ describe("--failover", () => {
   const slice = { startMs: START, demand };
 
   it("takes the demand's first peak minute for @peak, with the duration", () => {
-    expect(parseFailover("westus@peak", "60m", members, slice)).toEqual({
+    expect(parseFailover("westus@peak", "2m", members, slice)).toEqual({
       member: "westus",
       startMs: START + 2 * MINUTE_MS,
-      durationMs: 60 * MINUTE_MS,
+      durationMs: 2 * MINUTE_MS,
     });
+  });
+
+  it("ends a failover longer than the rest of the slice at its end", () => {
+    // The slice's 5 minutes end 3 minutes after its peak.
+    expect(parseFailover("westus@peak", "60m", members, slice).durationMs).toBe(3 * MINUTE_MS);
   });
 
   it("takes a time in the slice, rounded down to its minute", () => {
