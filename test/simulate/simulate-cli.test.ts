@@ -616,6 +616,10 @@ describe("simulate usage errors: one line, exit 2", () => {
       /--sweep is for one instance/,
     ],
     [
+      ["simulate", "--policy", POLICY, "--replicas", "eastus=0.5,westus=0.5", "--out", "out"],
+      /--out writes one instance's timeline/,
+    ],
+    [
       [
         "simulate",
         "--policy",
