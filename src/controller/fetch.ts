@@ -68,13 +68,7 @@ import type { AllowedUnits, InstanceState } from "../azure/instances.js";
 import type { ServiceKind } from "../capacity/skus.js";
 import type { ApiErrorKind } from "../shared/api-error.js";
 import type { Duplicate } from "./ownership.js";
-import {
-  type GroupMemberReading,
-  type ReplicaFinder,
-  ReplicaGroupReader,
-  type ReplicaGroupReading,
-  type ReplicaLister,
-} from "./replica-groups.js";
+import { type GroupMemberReading, ReplicaGroupReader, type ReplicaGroupReading } from "./replica-groups.js";
 import type { TargetCheck } from "./tenancy.js";
 
 /** One policy's target, as the cycle needs it. */
@@ -377,13 +371,9 @@ export class CycleFetcher {
 
   constructor(azure: AzureAdapters, options: CycleFetcherOptions) {
     this.#azure = azure;
-    const instances = azure.instances as unknown as {
-      listReplicas: ReplicaLister;
-      listReplicaIds: ReplicaFinder;
-    };
     this.#groups = new ReplicaGroupReader(
-      (id, o) => instances.listReplicas(id, o),
-      (sub, service, o) => instances.listReplicaIds(sub, service, o),
+      (id, o) => azure.instances.listReplicas(id, o),
+      (sub, service, o) => azure.instances.listReplicaIds(sub, service, o),
     );
     this.#now = options.now;
     this.#conflictCheckMs = options.conflictCheckMs ?? 300_000;
