@@ -262,7 +262,12 @@ export function decide(input: DecisionInput): Decision {
   // 2. signals; what the window left out; 3. the health of the pass; the schedules now
   const measured = measureSignals(frame, observed, input);
   const quality = { reasons: windowReasons(frame, observed, input.samples, input.partialFailures ?? []) };
-  const lostSelf = selfLost(input.replicaGroup, frame.nowMs, frame.nowMs - observed.delaySeconds * 1000);
+  const lostSelf = selfLost(
+    input.replicaGroup,
+    frame.nowMs,
+    frame.nowMs - observed.delaySeconds * 1000,
+    basis.history.notServing,
+  );
   const notServing = notServingHold(
     basis.history.notServing,
     lostSelf,

@@ -269,10 +269,41 @@ export function selfLost(
   group: ReplicaGroupObservation | undefined,
   nowMs: number,
   completeBeforeMs: number,
+  previous?: NotServingStatus,
 ): LostMember | undefined {
   const self = group && selfMember(group);
   if (!group || !self) return undefined;
-  return lostByArm(self, nowMs, completeBeforeMs) ?? lostByMetrics(group, self, completeBeforeMs);
+  return (
+    lostByArm(self, nowMs, completeBeforeMs) ??
+    lostByMetrics(group, self, completeBeforeMs) ??
+    stillSilent(self, previous, completeBeforeMs)
+  );
+}
+
+/**
+ * A member found lost by its metrics on an earlier pass (`previous`, not yet serving again) stays
+ * lost while it has no complete bucket above 0 since then: the loss test needs its level, which
+ * leaves the read window a few minutes into the silence, but silence is no sign that it serves
+ * again — its first bucket with clients is.
+ */
+function stillSilent(
+  self: ReplicaMember,
+  previous: NotServingStatus | undefined,
+  completeBeforeMs: number,
+): LostMember | undefined {
+  if (!previous || previous.until !== undefined) return undefined;
+  const sinceMs = Date.parse(previous.since);
+  if (!Number.isFinite(sinceMs)) return undefined;
+  const since = completeBuckets(self, completeBeforeMs).filter((b) => b.startMs >= sinceMs);
+  if (since.some((b) => b.value > 0)) return undefined;
+  return {
+    resourceId: self.resourceId,
+    location: self.location,
+    cause: "ConnectionsVanished",
+    reason: previous.reason,
+    sinceMs,
+    connections: 0,
+  };
 }
 
 /**

@@ -106,3 +106,36 @@ describe("a member whose metrics stop while the others' rise (an outage ARM does
     expect(servesAgain({ self: PRIMARY, members: [primary, back] }, lost, completeBefore)).toBe(true);
   });
 });
+
+describe("a member found lost by its metrics, after its level has left the window", () => {
+  const previous = {
+    since: new Date(NOW - 20 * MIN).toISOString(),
+    reason: "its metrics stopped at 11:40 UTC",
+  };
+  const quiet: ReplicaGroupObservation = { self: WEST, members: [member(PRIMARY), member(WEST)] };
+
+  it("stays NotServing while it has no bucket with clients, counting no failure", () => {
+    const d = decide(
+      input({ spec: spec(), samples: empty, replicaGroup: quiet, history: historyWith(previous) }),
+    );
+    expect(d.limitedBy).toBe("NotServing");
+    expect(d.history.consecutiveFailures ?? 0).toBe(0);
+    expect(d.history.notServing).toMatchObject({ since: previous.since });
+    expect(d.history.notServing?.until).toBeUndefined();
+  });
+
+  it("serves again from its first bucket with clients, and the hold after it begins", () => {
+    const back = {
+      self: WEST,
+      members: [member(PRIMARY), member(WEST, { connections: [{ startMs: NOW - 4 * MIN, value: 2500 }] })],
+    };
+    const d = decide(
+      input({ spec: spec(), samples: empty, replicaGroup: back, history: historyWith(previous) }),
+    );
+    expect(d.history.notServing?.until).toBeDefined();
+  });
+});
+
+function historyWith(notServing: { since: string; reason: string }): DecisionHistory {
+  return { recommendations: [], scaleEvents: [], consecutiveFailures: 0, notServing } as DecisionHistory;
+}
