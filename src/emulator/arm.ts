@@ -573,7 +573,10 @@ function writeInstance(
   }
 }
 
-/** A create (PUT on an unknown ID) through the refusals, the SKU contract, the quota and the documented ladder. */
+/**
+ * A create (PUT on an unknown ID) through the refusals, the SKU contract, `checks` (a replica's
+ * own rules), the quota and the documented ladder.
+ */
 function createInstance(
   req: EmulatorRequest,
   state: EmulatorState,
@@ -582,6 +585,7 @@ function createInstance(
   change: Change,
   body: Record<string, unknown>,
   contract: SkuContract,
+  checks?: (sku: string, location: string) => EmulatorResponse | undefined,
 ): EmulatorResponse {
   if (typeof body["location"] !== "string" || change.sku === undefined) {
     return armError(400, "InvalidRequestContent", "location and sku are required to create a resource.");
@@ -595,7 +599,8 @@ function createInstance(
     sku: change.sku,
     units,
   };
-  const refused = refusedWrite(state, target, contract, change.tier);
+  const refused =
+    refusedWrite(state, target, contract, change.tier) ?? checks?.(change.sku, body["location"]);
   if (refused) return refused;
   const sku = change.sku as SkuName;
   const quota = overQuota(state, ref, location, sku === "Free_F1" ? 0 : units);
@@ -815,43 +820,31 @@ function createReplica(
   contract: SkuContract,
 ): EmulatorResponse {
   const { req, state } = call;
-  const body = req.body as Record<string, unknown>;
-  if (typeof body["location"] !== "string" || change.sku === undefined) {
-    return armError(400, "InvalidRequestContent", "location and sku are required to create a resource.");
-  }
-  const units = change.units ?? 1;
-  const target: WriteTarget = {
-    resourceId: replicaId,
+  const ref = {
     name: replicaId.split("/").at(-1) as string,
     subscriptionId: parent.ref.subscriptionId,
-    sku: change.sku,
-    units,
+    service: parent.ref.service,
   };
-  const refused = refusedWrite(state, target, contract, change.tier);
-  if (refused) return refused;
-  if (!REPLICA_SKUS.includes(change.sku as SkuName)) {
-    return badArgument(`A replica's SKU must be Premium_P1 or Premium_P2, not ${change.sku}.`);
-  }
-  const sku = change.sku as SkuName;
-  try {
-    state.validateReplica(replicaId, sku, body["location"]);
-  } catch (err) {
-    return stateError(err);
-  }
-  const quota = overQuota(state, parent.ref, normalizeLocation(body["location"]), units);
-  if (quota) return quota;
-  if (!allowedUnits(sku).includes(units)) return offLadder(sku, units, allowedUnits(sku));
-  try {
-    const op = state.beginCreate(replicaId, {
-      location: body["location"],
-      sku,
-      units,
-      ...(change.tags ? { tags: change.tags } : {}),
-    });
-    return accepted(req, state, op, contract, 201);
-  } catch (err) {
-    return stateError(err);
-  }
+  return createInstance(
+    req,
+    state,
+    replicaId,
+    ref,
+    change,
+    req.body as Record<string, unknown>,
+    contract,
+    (sku, location) => {
+      if (!REPLICA_SKUS.includes(sku as SkuName)) {
+        return badArgument(`A replica's SKU must be Premium_P1 or Premium_P2, not ${sku}.`);
+      }
+      try {
+        state.validateReplica(replicaId, sku as SkuName, location);
+        return undefined;
+      } catch (err) {
+        return stateError(err);
+      }
+    },
+  );
 }
 
 /**
