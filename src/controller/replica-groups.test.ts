@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { MetricSample } from "../autoscale/samples.js";
+import type { InstanceState } from "../azure/instances.js";
 import {
   geoReplicasStatus,
   groupObservation,
-  type MemberState,
   REPLICA_DISCOVERY_MS,
   REPLICA_RETRY_MS,
   ReplicaGroupReader,
@@ -15,7 +15,7 @@ const PRIMARY =
 const WEST = `${PRIMARY}/replicas/chat-westus`;
 const ASIA = `${PRIMARY}/replicas/chat-asia`;
 
-function member(resourceId: string, location: string, extra: Partial<MemberState> = {}): MemberState {
+function member(resourceId: string, location: string, extra: Partial<InstanceState> = {}): InstanceState {
   return {
     resourceId,
     service: "SignalR",
@@ -27,7 +27,7 @@ function member(resourceId: string, location: string, extra: Partial<MemberState
     provisioningState: "Succeeded",
     terminal: true,
     ...extra,
-  } as MemberState;
+  } as InstanceState;
 }
 
 const sample = (time: string, connections: number | null) =>

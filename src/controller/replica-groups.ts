@@ -32,11 +32,11 @@ export const REPLICA_DISCOVERY_MS = 10 * 60_000;
 /** After a failed list of a group, the next try of it waits this long, ms: 1 minute. */
 export const REPLICA_RETRY_MS = 60_000;
 
-/** What ARM says about a member (`InstanceState` of the adapter). */
-export type MemberState = InstanceState;
-
 /** What lists an instance's replicas (the Azure adapter's `listReplicas`). */
-export type ReplicaLister = (primaryId: string, options: { signal?: AbortSignal }) => Promise<MemberState[]>;
+export type ReplicaLister = (
+  primaryId: string,
+  options: { signal?: AbortSignal },
+) => Promise<InstanceState[]>;
 
 /**
  * What lists every replica of one service in a subscription (the Azure adapter's
@@ -53,7 +53,7 @@ export interface GroupRead {
   /** Canonical ID of the instance (the primary). */
   primaryId: string;
   /** Its replicas, as ARM listed them. */
-  replicas: readonly MemberState[];
+  replicas: readonly InstanceState[];
   /** When that list answered, ms since the epoch. */
   readAtMs: number;
 }
@@ -61,7 +61,7 @@ export interface GroupRead {
 /** A group member's state and its metrics samples of this cycle. */
 export interface GroupMemberReading {
   /** What ARM last said of it (for a replica, from the group's last list: see `fresh`). */
-  state: MemberState | undefined;
+  state: InstanceState | undefined;
   /** The member's samples of this cycle (undefined when its metrics were not read or failed). */
   samples: readonly MetricSample[] | undefined;
   /** namespace/name of the CapacityPolicy that owns it (`ownership.ts`); absent: none. */
@@ -188,7 +188,7 @@ function parseResourceIdOrUndefined(id: string): ReturnType<typeof parseResource
 }
 
 /** Why a member does not serve, when ARM says so; undefined when it serves (or says nothing). */
-function notServing(state: MemberState | undefined): string | undefined {
+function notServing(state: InstanceState | undefined): string | undefined {
   if (state?.serving !== false) return undefined;
   return state.notServingReason ?? `provisioningState is ${state.provisioningState}`;
 }
