@@ -71,7 +71,8 @@ function memberStatus(
 /**
  * Whether a pass sent an update, and when ARM took it: with one instance, another ARM write since
  * the last pass (as the demo has always counted); with a group, a new operation on the member (its
- * start time).
+ * start time), and whether it raises the member's units — read from the operation itself (its
+ * target against the capacity it runs on), so a scale-out counts whatever the pass reported.
  */
 function sentDetector(stage: DemoStage, group: boolean) {
   const control = stage.emulator.control;
@@ -79,17 +80,29 @@ function sentDetector(stage: DemoStage, group: boolean) {
   const lastOp = new Map<string, string | undefined>(
     stage.members.map((m) => [m.resourceId, control.instance(m.resourceId)?.operation?.id]),
   );
-  return (member: StagedMember, now: number): { sent: boolean; atMs: number } => {
+  return (
+    member: StagedMember,
+    now: number,
+  ): { sent: boolean; atMs: number; raised?: { fromUnits: number; toUnits: number } } => {
     if (!group) {
       const writes = control.calls().armWrites;
       const sent = writes > armWrites;
       armWrites = writes;
       return { sent, atMs: now };
     }
-    const op = control.instance(member.resourceId)?.operation;
+    const view = control.instance(member.resourceId);
+    const op = view?.operation;
     const sent = op !== undefined && op.id !== lastOp.get(member.resourceId);
     lastOp.set(member.resourceId, op?.id);
-    return { sent, atMs: op && sent ? op.startedMs : now };
+    if (!op || !sent) return { sent: false, atMs: now };
+    // Capacity changes when the operation completes: while it runs the view shows the units before it.
+    const from = view?.units ?? 0;
+    const raises = op.kind === "update" && op.status === "Running" && op.target.units > from;
+    return {
+      sent,
+      atMs: op.startedMs,
+      ...(raises ? { raised: { fromUnits: from, toUnits: op.target.units } } : {}),
+    };
   };
 }
 
@@ -135,11 +148,10 @@ function followPasses(
     member.tracker.observe();
     const decision = report.result?.decision;
     const desired = decision?.desired;
-    const { sent, atMs } = sentBy(member, now);
+    const { sent, atMs, raised } = sentBy(member, now);
+    if (raised) scaleOuts.push({ member: member.name, time: atMs, ...raised });
     if (sent && desired !== undefined && decision !== undefined && desired.units > decision.current.units) {
       const from = { sku: decision.current.sku, units: decision.current.units };
-      if (group)
-        scaleOuts.push({ member: member.name, time: atMs, fromUnits: from.units, toUnits: desired.units });
       if (decision.anticipation?.applied) {
         anticipated.push({
           time: now,

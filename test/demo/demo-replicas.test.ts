@@ -96,7 +96,14 @@ describe("demo with geo-replicas", () => {
       group: {
         members: MemberJson[];
         total: { unitHours: number; minutesRefused: number };
-        failover: { member: string; cause: string; start: string; restored?: string; minutes: number };
+        failover: {
+          member: string;
+          cause: string;
+          start: string;
+          restored?: string;
+          minutes: number;
+          minutesRefused: number;
+        };
       };
       files: { timeline: string; chart: string };
     };
@@ -138,12 +145,18 @@ describe("demo with geo-replicas", () => {
     expect(west.minutesNotServing).toBeLessThanOrEqual(31);
     // Both served the crowd before; the survivor scaled out for the clients it received.
     expect(east.summary.peakConnections).toBeGreaterThan(60_000);
-    // Its first scale-out while westus was down, in whole minutes after the failover.
-    expect(east.firstScaleOutMinutes).toBeDefined();
-    expect(Number.isInteger(east.firstScaleOutMinutes)).toBe(true);
-    expect(east.firstScaleOutMinutes).toBeLessThan(30);
+    // A scale-out while westus was down is counted in whole minutes after the failover. There
+    // may be none: the standing failover reserve can have raised eastus past Premium_P1 × 100
+    // just before the peak, and the failover's own ask may then need no more (it reads the
+    // survivor's need before the arrivals only when a pass sees the loss before Azure Monitor
+    // shows them). Either way eastus ran on Premium_P2 while westus was down, refusing little.
+    if (east.firstScaleOutMinutes !== undefined) {
+      expect(Number.isInteger(east.firstScaleOutMinutes)).toBe(true);
+      expect(east.firstScaleOutMinutes).toBeLessThan(30);
+    }
     expect(west.firstScaleOutMinutes).toBeUndefined();
     expect(east.summary.peakUnits).toBeGreaterThan(100);
+    expect(result.group.failover.minutesRefused).toBeLessThanOrEqual(5);
     expect(result.group.total.unitHours).toBeCloseTo(
       east.summary.totalUnitHours + west.summary.totalUnitHours,
       0,
@@ -163,6 +176,12 @@ describe("demo with geo-replicas", () => {
     expect(csv).toHaveLength(1 + 120 * 2);
     const down = csv.filter((l) => l.includes(",westus,") && l.endsWith(",0"));
     expect(down.length).toBe(west.minutesNotServing);
+    // The survivor's units (column 8) while westus was down: Premium_P2 sizes within 8 minutes (a poll, then a scale).
+    const downTimes = new Set(down.map((l) => l.split(",")[0]));
+    const eastDown = csv.filter((l) => l.includes(",eastus,") && downTimes.has(l.split(",")[0]));
+    expect(eastDown).toHaveLength(down.length);
+    const eastUnits = eastDown.map((l) => Number(l.split(",")[8]));
+    expect(eastUnits.slice(8).every((u) => u >= 200)).toBe(true);
     // Its app servers' replicas while it did not serve, as the live view shows them.
     for (const l of down) expect(l.split(",")[9]).toMatch(/^\d+$/);
     // The live view prints its lines in virtual-time order (each time after its date line).
