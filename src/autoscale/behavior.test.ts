@@ -360,3 +360,62 @@ describe("rateLimit", () => {
     });
   });
 });
+
+describe("rate policies while catching up (catch-up.ts)", () => {
+  const up = (policies: ScalingRules["policies"], current: number, proposed: number, scaleOuts?: number) =>
+    rateLimit({
+      current: P1(current),
+      proposed: P1(proposed),
+      sizes: sizes(P1(current)),
+      events: [],
+      nowMs: NOW,
+      scaleUp: rules(policies),
+      scaleDown: NONE,
+      ...(scaleOuts !== undefined ? { catchUp: { scaleOuts, scaleSeconds: 300 } } : {}),
+    });
+  const percent = [{ type: "Percent" as const, value: 100, periodSeconds: 60 }];
+
+  it("the third scale-out of a run compounds Percent 100 per 60s three times: 8 → 64 units", () => {
+    // 8 → 16 → 32 → 64; the ladder's largest size at most 64 is 60.
+    const r = up(percent, 8, 100, 2);
+    expect(r).toMatchObject({ limitUnits: 64, periods: 3, code: "RateLimitedUp" });
+    expect(r.size).toEqual(P1(60));
+  });
+
+  it("the first of a run, or no catch-up, applies the policy once: 8 → 16 (the ladder's 10)", () => {
+    for (const scaleOuts of [0, undefined]) {
+      const r = up(percent, 8, 100, scaleOuts);
+      expect(r.limitUnits).toBe(16);
+      expect(r.periods).toBeUndefined();
+      expect(r.size).toEqual(P1(10));
+    }
+  });
+
+  it("at most one period per 60 s of a 300 s scale: five, however long the run", () => {
+    // 2 · 2⁵ = 64.
+    expect(up(percent, 2, 100, 9)).toMatchObject({ limitUnits: 64, periods: 5 });
+  });
+
+  it("Steps add their rungs each period: 2 rungs × 3 from 6 units = 30", () => {
+    // 6 → 8 → 10 → 30 on 1…10, 20, 30 ….
+    const r = up([{ type: "Steps", value: 2, periodSeconds: 60 }], 6, 100, 2);
+    expect(r).toMatchObject({ limitUnits: 30, periods: 3 });
+    expect(r.size).toEqual(P1(30));
+  });
+
+  it("a policy whose period is longer than a scale applies once, and scale-in is never compounded", () => {
+    expect(up([{ type: "Percent", value: 100, periodSeconds: 600 }], 8, 100, 3).limitUnits).toBe(16);
+    const down = rateLimit({
+      current: P1(40),
+      proposed: P1(1),
+      sizes: sizes(P1(40)),
+      events: [],
+      nowMs: NOW,
+      scaleUp: NONE,
+      scaleDown: rules([{ type: "Percent", value: 50, periodSeconds: 60 }]),
+      catchUp: { scaleOuts: 3, scaleSeconds: 300 },
+    });
+    expect(down).toMatchObject({ limitUnits: 20, code: "RateLimitedDown" });
+    expect(down.periods).toBeUndefined();
+  });
+});
