@@ -343,11 +343,7 @@ const ScalingPolicySchema = Type.Object(
         "Units: change by at most value units; Percent: by at most value % of the units at the start of the period (the HPA's rule: scale-outs within the period are not counted, so a scale-in may undo them); Steps: by at most value rungs of the SKU's unit ladder.",
     }),
     value: Int("Size of the allowed change, in units, % or ladder steps (see type).", 1),
-    periodSeconds: Int(
-      "Window the allowed change applies to, seconds. Scale-up while a signal is at its ceiling: the n-th scale-out of a run applies the policy n times over, at most once per period of one scale duration (catch-up).",
-      1,
-      3600,
-    ),
+    periodSeconds: Int("Window the allowed change applies to, seconds.", 1, 3600),
   },
   { additionalProperties: false, description: "How much the unit count may change within a period." },
 );
