@@ -160,10 +160,7 @@ export interface RateLimitResult {
   limitUnits?: number;
   /** "Steps 2 per 60s" — the policy that set the limit. */
   policy?: string;
-  /**
-   * How many times that policy applied (catch-up.ts), when more than once and the size is larger
-   * than one period would have allowed.
-   */
+  /** How many times that policy applied (catch-up), when more than once. */
   periods?: number;
 }
 
@@ -224,21 +221,14 @@ export function rateLimit(input: RateLimitInput): RateLimitResult {
   if (selected === undefined) return { size: proposed };
   const { limit } = selected;
   const policy = describe(selected.chosen);
+  const periods = selected.periods > 1 ? { periods: selected.periods } : {};
   const within =
     direction === "up"
       ? proposed.units <= Math.max(limit, current.units)
       : proposed.units >= Math.min(limit, current.units);
-  const size = within ? proposed : limitedSize(direction, current, sizes, limit);
-  // The catch-up is named only when it allowed more than one period would have.
-  const once =
-    selected.periods > 1 ? selectedLimit(rules, direction, { ...input, catchUp: undefined }) : undefined;
-  const periods =
-    once && size.units > limitedSize(direction, current, sizes, once.limit).units
-      ? { periods: selected.periods }
-      : {};
-  if (within) return { size, limitUnits: limit, policy, ...periods };
+  if (within) return { size: proposed, limitUnits: limit, policy, ...periods };
   return {
-    size,
+    size: limitedSize(direction, current, sizes, limit),
     code: direction === "up" ? "RateLimitedUp" : "RateLimitedDown",
     limitUnits: limit,
     policy,

@@ -107,11 +107,6 @@ const REASON_CODES = [
    * size is read yet: the size is held until one is (stages/unmeasured.ts).
    */
   "AwaitingNewSize",
-  /**
-   * A signal is at its ceiling through a run of scale-outs: the scale-up rate policies applied
-   * several times over, as over the periods one scale takes (catch-up.ts).
-   */
-  "CatchUp",
   /** A scale-up rate policy capped the change. */
   "RateLimitedUp",
   /** A scale-down rate policy capped the change. */

@@ -8,7 +8,6 @@ import type { SkuUnits } from "../../capacity/skus.js";
 import { rateLimit, stabilize } from "../behavior.js";
 import type { CatchUp } from "../catch-up.js";
 import type { Recommendation } from "../history.js";
-import { reason } from "../reasons.js";
 import { compareSizes, formatSize, sameSize } from "../sizes.js";
 import { type DecisionFrame, limitWith, type Sized, sizedBy } from "./stage.js";
 import { type UnmeasuredSize, unmeasuredMessage } from "./unmeasured.js";
@@ -95,16 +94,14 @@ export function ratePolicies(frame: DecisionFrame, proposed: SkuUnits, catchUp?:
     const direction = rl.code === "ScaleUpDisabled" ? "scaleUp" : "scaleDown";
     return sizedBy(rl.size, limitWith(rl.code, `${direction}.selectPolicy is Disabled`));
   }
+  if (!rl.code) return sizedBy(rl.size);
   const applied =
     rl.periods !== undefined && catchUp
-      ? `rate policy ${rl.policy ?? ""} applied ${rl.periods} times over (a signal at its ceiling, scale-out ${catchUp.scaleOuts + 1} of a run; ${catchUp.scaleSeconds}s a scale): up to ${rl.limitUnits ?? "?"} units`
-      : undefined;
-  const caughtUp = applied !== undefined ? [reason("CatchUp", applied, { units: rl.size.units })] : [];
-  if (!rl.code) return { size: rl.size, reasons: caughtUp };
-  const message = `rate policy ${rl.policy ?? ""} allows ${rl.code === "RateLimitedUp" ? "up" : "down"} to ${rl.limitUnits ?? "?"} units: ${formatSize(rl.size)}`;
-  const limited = sizedBy(
+      ? `, applied ${rl.periods} times over (catch-up: a signal at its ceiling, scale-out ${catchUp.scaleOuts + 1} of a run, ${catchUp.scaleSeconds}s a scale),`
+      : "";
+  const message = `rate policy ${rl.policy ?? ""}${applied} allows ${rl.code === "RateLimitedUp" ? "up" : "down"} to ${rl.limitUnits ?? "?"} units: ${formatSize(rl.size)}`;
+  return sizedBy(
     rl.size,
     limitWith(rl.code, message, { units: rl.size.units, sku: rl.size.sku, name: rl.policy }),
   );
-  return { ...limited, reasons: [...caughtUp, ...limited.reasons] };
 }
