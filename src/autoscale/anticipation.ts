@@ -26,6 +26,8 @@
  * the largest.
  */
 
+import { median } from "simple-statistics";
+import { MAX_SCALE_DURATION_SECONDS } from "../api/constants.js";
 import { durationOr } from "../api/duration.js";
 import type { AnticipationRule, AnticipationStatus } from "../api/index.js";
 import { RULES } from "./anticipation/index.js";
@@ -37,7 +39,8 @@ import {
   type RuleContext,
 } from "./anticipation/rule.js";
 import { ceilSafe } from "./behavior.js";
-import { DEFAULT_SCALE_DURATION_SECONDS, scaleDuration } from "./scale-duration.js";
+import type { ScaleEvent } from "./history.js";
+import { measuredScaleSeconds } from "./overdue.js";
 
 export type {
   Anticipation,
@@ -48,6 +51,39 @@ export type {
   RuleResult,
   RuleStatus,
 } from "./anticipation/rule.js";
+
+/** Recent completed updates the scale duration is measured on. */
+const MEASURED_UPDATES = 5;
+
+/**
+ * The scale duration: measured from recent completed updates, else the previous measurement, else
+ * the default. Both are read back from `status` (scale events, `status.anticipation`): a measured
+ * duration is at most {@link MAX_SCALE_DURATION_SECONDS} (2 h, the bound of
+ * `spec.anticipation.scaleDuration`), and a stored one that is not a finite number > 0 is ignored.
+ */
+function scaleDuration(
+  events: readonly ScaleEvent[],
+  previous: AnticipationStatus | undefined,
+  defaultSeconds: number,
+): { seconds: number; source: "Measured" | "Default" } {
+  const measured = measuredScaleSeconds(events.slice(-MEASURED_UPDATES));
+  if (measured.length > 0) {
+    return {
+      seconds: Math.min(Math.round(median(measured)), MAX_SCALE_DURATION_SECONDS),
+      source: "Measured",
+    };
+  }
+  const stored = previous?.scaleDurationSeconds;
+  if (
+    previous?.scaleDurationSource === "Measured" &&
+    typeof stored === "number" &&
+    Number.isFinite(stored) &&
+    stored > 0
+  ) {
+    return { seconds: Math.min(stored, MAX_SCALE_DURATION_SECONDS), source: "Measured" };
+  }
+  return { seconds: defaultSeconds, source: "Default" };
+}
 
 /**
  * One ask per rule (the trend of each signal is one rule): the largest of each, largest first;
@@ -86,11 +122,7 @@ function summarize(status: AnticipationStatus, byRule: readonly RuleAsk[], leadT
 export function anticipate(input: AnticipationInput): Anticipation | undefined {
   const spec = input.spec;
   if (!spec || spec.mode === "Off") return undefined;
-  const duration = scaleDuration(
-    input.scaleEvents,
-    input.previous,
-    durationOr(spec.scaleDuration, DEFAULT_SCALE_DURATION_SECONDS),
-  );
+  const duration = scaleDuration(input.scaleEvents, input.previous, durationOr(spec.scaleDuration, 300));
   const leadTimeSeconds = input.ingestionDelaySeconds + duration.seconds + input.pollSeconds;
   const ctx: RuleContext = {
     ...input,

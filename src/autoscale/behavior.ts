@@ -15,9 +15,6 @@
  *   `floor(start · (1 − value/100))`; Steps: `value` rungs of the ladder (the union of the allowed
  *   SKUs' unit counts) up or down from the start. selectPolicy Max takes the policy allowing the
  *   largest change, Min the smallest, Disabled forbids the direction.
- * - Catch-up (catch-up.ts): while a signal is at its ceiling, the n-th scale-out of a run applies
- *   each scale-up policy n times over (each from the limit the last allowed), at most once per
- *   period of one scale duration — as the HPA would have over the time one scale takes.
  * - A limit between two rungs snaps toward the current size, but never blocks the next rung: a
  *   policy that allows any change allows at least one ladder step.
  * - A SKU change at the same unit count (e.g. Premium_P1 100 → Premium_P2 100) is not a unit
@@ -25,7 +22,6 @@
  */
 import type { Recommendation, ScaleEvent, ScalingPolicy, ScalingRules } from "../api/index.js";
 import type { SkuUnits } from "../capacity/skus.js";
-import { type CatchUp, catchUpPeriods } from "./catch-up.js";
 import type { LimitCode } from "./reasons.js";
 import { compareSizes, type SizeList } from "./sizes.js";
 import { parseTime } from "./time.js";
@@ -145,11 +141,6 @@ export interface RateLimitInput {
   nowMs: number;
   scaleUp: ScalingRules;
   scaleDown: ScalingRules;
-  /**
-   * Catching up while a signal is at its ceiling (catch-up.ts): each scale-up policy applies
-   * {@link catchUpPeriods} times over. Absent: once.
-   */
-  catchUp?: CatchUp | undefined;
 }
 
 /** Result of {@link rateLimit}. */
@@ -160,8 +151,6 @@ export interface RateLimitResult {
   limitUnits?: number;
   /** "Steps 2 per 60s" — the policy that set the limit. */
   policy?: string;
-  /** How many times that policy applied (catch-up), when more than once. */
-  periods?: number;
 }
 
 const describe = (p: ScalingPolicy) => `${p.type} ${p.value} per ${p.periodSeconds}s`;
@@ -174,20 +163,17 @@ const describe = (p: ScalingPolicy) => `${p.type} ${p.value} per ${p.periodSecon
 function selectedLimit(
   rules: ScalingRules,
   direction: "up" | "down",
-  input: Pick<RateLimitInput, "current" | "sizes" | "events" | "nowMs" | "catchUp">,
-): { limit: number; chosen: ScalingPolicy; periods: number } | undefined {
-  let best: { limit: number; chosen: ScalingPolicy; periods: number } | undefined;
+  input: Pick<RateLimitInput, "current" | "sizes" | "events" | "nowMs">,
+): { limit: number; chosen: ScalingPolicy } | undefined {
+  let best: { limit: number; chosen: ScalingPolicy } | undefined;
   // Up + Max: the highest limit; up + Min: the lowest. Down + Max: the lowest limit (the largest
   // change); down + Min: the highest.
   const wantHigher = (direction === "up") === (rules.selectPolicy === "Max");
   for (const p of rules.policies) {
     const { added, removed } = changesInPeriod(input.events, input.nowMs, p.periodSeconds);
     const start = input.current.units - added + removed;
-    const periods = direction === "up" ? catchUpPeriods(input.catchUp, p.periodSeconds) : 1;
-    let l = start;
-    for (let i = 0; i < periods; i++) l = policyLimit(p, direction, l, input.sizes.rungs);
-    if (best === undefined || (wantHigher ? l > best.limit : l < best.limit))
-      best = { limit: l, chosen: p, periods };
+    const l = policyLimit(p, direction, start, input.sizes.rungs);
+    if (best === undefined || (wantHigher ? l > best.limit : l < best.limit)) best = { limit: l, chosen: p };
   }
   return best;
 }
@@ -221,18 +207,16 @@ export function rateLimit(input: RateLimitInput): RateLimitResult {
   if (selected === undefined) return { size: proposed };
   const { limit } = selected;
   const policy = describe(selected.chosen);
-  const periods = selected.periods > 1 ? { periods: selected.periods } : {};
   const within =
     direction === "up"
       ? proposed.units <= Math.max(limit, current.units)
       : proposed.units >= Math.min(limit, current.units);
-  if (within) return { size: proposed, limitUnits: limit, policy, ...periods };
+  if (within) return { size: proposed, limitUnits: limit, policy };
   return {
     size: limitedSize(direction, current, sizes, limit),
     code: direction === "up" ? "RateLimitedUp" : "RateLimitedDown",
     limitUnits: limit,
     policy,
-    ...periods,
   };
 }
 

@@ -37,11 +37,9 @@
  * blocker).
  */
 import { PAUSE_ANNOTATION, type PolicyMode } from "../api/constants.js";
-import { durationOr } from "../api/duration.js";
 import type { AnticipationStatus, CapacityPolicySpec, MetricSample as StatusSample } from "../api/index.js";
 import type { ScalableSku, SkuName, SkuUnits, UnitLadders } from "../capacity/skus.js";
 import type { DisconnectionModel } from "../traffic/disconnections.js";
-import { type CatchUp, catchUp, runGapSeconds } from "./catch-up.js";
 import { type DecisionCondition, decisionConditions } from "./conditions.js";
 import type { DemandHistory } from "./demand-history.js";
 import { type NotServingHold, notServingHold, type ReplicaGroupObservation, selfLost } from "./failover.js";
@@ -52,7 +50,6 @@ import type { LeadingObservation } from "./leading.js";
 import { type LimitCode, type Reason, reason, type SignalName } from "./reasons.js";
 import type { ReplicaDecision } from "./replicas.js";
 import { known, type MetricSample, SAMPLE_FIELDS, type SampleField, type SampleWindow } from "./samples.js";
-import { DEFAULT_SCALE_DURATION_SECONDS, scaleDuration } from "./scale-duration.js";
 import type { ScheduleState } from "./schedules.js";
 import { fmt, type SignalReport } from "./signals.js";
 import type { SizeList } from "./sizes.js";
@@ -360,7 +357,7 @@ function measuredPass(
   );
   const unmeasured = unmeasuredSize(measured.evaluation.demand, observed, frame.current.units);
   const stabilized = stabilization(frame, recommended.size, health.complete, unmeasured);
-  const rated = ratePolicies(frame, stabilized.size, passCatchUp(frame, observed, measured));
+  const rated = ratePolicies(frame, stabilized.size);
   const gated = scaleInGate(frame, observed, rated.size, {
     blockers,
     reports: measured.evaluation.reports,
@@ -379,32 +376,6 @@ function measuredPass(
     recorded: stabilized.recorded,
     blockers,
   };
-}
-
-/**
- * The catch-up of a pass whose usable signals include one at its ceiling (catch-up.ts): the run
- * of scale-outs so far and the scale duration (scale-duration.ts, the anticipation's own).
- */
-function passCatchUp(
-  frame: DecisionFrame,
-  observed: ObservedWindow,
-  measured: MeasuredSignals,
-): CatchUp | undefined {
-  const saturated = measured.evaluation.demand.some((d) => d.saturated);
-  if (!saturated) return undefined;
-  const events = frame.history.scaleEvents;
-  const scaleSeconds = scaleDuration(
-    events,
-    frame.history.anticipation,
-    durationOr(frame.spec.anticipation?.scaleDuration, DEFAULT_SCALE_DURATION_SECONDS),
-  ).seconds;
-  const gapSeconds = runGapSeconds({
-    scaleSeconds,
-    windowSeconds: frame.times.windowSeconds,
-    ingestionDelaySeconds: observed.delaySeconds,
-    pollSeconds: frame.spec.pollIntervalSeconds,
-  });
-  return catchUp({ saturated, events, nowMs: frame.nowMs, gapSeconds, scaleSeconds });
 }
 
 /** Everything {@link assemble} puts into the decision. */

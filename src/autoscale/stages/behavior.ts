@@ -6,7 +6,6 @@
  */
 import type { SkuUnits } from "../../capacity/skus.js";
 import { rateLimit, stabilize } from "../behavior.js";
-import type { CatchUp } from "../catch-up.js";
 import type { Recommendation } from "../history.js";
 import { compareSizes, formatSize, sameSize } from "../sizes.js";
 import { type DecisionFrame, limitWith, type Sized, sizedBy } from "./stage.js";
@@ -74,11 +73,8 @@ export function stabilization(
   return { ...sizedBy(size, stated), recorded };
 }
 
-/**
- * Stage 5b: the rate policies (and `selectPolicy: Disabled`) applied to `proposed`; each scale-up
- * policy several times over while `catchUp` is set (a signal at its ceiling: catch-up.ts).
- */
-export function ratePolicies(frame: DecisionFrame, proposed: SkuUnits, catchUp?: CatchUp): Sized {
+/** Stage 5b: the rate policies (and `selectPolicy: Disabled`) applied to `proposed`. */
+export function ratePolicies(frame: DecisionFrame, proposed: SkuUnits): Sized {
   const { spec } = frame;
   const rl = rateLimit({
     current: frame.current,
@@ -88,18 +84,13 @@ export function ratePolicies(frame: DecisionFrame, proposed: SkuUnits, catchUp?:
     nowMs: frame.nowMs,
     scaleUp: spec.behavior.scaleUp,
     scaleDown: spec.behavior.scaleDown,
-    catchUp,
   });
   if (rl.code === "ScaleUpDisabled" || rl.code === "ScaleDownDisabled") {
     const direction = rl.code === "ScaleUpDisabled" ? "scaleUp" : "scaleDown";
     return sizedBy(rl.size, limitWith(rl.code, `${direction}.selectPolicy is Disabled`));
   }
   if (!rl.code) return sizedBy(rl.size);
-  const applied =
-    rl.periods !== undefined && catchUp
-      ? `, applied ${rl.periods} times over (catch-up: a signal at its ceiling, scale-out ${catchUp.scaleOuts + 1} of a run, ${catchUp.scaleSeconds}s a scale),`
-      : "";
-  const message = `rate policy ${rl.policy ?? ""}${applied} allows ${rl.code === "RateLimitedUp" ? "up" : "down"} to ${rl.limitUnits ?? "?"} units: ${formatSize(rl.size)}`;
+  const message = `rate policy ${rl.policy ?? ""} allows ${rl.code === "RateLimitedUp" ? "up" : "down"} to ${rl.limitUnits ?? "?"} units: ${formatSize(rl.size)}`;
   return sizedBy(
     rl.size,
     limitWith(rl.code, message, { units: rl.size.units, sku: rl.size.sku, name: rl.policy }),
