@@ -49,7 +49,8 @@ describe("a fixed demand let in by our own scale-outs is not demand growth", () 
     });
     const recommended = decisions.flatMap((d) => (d.recommendation ? [d.recommendation.units] : []));
     const anticipated = messages("Anticipated");
-    expect(operations).toEqual(["00:04 10 → 20", "00:13 20 → 40", "00:22 40 → 80", "00:56 80 → 70"]);
+    // The scale-in after the 10-minute scale-down window (the last 80-unit recommendation, then 10 min).
+    expect(operations).toEqual(["00:04 10 → 20", "00:13 20 → 40", "00:22 40 → 80", "00:40 80 → 70"]);
     expect(anticipated).toEqual([]);
     // The most any pass asked for: twice the 40 units of a full quota (before: 200).
     expect(Math.max(...recommended)).toBe(80);
@@ -58,13 +59,13 @@ describe("a fixed demand let in by our own scale-outs is not demand growth", () 
 
   it("the same with the shipped disruption weighing: 80 → 70 held until the size has held long enough to repay it", () => {
     // 80 → 70 at about 40,000 connections (the window's peak, noise included) disconnects the
-    // removed units' share, ~5,000 clients; at 1,000 clients per unit-hour for 10 units it must
-    // hold a little over 30 min. Without history the decision expects the size to hold as long
-    // as it has held since the last scale (at least the 30-minute window): held at 00:56, made
-    // two minutes later.
+    // removed units' share, ~5,000 clients; at the example's 250 clients per unit-hour for 10 units
+    // it must hold about 2 hours. Without history the decision expects the size to hold as long
+    // as it has held since the last scale (at least the scale-down window): the 80 units landed at
+    // about 00:27, the scale-in is held from 00:40 and made at 02:30.
     const { operations, messages } = fixedDemand();
     const held = messages("DisruptionHeld");
-    expect(operations).toEqual(["00:04 10 → 20", "00:13 20 → 40", "00:22 40 → 80", "00:58 80 → 70"]);
+    expect(operations).toEqual(["00:04 10 → 20", "00:13 20 → 40", "00:22 40 → 80", "02:30 80 → 70"]);
     expect(held.length).toBeGreaterThan(0);
     expect(held[0]).toMatch(/^scale-in to Premium_P1 70 held: it would disconnect about 5,\d{3} clients/);
   });
