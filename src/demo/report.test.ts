@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { formatSummary } from "./report.js";
-import { firstScaleOutWhileDown } from "./results.js";
+import { firstScaleOutWhileDown, sizeAtFailover } from "./results.js";
 import type { DemoResult, GroupResult, MemberResult } from "./settings.js";
+import type { StagedMember } from "./setup.js";
+import type { MemberTimelineRow } from "./timeline.js";
 import { summarize } from "./timeline.js";
 
 const T = Date.UTC(2015, 3, 14, 23, 22);
@@ -70,17 +72,29 @@ describe("group summary", () => {
   const members = [
     member("eastus", "Primary", { firstScaleOutMinutes: 6 }),
     member("westus", "Replica", { minutesNotServing: 60 }),
-    member("westeurope", "Replica"),
+    member("westeurope", "Replica", { atFailover: { sku: "Premium_P1", units: 30, maxUnits: 300 } }),
   ];
 
   it("gives each survivor's first scale-out while the member was down in whole minutes, or none", () => {
     const text = formatSummary(groupResult({ members, failover: failover("stopped") }));
     expect(line(text, "eastus")).toMatch(/, first scale-out while westus was down: \+6 min$/);
-    expect(line(text, "westeurope")).toMatch(/, first scale-out while westus was down: none$/);
+    expect(line(text, "westeurope")).toMatch(
+      /, first scale-out while westus was down: none \(Premium_P1 30 at the failure\)$/,
+    );
     expect(line(text, "westus")).not.toContain("first scale-out");
     expect(line(text, "failover")).toContain(
       "westus stopped serving at 23:22 (stopped), restored at 00:22; its 59,714 clients reconnected to the others; during its 60 min the group refused in 4 of 60 minutes",
     );
+  });
+
+  it("says a survivor without a scale-out was already at its units.max", () => {
+    const capped = [
+      members[0] as MemberResult,
+      members[1] as MemberResult,
+      member("westeurope", "Replica", { atFailover: { sku: "Premium_P2", units: 300, maxUnits: 300 } }),
+    ];
+    const text = formatSummary(groupResult({ members: capped, failover: failover("stopped") }));
+    expect(line(text, "westeurope")).toMatch(/: none \(Premium_P2 300 at the failure, its units\.max\)$/);
   });
 
   it("words a drain as one: no one disconnected, new connections elsewhere, clients move as theirs end", () => {
@@ -122,5 +136,25 @@ describe("first scale-out while the member is down", () => {
     const replay = { scaleOuts: [sent("eastus", 61)] };
     expect(firstScaleOutWhileDown(replay, "eastus", { startMs: T, durationMs: 60 * MIN })).toBeUndefined();
     expect(firstScaleOutWhileDown(replay, "eastus", { startMs: T, durationMs: 90 * MIN })).toBe(61);
+  });
+});
+
+describe("a survivor's size at the failure", () => {
+  const row = (atMin: number, units: number) =>
+    ({ time: T + atMin * MIN, sku: "Premium_P1", units }) as unknown as MemberTimelineRow;
+  const staged = { policy: { spec: { units: { max: 100 } } } } as unknown as Pick<StagedMember, "policy">;
+
+  it("is the row of the failure's minute, with the policy's units.max", () => {
+    const rows = [row(-2, 10), row(-1, 20), row(0, 30), row(1, 40)];
+    expect(sizeAtFailover(staged, rows, T + 20_000)).toEqual({
+      atFailover: { sku: "Premium_P1", units: 30, maxUnits: 100 },
+    });
+  });
+
+  it("is the last row before it when the failure's minute has none, and nothing before the first", () => {
+    expect(sizeAtFailover(staged, [row(-3, 10), row(-2, 20)], T)).toEqual({
+      atFailover: { sku: "Premium_P1", units: 20, maxUnits: 100 },
+    });
+    expect(sizeAtFailover(staged, [row(1, 10)], T)).toEqual({});
   });
 });

@@ -78,11 +78,15 @@ function groupRows(g: NonNullable<DemoResult["group"]>): [string, string][] {
 
 /**
  * `, first scale-out +N min after the failover` on a survivor's line (`none` when it sent none
- * while the member was down); nothing on the failed member's line or without a failover.
+ * while the member was down, with the size it already had then: `none (Premium_P2 300 at the
+ * failure, its units.max)`); nothing on the failed member's line or without a failover.
  */
 function firstScaleOutText(g: NonNullable<DemoResult["group"]>, m: MemberResult): string {
   if (!g.failover || m.name === g.failover.member) return "";
-  const at = m.firstScaleOutMinutes === undefined ? "none" : `+${n(m.firstScaleOutMinutes)} min`;
+  const had = m.atFailover
+    ? ` (${m.atFailover.sku} ${n(m.atFailover.units)} at the failure${m.atFailover.units >= m.atFailover.maxUnits ? ", its units.max" : ""})`
+    : "";
+  const at = m.firstScaleOutMinutes === undefined ? `none${had}` : `+${n(m.firstScaleOutMinutes)} min`;
   return `, first scale-out while ${g.failover.member} was down: ${at}`;
 }
 

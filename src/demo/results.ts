@@ -184,6 +184,22 @@ export function firstScaleOutWhileDown(
   return times.length === 0 ? undefined : Math.round((Math.min(...times) - failover.startMs) / MINUTE_MS);
 }
 
+/**
+ * A survivor's size in the minute the member failed — its timeline row of the minute holding
+ * `startMs` (the last row before it when none does) — with its policy's `units.max`; nothing when
+ * the timeline has no row then.
+ */
+export function sizeAtFailover(
+  member: Pick<StagedMember, "policy">,
+  rows: readonly MemberTimelineRow[],
+  startMs: number,
+): Pick<MemberResult, "atFailover"> {
+  const minute = Math.floor(startMs / MINUTE_MS) * MINUTE_MS;
+  const row = rows.filter((r) => r.time <= minute).at(-1);
+  if (!row) return {};
+  return { atFailover: { sku: row.sku, units: row.units, maxUnits: member.policy.spec.units.max } };
+}
+
 /** A replica group's timeline, summaries and failover figures (`--replicas`). */
 function groupResults(
   settings: DemoSettings,
@@ -212,6 +228,7 @@ function groupResults(
       summary,
       minutesNotServing: rows.filter((r) => !r.serving).length,
       ...(first !== undefined ? { firstScaleOutMinutes: first } : {}),
+      ...(failover && member.name !== failover.member ? sizeAtFailover(member, rows, failover.startMs) : {}),
     };
   });
   const rows: MemberTimelineRow[] = [];

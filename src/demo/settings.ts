@@ -1,5 +1,6 @@
 /** What the demo runs, where it writes and what stops it, and how the run went. */
 import type { CapacityPolicy } from "../api/index.js";
+import type { SkuName } from "../capacity/index.js";
 import type { DemoGroupSettings } from "./group.js";
 import type { LiveSink } from "./live.js";
 import type { DemoSummary, GroupTotals, TimelineRow } from "./timeline.js";
@@ -100,6 +101,11 @@ export interface MemberResult {
    * whole minutes after the failover; absent for the failed member and a survivor that sent none.
    */
   firstScaleOutMinutes?: number;
+  /**
+   * A survivor's size in the minute the member failed (its timeline's row then), and its
+   * policy's `units.max`: what a survivor without a scale-out already had.
+   */
+  atFailover?: { sku: SkuName; units: number; maxUnits: number };
 }
 
 /** The group's run: its members, the whole, the failover. */
