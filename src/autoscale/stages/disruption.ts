@@ -123,7 +123,10 @@ export function expectedHold(
  * to hold as long again (the longer a level has lasted, the longer it is expected to last), and at
  * least the stabilization window the need has stayed below the smaller size. At a steady demand
  * the expected hold grows pass by pass, so a scale-in is held only until it repays what it
- * disconnects, never for good. None when neither is known (no window, no scale yet).
+ * disconnects, never for good — once there is a last scale: without one (a policy that has not
+ * scaled yet) the window is all there is, and a scale-in that must hold longer waits for the
+ * first scale, a forecast or a scale-in record. None when neither is known (no window, no scale
+ * yet).
  */
 function steadyHold(frame: DecisionFrame): { seconds: number; basis: string } | undefined {
   const window = frame.spec.behavior.scaleDown.stabilizationWindowSeconds;
