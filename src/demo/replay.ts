@@ -71,8 +71,10 @@ function memberStatus(
 /**
  * Whether a pass sent an update, and when ARM took it: with one instance, another ARM write since
  * the last pass (as the demo has always counted); with a group, a new operation on the member (its
- * start time), and whether it raises the member's units — read from the operation itself (its
- * target against the capacity it runs on), so a scale-out counts whatever the pass reported.
+ * start time), and whether it raises the member's units — its target against the capacity it
+ * started from: the member's units while it runs, and once it has ended (a pass is reported in
+ * real time, and at the demo's speed a 5-minute scale can end first) the size the pass decided
+ * from, else the units seen at the member's previous report.
  */
 function sentDetector(stage: DemoStage, group: boolean) {
   const control = stage.emulator.control;
@@ -80,9 +82,13 @@ function sentDetector(stage: DemoStage, group: boolean) {
   const lastOp = new Map<string, string | undefined>(
     stage.members.map((m) => [m.resourceId, control.instance(m.resourceId)?.operation?.id]),
   );
+  const lastUnits = new Map<string, number | undefined>(
+    stage.members.map((m) => [m.resourceId, control.instance(m.resourceId)?.units]),
+  );
   return (
     member: StagedMember,
     now: number,
+    decidedFromUnits?: number,
   ): { sent: boolean; atMs: number; raised?: { fromUnits: number; toUnits: number } } => {
     if (!group) {
       const writes = control.calls().armWrites;
@@ -93,11 +99,13 @@ function sentDetector(stage: DemoStage, group: boolean) {
     const view = control.instance(member.resourceId);
     const op = view?.operation;
     const sent = op !== undefined && op.id !== lastOp.get(member.resourceId);
+    const seenBefore = lastUnits.get(member.resourceId);
     lastOp.set(member.resourceId, op?.id);
+    lastUnits.set(member.resourceId, view?.units);
     if (!op || !sent) return { sent: false, atMs: now };
     // Capacity changes when the operation completes: while it runs the view shows the units before it.
-    const from = view?.units ?? 0;
-    const raises = op.kind === "update" && op.status === "Running" && op.target.units > from;
+    const from = (op.status === "Running" ? view?.units : (decidedFromUnits ?? seenBefore)) ?? 0;
+    const raises = op.kind === "update" && op.target.units > from;
     return {
       sent,
       atMs: op.startedMs,
@@ -148,7 +156,7 @@ function followPasses(
     member.tracker.observe();
     const decision = report.result?.decision;
     const desired = decision?.desired;
-    const { sent, atMs, raised } = sentBy(member, now);
+    const { sent, atMs, raised } = sentBy(member, now, decision?.current.units);
     if (raised) scaleOuts.push({ member: member.name, time: atMs, ...raised });
     if (sent && desired !== undefined && decision !== undefined && desired.units > decision.current.units) {
       const from = { sku: decision.current.sku, units: decision.current.units };
