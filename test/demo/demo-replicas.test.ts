@@ -46,6 +46,7 @@ interface MemberJson {
   summary: DemoSummary;
   minutesNotServing: number;
   firstScaleOutMinutes?: number;
+  atFailover?: { sku: string; units: number; maxUnits: number };
 }
 
 let dir: string;
@@ -182,6 +183,13 @@ describe("demo with geo-replicas", () => {
     expect(eastDown).toHaveLength(down.length);
     const eastUnits = eastDown.map((l) => Number(l.split(",")[8]));
     expect(eastUnits.slice(8).every((u) => u >= 200)).toBe(true);
+    // A scale-out started while westus was down — units rising after a row with no update in
+    // flight (column 10) — is counted, whenever its pass was reported; with none, the summary says
+    // the size eastus had in the failure's minute.
+    const idle = eastDown.findIndex((l) => l.split(",")[10] === "0");
+    const raisedWhileDown = idle >= 0 && eastUnits.slice(idle).some((u) => u > (eastUnits[idle] as number));
+    if (raisedWhileDown) expect(east.firstScaleOutMinutes).toBeDefined();
+    if (east.firstScaleOutMinutes === undefined) expect(east.atFailover?.units).toBe(eastUnits[0]);
     // Its app servers' replicas while it did not serve, as the live view shows them.
     for (const l of down) expect(l.split(",")[9]).toMatch(/^\d+$/);
     // The live view prints its lines in virtual-time order (each time after its date line).
