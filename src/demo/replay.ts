@@ -74,16 +74,13 @@ function memberStatus(
  * start time), and whether it raises the member's units — its target against the capacity it
  * started from: the member's units while it runs, and once it has ended (a pass is reported in
  * real time, and at the demo's speed a 5-minute scale can end first) the size the pass decided
- * from, else the units seen at the member's previous report.
+ * from.
  */
 function sentDetector(stage: DemoStage, group: boolean) {
   const control = stage.emulator.control;
   let armWrites = control.calls().armWrites;
   const lastOp = new Map<string, string | undefined>(
     stage.members.map((m) => [m.resourceId, control.instance(m.resourceId)?.operation?.id]),
-  );
-  const lastUnits = new Map<string, number | undefined>(
-    stage.members.map((m) => [m.resourceId, control.instance(m.resourceId)?.units]),
   );
   return (
     member: StagedMember,
@@ -99,13 +96,11 @@ function sentDetector(stage: DemoStage, group: boolean) {
     const view = control.instance(member.resourceId);
     const op = view?.operation;
     const sent = op !== undefined && op.id !== lastOp.get(member.resourceId);
-    const seenBefore = lastUnits.get(member.resourceId);
     lastOp.set(member.resourceId, op?.id);
-    lastUnits.set(member.resourceId, view?.units);
     if (!op || !sent) return { sent: false, atMs: now };
     // Capacity changes when the operation completes: while it runs the view shows the units before it.
-    const from = (op.status === "Running" ? view?.units : (decidedFromUnits ?? seenBefore)) ?? 0;
-    const raises = op.kind === "update" && op.target.units > from;
+    const from = op.status === "Running" ? view?.units : decidedFromUnits;
+    const raises = op.kind === "update" && from !== undefined && op.target.units > from;
     return {
       sent,
       atMs: op.startedMs,
