@@ -102,7 +102,11 @@ export async function reconcile(
   reading: CycleReading | undefined,
   deps: PassDeps,
 ): Promise<PassResult> {
-  const start = deps.statusMemory?.start(objectKey(policy), policy.status) ?? { status: policy.status };
+  const start = deps.statusMemory?.start(
+    objectKey(policy),
+    policy.status,
+    policy.metadata.resourceVersion,
+  ) ?? { status: policy.status };
   const read = start.status === policy.status ? policy : { ...policy, status: start.status ?? {} };
   const write = await runPass(read, reading, deps);
   const written = await writeStatus(

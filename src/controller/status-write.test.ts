@@ -110,6 +110,7 @@ describe("writeStatus of a policy deleted while its pass ran", () => {
 
   it("other Kubernetes errors still throw (the operator retries with backoff)", async () => {
     const { client } = policies([() => new Error("etcd timeout")], () => policy);
+    const memory = new StatusMemory();
     await expect(
       writeStatus(
         policy,
@@ -119,9 +120,18 @@ describe("writeStatus of a policy deleted while its pass ran", () => {
           log: createLogger({ level: "silent" }),
           now: () => T0,
           canWrite: () => true,
+          statusMemory: memory,
+          statusRefreshMs: 0,
         },
         write,
       ),
     ).rejects.toThrow("etcd timeout");
+    // What the pass did is carried to the next one while the policy reads as before the write.
+    expect(memory.start("ns/chat", {}, "7").status).toMatchObject({
+      current: { sku: "Premium_P1", units: 10 },
+    });
+    expect(memory.start("ns/chat", { current: { sku: "Premium_P1", units: 5 } }, "9").status).toEqual({
+      current: { sku: "Premium_P1", units: 5 },
+    });
   });
 });

@@ -6,7 +6,8 @@
  * again and the pass's patch is applied over it, its stamps rebuilt — no Azure call is repeated.
  * Events (the pass's own and those of condition changes) follow, while the leader's fence holds.
  * A policy deleted while its pass ran (404 on the write or the re-read) ends the pass quietly:
- * nothing is written, remembered or recorded for it.
+ * nothing is written, remembered or recorded for it. A write that fails otherwise leaves the pass's
+ * status carried while the policy still reads as it did before the write (`status-memory.ts`).
  */
 import type { CapacityPolicy, CapacityPolicyStatus, PolicyCondition, StatusPatch } from "../api/index.js";
 import { type EventDraft, mergeStatus, type PassWrite } from "../autoscale/index.js";
@@ -111,7 +112,9 @@ async function persistStatus(
       phaseMs: refreshPhase(key, refreshMs),
     });
     if (!need.write) {
-      deps.statusMemory?.remember(key, base.status, next, start.lastWrittenMs);
+      deps.statusMemory?.remember(key, base.status, next, start.lastWrittenMs, [
+        base.metadata.resourceVersion,
+      ]);
       deps.countStatusWrite?.("skipped");
       return { from, written };
     }
@@ -123,15 +126,27 @@ async function persistStatus(
         patchTo(base.status, next),
         base.metadata.resourceVersion,
       );
-      deps.statusMemory?.remember(key, stored.status, next, nowMs);
+      deps.statusMemory?.remember(key, stored.status, next, nowMs, [
+        base.metadata.resourceVersion,
+        stored.metadata.resourceVersion,
+      ]);
       deps.countStatusWrite?.("written");
       deps.log.debug({ namespace, policy: name, changed: need.reason }, "status written");
       return { from, written };
     } catch (err) {
       const retry = err instanceof KubeConflictError && attempt < MAX_STATUS_ATTEMPTS && deps.canWrite();
-      if (!retry) deps.statusMemory?.forget(key);
-      if (err instanceof NotFoundError) return "gone";
-      if (!retry) throw err;
+      if (err instanceof NotFoundError) {
+        deps.statusMemory?.forget(key);
+        return "gone";
+      }
+      if (!retry) {
+        // Not written (or not known to be): what the pass did (its Azure call among it) is still
+        // carried to the next pass while the policy reads as it did before the write.
+        deps.statusMemory?.remember(key, base.status, next, start.lastWrittenMs, [
+          base.metadata.resourceVersion,
+        ]);
+        throw err;
+      }
       try {
         base = await deps.policies.get(namespace, name);
       } catch (readErr) {
