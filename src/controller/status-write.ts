@@ -6,8 +6,9 @@
  * again and the pass's patch is applied over it, its stamps rebuilt — no Azure call is repeated.
  * Events (the pass's own and those of condition changes) follow, while the leader's fence holds.
  * A policy deleted while its pass ran (404 on the write or the re-read) ends the pass quietly:
- * nothing is written, remembered or recorded for it. A write that fails otherwise leaves the pass's
- * status carried while the policy still reads as it did before the write (`status-memory.ts`).
+ * nothing is written, remembered or recorded for it. A write that fails otherwise is forgotten too:
+ * the next pass starts from the stored status and learns what the lost one did from the instance
+ * (`../autoscale/recovery.ts`).
  */
 import type { CapacityPolicy, CapacityPolicyStatus, PolicyCondition, StatusPatch } from "../api/index.js";
 import { type EventDraft, mergeStatus, type PassWrite } from "../autoscale/index.js";
@@ -135,18 +136,9 @@ async function persistStatus(
       return { from, written };
     } catch (err) {
       const retry = err instanceof KubeConflictError && attempt < MAX_STATUS_ATTEMPTS && deps.canWrite();
-      if (err instanceof NotFoundError) {
-        deps.statusMemory?.forget(key);
-        return "gone";
-      }
-      if (!retry) {
-        // Not written (or not known to be): what the pass did (its Azure call among it) is still
-        // carried to the next pass while the policy reads as it did before the write.
-        deps.statusMemory?.remember(key, base.status, next, start.lastWrittenMs, [
-          base.metadata.resourceVersion,
-        ]);
-        throw err;
-      }
+      if (!retry) deps.statusMemory?.forget(key);
+      if (err instanceof NotFoundError) return "gone";
+      if (!retry) throw err;
       try {
         base = await deps.policies.get(namespace, name);
       } catch (readErr) {
