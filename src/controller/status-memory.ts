@@ -5,8 +5,8 @@
  *
  * The carried status is used while the policy as read is one this replica's last pass knew: its
  * `metadata.resourceVersion` is the one the last write was sent over (the watch cache has not yet
- * delivered that write) or the one it produced, or its status deep-equals the
- * one left stored. When anyone else wrote the status, the stored one is read, as after a restart.
+ * delivered that write) or the one it produced, or its status deep-equals the one left stored.
+ * When anyone else wrote the status, the stored one is read, as after a restart.
  * Without the resourceVersions a pass reading a cache one write behind would start from the status
  * before the last pass — an unapplied update's count and backoff clock a step back, so the Azure
  * call it had just made would be repeated. Forgotten with the policy and when this replica stops
