@@ -3,10 +3,13 @@
  * equal units) with at least the largest need's units that fits every need (traffic), the need
  * raised to what anticipation asks when it is Enabled. Above 100 units that is Premium_P2 when
  * allowed (P2NotAllowed otherwise); below 100 it comes back down to Premium_P1 / Standard_S1 when
- * those are allowed. Limits: `SignalSuspect` when a held suspect ask was above the need, then the
+ * those are allowed. A seasonal forecast is a central estimate, not a floor: a need it raised
+ * takes the nearer of the two ladder rungs around it by ratio (the one below when
+ * need² ≤ below × above), never below the measured need's rung; measured needs and every other
+ * anticipation ask are rounded up. Limits: `SignalSuspect` when a held suspect ask was above the need, then the
  * cause when no size is large enough (`P2NotAllowed`, `SkuPath`, `LadderTop`).
  */
-import type { AnticipationStatus, CapacityPolicySpec } from "../../api/index.js";
+import type { AnticipationRule, AnticipationStatus, CapacityPolicySpec } from "../../api/index.js";
 import { isScalableSku, type SkuUnits } from "../../capacity/skus.js";
 import { ceilSafe, toleranceBand } from "../behavior.js";
 import { type Reason, reason, type SignalName } from "../reasons.js";
@@ -33,12 +36,18 @@ export function recommend(frame: DecisionFrame, measured: MeasuredSignals): Reco
       drivenBy = n.signal;
     }
   }
+  const measuredUnits = needUnits;
   const anticipated = anticipatedNeed(frame, measured, needUnits);
   const reasons: Reason[] = [...anticipated.reasons];
   let limit: Limit | undefined;
   needUnits = anticipated.needUnits;
   const fits = (s: SkuUnits) => needs.every((n) => !n.fits || n.fits(s));
-  const found = sizes.firstAtLeast(needUnits, fits);
+  const above = sizes.firstAtLeast(needUnits, fits);
+  const below =
+    above && anticipated.central && above.units > needUnits
+      ? nearerRungBelow(sizes, above, needUnits, measuredUnits, fits)
+      : undefined;
+  const found = below ?? above;
   if (suspect && suspect.heldAsk !== undefined && suspect.heldAsk > needUnits) {
     const l = limitWith(
       "SignalSuspect",
@@ -53,7 +62,16 @@ export function recommend(frame: DecisionFrame, measured: MeasuredSignals): Reco
   }
   const base = { drivenBy, anticipationStatus: anticipated.status };
   if (found) {
-    if (found.units > needUnits && !sameSize(found, current)) {
+    if (below && above && !sameSize(found, current)) {
+      const over = Math.round((above.units / needUnits - 1) * 100);
+      reasons.push(
+        reason(
+          "LadderSnapped",
+          `anticipated need of ${needUnits} units → ${formatSize(found)} (the nearer unit count of the ladder: ${formatSize(above)} is ${over} % above it)`,
+          { units: found.units, sku: found.sku },
+        ),
+      );
+    } else if (found.units > needUnits && !sameSize(found, current)) {
       reasons.push(
         reason(
           "LadderSnapped",
@@ -73,6 +91,28 @@ export function recommend(frame: DecisionFrame, measured: MeasuredSignals): Reco
   return { ...base, size, reasons: [...reasons, l.reason], limit: l.limit };
 }
 
+/** The anticipation rules whose ask is a central estimate (rounded to the nearer rung), not a floor. */
+const CENTRAL_ESTIMATES: ReadonlySet<AnticipationRule> = new Set(["Seasonal"]);
+
+/**
+ * The rung below `above` when it is the nearer of the two to `need` by ratio (need² ≤ below ×
+ * above) and still covers the measured need (`measuredUnits`) and every signal's fit; otherwise
+ * undefined (keep `above`).
+ */
+function nearerRungBelow(
+  sizes: SizeList,
+  above: SkuUnits,
+  need: number,
+  measuredUnits: number,
+  fits: (s: SkuUnits) => boolean,
+): SkuUnits | undefined {
+  const rung = sizes.nextDown(above.units)?.units;
+  if (rung === undefined || rung < measuredUnits) return undefined;
+  const candidate = sizes.firstAtLeast(rung, fits);
+  if (!candidate || candidate.units >= above.units) return undefined;
+  return need * need <= candidate.units * above.units ? candidate : undefined;
+}
+
 /**
  * The need after anticipation's first ask: raised to it when it is larger and the mode is Enabled
  * (then the status is `applied`), stated but not acted on in ForecastOnly. An ask within the
@@ -82,7 +122,13 @@ function anticipatedNeed(
   frame: DecisionFrame,
   measured: MeasuredSignals,
   needUnits: number,
-): { needUnits: number; status: AnticipationStatus | undefined; reasons: Reason[] } {
+): {
+  needUnits: number;
+  status: AnticipationStatus | undefined;
+  reasons: Reason[];
+  /** The need was raised by an ask that is a central estimate ({@link CENTRAL_ESTIMATES}). */
+  central?: boolean;
+} {
   const { anticipation, anticipationStatus } = measured;
   const ask = anticipation?.asks[0];
   const unchanged = { needUnits, status: anticipationStatus, reasons: [] };
@@ -99,7 +145,12 @@ function anticipatedNeed(
     { units, name: ask.rule },
   );
   if (!act) return { ...unchanged, reasons: [stated] };
-  return { needUnits: units, status: { ...anticipation.status, applied: true }, reasons: [stated] };
+  return {
+    needUnits: units,
+    status: { ...anticipation.status, applied: true },
+    reasons: [stated],
+    central: CENTRAL_ESTIMATES.has(ask.rule),
+  };
 }
 
 /** Why the largest allowed size is the answer. */
