@@ -87,7 +87,10 @@ const REASON_CODES = [
    * the service did not apply left out (ladders.ts).
    */
   "UnitLadder",
-  /** The need was rounded up to the next unit count of the SKU's ladder. */
+  /**
+   * The need was rounded to a unit count of the ladder: up to the next, or, for a need the
+   * seasonal forecast raised, to the nearer of the two around it by ratio (recommendation.ts).
+   */
   "LadderSnapped",
   /** The decision changes the SKU (e.g. Premium_P1 → Premium_P2 above 100 units). */
   "SkuChange",
