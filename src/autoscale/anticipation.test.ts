@@ -339,6 +339,94 @@ describe("seasonal forecast", () => {
     expect(measured.desired).toEqual({ sku: "Premium_P2", units: 200 });
   });
 
+  describe("a forecast between two rungs", () => {
+    // Connections at 80 % of 1,000 a unit; P1's ladder 1…10, 20…100; P2's 100…1,000.
+    const s = {
+      ...connectionsOnly(
+        enabled({
+          seasonal: { historyDays: 28, grain: "5m" },
+          headroom: { peakPercent: 100, horizon: "2h" },
+        }),
+      ),
+      units: { min: 1, max: 1000 },
+      skus: ["Premium_P1", "Premium_P2"] as CapacityPolicySpec["skus"],
+    };
+    // Every Monday 12:00–13:00 demand is 6 % above the rest of the week.
+    const mild = (t: number) => {
+      const d = new Date(t);
+      return d.getUTCDay() === 1 && d.getUTCHours() === 12 ? 1060 : 1000;
+    };
+    const at = (
+      connections: number,
+      units: number,
+      level: (t: number) => number = weekly,
+      peakUnits?: number,
+    ) =>
+      decide(
+        input({
+          spec: s,
+          current: { sku: "Premium_P1", units },
+          samples: samples({ connections }),
+          demandHistory: history(28, level),
+          ...(peakUnits !== undefined
+            ? {
+                history: {
+                  recommendations: [],
+                  scaleEvents: [],
+                  consecutiveFailures: 0,
+                  anticipation: stored({
+                    peaks: [{ time: new Date(NOW - MIN).toISOString(), units: peakUnits }],
+                  }),
+                },
+              }
+            : {}),
+        }),
+      );
+
+    it("takes the rung below when need² ≤ below × above: 14 units → 10 (196 ≤ 200), 15 → 20", () => {
+      // 3,733 × 3 = 11,199 connections: 14 units; 4,000 × 3: 15 units. Measured: 5 units.
+      expect(at(3_733, 5).desired).toEqual({ sku: "Premium_P1", units: 10 });
+      expect(at(4_000, 5).desired).toEqual({ sku: "Premium_P1", units: 20 });
+    });
+
+    it("never below the measured need's rung: measured 105, forecast 112 → Premium_P2 200", () => {
+      // 84,000 connections on 90 units: 105 units measured; × 1.06 = 89,040: 112 units, nearer to 100.
+      const d = at(84_000, 90, mild);
+      expect(d.anticipation?.drivenBy).toBe("Seasonal");
+      expect(d.anticipation?.units).toBe(112);
+      expect(d.desired).toEqual({ sku: "Premium_P2", units: 200 });
+    });
+
+    it("never below another rule's floor: Headroom 105 beside a forecast of 111 → Premium_P2 200", () => {
+      const forecastOnly = at(29_600, 40);
+      expect(forecastOnly.desired).toEqual({ sku: "Premium_P1", units: 100 });
+      // A peak of 106 units a minute ago, kept at 100 % decaying over 2 h: 105.1 units.
+      const withFloor = at(29_600, 40, weekly, 106);
+      expect(withFloor.anticipation?.drivenBy).toBe("Seasonal");
+      expect(withFloor.anticipation?.rules?.map((r) => r.rule)).toContain("Headroom");
+      expect(withFloor.desired).toEqual({ sku: "Premium_P2", units: 200 });
+    });
+
+    it("says so when the rung kept is the current size", () => {
+      const d = at(29_600, 100);
+      expect(d.desired).toEqual({ sku: "Premium_P1", units: 100 });
+      expect(d.action).toBe("None");
+      expect(d.anticipation?.applied).toBe(true);
+      expect(d.reasons.find((r) => r.code === "LadderSnapped")?.message).toBe(
+        "anticipated need of 111 units → Premium_P1 100 (the nearer unit count of the ladder: Premium_P2 200 is 80 % above it)",
+      );
+    });
+
+    it("is not applied when it lands on the rung the measured need takes", () => {
+      // 9,600 connections: 12 units (rung 20); × 1.06: 13 units, nearer to 10 but the floor is 12.
+      const d = at(9_600, 10, mild);
+      expect(d.anticipation?.units).toBe(13);
+      expect(d.desired).toEqual({ sku: "Premium_P1", units: 20 });
+      expect(d.anticipation?.applied).toBe(false);
+      expect(d.reasons.find((r) => r.code === "ScaleOut")?.message).not.toMatch(/anticipated/);
+    });
+  });
+
   it("too little history: reactive only, and the condition says so", () => {
     const f = seasonalForecast(history(3, weekly), window);
     expect(f.state).toBe("InsufficientHistory");

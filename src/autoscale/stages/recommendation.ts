@@ -45,9 +45,16 @@ export function recommend(frame: DecisionFrame, measured: MeasuredSignals): Reco
   const above = sizes.firstAtLeast(needUnits, fits);
   const below =
     above && anticipated.central && above.units > needUnits
-      ? nearerRungBelow(sizes, above, needUnits, measuredUnits, fits)
+      ? nearerRungBelow(sizes, above, needUnits, anticipated.floorUnits, fits)
       : undefined;
   const found = below ?? above;
+  // Anticipation is applied only when it changed the size: an ask the ladder rounds to the rung
+  // the reactive need already takes raised nothing.
+  const reactive = sizes.firstAtLeast(measuredUnits, fits);
+  const status =
+    anticipated.status?.applied && found && reactive && sameSize(found, reactive)
+      ? { ...anticipated.status, applied: false }
+      : anticipated.status;
   if (suspect && suspect.heldAsk !== undefined && suspect.heldAsk > needUnits) {
     const l = limitWith(
       "SignalSuspect",
@@ -60,9 +67,9 @@ export function recommend(frame: DecisionFrame, measured: MeasuredSignals): Reco
     reasons.push(l.reason);
     limit = l.limit;
   }
-  const base = { drivenBy, anticipationStatus: anticipated.status };
+  const base = { drivenBy, anticipationStatus: status };
   if (found) {
-    if (below && above && !sameSize(found, current)) {
+    if (below && above) {
       const over = Math.round((above.units / needUnits - 1) * 100);
       reasons.push(
         reason(
@@ -96,18 +103,18 @@ const CENTRAL_ESTIMATES: ReadonlySet<AnticipationRule> = new Set(["Seasonal"]);
 
 /**
  * The rung below `above` when it is the nearer of the two to `need` by ratio (need² ≤ below ×
- * above) and still covers the measured need (`measuredUnits`) and every signal's fit; otherwise
- * undefined (keep `above`).
+ * above) and still covers `floorUnits` (the measured need and every ask that is a floor) and every
+ * signal's fit; otherwise undefined (keep `above`).
  */
 function nearerRungBelow(
   sizes: SizeList,
   above: SkuUnits,
   need: number,
-  measuredUnits: number,
+  floorUnits: number,
   fits: (s: SkuUnits) => boolean,
 ): SkuUnits | undefined {
   const rung = sizes.nextDown(above.units)?.units;
-  if (rung === undefined || rung < measuredUnits) return undefined;
+  if (rung === undefined || rung < floorUnits) return undefined;
   const candidate = sizes.firstAtLeast(rung, fits);
   if (!candidate || candidate.units >= above.units) return undefined;
   return need * need <= candidate.units * above.units ? candidate : undefined;
@@ -116,7 +123,9 @@ function nearerRungBelow(
 /**
  * The need after anticipation's first ask: raised to it when it is larger and the mode is Enabled
  * (then the status is `applied`), stated but not acted on in ForecastOnly. An ask within the
- * scale-up tolerance of the current size only holds it.
+ * scale-up tolerance of the current size only holds it. `floorUnits` is what the recommendation
+ * must cover whatever the rounding: the measured need and, when Enabled, the largest ask that is
+ * not a central estimate.
  */
 function anticipatedNeed(
   frame: DecisionFrame,
@@ -124,6 +133,7 @@ function anticipatedNeed(
   needUnits: number,
 ): {
   needUnits: number;
+  floorUnits: number;
   status: AnticipationStatus | undefined;
   reasons: Reason[];
   /** The need was raised by an ask that is a central estimate ({@link CENTRAL_ESTIMATES}). */
@@ -131,12 +141,14 @@ function anticipatedNeed(
 } {
   const { anticipation, anticipationStatus } = measured;
   const ask = anticipation?.asks[0];
-  const unchanged = { needUnits, status: anticipationStatus, reasons: [] };
+  const unchanged = { needUnits, floorUnits: needUnits, status: anticipationStatus, reasons: [] };
   if (!anticipation || !ask) return unchanged;
   const currentUnits = frame.current.units;
+  const band = toleranceBand(frame.spec.behavior).up;
   // Within the tolerance band of the current size an ask only holds it: no step for noise.
-  const tolerated = ask.units <= currentUnits * (1 + toleranceBand(frame.spec.behavior).up);
-  const units = tolerated ? Math.min(ceilSafe(ask.units), currentUnits) : ceilSafe(ask.units);
+  const askUnits = (a: { units: number }) =>
+    a.units <= currentUnits * (1 + band) ? Math.min(ceilSafe(a.units), currentUnits) : ceilSafe(a.units);
+  const units = askUnits(ask);
   if (units <= needUnits) return unchanged;
   const act = anticipation.mode === "Enabled";
   const stated = reason(
@@ -145,8 +157,10 @@ function anticipatedNeed(
     { units, name: ask.rule },
   );
   if (!act) return { ...unchanged, reasons: [stated] };
+  const floorAsk = anticipation.asks.find((a) => !CENTRAL_ESTIMATES.has(a.rule));
   return {
     needUnits: units,
+    floorUnits: Math.max(needUnits, floorAsk ? askUnits(floorAsk) : 0),
     status: { ...anticipation.status, applied: true },
     reasons: [stated],
     central: CENTRAL_ESTIMATES.has(ask.rule),
