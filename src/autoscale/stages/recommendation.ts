@@ -5,8 +5,9 @@
  * allowed (P2NotAllowed otherwise); below 100 it comes back down to Premium_P1 / Standard_S1 when
  * those are allowed. A seasonal forecast is a central estimate, not a floor: a need it raised
  * takes the nearer of the two ladder rungs around it by ratio (the one below when
- * need² ≤ below × above), never below the measured need's rung; measured needs and every other
- * anticipation ask are rounded up. Limits: `SignalSuspect` when a held suspect ask was above the need, then the
+ * need² ≤ below × above), never below the rung of the measured need or of another rule's ask;
+ * measured needs and every other anticipation ask are floors, rounded up. Anticipation is
+ * `applied` only when it changed the size. Limits: `SignalSuspect` when a held suspect ask was above the need, then the
  * cause when no size is large enough (`P2NotAllowed`, `SkuPath`, `LadderTop`).
  */
 import type { AnticipationRule, AnticipationStatus, CapacityPolicySpec } from "../../api/index.js";
