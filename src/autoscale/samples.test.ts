@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type MetricSample, peak, series, windowSamples } from "./samples.js";
+import { flatMean, type MetricSample, peak, type Series, series, windowSamples } from "./samples.js";
 import { blank } from "./testing.js";
 
 const T = (iso: string) => Date.parse(iso);
@@ -121,5 +121,28 @@ describe("series", () => {
       (b) => b.sample?.connections,
     );
     expect(fresh.status).toBe("Incomplete");
+  });
+});
+
+describe("flatMean", () => {
+  const of = (values: number[], status: Series["status"] = "Ok"): Series => ({
+    status,
+    points: values.map((value, i) => ({ start: i * 60_000, value })),
+    knownBuckets: values.length,
+    expectedBuckets: values.length,
+  });
+
+  it("the mean when every value is within the band of it", () => {
+    expect(flatMean(of([9.5, 10.5, 10, 10]), 0.1)).toBeCloseTo(10, 12);
+    // 11 is exactly 10 % above the mean of 10: inside (≤).
+    expect(flatMean(of([9, 11, 10]), 0.1)).toBeCloseTo(10, 12);
+  });
+
+  it("undefined for a value outside it, a window not complete, fewer than 3 values, or a zero level", () => {
+    expect(flatMean(of([9, 12, 9]), 0.1)).toBeUndefined();
+    expect(flatMean(of([10, 10, 10], "Incomplete"), 0.1)).toBeUndefined();
+    expect(flatMean(of([10, 10]), 0.1)).toBeUndefined();
+    expect(flatMean(of([0, 0, 0]), 0.1)).toBeUndefined();
+    expect(flatMean(of([10, 10, 10]), 0)).toBeCloseTo(10, 12);
   });
 });

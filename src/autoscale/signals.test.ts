@@ -87,6 +87,50 @@ describe("serverLoad (proportional, HPA tolerance)", () => {
     expect(reports[0]?.desiredUnits).toBe(13);
   });
 
+  describe("a scale-in reads the level of a flat window, not the noise", () => {
+    const p2 = { sku: "Premium_P2", units: 200 } as const;
+    const both = spec({ skus: ["Premium_P1", "Premium_P2"], units: { min: 1, max: 1000 } });
+    /** The window's five buckets take each of `loads` once (any five consecutive minutes do). */
+    const cycling = (loads: readonly (number | null)[], current: SkuUnits) => {
+      const window = windowSamples(
+        samples({}).map((x, i) => ({ ...x, serverLoadPercent: loads[i % loads.length] ?? null })),
+        { nowMs: NOW, windowSeconds: 300, ingestionDelaySeconds: 180, maxSampleAgeSeconds: 600 },
+      );
+      return evaluateSignals({
+        spec: both,
+        window,
+        current,
+        sizes: new SizeList(both.skus, current, DEFAULT_LADDERS),
+        unitsAt: () => current.units,
+      }).reports[0];
+    };
+
+    it("every bucket within 10 % of the mean (34.4 %): 99 units, where the peak (36.6 %) asks 105", () => {
+      const r = cycling([33.2, 36.6, 34.0, 34.4, 33.8], p2);
+      expect(r?.value).toBeCloseTo(34.4, 9);
+      expect(r?.desiredUnits).toBe(99);
+      expect(r?.message).toBe(
+        "server load 34.4 % at 200 units (the mean of a window within 10 % of it; peak 36.6 %) vs target 70 %, ratio 0.49: 99 units",
+      );
+    });
+
+    it("a real peak in the window (36.6 % beside 30 %, 17 % above the mean): the peak, 105 units", () => {
+      const r = cycling([30, 30, 30, 30, 36.6], p2);
+      expect(r?.value).toBeCloseTo(36.6, 9);
+      expect(r?.desiredUnits).toBe(105);
+    });
+
+    it("a bucket unknown: the peak", () => {
+      expect(cycling([33.2, 36.6, null, 34.4, 33.8], p2)?.desiredUnits).toBe(105);
+    });
+
+    it("a scale-out reads the peak of a flat window too: 80 % of 10 units → 12 (the mean, 76 %, would ask 11)", () => {
+      const r = cycling([72, 80, 76, 74, 78], { sku: "Premium_P1", units: 10 });
+      expect(r?.value).toBeCloseTo(80, 9);
+      expect(r?.desiredUnits).toBe(12);
+    });
+  });
+
   it("turns load into units of demand with the units the instance had then", () => {
     // 90 % measured at 10 units (before a scale to 20): 9 units of demand → 13 units at 70 %,
     // not 26 (which reading 90 % against the current 20 units would give).

@@ -5,10 +5,21 @@
  * `ratio = value / targetPercent`. Outside the tolerance band it asks for
  * `ceil(peak · 100 / targetPercent)` units — the HPA's `ceil(current · ratio)`. Server load stops
  * at 100 %: a peak within 1 % of it is saturated (signals.ts). Pure.
+ *
+ * A scale-in reads the level, not the noise: when the peak asks for fewer units than the instance
+ * has and every bucket of a complete window lies within the scale-in tolerance
+ * (`behavior.scaleDown.tolerance`, else `behavior.tolerance`) of the window's mean, the mean is
+ * read instead (`flatMean`; Azure autoscale's time aggregation `Average`). ServerLoad is a
+ * percentage the service reports per minute with its own jitter, and the highest of five such
+ * minutes is that jitter's highest draw: read at the peak, a level at the target would not be
+ * scaled in until it fell by the jitter too. A window with a real peak in it (a crowd leaving),
+ * with a bucket missing, or asking for more is read at its peak. Only server load: it is a soft
+ * target below a ceiling of 100 %, where connections (the quota) and traffic (the bandwidth) are
+ * hard limits whose peak is refused or throttled.
  */
 import type { ToleranceBand } from "../behavior.js";
 import { fmt } from "../format.js";
-import { peak, series } from "../samples.js";
+import { flatMean, peak, series } from "../samples.js";
 import { demandSeries, missingOutcome, proportionalOutcome, saturatedAt } from "./common.js";
 import type { Signal, SignalContext, SignalOutcome } from "./types.js";
 
@@ -35,15 +46,18 @@ function evaluateServerLoad(ctx: SignalContext, tolerance: ToleranceBand): Signa
     (v, start) => saturatedAt(v / unitsAt(start), 1),
     ctx.overlapsChange,
   );
-  const value = (top / current.units) * 100;
+  // A scale-in reads a flat window at its mean (see the module comment).
+  const level = (top * 100) / target < current.units ? flatMean(s, tolerance.down) : undefined;
+  const read = level ?? top;
+  const value = (read / current.units) * 100;
   const outcome = proportionalOutcome({
     signal: "serverLoad",
     s,
     target,
     value,
     ratio: value / target,
-    demandUnits: (top * 100) / target,
-    describe: `server load ${fmt(value)} % at ${current.units} units vs target ${target} %`,
+    demandUnits: (read * 100) / target,
+    describe: `server load ${fmt(value)} % at ${current.units} units${level === undefined ? "" : ` (the mean of a window within ${fmt(tolerance.down * 100)} % of it; peak ${fmt((top / current.units) * 100)} %)`} vs target ${target} %`,
     saturated: saturatedAt(value, 100),
     current,
     tolerance,
