@@ -164,7 +164,7 @@ const TargetPercent = (description: string, def: number) => Int(description, 1, 
 const ServerLoadMetricSchema = Type.Object(
   {
     targetPercent: TargetPercent(
-      "Server load the operator aims for, % (Azure Monitor ServerLoad, aggregated over window).",
+      "Server load the operator aims for, % (Azure Monitor ServerLoad: the window's peak; a scale-in reads a complete window whose buckets all lie within the scale-in tolerance of their mean at that mean).",
       RECOMMENDED_MAX_SERVER_LOAD_PERCENT,
     ),
   },
