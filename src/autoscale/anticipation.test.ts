@@ -303,42 +303,6 @@ describe("seasonal forecast", () => {
     expect(shown.action).toBe("None");
   });
 
-  it("a forecast takes the nearer rung by ratio; a measured need the rung at or above it", () => {
-    // Connections at 80 % of 1,000 a unit; P1 ladder ends at 100, P2 runs 100…1,000.
-    const s = {
-      ...connectionsOnly(enabled({ seasonal: { historyDays: 28, grain: "5m" } })),
-      units: { min: 1, max: 1000 },
-      skus: ["Premium_P1", "Premium_P2"] as CapacityPolicySpec["skus"],
-    };
-    const at = (connections: number, units: number) =>
-      decide(
-        input({
-          spec: s,
-          current: { sku: "Premium_P1", units },
-          samples: samples({ connections }),
-          demandHistory: history(28, weekly),
-        }),
-      );
-    // 29,600 × 3 = 88,800 connections: 111 units. 111² = 12,321 ≤ 100 × 200: P1 100.
-    const near = at(29_600, 40);
-    expect(near.anticipation?.drivenBy).toBe("Seasonal");
-    expect(near.desired).toEqual({ sku: "Premium_P1", units: 100 });
-    expect(near.reasons.find((r) => r.code === "LadderSnapped")?.message).toBe(
-      "anticipated need of 111 units → Premium_P1 100 (the nearer unit count of the ladder: Premium_P2 200 is 80 % above it)",
-    );
-    // 40,000 × 3 = 120,000: 150 units. 150² = 22,500 > 100 × 200: P2 200.
-    expect(at(40_000, 50).desired).toEqual({ sku: "Premium_P2", units: 200 });
-    // The same 88,800 measured (no forecast above it): 111 units, rounded up to P2 200.
-    const measured = decide(
-      input({
-        spec: { ...s, anticipation: enabled({ mode: "Off" }) },
-        current: { sku: "Premium_P1", units: 100 },
-        samples: samples({ connections: 88_800 }),
-      }),
-    );
-    expect(measured.desired).toEqual({ sku: "Premium_P2", units: 200 });
-  });
-
   describe("a forecast between two rungs", () => {
     // Connections at 80 % of 1,000 a unit; P1's ladder 1…10, 20…100; P2's 100…1,000.
     const s = {
@@ -382,6 +346,27 @@ describe("seasonal forecast", () => {
             : {}),
         }),
       );
+
+    it("a forecast takes the nearer rung by ratio; a measured need the rung at or above it", () => {
+      // 29,600 × 3 = 88,800 connections: 111 units. 111² = 12,321 ≤ 100 × 200: P1 100.
+      const near = at(29_600, 40);
+      expect(near.anticipation?.drivenBy).toBe("Seasonal");
+      expect(near.desired).toEqual({ sku: "Premium_P1", units: 100 });
+      expect(near.reasons.find((r) => r.code === "LadderSnapped")?.message).toBe(
+        "anticipated need of 111 units → Premium_P1 100 (the nearer unit count of the ladder: Premium_P2 200 is 80 % above it)",
+      );
+      // 40,000 × 3 = 120,000: 150 units. 150² = 22,500 > 100 × 200: P2 200.
+      expect(at(40_000, 50).desired).toEqual({ sku: "Premium_P2", units: 200 });
+      // The same 88,800 measured (no forecast above it): 111 units, rounded up to P2 200.
+      const measured = decide(
+        input({
+          spec: { ...s, anticipation: enabled({ mode: "Off" }) },
+          current: { sku: "Premium_P1", units: 100 },
+          samples: samples({ connections: 88_800 }),
+        }),
+      );
+      expect(measured.desired).toEqual({ sku: "Premium_P2", units: 200 });
+    });
 
     it("takes the rung below when need² ≤ below × above: 14 units → 10 (196 ≤ 200), 15 → 20", () => {
       // 3,733 × 3 = 11,199 connections: 14 units; 4,000 × 3: 15 units. Measured: 5 units.
