@@ -164,7 +164,7 @@ const TargetPercent = (description: string, def: number) => Int(description, 1, 
 const ServerLoadMetricSchema = Type.Object(
   {
     targetPercent: TargetPercent(
-      "Server load the operator aims for, % (Azure Monitor ServerLoad: the window's peak; a scale-in reads a complete window whose buckets all lie within the scale-in tolerance of their mean at that mean).",
+      "Server load the operator aims for, % (Azure Monitor ServerLoad: the window's peak; a scale-in reads a complete window whose buckets all lie within the smaller of the scale-up and scale-down tolerances of their mean at that mean).",
       RECOMMENDED_MAX_SERVER_LOAD_PERCENT,
     ),
   },
@@ -1276,7 +1276,7 @@ const AnticipationStatusSchema = Type.Object(
     ),
     applied: Type.Boolean({
       description:
-        "The decision was raised by anticipation (false in ForecastOnly, or when the reactive need is as high).",
+        "The decision was raised by anticipation: false in ForecastOnly, or when the measured need alone, through the same ladder, stabilization and rate policies, comes to the same size.",
     }),
     rules: Type.Optional(
       Type.Array(

@@ -402,6 +402,36 @@ describe("seasonal forecast", () => {
       );
     });
 
+    it("is not applied when the rate policies bring both to the same size", () => {
+      // 4,600 connections on 5 units: 6 units measured; × 3 = 13,800: 18 units → 20. One rung a
+      // scale (Steps 1) allows 6 either way; two rungs allow 7 only with the forecast.
+      const rated = (steps: number) =>
+        decide(
+          input({
+            spec: {
+              ...s,
+              behavior: {
+                ...s.behavior,
+                scaleUp: {
+                  ...s.behavior.scaleUp,
+                  policies: [{ type: "Steps", value: steps, periodSeconds: 60 }],
+                },
+              },
+            },
+            current: { sku: "Premium_P1", units: 5 },
+            samples: samples({ connections: 4_600 }),
+            demandHistory: history(28, weekly),
+          }),
+        );
+      const one = rated(1);
+      expect(one.anticipation?.units).toBe(18);
+      expect(one.desired).toEqual({ sku: "Premium_P1", units: 6 });
+      expect(one.anticipation?.applied).toBe(false);
+      const two = rated(2);
+      expect(two.desired).toEqual({ sku: "Premium_P1", units: 7 });
+      expect(two.anticipation?.applied).toBe(true);
+    });
+
     it("is not applied when it lands on the rung the measured need takes", () => {
       // 9,600 connections: 12 units (rung 20); × 1.06: 13 units, nearer to 10 but the floor is 12.
       const d = at(9_600, 10, mild);

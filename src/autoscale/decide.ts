@@ -52,7 +52,7 @@ import type { ReplicaDecision } from "./replicas.js";
 import { known, type MetricSample, SAMPLE_FIELDS, type SampleField, type SampleWindow } from "./samples.js";
 import type { ScheduleState } from "./schedules.js";
 import { fmt, type SignalReport } from "./signals.js";
-import type { SizeList } from "./sizes.js";
+import { type SizeList, sameSize } from "./sizes.js";
 import { type AppServers, appServers } from "./stages/app-servers.js";
 import { ratePolicies, stabilization } from "./stages/behavior.js";
 import { bounds } from "./stages/bounds.js";
@@ -366,9 +366,18 @@ function measuredPass(
   });
   const stages = [recommended, stabilized, rated, gated];
   const limit = lastLimit(...stages.map((s) => s.limit));
+  // Anticipation is applied only when it changed the result: the measured need alone, through the
+  // same stabilization and rate policies, would not have come to the same size.
+  const reactive = recommended.reactive
+    ? ratePolicies(frame, stabilization(frame, recommended.reactive, health.complete, unmeasured).size).size
+    : undefined;
+  const anticipationStatus =
+    recommended.anticipationStatus?.applied && reactive && sameSize(reactive, rated.size)
+      ? { ...recommended.anticipationStatus, applied: false }
+      : recommended.anticipationStatus;
   return {
     drivenBy: recommended.drivenBy,
-    anticipationStatus: recommended.anticipationStatus,
+    anticipationStatus,
     recommendation: recommended.size,
     size: gated.size,
     reasons: stages.flatMap((s) => s.reasons),

@@ -136,6 +136,8 @@ describe("flatMean", () => {
     expect(flatMean(of([9.5, 10.5, 10, 10]), 0.1)).toBeCloseTo(10, 12);
     // 11 is exactly 10 % above the mean of 10: inside (≤).
     expect(flatMean(of([9, 11, 10]), 0.1)).toBeCloseTo(10, 12);
+    // A band of 0: only equal values.
+    expect(flatMean(of([10, 10, 10]), 0)).toBeCloseTo(10, 12);
   });
 
   it("undefined for a value outside it, a window not complete, fewer than 3 values, or a zero level", () => {
@@ -143,6 +145,6 @@ describe("flatMean", () => {
     expect(flatMean(of([10, 10, 10], "Incomplete"), 0.1)).toBeUndefined();
     expect(flatMean(of([10, 10]), 0.1)).toBeUndefined();
     expect(flatMean(of([0, 0, 0]), 0.1)).toBeUndefined();
-    expect(flatMean(of([10, 10, 10]), 0)).toBeCloseTo(10, 12);
+    expect(flatMean(of([10, 10.5, 10]), 0)).toBeUndefined();
   });
 });

@@ -224,5 +224,6 @@ export function flatMean(s: Series, band: number): number | undefined {
   const values = s.points.map((p) => p.value);
   const mean = values.reduce((a, b) => a + b, 0) / values.length;
   if (!(mean > 0)) return undefined;
-  return values.every((v) => Math.abs(v - mean) <= band * mean) ? mean : undefined;
+  // A relative 1e-9 of slack, as the tolerance checks allow (signals/common.ts).
+  return values.every((v) => Math.abs(v - mean) <= band * mean * (1 + 1e-9) + 1e-12) ? mean : undefined;
 }

@@ -91,16 +91,16 @@ describe("serverLoad (proportional, HPA tolerance)", () => {
     const p2 = { sku: "Premium_P2", units: 200 } as const;
     const both = spec({ skus: ["Premium_P1", "Premium_P2"], units: { min: 1, max: 1000 } });
     /** The window's five buckets take each of `loads` once (any five consecutive minutes do). */
-    const cycling = (loads: readonly (number | null)[], current: SkuUnits) => {
+    const cycling = (loads: readonly (number | null)[], current: SkuUnits, policy = both) => {
       const window = windowSamples(
         samples({}).map((x, i) => ({ ...x, serverLoadPercent: loads[i % loads.length] ?? null })),
         { nowMs: NOW, windowSeconds: 300, ingestionDelaySeconds: 180, maxSampleAgeSeconds: 600 },
       );
       return evaluateSignals({
-        spec: both,
+        spec: policy,
         window,
         current,
-        sizes: new SizeList(both.skus, current, DEFAULT_LADDERS),
+        sizes: new SizeList(policy.skus, current, DEFAULT_LADDERS),
         unitsAt: () => current.units,
       }).reports[0];
     };
@@ -118,6 +118,25 @@ describe("serverLoad (proportional, HPA tolerance)", () => {
       const r = cycling([30, 30, 30, 30, 36.6], p2);
       expect(r?.value).toBeCloseTo(36.6, 9);
       expect(r?.desiredUnits).toBe(105);
+    });
+
+    it("the band is the smaller of the two tolerances: with scaleUp 0.05 a window 6 % off its mean has a peak", () => {
+      const tolerances = (up: number, down: number) =>
+        spec({
+          skus: ["Premium_P1", "Premium_P2"],
+          units: { min: 1, max: 1000 },
+          behavior: { scaleUp: { tolerance: up }, scaleDown: { tolerance: down } },
+        });
+      const loads = [33.2, 36.6, 34.0, 34.4, 33.8];
+      // The mean's 99 units would read 36.6 × 200 / 99 = 73.9 %, 5.6 % above the target: a scale-out.
+      expect(cycling(loads, p2, tolerances(0.05, 0.3))?.desiredUnits).toBe(105);
+      expect(cycling(loads, p2, tolerances(0.1, 0.3))?.desiredUnits).toBe(99);
+    });
+
+    it("the tolerance band applies to the mean: a peak within it (ratio 0.92) does not hold a mean outside it (0.88)", () => {
+      const r = cycling([60, 64.4, 61, 62, 61.5], { sku: "Premium_P1", units: 10 });
+      expect(r?.withinTolerance).toBe(false);
+      expect(r?.desiredUnits).toBe(9);
     });
 
     it("a bucket unknown: the peak", () => {

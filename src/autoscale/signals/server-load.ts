@@ -6,10 +6,13 @@
  * `ceil(peak · 100 / targetPercent)` units — the HPA's `ceil(current · ratio)`. Server load stops
  * at 100 %: a peak within 1 % of it is saturated (signals.ts). Pure.
  *
- * A scale-in reads the level, not the noise: when the peak asks for fewer units than the instance
- * has and every bucket of a complete window lies within the scale-in tolerance
- * (`behavior.scaleDown.tolerance`, else `behavior.tolerance`) of the window's mean, the mean is
- * read instead (`flatMean`; Azure autoscale's time aggregation `Average`). ServerLoad is a
+ * A scale-in reads the level, not the noise: when the peak's need (`peak · 100 / targetPercent`,
+ * before rounding) is below the instance's units and every bucket of a complete window of at
+ * least 3 buckets lies within the tolerance of the window's mean — the smaller of the scale-up
+ * and scale-down tolerances, so that the size the mean asks for is not scaled out again at the
+ * same load (its peak is then within the scale-up band) — the mean is read instead (`flatMean`;
+ * Azure autoscale's time aggregation `Average`). The tolerance band then applies to the mean:
+ * a peak within it that would hold the size does not hold it when the mean is outside it. ServerLoad is a
  * percentage the service reports per minute with its own jitter, and the highest of five such
  * minutes is that jitter's highest draw: read at the peak, a level at the target would not be
  * scaled in until it fell by the jitter too. A window with a real peak in it (a crowd leaving),
@@ -47,7 +50,8 @@ function evaluateServerLoad(ctx: SignalContext, tolerance: ToleranceBand): Signa
     ctx.overlapsChange,
   );
   // A scale-in reads a flat window at its mean (see the module comment).
-  const level = (top * 100) / target < current.units ? flatMean(s, tolerance.down) : undefined;
+  const band = Math.min(tolerance.up, tolerance.down);
+  const level = (top * 100) / target < current.units ? flatMean(s, band) : undefined;
   const read = level ?? top;
   const value = (read / current.units) * 100;
   const outcome = proportionalOutcome({
@@ -57,7 +61,7 @@ function evaluateServerLoad(ctx: SignalContext, tolerance: ToleranceBand): Signa
     value,
     ratio: value / target,
     demandUnits: (read * 100) / target,
-    describe: `server load ${fmt(value)} % at ${current.units} units${level === undefined ? "" : ` (the mean of a window within ${fmt(tolerance.down * 100)} % of it; peak ${fmt((top / current.units) * 100)} %)`} vs target ${target} %`,
+    describe: `server load ${fmt(value)} % at ${current.units} units${level === undefined ? "" : ` (the mean of a window within ${fmt(band * 100)} % of it; peak ${fmt((top / current.units) * 100)} %)`} vs target ${target} %`,
     saturated: saturatedAt(value, 100),
     current,
     tolerance,

@@ -6,8 +6,8 @@
  * those are allowed. A seasonal forecast is a central estimate, not a floor: a need it raised
  * takes the nearer of the two ladder rungs around it by ratio (the one below when
  * need² ≤ below × above), never below the rung of the measured need or of another rule's ask;
- * measured needs and every other anticipation ask are floors, rounded up. Anticipation is
- * `applied` only when it changed the size. Limits: `SignalSuspect` when a held suspect ask was
+ * measured needs and every other anticipation ask are floors, rounded up. With anticipation
+ * applied, `reactive` is the size of the measured need alone. Limits: `SignalSuspect` when a held suspect ask was
  * above the need, then the cause when no size is large enough (`P2NotAllowed`, `SkuPath`,
  * `LadderTop`).
  */
@@ -24,6 +24,11 @@ export interface Recommended extends Sized {
   /** The signal that asks for the most. */
   drivenBy: SignalName | undefined;
   anticipationStatus: AnticipationStatus | undefined;
+  /**
+   * When anticipation raised the need: the size the measured need alone takes, for the decision to
+   * tell whether anticipation changed its result (after stabilization and rate policies too).
+   */
+  reactive?: SkuUnits;
 }
 
 /** Stage 4 (see the module comment). Run only on a pass with usable metrics. */
@@ -50,13 +55,7 @@ export function recommend(frame: DecisionFrame, measured: MeasuredSignals): Reco
       ? nearerRungBelow(sizes, above, needUnits, anticipated.floorUnits, fits)
       : undefined;
   const found = below ?? above;
-  // Anticipation is applied only when it changed the size: an ask the ladder rounds to the rung
-  // the reactive need already takes raised nothing.
-  const reactive = sizes.firstAtLeast(measuredUnits, fits);
-  const status =
-    anticipated.status?.applied && found && reactive && sameSize(found, reactive)
-      ? { ...anticipated.status, applied: false }
-      : anticipated.status;
+  const reactive = anticipated.status?.applied ? sizes.firstAtLeast(measuredUnits, fits) : undefined;
   if (suspect && suspect.heldAsk !== undefined && suspect.heldAsk > needUnits) {
     const l = limitWith(
       "SignalSuspect",
@@ -69,7 +68,7 @@ export function recommend(frame: DecisionFrame, measured: MeasuredSignals): Reco
     reasons.push(l.reason);
     limit = l.limit;
   }
-  const base = { drivenBy, anticipationStatus: status };
+  const base = { drivenBy, anticipationStatus: anticipated.status, ...(reactive ? { reactive } : {}) };
   if (found) {
     if (below && above) {
       const over = Math.round((above.units / needUnits - 1) * 100);
