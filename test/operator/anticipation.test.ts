@@ -10,16 +10,18 @@
  *   connections are still within the current capacity's tolerance band; the same demand on a
  *   policy without anticipation scales out only later, once the metrics show the rise.
  *
- * The set-up: Premium_P1 × 10 (10,000 connections), a daily cosine peaking at 9,500 connections
+ * The set-up: Premium_P1 × 5 (5,000 connections), a daily cosine peaking at 4,750 connections
  * at 14:00 UTC with a trough of 10 % — the history is never above the quota, so it is uncensored.
- * Connections target 50 %, tolerance 10 %: the metrics ask for more than 10 units once a minute's
- * connection count exceeds 5,500, which the steep morning side of the cycle reaches a little after
- * 08:00 UTC (the "rise" below: the first minute whose count could exceed it, the within-minute
- * swing of the Maximum included, computed from the same traffic model the emulator serves). The
- * virtual clock starts at 07:45 and runs 60 times faster than real time; a scale is said to take
- * 10 minutes, so the lead time is 3 min ingestion delay + 10 min scale + 15 s poll = 795 s.
- * Measured: the forecast asks for 12 units (×1.05 over the next 14 min) from 08:00, the
- * anticipated update is sent at 08:00, the rise is 08:09, the reactive policy's update 08:15.
+ * Five units, where the ladder's rungs are one unit apart: a forecast just above the tolerance
+ * band is a rung of its own (at 10 units the next rung is 20, and a forecast of 12 keeps 10, the
+ * nearer rung: docs/anticipation.md). Connections target 50 %, tolerance 10 %: the metrics ask
+ * for more than 5 units once a minute's connection count exceeds 2,750, which the steep morning
+ * side of the cycle reaches a little after 08:00 UTC (the "rise" below: the first minute whose
+ * count could exceed it, the within-minute swing of the Maximum included, computed from the same
+ * traffic model the emulator serves). The virtual clock starts at 07:45 and runs 60 times faster
+ * than real time; a scale is said to take 10 minutes, so the lead time is 3 min ingestion delay
+ * + 10 min scale + 15 s poll = 795 s. The forecast asks for 6 units (×1.05 over the next 14 min)
+ * before the rise, and the anticipated update to 6 units is sent then.
  */
 import { describe, expect, it } from "vitest";
 import type { CapacityPolicy } from "../../src/api/index.js";
@@ -44,9 +46,9 @@ import {
 } from "./helpers.js";
 
 const START = new Date("2025-03-03T07:45:00Z");
-const PEAK_CONNECTIONS = 9_500;
+const PEAK_CONNECTIONS = 4_750;
 const DAILY = dailyPattern(14, 0.1);
-const UNITS = 10;
+const UNITS = 5;
 const TARGET_PERCENT = 50;
 const TOLERANCE = 0.1;
 const SCALE_MINUTES = 10;
@@ -209,7 +211,7 @@ describe("anticipation with a seasonal forecast", () => {
       5_000,
       50,
     );
-    expect(decision?.desired).toMatchObject({ sku: "Premium_P1", units: 20 });
+    expect(decision?.desired).toMatchObject({ sku: "Premium_P1", units: 6 });
     expect(decision?.anticipation).toMatchObject({ applied: true, drivenBy: "Seasonal", mode: "Enabled" });
     expect(decision?.anticipation?.units).toBeGreaterThan(UNITS * (1 + TOLERANCE));
     expect(decision?.reasons.find((r) => r.code === "Anticipated")).toMatchObject({ name: "Seasonal" });
@@ -228,7 +230,7 @@ describe("anticipation with a seasonal forecast", () => {
     const inFlight = await harness.eventually(
       async () => {
         const p: CapacityPolicy = await getPolicy(kube, ns, "ahead");
-        expect(p.status?.operation?.to).toEqual({ sku: "Premium_P1", units: 20 });
+        expect(p.status?.operation?.to).toEqual({ sku: "Premium_P1", units: 6 });
         expect(p.status?.anticipation).toMatchObject({ applied: true, drivenBy: "Seasonal" });
         return p;
       },
@@ -246,7 +248,7 @@ describe("anticipation with a seasonal forecast", () => {
       100,
     );
     expect(events.find((e) => e.reason === "AnticipatedScaleOut")?.message).toMatch(
-      /^Premium_P1 × 10 → Premium_P1 × 20 units ahead of the demand: Seasonal asks for \d+ units \(measured need 10,/,
+      /^Premium_P1 × 5 → Premium_P1 × 6 units ahead of the demand: Seasonal asks for \d+ units \(measured need 5,/,
     );
 
     // The same demand without anticipation: scaled only once the metrics showed the rise.
