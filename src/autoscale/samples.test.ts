@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { flatMean, type MetricSample, peak, type Series, series, windowSamples } from "./samples.js";
+import { type MetricSample, peak, type Series, series, windowSamples } from "./samples.js";
+import { flatMean } from "./signals/common.js";
 import { blank } from "./testing.js";
 
 const T = (iso: string) => Date.parse(iso);

@@ -209,21 +209,3 @@ export function series(window: SampleWindow, read: (b: WindowBucket) => number |
 export function peak(s: Series): number | undefined {
   return s.points.length === 0 ? undefined : Math.max(...s.points.map((p) => p.value));
 }
-
-/** Fewest buckets a window needs for {@link flatMean} to call it flat. */
-export const FLAT_MIN_BUCKETS = 3;
-
-/**
- * The mean of a complete series whose every value lies within `band` (a fraction, e.g. 0.1) of
- * it — noise around one level, where the peak is the highest draw of the noise rather than the
- * level — else `undefined` (a window with missing buckets, fewer than {@link FLAT_MIN_BUCKETS},
- * or a real peak in it).
- */
-export function flatMean(s: Series, band: number): number | undefined {
-  if (s.status !== "Ok" || s.points.length < FLAT_MIN_BUCKETS) return undefined;
-  const values = s.points.map((p) => p.value);
-  const mean = values.reduce((a, b) => a + b, 0) / values.length;
-  if (!(mean > 0)) return undefined;
-  // A relative 1e-9 of slack, as the tolerance checks allow (signals/common.ts).
-  return values.every((v) => Math.abs(v - mean) <= band * mean * (1 + 1e-9) + 1e-12) ? mean : undefined;
-}

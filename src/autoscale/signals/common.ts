@@ -1,6 +1,7 @@
 /**
  * What every signal shares (signals.ts has the pinned semantics): the tolerance band, saturation
- * at a ceiling, the report of a missing signal, the proportional ask, and the need per bucket.
+ * at a ceiling, the report of a missing signal, the proportional ask, the need per bucket, and the
+ * level of a flat window.
  * Pure.
  */
 import type { SkuUnits } from "../../capacity/skus.js";
@@ -32,6 +33,24 @@ export function toleranceFor(ratio: number, band: ToleranceBand): number {
 /** `|ratio − 1|` within the band's tolerance for that side. */
 export function within(ratio: number, band: ToleranceBand): boolean {
   return Math.abs(ratio - 1) <= toleranceFor(ratio, band) + EPS;
+}
+
+/** Fewest buckets a window needs for {@link flatMean} to call it flat. */
+export const FLAT_MIN_BUCKETS = 3;
+
+/**
+ * The mean of a complete series whose every value lies within `band` (a fraction, e.g. 0.1) of
+ * it, by the same comparison as the tolerance band ({@link within}) — noise around one level,
+ * where the peak is the highest draw of the noise rather than the level — else `undefined` (a
+ * window with missing buckets, fewer than {@link FLAT_MIN_BUCKETS}, or a real peak in it).
+ */
+export function flatMean(s: Series, band: number): number | undefined {
+  if (s.status !== "Ok" || s.points.length < FLAT_MIN_BUCKETS) return undefined;
+  const values = s.points.map((p) => p.value);
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  if (!(mean > 0)) return undefined;
+  const both = { up: band, down: band };
+  return values.every((v) => within(v / mean, both)) ? mean : undefined;
 }
 
 /** The need of a signal within tolerance: at least the current size. */

@@ -12,9 +12,9 @@
  * and scale-down tolerances, so that the size the mean asks for is not scaled out again at the
  * same load (its peak is then within the scale-up band) — the mean is read instead (`flatMean`;
  * Azure autoscale's time aggregation `Average`). The tolerance band then applies to the mean:
- * a peak within it that would hold the size does not hold it when the mean is outside it. ServerLoad is a
- * percentage the service reports per minute with its own jitter, and the highest of five such
- * minutes is that jitter's highest draw: read at the peak, a level at the target would not be
+ * a peak within it that would hold the size does not hold it when the mean is outside it.
+ * ServerLoad is a percentage the service reports per minute with its own jitter, and the highest
+ * of five such minutes is that jitter's highest draw: read at the peak, a level at the target would not be
  * scaled in until it fell by the jitter too. A window with a real peak in it (a crowd leaving),
  * with a bucket missing, or asking for more is read at its peak. Only server load: it is a soft
  * target below a ceiling of 100 %, where connections (the quota) and traffic (the bandwidth) are
@@ -22,8 +22,8 @@
  */
 import type { ToleranceBand } from "../behavior.js";
 import { fmt } from "../format.js";
-import { flatMean, peak, series } from "../samples.js";
-import { demandSeries, missingOutcome, proportionalOutcome, saturatedAt } from "./common.js";
+import { peak, series } from "../samples.js";
+import { demandSeries, flatMean, missingOutcome, proportionalOutcome, saturatedAt } from "./common.js";
 import type { Signal, SignalContext, SignalOutcome } from "./types.js";
 
 export const serverLoadSignal: Signal = { name: "serverLoad", evaluate: evaluateServerLoad };

@@ -7,9 +7,9 @@
  * takes the nearer of the two ladder rungs around it by ratio (the one below when
  * need² ≤ below × above), never below the rung of the measured need or of another rule's ask;
  * measured needs and every other anticipation ask are floors, rounded up. With anticipation
- * applied, `reactive` is the size of the measured need alone. Limits: `SignalSuspect` when a held suspect ask was
- * above the need, then the cause when no size is large enough (`P2NotAllowed`, `SkuPath`,
- * `LadderTop`).
+ * applied, `reactive` is the size of the measured need alone. Limits: `SignalSuspect` when a held
+ * suspect ask was above the need, then the cause when no size is large enough (`P2NotAllowed`,
+ * `SkuPath`, `LadderTop`).
  */
 import type { AnticipationRule, AnticipationStatus, CapacityPolicySpec } from "../../api/index.js";
 import { isScalableSku, type SkuUnits } from "../../capacity/skus.js";
