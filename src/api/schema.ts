@@ -974,9 +974,13 @@ const ScaleEventSchema = Type.Object(
 
 const ScaleInRecordSchema = Type.Object(
   {
-    time: DateTime("When the scale-in was observed complete (RFC 3339)."),
+    time: DateTime(
+      "When the scale-in was observed complete (RFC 3339); for a held one, when the disruption weighing first held it.",
+    ),
     fromUnits: UnitsField("Units before, units."),
-    toUnits: UnitsField("Units after, units."),
+    toUnits: UnitsField(
+      "Units after, units; for a held one, the largest size the weighing held a scale-in at while the need stayed at or below it.",
+    ),
     endedAt: Type.Optional(
       DateTime(
         "When the smaller size stopped holding (RFC 3339): the next change was sent. Absent: it still holds.",
@@ -986,6 +990,12 @@ const ScaleInRecordSchema = Type.Object(
       Type.Boolean({
         description:
           "True when a scale-out ended it (the scale-in was reversed); false or absent when a further scale-in did, or it still holds.",
+      }),
+    ),
+    held: Type.Optional(
+      Type.Boolean({
+        description:
+          "True for a scale-in the disruption weighing holds now (never applied; at most one, last): it opened when the weighing first held it and leaves when the need rises above toUnits or a change completes. Its age is how long the need has already stayed low; the expected hold is read past it.",
       }),
     ),
   },

@@ -323,7 +323,14 @@ export function decide(input: DecisionInput): Decision {
     target: weighed.size,
     weighing: weighed.weighing,
     apps,
-    history: nextHistory(frame, observed, health.fallback, sized, notServing.record),
+    history: nextHistory(
+      frame,
+      observed,
+      health.fallback,
+      sized,
+      notServing.record,
+      weighed.weighing?.held ? weighed.weighing.to : undefined,
+    ),
   });
 }
 

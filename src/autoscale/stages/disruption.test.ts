@@ -3,7 +3,7 @@ import { DEFAULT_LADDERS, type SkuUnits } from "../../capacity/skus.js";
 import type { DemandHistory, DemandPoint } from "../demand-history.js";
 import { emptyHistory, type ScaleEvent } from "../history.js";
 import { forecastHold } from "../hold-forecast.js";
-import { historyHold, recordScaleIns, type ScaleInRecord } from "../scale-ins.js";
+import { historyHold, recordHeldScaleIn, recordScaleIns, type ScaleInRecord } from "../scale-ins.js";
 import { SizeList } from "../sizes.js";
 import { spec as specWith } from "../testing.js";
 import { disruption } from "./disruption.js";
@@ -236,7 +236,13 @@ describe("recordScaleIns and historyHold", () => {
     expect(recordScaleIns(once, events)).toEqual(once);
     // Holds 15 min and 20 min (not reversed), then 25 min (reversed, the last at risk): the
     // Kaplan–Meier survival falls from 1 to 0 at 25 min, the median.
-    expect(historyHold(once, NOW)).toEqual({ seconds: 1500, censored: false, scaleIns: 3, reversals: 1 });
+    expect(historyHold(once, NOW)).toEqual({
+      seconds: 1500,
+      censored: false,
+      scaleIns: 3,
+      reversals: 1,
+      sinceSeconds: 0,
+    });
     // Reversed first, at 10 min, of three: survival 2/3 and no median — the longest hold, a lower bound.
     const early = recordScaleIns(undefined, [
       event(100, 10, 8),
@@ -244,7 +250,13 @@ describe("recordScaleIns and historyHold", () => {
       event(60, 10, 8),
       event(30, 8, 7),
     ]);
-    expect(historyHold(early, NOW)).toEqual({ seconds: 1800, censored: true, scaleIns: 3, reversals: 1 });
+    expect(historyHold(early, NOW)).toEqual({
+      seconds: 1800,
+      censored: true,
+      scaleIns: 3,
+      reversals: 1,
+      sinceSeconds: 0,
+    });
   });
 
   it("keeps the newest 10 and says nothing with fewer than 3", () => {
@@ -255,5 +267,91 @@ describe("recordScaleIns and historyHold", () => {
     expect(records).toHaveLength(10);
     expect(records.at(-1)?.time).toBe(iso(NOW - 500 * MIN + 22 * 20 * MIN));
     expect(historyHold(records.slice(0, 2), NOW)).toBeUndefined();
+  });
+});
+
+describe("held scale-ins: the record learns while the weighing holds", () => {
+  const at = (minAgo: number) => iso(NOW - minAgo * MIN);
+  // A crowd's decline: six scale-ins reversed within 5–19 min, four further scale-ins (censored).
+  const decline: ScaleInRecord[] = [5, 8, 11, 14, 17, 19, 6, 9, 12, 15].map((held, i) => ({
+    time: at(600 - i * 30),
+    fromUnits: 20,
+    toUnits: 10,
+    endedAt: at(600 - i * 30 - held),
+    ...(i < 6 ? { reversed: true } : {}),
+  }));
+  // The newest nine of them, beside a held entry (at most ten in all).
+  const nine = decline.slice(1);
+  const pass = (minAgo: number, extra: Partial<Parameters<typeof recordHeldScaleIn>[1]> = {}) => ({
+    nowIso: at(minAgo),
+    currentUnits: 6,
+    inFlight: false,
+    ...extra,
+  });
+
+  it("opens an entry at the first held pass, raises it to the largest held size, and drops it when the need rises above it", () => {
+    const opened = recordHeldScaleIn(decline, pass(60, { heldToUnits: 3, recommendedUnits: 3 }));
+    expect(opened.at(-1)).toEqual({ time: at(60), fromUnits: 6, toUnits: 3, held: true });
+    // At most 10 entries in all: the oldest scale-in leaves for it.
+    expect(opened).toHaveLength(10);
+    expect(opened[0]).toEqual(decline[1]);
+    // The window's highest recommendation is 4 while the need is 3: the hold goes to 4.
+    const raised = recordHeldScaleIn(opened, pass(50, { heldToUnits: 4, recommendedUnits: 3 }));
+    expect(raised.at(-1)).toEqual({ time: at(60), fromUnits: 6, toUnits: 4, held: true });
+    // A pass that holds nothing (the window holds the size) keeps it open while the need stays at 4.
+    expect(recordHeldScaleIn(raised, pass(40, { recommendedUnits: 4 }))).toEqual(raised);
+    // The need rises to 5: a scale-in to 4 made then would have been reversed; the entry leaves.
+    expect(recordHeldScaleIn(raised, pass(30, { recommendedUnits: 5 }))).toEqual(decline.slice(1));
+    // Nothing opens while a change is in flight, nor without a hold.
+    expect(recordHeldScaleIn(decline, pass(60, { heldToUnits: 3, inFlight: true }))).toEqual(decline);
+    expect(recordHeldScaleIn(decline, pass(60, { recommendedUnits: 3 }))).toEqual(decline);
+  });
+
+  it("ends the held entry at the next change: a scale-in made ends the hold and is recorded itself", () => {
+    const open = [...nine, { time: at(60), fromUnits: 6, toUnits: 3, held: true }];
+    const made: ScaleEvent = {
+      time: at(5),
+      startedAt: at(10),
+      fromSku: "Premium_P1",
+      fromUnits: 6,
+      toSku: "Premium_P1",
+      toUnits: 3,
+    };
+    const after = recordScaleIns(open, [made]);
+    expect(after.filter((r) => r.held)).toEqual([]);
+    expect(after.at(-1)).toEqual({ time: at(5), fromUnits: 6, toUnits: 3 });
+    expect(after).toHaveLength(10);
+    // An open held entry stays last (and the same events again change nothing).
+    expect(recordScaleIns(open, [])).toEqual(open);
+  });
+
+  it("reads the median remaining hold past the time the need has already stayed low", () => {
+    // Without a hold open: six reversals of ten, the Kaplan–Meier median at 14 min.
+    expect(historyHold(decline, NOW)).toMatchObject({ seconds: 14 * 60, censored: false, sinceSeconds: 0 });
+    // Held for 10 min, beside the newest nine (reversed at 8, 11, 14, 17, 19 min; censored at 6,
+    // 9, 12, 15): the survival at 10 min is 7/8 = 0.875; it halves (to ≤ 0.4375) at the reversal
+    // at 17 min (0.875 × 5/6 × 3/4 × 1/2 = 0.273, the censored ones leaving the risk set): 7 min
+    // more.
+    const ten = [...nine, { time: at(10), fromUnits: 6, toUnits: 3, held: true }];
+    expect(historyHold(ten, NOW)).toMatchObject({ seconds: 7 * 60, censored: false, sinceSeconds: 600 });
+    // Held for 40 min: none of the past holds lasted that long and was reversed after it — no
+    // median; at least as long again.
+    const forty = [...nine, { time: at(40), fromUnits: 6, toUnits: 3, held: true }];
+    expect(historyHold(forty, NOW)).toMatchObject({ seconds: 40 * 60, censored: true, sinceSeconds: 2400 });
+  });
+
+  it("makes the scale-in once the need has stayed low long enough: the decline's reversals do not hold it for good", () => {
+    // 6 → 3 units at 900 clients: 450 clients at 250 per unit-hour saved need 36 min.
+    const to3: SkuUnits = { sku: "Premium_P1", units: 3 };
+    const weigh = (scaleIns: ScaleInRecord[]) =>
+      disruption(frameAt(6, { k: 250, scaleIns }), to3, { ...input(900), needUnits: 2.5 });
+    const held = weigh([...nine, { time: at(10), fromUnits: 6, toUnits: 3, held: true }]);
+    expect(held.weighing).toMatchObject({ held: true, expectedHoldSeconds: 420 });
+    expect(held.reasons[0]?.message).toContain(
+      "it is expected to hold 7 min (9 past scale-ins, 5 reversed; the need has stayed below 6 units for 10 min, and of the holds that lasted that long: median remaining hold 7 min)",
+    );
+    const made = weigh([...nine, { time: at(40), fromUnits: 6, toUnits: 3, held: true }]);
+    expect(made.size).toEqual(to3);
+    expect(made.weighing).toMatchObject({ held: false, expectedHoldSeconds: 2400 });
   });
 });

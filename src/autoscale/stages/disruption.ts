@@ -15,9 +15,10 @@
  * How long the smaller size is expected to hold, the shortest of:
  * - the seasonal forecast (hold-forecast.ts), when the policy reads a demand history and it has
  *   enough cycles: the median time the same span of past cycles took to rise above its units;
- * - this instance's past scale-ins (scale-ins.ts, `status.scaleIns`): the Kaplan–Meier median time
- *   to a reversal; when fewer than half were reversed, the longest hold seen (a lower bound) counts
- *   only without a forecast;
+ * - this instance's past scale-ins (scale-ins.ts, `status.scaleIns`), held ones included: the
+ *   Kaplan–Meier median time to a reversal, past the time the need has already stayed below the
+ *   current size while a scale-in is held; when the survival does not fall to half, a lower bound
+ *   that counts only without a forecast;
  * - with neither, the scale-down stabilization window: the need has stayed at or below the smaller
  *   size that long, and is expected to stay about as long again. A window of 0 with no history
  *   gives no basis, and the scale-in is not weighed (unless `k` is 0: then it is held).
@@ -100,11 +101,16 @@ export function expectedHold(
   const records = recordScaleIns(frame.history.scaleIns, frame.history.scaleEvents);
   const past = historyHold(records.slice(-MAX_SCALE_IN_RECORDS), frame.nowMs);
   if (past && (!past.censored || estimates.length === 0)) {
+    const entries = `${past.scaleIns} past scale-ins, ${past.reversals} reversed`;
+    const since =
+      past.sinceSeconds > 0
+        ? `; the need has stayed below ${fmt(frame.current.units)} units for ${minutes(past.sinceSeconds)}, and of the holds that lasted that long`
+        : "";
     estimates.push({
       seconds: past.seconds,
       basis: past.censored
-        ? `${past.scaleIns} past scale-ins, ${past.reversals} reversed: held at least ${minutes(past.seconds)}`
-        : `${past.scaleIns} past scale-ins, ${past.reversals} reversed: median hold ${minutes(past.seconds)}`,
+        ? `${entries}${since}: held at least ${minutes(past.seconds)}${past.sinceSeconds > 0 ? " more" : ""}`
+        : `${entries}${since}: median ${past.sinceSeconds > 0 ? "remaining " : ""}hold ${minutes(past.seconds)}`,
     });
   }
   if (estimates.length === 0) {
