@@ -126,6 +126,8 @@ export interface HistoryHold {
   reversals: number;
   /** How long the need has already stayed below the current size (the open held entry's age), seconds; 0 without one. */
   sinceSeconds: number;
+  /** Of the entries read, how many held at least {@link sinceSeconds} (all of them without an open held entry). */
+  lastedSince: number;
 }
 
 /** Fewest entries the record must have to say anything. */
@@ -148,6 +150,7 @@ export function historyHold(records: readonly ScaleInRecord[], nowMs: number): H
     scaleIns: lives.length,
     reversals: lives.filter((l) => l.reversed).length,
     sinceSeconds: since,
+    lastedSince: lives.filter((l) => l.seconds >= since).length,
   };
   let survival = 1;
   let atSince = 1;

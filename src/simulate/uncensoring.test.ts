@@ -71,10 +71,24 @@ describe("a fixed demand let in by our own scale-outs is not demand growth", () 
     // it must hold about 2 hours. Without history the decision expects the size to hold as long
     // as it has held since the last scale (at least the scale-down window): the 80 units landed at
     // about 00:27, the scale-in is held from 00:40 and made at 02:30.
-    const { operations, messages } = fixedDemand();
+    const { operations, decisions, messages } = fixedDemand();
     const held = messages("DisruptionHeld");
     expect(operations).toEqual(["00:04 10 → 20", "00:13 20 → 40", "00:22 40 → 80", "02:30 80 → 70"]);
     expect(held.length).toBeGreaterThan(0);
     expect(held[0]).toMatch(/^scale-in to Premium_P1 70 held: it would disconnect about 5,\d{3} clients/);
+    // While it is held, the history each pass stores records it (status.scaleIns): one entry,
+    // last, opened at the first held pass and kept with that time until the scale-in is made.
+    const heldFrom = decisions.findIndex((d) => d.disruption?.held === true);
+    const firstHeld = decisions[heldFrom];
+    const entry = { time: firstHeld?.history.scaleIns?.at(-1)?.time, fromUnits: 80, toUnits: 70, held: true };
+    expect(hhmm(Date.parse(entry.time ?? ""))).toBe("00:40");
+    const whileHeld = decisions.filter((d, i) => i >= heldFrom && d.disruption?.held === true);
+    expect(whileHeld.length).toBeGreaterThan(100);
+    for (const d of whileHeld) expect(d.history.scaleIns?.at(-1)).toEqual(entry);
+    // Once 80 → 70 is made and observed complete, the held entry leaves and the scale-in itself
+    // is recorded in its place.
+    const last = decisions.at(-1)?.history.scaleIns ?? [];
+    expect(last.filter((r) => r.held === true)).toEqual([]);
+    expect(last.at(-1)).toMatchObject({ fromUnits: 80, toUnits: 70 });
   });
 });

@@ -242,6 +242,7 @@ describe("recordScaleIns and historyHold", () => {
       scaleIns: 3,
       reversals: 1,
       sinceSeconds: 0,
+      lastedSince: 3,
     });
     // Reversed first, at 10 min, of three: survival 2/3 and no median — the longest hold, a lower bound.
     const early = recordScaleIns(undefined, [
@@ -256,6 +257,7 @@ describe("recordScaleIns and historyHold", () => {
       scaleIns: 3,
       reversals: 1,
       sinceSeconds: 0,
+      lastedSince: 3,
     });
   });
 
@@ -300,6 +302,8 @@ describe("held scale-ins: the record learns while the weighing holds", () => {
     expect(raised.at(-1)).toEqual({ time: at(60), fromUnits: 6, toUnits: 4, held: true });
     // A pass that holds nothing (the window holds the size) keeps it open while the need stays at 4.
     expect(recordHeldScaleIn(raised, pass(40, { recommendedUnits: 4 }))).toEqual(raised);
+    // A smaller held proposal later does not lower it: the need has stayed at or below 4 since.
+    expect(recordHeldScaleIn(raised, pass(45, { heldToUnits: 3, recommendedUnits: 3 }))).toEqual(raised);
     // The need rises to 5: a scale-in to 4 made then would have been reversed; the entry leaves.
     expect(recordHeldScaleIn(raised, pass(30, { recommendedUnits: 5 }))).toEqual(decline.slice(1));
     // Nothing opens while a change is in flight, nor without a hold.
@@ -337,7 +341,85 @@ describe("held scale-ins: the record learns while the weighing holds", () => {
     // Held for 40 min: none of the past holds lasted that long and was reversed after it — no
     // median; at least as long again.
     const forty = [...nine, { time: at(40), fromUnits: 6, toUnits: 3, held: true }];
-    expect(historyHold(forty, NOW)).toMatchObject({ seconds: 40 * 60, censored: true, sinceSeconds: 2400 });
+    expect(historyHold(forty, NOW)).toMatchObject({
+      seconds: 40 * 60,
+      censored: true,
+      sinceSeconds: 2400,
+      lastedSince: 0,
+    });
+  });
+
+  it("halves the survival from where it stands at the held entry's age, not from 1", () => {
+    // Holds of 2, 4, 6, 20 and 30 min reversed; 25 and 40 min not. Held for 10 min: S(10) =
+    // 6/7 × 5/6 × 4/5 = 0.571. S(20) = 0.429 is below one half but 0.75 of S(10); S(30) = 0.214
+    // is 0.375 of it: the median remaining hold is 30 − 10 = 20 min (not the 10 min that halving
+    // from 1 would give).
+    const lives: ScaleInRecord[] = [
+      [2, true],
+      [4, true],
+      [6, true],
+      [20, true],
+      [25, false],
+      [30, true],
+      [40, false],
+    ].map(([held, reversed], i) => ({
+      time: at(500 - i * 60),
+      fromUnits: 10,
+      toUnits: 8,
+      endedAt: at(500 - i * 60 - Number(held)),
+      ...(reversed ? { reversed: true } : {}),
+    }));
+    const records = [...lives, { time: at(10), fromUnits: 6, toUnits: 3, held: true }];
+    expect(historyHold(records, NOW)).toEqual({
+      seconds: 20 * 60,
+      censored: false,
+      scaleIns: 7,
+      reversals: 5,
+      sinceSeconds: 600,
+      lastedSince: 4,
+    });
+  });
+
+  it("says which holds it read: none lasted that long, or too few of those were reversed", () => {
+    const to3: SkuUnits = { sku: "Premium_P1", units: 3 };
+    const basis = (scaleIns: ScaleInRecord[]) =>
+      disruption(frameAt(6, { k: 250, scaleIns }), to3, { ...input(900), needUnits: 2.5 }).weighing?.basis;
+    // Held 40 min, longer than any of the nine held (19 min at most).
+    expect(basis([...nine, { time: at(40), fromUnits: 6, toUnits: 3, held: true }])).toBe(
+      "9 past scale-ins, 5 reversed; the need has stayed below 6 units for 40 min, longer than any of them held: at least as long again, 40 min",
+    );
+    // The 19-min reversal replaced by a 60-min hold not reversed; held 18 min: that hold alone
+    // lasted so long, and it was not reversed — at least 60 − 18 = 42 min more.
+    const longer = nine.map((r) =>
+      r.endedAt === at(450 - 19) ? { time: r.time, fromUnits: 20, toUnits: 10, endedAt: at(450 - 60) } : r,
+    );
+    expect(basis([...longer, { time: at(18), fromUnits: 6, toUnits: 3, held: true }])).toBe(
+      "9 past scale-ins, 4 reversed; the need has stayed below 6 units for 18 min, and of the 1 hold that lasted that long too few were reversed after it for a median: at least 42 min more",
+    );
+  });
+
+  it("tells a held scale-in's required and expected holds apart when they round alike", () => {
+    // 6 → 3 at 900 clients, 250 per unit-hour: 36 min required; held 26.7 min, the seasonal-free
+    // record gives a median remaining hold of 35.7 min (the reversal at 62.4 min).
+    const to3: SkuUnits = { sku: "Premium_P1", units: 3 };
+    const records: ScaleInRecord[] = [10, 20, 62.4].map((held, i) => ({
+      time: at(500 - i * 100),
+      fromUnits: 10,
+      toUnits: 8,
+      endedAt: at(500 - i * 100 - held),
+      reversed: true,
+    }));
+    const out = disruption(
+      frameAt(6, {
+        k: 250,
+        scaleIns: [...records, { time: at(26.7), fromUnits: 6, toUnits: 3, held: true }],
+      }),
+      to3,
+      { ...input(900), needUnits: 2.5 },
+    );
+    expect(out.weighing).toMatchObject({ held: true, requiredHoldSeconds: 2160 });
+    expect(out.weighing?.expectedHoldSeconds).toBeCloseTo(35.7 * 60, 6);
+    expect(out.reasons[0]?.message).toContain("it must hold 36 min, but it is expected to hold 35.7 min");
   });
 
   it("makes the scale-in once the need has stayed low long enough: the decline's reversals do not hold it for good", () => {
@@ -348,7 +430,7 @@ describe("held scale-ins: the record learns while the weighing holds", () => {
     const held = weigh([...nine, { time: at(10), fromUnits: 6, toUnits: 3, held: true }]);
     expect(held.weighing).toMatchObject({ held: true, expectedHoldSeconds: 420 });
     expect(held.reasons[0]?.message).toContain(
-      "it is expected to hold 7 min (9 past scale-ins, 5 reversed; the need has stayed below 6 units for 10 min, and of the holds that lasted that long: median remaining hold 7 min)",
+      "it is expected to hold 7 min (9 past scale-ins, 5 reversed; the need has stayed below 6 units for 10 min, and of the 6 holds that lasted that long: median remaining hold 7 min)",
     );
     const made = weigh([...nine, { time: at(40), fromUnits: 6, toUnits: 3, held: true }]);
     expect(made.size).toEqual(to3);

@@ -33,7 +33,7 @@ import { fmt } from "../format.js";
 import { forecastHold } from "../hold-forecast.js";
 import { expectedDisconnects } from "../operation.js";
 import { reason } from "../reasons.js";
-import { historyHold, recordScaleIns } from "../scale-ins.js";
+import { type HistoryHold, historyHold, recordScaleIns } from "../scale-ins.js";
 import { formatSize } from "../sizes.js";
 import { type DecisionFrame, limitWith, type Sized } from "./stage.js";
 
@@ -101,17 +101,7 @@ export function expectedHold(
   const records = recordScaleIns(frame.history.scaleIns, frame.history.scaleEvents);
   const past = historyHold(records.slice(-MAX_SCALE_IN_RECORDS), frame.nowMs);
   if (past && (!past.censored || estimates.length === 0)) {
-    const entries = `${past.scaleIns} past scale-ins, ${past.reversals} reversed`;
-    const since =
-      past.sinceSeconds > 0
-        ? `; the need has stayed below ${fmt(frame.current.units)} units for ${minutes(past.sinceSeconds)}, and of the holds that lasted that long`
-        : "";
-    estimates.push({
-      seconds: past.seconds,
-      basis: past.censored
-        ? `${entries}${since}: held at least ${minutes(past.seconds)}${past.sinceSeconds > 0 ? " more" : ""}`
-        : `${entries}${since}: median ${past.sinceSeconds > 0 ? "remaining " : ""}hold ${minutes(past.seconds)}`,
-    });
+    estimates.push({ seconds: past.seconds, basis: historyBasis(past, frame.current.units) });
   }
   if (estimates.length === 0) {
     const fallback = steadyHold(frame);
@@ -123,7 +113,26 @@ export function expectedHold(
   );
 }
 
-/** `37 min`, `2.5 h`. */
+/**
+ * What the record says, for people: "9 past scale-ins, 5 reversed: median hold 14 min"; while a
+ * scale-in is held, from the holds that lasted as long as the need has already stayed below the
+ * current size ("… and of the 6 holds that lasted that long: median remaining hold 7 min"), or,
+ * when none lasted that long, that the level is expected to last as long again.
+ */
+function historyBasis(past: HistoryHold, currentUnits: number): string {
+  const entries = `${past.scaleIns} past scale-ins, ${past.reversals} reversed`;
+  const held = minutes(past.seconds);
+  if (past.sinceSeconds === 0)
+    return past.censored ? `${entries}: held at least ${held}` : `${entries}: median hold ${held}`;
+  const stayed = `${entries}; the need has stayed below ${fmt(currentUnits)} units for ${minutes(past.sinceSeconds)}`;
+  if (past.lastedSince === 0)
+    return `${stayed}, longer than any of them held: at least as long again, ${held}`;
+  const lasted = `of the ${past.lastedSince === 1 ? "1 hold" : `${past.lastedSince} holds`} that lasted that long`;
+  return past.censored
+    ? `${stayed}, and ${lasted} too few were reversed after it for a median: at least ${held} more`
+    : `${stayed}, and ${lasted}: median remaining hold ${held}`;
+}
+
 /**
  * Without a forecast or past scale-ins: the size has held since the last scale, so it is expected
  * to hold as long again (the longer a level has lasted, the longer it is expected to last), and at
@@ -145,9 +154,24 @@ function steadyHold(frame: DecisionFrame): { seconds: number; basis: string } | 
   return undefined;
 }
 
-function minutes(seconds: number): string {
+/** `37 min`, `2.5 h`; `digits` more decimals than that (to tell two close durations apart). */
+function minutes(seconds: number, digits = 0): string {
   if (!Number.isFinite(seconds)) return "forever";
-  return seconds >= 5400 ? `${fmt(Math.round(seconds / 360) / 10)} h` : `${Math.round(seconds / 60)} min`;
+  const round = (v: number, d: number) => Math.round(v * 10 ** d) / 10 ** d;
+  return seconds >= 5400
+    ? `${fmt(round(seconds / 3600, 1 + digits))} h`
+    : `${fmt(round(seconds / 60, digits))} min`;
+}
+
+/**
+ * `required` and `expected` as {@link minutes}, with as many more decimals (up to 2) as it takes
+ * for a held scale-in (expected < required) not to read as "must hold 36 min, expected 36 min".
+ */
+function minutesApart(required: number, expected: number): [string, string] {
+  let digits = 0;
+  while (digits < 2 && expected < required && minutes(required, digits) === minutes(expected, digits))
+    digits++;
+  return [minutes(required, digits), minutes(expected, digits)];
 }
 
 const clientsText = (n: number) => Math.round(n).toLocaleString("en-US");
@@ -187,11 +211,12 @@ export function disruption(frame: DecisionFrame, proposed: SkuUnits, input: Disr
       ? `all ${clientsText(connections)}: every unit change disconnects everyone`
       : `the removed units' share of ${clientsText(connections)}`;
   const cost = `about ${clientsText(clients)} clients (${share})`;
+  const [mustText, expectedText] = minutesApart(requiredHoldSeconds, hold.seconds);
   const repay =
     k > 0
-      ? `at ${clientsText(k)} clients per unit-hour saved it must hold ${minutes(requiredHoldSeconds)}`
+      ? `at ${clientsText(k)} clients per unit-hour saved it must hold ${mustText}`
       : "maxDisconnectionsPerUnitHour is 0";
-  const expected = `it is expected to hold ${minutes(hold.seconds)} (${hold.basis})`;
+  const expected = `it is expected to hold ${expectedText} (${hold.basis})`;
   if (!held) {
     const message = `the scale-in to ${formatSize(proposed)} disconnects ${cost}; ${repay} and ${expected}`;
     return {
