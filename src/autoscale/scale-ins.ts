@@ -21,7 +21,7 @@
  * Expected hold: the Kaplan–Meier median of those holds, a reversal being the event and every
  * other end (a further scale-in, or still holding) a censored observation — the standard estimate
  * of a median lifetime when some lives are not yet over (Kaplan & Meier 1958). While a held entry
- * is open, its age `a` is how long the need has already stayed below the current size, and the
+ * is open, its age `a` is how long the need has already stayed at or below its size, and the
  * estimate is the median *residual* life of the holds that lasted at least `a`: the time `t − a`
  * at which the survival falls to half of its value at `a` (Kaplan–Meier conditional survival,
  * S(t) ÷ S(a)). When the survival does not fall that far there is no median: the past says a
@@ -124,8 +124,10 @@ export interface HistoryHold {
   /** Entries read (scale-ins made), and how many of them were reversed. */
   scaleIns: number;
   reversals: number;
-  /** How long the need has already stayed below the current size (the open held entry's age), seconds; 0 without one. */
+  /** How long the need has already stayed at or below {@link heldUnits} (the open held entry's age), seconds; 0 without one. */
   sinceSeconds: number;
+  /** The open held entry's size (the largest a scale-in was held at while the need stayed at or below it), units; absent without one. */
+  heldUnits?: number;
   /** Of the entries read, how many held at least {@link sinceSeconds} (all of them without an open held entry). */
   lastedSince: number;
 }
@@ -151,6 +153,7 @@ export function historyHold(records: readonly ScaleInRecord[], nowMs: number): H
     reversals: lives.filter((l) => l.reversed).length,
     sinceSeconds: since,
     lastedSince: lives.filter((l) => l.seconds >= since).length,
+    ...(open ? { heldUnits: open.toUnits } : {}),
   };
   let survival = 1;
   let atSince = 1;

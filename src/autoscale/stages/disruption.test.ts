@@ -377,6 +377,7 @@ describe("held scale-ins: the record learns while the weighing holds", () => {
       reversals: 5,
       sinceSeconds: 600,
       lastedSince: 4,
+      heldUnits: 3,
     });
   });
 
@@ -386,7 +387,7 @@ describe("held scale-ins: the record learns while the weighing holds", () => {
       disruption(frameAt(6, { k: 250, scaleIns }), to3, { ...input(900), needUnits: 2.5 }).weighing?.basis;
     // Held 40 min, longer than any of the nine held (19 min at most).
     expect(basis([...nine, { time: at(40), fromUnits: 6, toUnits: 3, held: true }])).toBe(
-      "9 past scale-ins, 5 reversed; the need has stayed below 6 units for 40 min, longer than any of them held: at least as long again, 40 min",
+      "9 past scale-ins, 5 reversed; the need has stayed at or below 3 units for 40 min, longer than any of them held: at least as long again, 40 min",
     );
     // The 19-min reversal replaced by a 60-min hold not reversed; held 18 min: that hold alone
     // lasted so long, and it was not reversed — at least 60 − 18 = 42 min more.
@@ -394,7 +395,7 @@ describe("held scale-ins: the record learns while the weighing holds", () => {
       r.endedAt === at(450 - 19) ? { time: r.time, fromUnits: 20, toUnits: 10, endedAt: at(450 - 60) } : r,
     );
     expect(basis([...longer, { time: at(18), fromUnits: 6, toUnits: 3, held: true }])).toBe(
-      "9 past scale-ins, 4 reversed; the need has stayed below 6 units for 18 min, and of the 1 hold that lasted that long too few were reversed after it for a median: at least 42 min more",
+      "9 past scale-ins, 4 reversed; the need has stayed at or below 3 units for 18 min, and of the 1 hold that lasted that long too few were reversed after it for a median: at least 42 min more",
     );
   });
 
@@ -430,7 +431,7 @@ describe("held scale-ins: the record learns while the weighing holds", () => {
     const held = weigh([...nine, { time: at(10), fromUnits: 6, toUnits: 3, held: true }]);
     expect(held.weighing).toMatchObject({ held: true, expectedHoldSeconds: 420 });
     expect(held.reasons[0]?.message).toContain(
-      "it is expected to hold 7 min (9 past scale-ins, 5 reversed; the need has stayed below 6 units for 10 min, and of the 6 holds that lasted that long: median remaining hold 7 min)",
+      "it is expected to hold 7 min (9 past scale-ins, 5 reversed; the need has stayed at or below 3 units for 10 min, and of the 6 holds that lasted that long: median remaining hold 7 min)",
     );
     const made = weigh([...nine, { time: at(40), fromUnits: 6, toUnits: 3, held: true }]);
     expect(made.size).toEqual(to3);

@@ -16,8 +16,8 @@
  * - the seasonal forecast (hold-forecast.ts), when the policy reads a demand history and it has
  *   enough cycles: the median time the same span of past cycles took to rise above its units;
  * - this instance's past scale-ins (scale-ins.ts, `status.scaleIns`), held ones included: the
- *   Kaplan–Meier median time to a reversal, past the time the need has already stayed below the
- *   current size while a scale-in is held; when the survival does not fall to half, a lower bound
+ *   Kaplan–Meier median time to a reversal, past the time the need has already stayed at or below
+ *   the held size while a scale-in is held; when the survival does not fall to half, a lower bound
  *   that counts only without a forecast;
  * - with neither, the scale-down stabilization window: the need has stayed at or below the smaller
  *   size that long, and is expected to stay about as long again. A window of 0 with no history
@@ -115,8 +115,8 @@ export function expectedHold(
 
 /**
  * What the record says, for people: "9 past scale-ins, 5 reversed: median hold 14 min"; while a
- * scale-in is held, from the holds that lasted as long as the need has already stayed below the
- * current size ("… and of the 6 holds that lasted that long: median remaining hold 7 min"), or,
+ * scale-in is held, from the holds that lasted as long as the need has already stayed at or below
+ * the size it is held at ("… and of the 6 holds that lasted that long: median remaining hold 7 min"), or,
  * when none lasted that long, that the level is expected to last as long again.
  */
 function historyBasis(past: HistoryHold, currentUnits: number): string {
@@ -124,7 +124,7 @@ function historyBasis(past: HistoryHold, currentUnits: number): string {
   const held = minutes(past.seconds);
   if (past.sinceSeconds === 0)
     return past.censored ? `${entries}: held at least ${held}` : `${entries}: median hold ${held}`;
-  const stayed = `${entries}; the need has stayed below ${fmt(currentUnits)} units for ${minutes(past.sinceSeconds)}`;
+  const stayed = `${entries}; the need has stayed at or below ${fmt(past.heldUnits ?? currentUnits)} units for ${minutes(past.sinceSeconds)}`;
   if (past.lastedSince === 0)
     return `${stayed}, longer than any of them held: at least as long again, ${held}`;
   const lasted = `of the ${past.lastedSince === 1 ? "1 hold" : `${past.lastedSince} holds`} that lasted that long`;
