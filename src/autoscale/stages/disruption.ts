@@ -101,7 +101,7 @@ export function expectedHold(
   const records = recordScaleIns(frame.history.scaleIns, frame.history.scaleEvents);
   const past = historyHold(records.slice(-MAX_SCALE_IN_RECORDS), frame.nowMs);
   if (past && (!past.censored || estimates.length === 0)) {
-    estimates.push({ seconds: past.seconds, basis: historyBasis(past, frame.current.units) });
+    estimates.push({ seconds: past.seconds, basis: historyBasis(past) });
   }
   if (estimates.length === 0) {
     const fallback = steadyHold(frame);
@@ -119,12 +119,12 @@ export function expectedHold(
  * the size it is held at ("… and of the 6 holds that lasted that long: median remaining hold 7 min"), or,
  * when none lasted that long, that the level is expected to last as long again.
  */
-function historyBasis(past: HistoryHold, currentUnits: number): string {
+function historyBasis(past: HistoryHold): string {
   const entries = `${past.scaleIns} past scale-ins, ${past.reversals} reversed`;
   const held = minutes(past.seconds);
-  if (past.sinceSeconds === 0)
+  if (past.heldUnits === undefined || past.sinceSeconds === 0)
     return past.censored ? `${entries}: held at least ${held}` : `${entries}: median hold ${held}`;
-  const stayed = `${entries}; the need has stayed at or below ${fmt(past.heldUnits ?? currentUnits)} units for ${minutes(past.sinceSeconds)}`;
+  const stayed = `${entries}; the need has stayed at or below ${fmt(past.heldUnits)} units for ${minutes(past.sinceSeconds)}`;
   if (past.lastedSince === 0)
     return `${stayed}, longer than any of them held: at least as long again, ${held}`;
   const lasted = `of the ${past.lastedSince === 1 ? "1 hold" : `${past.lastedSince} holds`} that lasted that long`;
