@@ -995,7 +995,7 @@ const ScaleInRecordSchema = Type.Object(
     held: Type.Optional(
       Type.Boolean({
         description:
-          "True for a scale-in the disruption weighing holds now (never applied; at most one, last): it opened when the weighing first held it and leaves when the need rises above toUnits or a change completes. Its age is how long the need has already stayed low; the expected hold is read past it.",
+          "True for a scale-in the disruption weighing holds now (never applied; at most one, last): it opened when the weighing first held it, is raised to a larger size held since, and leaves when the need rises above toUnits or a change completes. Its age is how long the need has already stayed low; the expected hold is read past it.",
       }),
     ),
   },

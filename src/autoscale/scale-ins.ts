@@ -10,9 +10,10 @@
  *
  * A scale-in the disruption weighing holds is recorded too, while it is held (`held`): the
  * counterfactual of one made then. The first pass that holds one opens the entry at the current
- * size; a pass whose stabilized size is a larger held scale-in, with the need still at or below
- * the entry's `toUnits`, raises it; it leaves the record when the need rises above its `toUnits`
- * (a scale-in made then would have been scaled out again) or a change completes. At most one,
+ * size; a pass that holds a scale-in to a larger size raises its `toUnits` to that size (the
+ * need has stayed at or below it all along); it leaves the record when the need rises above its
+ * `toUnits`, this pass's raise included (a scale-in to that size made then would have been scaled
+ * out again), or a change completes. At most one,
  * always last (the newest nine scale-ins beside it); it is not a hold of its own (its end is not observed), but its age is how long
  * the need has already stayed low. Without it the record could not learn while it holds: a few
  * scale-ins reversed in a crowd's decline would hold every later one, at any load, for as long as
@@ -105,9 +106,11 @@ export function recordHeldScaleIn(records: readonly ScaleInRecord[], pass: HeldP
   const out = records.map((r) => ({ ...r }));
   const open = openHeld(out);
   if (open) {
-    // The need rose above the size it was held at: a scale-in made then would have been reversed.
-    if (pass.recommendedUnits !== undefined && pass.recommendedUnits > open.toUnits) return out.slice(0, -1);
+    // Raised first: a need above the old size that this pass still holds a scale-in at or above
+    // has stayed at or below the new size all along.
     if (pass.heldToUnits !== undefined) open.toUnits = Math.max(open.toUnits, pass.heldToUnits);
+    // The need rose above every size it was held at: a scale-in made then would have been reversed.
+    if (pass.recommendedUnits !== undefined && pass.recommendedUnits > open.toUnits) return out.slice(0, -1);
     return out;
   }
   if (pass.heldToUnits === undefined || pass.inFlight || !(pass.heldToUnits < pass.currentUnits)) return out;

@@ -304,7 +304,15 @@ describe("held scale-ins: the record learns while the weighing holds", () => {
     expect(recordHeldScaleIn(raised, pass(40, { recommendedUnits: 4 }))).toEqual(raised);
     // A smaller held proposal later does not lower it: the need has stayed at or below 4 since.
     expect(recordHeldScaleIn(raised, pass(45, { heldToUnits: 3, recommendedUnits: 3 }))).toEqual(raised);
-    // The need rises to 5: a scale-in to 4 made then would have been reversed; the entry leaves.
+    // The need rises to 5 while the pass holds a scale-in to 5: the need has stayed at or below 5
+    // since the entry opened; it is raised and keeps its time.
+    expect(recordHeldScaleIn(raised, pass(35, { heldToUnits: 5, recommendedUnits: 5 })).at(-1)).toEqual({
+      time: at(60),
+      fromUnits: 6,
+      toUnits: 5,
+      held: true,
+    });
+    // The need rises to 5 and nothing is held: a scale-in to 4 made then would have been reversed; the entry leaves.
     expect(recordHeldScaleIn(raised, pass(30, { recommendedUnits: 5 }))).toEqual(decline.slice(1));
     // Nothing opens while a change is in flight, nor without a hold.
     expect(recordHeldScaleIn(decline, pass(60, { heldToUnits: 3, inFlight: true }))).toEqual(decline);
