@@ -59,12 +59,27 @@ function adapters(history: HistoryReader, metricsCalls: { n: number }): AzureAda
   } as unknown as AzureAdapters;
 }
 
+/** A promise opened by hand: `opened` resolves once `release` is called. */
+function gate(): { opened: Promise<void>; release: () => void } {
+  let release: () => void = () => {};
+  const opened = new Promise<void>((go) => {
+    release = go;
+  });
+  return { opened, release };
+}
+
+/** Reads "chat" and "plain", forgets "chat" while the read waits on a gate, then lets the read end. */
+async function forgetMidCycle(fetcher: CycleFetcher, release: () => void): Promise<void> {
+  const cycle = fetcher.read([target("chat"), target("plain")]);
+  await new Promise((go) => setTimeout(go, 10));
+  fetcher.forget(id("chat"));
+  release();
+  await cycle;
+}
+
 describe("CycleFetcher: native autoscale settings", () => {
   it("does not cache the settings of a resource forgotten while their read ran", async () => {
-    let release: () => void = () => {};
-    const answered = new Promise<void>((go) => {
-      release = go;
-    });
+    const { opened: answered, release } = gate();
     const base = adapters(new HistoryReader(new GatedMonitor()), { n: 0 });
     const fetcher = new CycleFetcher(
       {
@@ -78,14 +93,44 @@ describe("CycleFetcher: native autoscale settings", () => {
       } as unknown as AzureAdapters,
       { now: () => T0 },
     );
-    const cycle = fetcher.read([target("chat"), target("plain")]);
-    await new Promise((go) => setTimeout(go, 10));
-    fetcher.forget(id("chat"));
-    release();
-    await cycle;
+    await forgetMidCycle(fetcher, release);
     expect(fetcher.cachedResources).toBe(1);
     await fetcher.read([target("plain")]);
     expect(fetcher.cachedResources).toBe(1);
+  });
+  it("caches neither settings nor unit ladders for a resource forgotten before its cycle reached them", async () => {
+    const { opened: listed, release } = gate();
+    const skuReads: string[] = [];
+    const base = adapters(new HistoryReader(new GatedMonitor()), { n: 0 });
+    const fetcher = new CycleFetcher(
+      {
+        ...base,
+        instances: {
+          ...base.instances,
+          // The cycle waits on the instance list: the forget lands before settings and ladders are read.
+          listBySubscription: async () => {
+            await listed;
+            return [instanceState(id("chat")), instanceState(id("plain"))];
+          },
+          listSkus: async (resourceId: string) => {
+            skuReads.push(resourceId);
+            return { ladders: DEFAULT_LADDERS, fromService: [], skus: [] };
+          },
+        },
+        autoscaleSettings: { findFor: async (ids: readonly string[]) => new Map(ids.map((i) => [i, []])) },
+      } as unknown as AzureAdapters,
+      { now: () => T0 },
+    );
+    await forgetMidCycle(fetcher, release);
+    await fetcher.laddersSettled();
+    expect(fetcher.cachedResources).toBe(1);
+    expect(skuReads).toEqual([id("plain")]);
+
+    // Targeted again, it is read afresh and cached.
+    await fetcher.read([target("chat"), target("plain")]);
+    await fetcher.laddersSettled();
+    expect(fetcher.cachedResources).toBe(2);
+    expect(skuReads).toEqual([id("plain"), id("chat")]);
   });
 });
 

@@ -356,16 +356,17 @@ export class CycleFetcher {
   readonly #conflictCheckMs: number;
   readonly #settings = new Map<string, { at: number; settings: NativeAutoscaleSetting[] }>();
   /**
-   * The native-settings read each resource waits for (its token): a read's answer is cached only
-   * while its token stands, so a resource forgotten meanwhile (its policy deleted or retargeted)
-   * is not cached again by a read that started before.
+   * Each resource's claim, taken when a cycle that reads it starts and dropped when it is
+   * forgotten (its policy deleted or retargeted): what a read brings back is cached only while the
+   * claim it started under stands, so a read that started before a forget does not cache again
+   * what the forget dropped (native settings, unit ladders, the history wanted).
    */
-  readonly #settingsReads = new Map<string, object>();
+  readonly #claims = new Map<string, object>();
   readonly #onHistoryRefresh: CycleFetcherOptions["onHistoryRefresh"];
   #historyRefresh: Promise<void> | undefined;
   readonly #ladders = new Map<string, CachedLadder>();
-  /** Instances whose `listSkus` waits for a slot (key → resource ID), and those being read. */
-  readonly #ladderQueue = new Map<string, string>();
+  /** Instances whose `listSkus` waits for a slot (key → resource ID, claim), and those being read. */
+  readonly #ladderQueue = new Map<string, { resourceId: string; claims: ReadonlyMap<string, object> }>();
   readonly #ladderReads = new Map<string, Promise<void>>();
   readonly #groups: ReplicaGroupReader;
 
@@ -395,6 +396,7 @@ export class CycleFetcher {
       targets.map((t) => [t.key, { fetchedAt, target: { ok: true, ref: t.ref } }]),
     );
     if (targets.length === 0) return out;
+    const claims = this.#claim(targets);
     const callSignal =
       signal && options.deadline ? AbortSignal.any([signal, options.deadline]) : (options.deadline ?? signal);
     const opts = callSignal ? { signal: callSignal } : {};
@@ -402,7 +404,7 @@ export class CycleFetcher {
     await this.#readGroups(targets, out, listed, fetchedAt, opts);
 
     // Native autoscale settings (per subscription, not every cycle), beside the metrics.
-    const settings = this.#readNativeSettings(targets, fetchedAt, opts);
+    const settings = this.#readNativeSettings(targets, claims, fetchedAt, opts);
     settings.catch(() => {}); // awaited below; handled here should the metrics read throw first
     const cycle: CycleHandout = {
       out,
@@ -420,8 +422,13 @@ export class CycleFetcher {
       cycle,
       targets.filter((t) => !out.get(t.key)?.instance),
     );
-    this.#history(withRegion, out, fetchedAt, signal);
-    this.#readLadders(withRegion, fetchedAt, signal);
+    this.#history(
+      withRegion.filter((t) => this.#stands(claims, t.resourceId)),
+      out,
+      fetchedAt,
+      signal,
+    );
+    this.#readLadders(withRegion, claims, fetchedAt, signal);
     await this.#readMetrics(cycle, withRegion, fetchedAt, opts);
     await Promise.all(cycle.pending);
     await settings;
@@ -610,6 +617,7 @@ export class CycleFetcher {
    */
   async #readNativeSettings(
     targets: readonly CycleTarget[],
+    claims: ReadonlyMap<string, object>,
     fetchedAt: number,
     opts: { signal?: AbortSignal },
   ): Promise<void> {
@@ -618,25 +626,40 @@ export class CycleFetcher {
       return !c || fetchedAt - c.at >= this.#conflictCheckMs;
     });
     if (stale.length === 0) return;
-    const token = {};
-    for (const t of stale) this.#settingsReads.set(resourceKey(t.resourceId), token);
     try {
       const found = await this.#azure.autoscaleSettings.findFor(
         stale.map((t) => t.resourceId),
         opts,
       );
       for (const [id, settings] of found) {
-        if (this.#settingsReads.get(resourceKey(id)) !== token) continue;
+        if (!this.#stands(claims, id)) continue;
         this.#settings.set(resourceKey(id), { at: fetchedAt, settings: settings.filter((s) => s.enabled) });
       }
     } catch (err) {
       if (!isAzureApiError(err)) throw err;
-    } finally {
-      for (const t of stale) {
-        const key = resourceKey(t.resourceId);
-        if (this.#settingsReads.get(key) === token) this.#settingsReads.delete(key);
-      }
     }
+  }
+
+  /** Takes (or keeps) the claim of each of `targets`' resources; returns them by resource key. */
+  #claim(targets: readonly CycleTarget[]): ReadonlyMap<string, object> {
+    const out = new Map<string, object>();
+    for (const t of targets) {
+      const key = resourceKey(t.resourceId);
+      let claim = this.#claims.get(key);
+      if (!claim) {
+        claim = {};
+        this.#claims.set(key, claim);
+      }
+      out.set(key, claim);
+    }
+    return out;
+  }
+
+  /** True while the claim a cycle took on `resourceId` stands (it was not forgotten since). */
+  #stands(claims: ReadonlyMap<string, object>, resourceId: string): boolean {
+    const key = resourceKey(resourceId);
+    const claim = claims.get(key);
+    return claim !== undefined && this.#claims.get(key) === claim;
   }
 
   /**
@@ -706,24 +729,35 @@ export class CycleFetcher {
   }
 
   /** Queues the `listSkus` of every target whose ladders are due, and starts what the slots allow. */
-  #readLadders(targets: readonly CycleTarget[], nowMs: number, signal: AbortSignal | undefined): void {
+  #readLadders(
+    targets: readonly CycleTarget[],
+    claims: ReadonlyMap<string, object>,
+    nowMs: number,
+    signal: AbortSignal | undefined,
+  ): void {
     for (const t of targets) {
-      if (this.#ladderDue(t, nowMs)) this.#ladderQueue.set(resourceKey(t.resourceId), t.resourceId);
+      if (this.#stands(claims, t.resourceId) && this.#ladderDue(t, nowMs))
+        this.#ladderQueue.set(resourceKey(t.resourceId), { resourceId: t.resourceId, claims });
     }
     this.#pumpLadders(signal);
   }
 
   #pumpLadders(signal: AbortSignal | undefined): void {
     while (this.#ladderReads.size < LADDER_READS_AT_ONCE && this.#ladderQueue.size > 0) {
-      const [key, resourceId] = this.#ladderQueue.entries().next().value as [string, string];
+      const [key, { resourceId, claims }] = this.#ladderQueue.entries().next().value as [
+        string,
+        { resourceId: string; claims: ReadonlyMap<string, object> },
+      ];
       this.#ladderQueue.delete(key);
       const read = this.#azure.instances
         .listSkus(resourceId, signal ? { signal } : {})
         .then(
           (allowed) => {
-            this.#ladders.set(key, { read: ladderRead(allowed, this.#now()) });
+            if (this.#stands(claims, resourceId))
+              this.#ladders.set(key, { read: ladderRead(allowed, this.#now()) });
           },
           () => {
+            if (!this.#stands(claims, resourceId)) return;
             // The last answer (or the stored or documented ladders) stays; tried again later.
             const cached = this.#ladders.get(key);
             this.#ladders.set(key, { ...(cached?.read ? { read: cached.read } : {}), failedAt: this.#now() });
@@ -745,8 +779,8 @@ export class CycleFetcher {
 
   /** Forgets what is cached for a resource (its policy was deleted or retargeted). */
   forget(resourceId: string): void {
+    this.#claims.delete(resourceKey(resourceId));
     this.#settings.delete(resourceKey(resourceId));
-    this.#settingsReads.delete(resourceKey(resourceId));
     this.#ladders.delete(resourceKey(resourceId));
     this.#ladderQueue.delete(resourceKey(resourceId));
     this.#azure.history.forget(resourceId);
