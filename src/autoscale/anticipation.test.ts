@@ -347,31 +347,31 @@ describe("seasonal forecast", () => {
         }),
       );
 
-    it("a forecast takes the nearer rung by ratio; a measured need the rung at or above it", () => {
-      // 29,600 × 3 = 88,800 connections: 111 units. 111² = 12,321 ≤ 100 × 200: P1 100.
-      const near = at(29_600, 40);
+    it("a forecast within the scale-up tolerance of the rung below takes it; a measured need the rung at or above it", () => {
+      // 29,300 × 3 = 87,900 connections: 110 units, within 10 % of 100: P1 100.
+      const near = at(29_300, 40);
       expect(near.anticipation?.drivenBy).toBe("Seasonal");
       expect(near.desired).toEqual({ sku: "Premium_P1", units: 100 });
       expect(near.reasons.find((r) => r.code === "LadderSnapped")?.message).toBe(
-        "anticipated need of 111 units → Premium_P1 100 (the nearer unit count of the ladder: Premium_P2 200 is 80 % above it)",
+        "anticipated need of 110 units → Premium_P1 100 (a forecast within the scale-up tolerance, 10 %, of it: Premium_P2 200 is 82 % above it)",
       );
-      // 40,000 × 3 = 120,000: 150 units. 150² = 22,500 > 100 × 200: P2 200.
-      expect(at(40_000, 50).desired).toEqual({ sku: "Premium_P2", units: 200 });
-      // The same 88,800 measured (no forecast above it): 111 units, rounded up to P2 200.
+      // 29,600 × 3 = 88,800: 111 units, 11 % above 100: P2 200.
+      expect(at(29_600, 40).desired).toEqual({ sku: "Premium_P2", units: 200 });
+      // The same 87,900 measured (no forecast above it): 110 units, rounded up to P2 200.
       const measured = decide(
         input({
           spec: { ...s, anticipation: enabled({ mode: "Off" }) },
-          current: { sku: "Premium_P1", units: 100 },
-          samples: samples({ connections: 88_800 }),
+          current: { sku: "Premium_P1", units: 90 },
+          samples: samples({ connections: 87_900 }),
         }),
       );
       expect(measured.desired).toEqual({ sku: "Premium_P2", units: 200 });
     });
 
-    it("takes the rung below when need² ≤ below × above: 14 units → 10 (196 ≤ 200), 15 → 20", () => {
-      // 3,733 × 3 = 11,199 connections: 14 units; 4,000 × 3: 15 units. Measured: 5 units.
-      expect(at(3_733, 5).desired).toEqual({ sku: "Premium_P1", units: 10 });
-      expect(at(4_000, 5).desired).toEqual({ sku: "Premium_P1", units: 20 });
+    it("takes the rung below only within the tolerance: 11 units → 10, 12 → 20", () => {
+      // 2,900 × 3 = 8,700 connections: 11 units (10.9); 3,000 × 3: 12 units (11.25). Measured: 4.
+      expect(at(2_900, 5).desired).toEqual({ sku: "Premium_P1", units: 10 });
+      expect(at(3_000, 5).desired).toEqual({ sku: "Premium_P1", units: 20 });
     });
 
     it("never below the measured need's rung: measured 105, forecast 112 → Premium_P2 200", () => {
@@ -382,29 +382,31 @@ describe("seasonal forecast", () => {
       expect(d.desired).toEqual({ sku: "Premium_P2", units: 200 });
     });
 
-    it("never below another rule's floor: Headroom 105 beside a forecast of 111 → Premium_P2 200", () => {
-      const forecastOnly = at(29_600, 40);
+    it("never below another rule's floor: Headroom 105 beside a forecast of 110 → Premium_P2 200", () => {
+      const forecastOnly = at(29_300, 40);
       expect(forecastOnly.desired).toEqual({ sku: "Premium_P1", units: 100 });
       // A peak of 106 units a minute ago, kept at 100 % decaying over 2 h: 105.1 units.
-      const withFloor = at(29_600, 40, weekly, 106);
+      const withFloor = at(29_300, 40, weekly, 106);
       expect(withFloor.anticipation?.drivenBy).toBe("Seasonal");
       expect(withFloor.anticipation?.rules?.map((r) => r.rule)).toContain("Headroom");
       expect(withFloor.desired).toEqual({ sku: "Premium_P2", units: 200 });
     });
 
-    it("says so when the rung kept is the current size", () => {
-      const d = at(29_600, 100);
+    it("holds the current size when the forecast is within its tolerance, and says so", () => {
+      // 110 units at 100: within the scale-up tolerance, the ask only holds the size.
+      const d = at(29_300, 100);
       expect(d.desired).toEqual({ sku: "Premium_P1", units: 100 });
       expect(d.action).toBe("None");
       expect(d.anticipation?.applied).toBe(true);
-      expect(d.reasons.find((r) => r.code === "LadderSnapped")?.message).toBe(
-        "anticipated need of 111 units → Premium_P1 100 (the nearer unit count of the ladder: Premium_P2 200 is 80 % above it)",
+      expect(d.reasons.find((r) => r.code === "Anticipated")?.message).toMatch(
+        /^Seasonal asks for 100 units/,
       );
     });
 
     it("is not applied when the rate policies bring both to the same size", () => {
       // 4,600 connections on 5 units: 6 units measured; × 3 = 13,800: 18 units → 20. One rung a
-      // scale (Steps 1) allows 6 either way; two rungs allow 7 only with the forecast.
+      // 5-minute scale (Steps 1 per 300 s) allows 6 either way; two rungs allow 7 only with the
+      // forecast.
       const rated = (steps: number) =>
         decide(
           input({
@@ -414,7 +416,7 @@ describe("seasonal forecast", () => {
                 ...s.behavior,
                 scaleUp: {
                   ...s.behavior.scaleUp,
-                  policies: [{ type: "Steps", value: steps, periodSeconds: 60 }],
+                  policies: [{ type: "Steps", value: steps, periodSeconds: 300 }],
                 },
               },
             },

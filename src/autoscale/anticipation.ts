@@ -61,7 +61,7 @@ const MEASURED_UPDATES = 5;
  * duration is at most {@link MAX_SCALE_DURATION_SECONDS} (2 h, the bound of
  * `spec.anticipation.scaleDuration`), and a stored one that is not a finite number > 0 is ignored.
  */
-function scaleDuration(
+export function scaleDuration(
   events: readonly ScaleEvent[],
   previous: AnticipationStatus | undefined,
   defaultSeconds: number,

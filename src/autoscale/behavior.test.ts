@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 import type { ScaleEvent, ScalingRules } from "../api/index.js";
 import { DEFAULT_LADDERS, type ScalableSku, type SkuUnits } from "../capacity/skus.js";
-import { ceilSafe, changesInPeriod, floorSafe, policyLimit, rateLimit, stabilize } from "./behavior.js";
+import {
+  ceilSafe,
+  changesInPeriod,
+  floorSafe,
+  periodsPerOperation,
+  policyLimit,
+  rateLimit,
+  stabilize,
+} from "./behavior.js";
 import { SizeList } from "./sizes.js";
 
 const NOW = Date.parse("2025-06-02T12:00:00Z");
@@ -123,6 +131,26 @@ describe("policyLimit", () => {
     expect(policyLimit({ type: "Percent", value: 30, periodSeconds: 60 }, "down", 10, rungs)).toBe(7);
     expect(ceilSafe(1.1 * 10)).toBe(11);
     expect(floorSafe(0.7 * 10)).toBe(7);
+  });
+
+  it("per operation: a period shorter than one scale applies once per period of it", () => {
+    // A 5-minute scale spans 5 periods of 60 s; a 600 s period is applied once (k ≥ 1).
+    const up = (p: Parameters<typeof policyLimit>[0], start: number, seconds: number) =>
+      policyLimit(p, "up", start, rungs, periodsPerOperation(p, seconds));
+    expect(periodsPerOperation({ type: "Percent", value: 100, periodSeconds: 60 }, 300)).toBe(5);
+    expect(periodsPerOperation({ type: "Percent", value: 50, periodSeconds: 600 }, 300)).toBe(1);
+    expect(periodsPerOperation({ type: "Percent", value: 50, periodSeconds: 60 }, 0)).toBe(1);
+    // Percent 100 per 60 s: 2⁵ = 32 × per operation, as the HPA doubles every minute.
+    expect(up({ type: "Percent", value: 100, periodSeconds: 60 }, 5, 300)).toBe(160);
+    expect(up({ type: "Percent", value: 100, periodSeconds: 60 }, 5, 60)).toBe(10);
+    // Percent 10 per 60 s: ceil(30 · 1.1⁵ = 48.3) = 49.
+    expect(up({ type: "Percent", value: 10, periodSeconds: 60 }, 30, 300)).toBe(49);
+    // Units 2 per 60 s over a 3-minute scale: 6 units; Steps 1 per 120 s over 5 minutes: 2 rungs.
+    expect(up({ type: "Units", value: 2, periodSeconds: 60 }, 5, 180)).toBe(11);
+    expect(up({ type: "Steps", value: 1, periodSeconds: 120 }, 9, 300)).toBe(20);
+    // Going down compounds the same way: Percent 50 per 60 s over 3 periods keeps 1/8.
+    const down = { type: "Percent", value: 50, periodSeconds: 60 } as const;
+    expect(policyLimit(down, "down", 80, rungs, periodsPerOperation(down, 180))).toBe(10);
   });
 
   it("Steps count rungs of the union ladder and stop at its ends", () => {

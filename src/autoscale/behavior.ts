@@ -15,6 +15,16 @@
  *   `floor(start · (1 − value/100))`; Steps: `value` rungs of the ladder (the union of the allowed
  *   SKUs' unit counts) up or down from the start. selectPolicy Max takes the policy allowing the
  *   largest change, Min the smallest, Disabled forbids the direction.
+ * - Per operation: the HPA applies a policy at every sync, so over one period it may change the
+ *   replicas by its value and over five periods five times over. An Azure scale operation takes
+ *   minutes (`operationSeconds`: measured, else `spec.anticipation.scaleDuration`, 5 min by
+ *   default) and no other runs meanwhile, so a policy whose period is shorter than one operation
+ *   allows, per operation, what it allows over that operation's duration applied once per period:
+ *   with `k = operationSeconds / periodSeconds` periods (at least 1), Units `start ± k · value`,
+ *   Percent up `ceil(start · (1 + value/100)^k)`, down `floor(start · (1 − value/100)^k)`, Steps
+ *   `floor(k · value)` rungs. `Percent 100 per 60s` on a 5-minute scale allows 2⁵ = 32 × per
+ *   operation, as the HPA would reach in those 5 minutes; a period as long as the operation or
+ *   longer is unchanged (k = 1).
  * - A limit between two rungs snaps toward the current size, but never blocks the next rung: a
  *   policy that allows any change allows at least one ladder step.
  * - A SKU change at the same unit count (e.g. Premium_P1 100 → Premium_P2 100) is not a unit
@@ -101,31 +111,46 @@ export function changesInPeriod(
   return { added, removed };
 }
 
-/** The unit limit one policy allows in one direction, from `periodStart` units. */
+/**
+ * The periods of `policy` one scale operation of `operationSeconds` spans: at least 1 (see the
+ * module comment, "Per operation").
+ */
+export function periodsPerOperation(policy: ScalingPolicy, operationSeconds: number): number {
+  if (!(operationSeconds > 0) || !(policy.periodSeconds > 0)) return 1;
+  return Math.max(1, operationSeconds / policy.periodSeconds);
+}
+
+/**
+ * The unit limit one policy allows in one direction, from `periodStart` units, applied `periods`
+ * times (at least 1; {@link periodsPerOperation}).
+ */
 export function policyLimit(
   policy: ScalingPolicy,
   direction: "up" | "down",
   periodStart: number,
   rungs: readonly number[],
+  periods = 1,
 ): number {
   const sign = direction === "up" ? 1 : -1;
+  const k = Math.max(1, periods);
   switch (policy.type) {
     case "Units":
-      return periodStart + sign * policy.value;
+      return periodStart + sign * floorSafe(k * policy.value);
     case "Percent":
       return direction === "up"
-        ? ceilSafe(periodStart * (1 + policy.value / 100))
-        : floorSafe(periodStart * (1 - policy.value / 100));
+        ? ceilSafe(periodStart * (1 + policy.value / 100) ** k)
+        : floorSafe(periodStart * Math.max(0, 1 - policy.value / 100) ** k);
     case "Steps": {
       if (rungs.length === 0) return periodStart;
+      const steps = floorSafe(k * policy.value);
       if (direction === "up") {
         let idx = -1;
         for (let i = 0; i < rungs.length; i++) if ((rungs[i] as number) <= periodStart) idx = i;
-        return rungs[Math.min(idx + policy.value, rungs.length - 1)] as number;
+        return rungs[Math.min(idx + steps, rungs.length - 1)] as number;
       }
       let idx = rungs.findIndex((u) => u >= periodStart);
       if (idx === -1) idx = rungs.length;
-      return rungs[Math.max(idx - policy.value, 0)] as number;
+      return rungs[Math.max(idx - steps, 0)] as number;
     }
   }
 }
@@ -141,6 +166,12 @@ export interface RateLimitInput {
   nowMs: number;
   scaleUp: ScalingRules;
   scaleDown: ScalingRules;
+  /**
+   * How long one scale operation takes, seconds (the measured scale duration, else the declared
+   * one): a policy with a shorter period applies per operation (see the module comment). Unset: 0,
+   * each policy applied once.
+   */
+  operationSeconds?: number;
 }
 
 /** Result of {@link rateLimit}. */
@@ -149,11 +180,14 @@ export interface RateLimitResult {
   code?: Extract<LimitCode, "RateLimitedUp" | "RateLimitedDown" | "ScaleUpDisabled" | "ScaleDownDisabled">;
   /** The unit limit the policies allow (set when a direction has policies). */
   limitUnits?: number;
-  /** "Steps 2 per 60s" — the policy that set the limit. */
+  /** "Steps 2 per 60s" — the policy that set the limit ("… × 5 per operation" when compounded). */
   policy?: string;
 }
 
-const describe = (p: ScalingPolicy) => `${p.type} ${p.value} per ${p.periodSeconds}s`;
+const describe = (p: ScalingPolicy, periods: number) => {
+  const k = Math.round(periods * 10) / 10;
+  return `${p.type} ${p.value} per ${p.periodSeconds}s${k > 1 ? ` (× ${k} per operation)` : ""}`;
+};
 
 /**
  * The policy of `rules` that sets the limit in `direction` and the limit it allows, units: for
@@ -163,17 +197,19 @@ const describe = (p: ScalingPolicy) => `${p.type} ${p.value} per ${p.periodSecon
 function selectedLimit(
   rules: ScalingRules,
   direction: "up" | "down",
-  input: Pick<RateLimitInput, "current" | "sizes" | "events" | "nowMs">,
-): { limit: number; chosen: ScalingPolicy } | undefined {
-  let best: { limit: number; chosen: ScalingPolicy } | undefined;
+  input: Pick<RateLimitInput, "current" | "sizes" | "events" | "nowMs" | "operationSeconds">,
+): { limit: number; chosen: ScalingPolicy; periods: number } | undefined {
+  let best: { limit: number; chosen: ScalingPolicy; periods: number } | undefined;
   // Up + Max: the highest limit; up + Min: the lowest. Down + Max: the lowest limit (the largest
   // change); down + Min: the highest.
   const wantHigher = (direction === "up") === (rules.selectPolicy === "Max");
   for (const p of rules.policies) {
     const { added, removed } = changesInPeriod(input.events, input.nowMs, p.periodSeconds);
     const start = input.current.units - added + removed;
-    const l = policyLimit(p, direction, start, input.sizes.rungs);
-    if (best === undefined || (wantHigher ? l > best.limit : l < best.limit)) best = { limit: l, chosen: p };
+    const periods = periodsPerOperation(p, input.operationSeconds ?? 0);
+    const l = policyLimit(p, direction, start, input.sizes.rungs, periods);
+    if (best === undefined || (wantHigher ? l > best.limit : l < best.limit))
+      best = { limit: l, chosen: p, periods };
   }
   return best;
 }
@@ -206,7 +242,7 @@ export function rateLimit(input: RateLimitInput): RateLimitResult {
   const selected = selectedLimit(rules, direction, input);
   if (selected === undefined) return { size: proposed };
   const { limit } = selected;
-  const policy = describe(selected.chosen);
+  const policy = describe(selected.chosen, selected.periods);
   const within =
     direction === "up"
       ? proposed.units <= Math.max(limit, current.units)

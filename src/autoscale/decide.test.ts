@@ -252,12 +252,41 @@ describe("stabilization, settle window, scale-in windows", () => {
   });
 
   it("rate policies limit and say which", () => {
-    const s = spec({ behavior: { scaleUp: { policies: [{ type: "Steps", value: 1, periodSeconds: 60 }] } } });
-    // Saturated at 5 units asks for 10; Steps 1 per 60 s allows 6.
+    const s = spec({
+      behavior: { scaleUp: { policies: [{ type: "Steps", value: 1, periodSeconds: 300 }] } },
+    });
+    // Saturated at 5 units asks for 10; Steps 1 per 300 s (one 5-minute operation) allows 6.
     const d = decide(input({ spec: s, current: { sku: "Premium_P1", units: 5 }, samples: load(100) }));
     expect(d.desired?.units).toBe(6);
     expect(d.limitedBy).toBe("RateLimitedUp");
-    expect(d.reasons.find((r) => r.code === "RateLimitedUp")?.name).toBe("Steps 1 per 60s");
+    expect(d.reasons.find((r) => r.code === "RateLimitedUp")?.name).toBe("Steps 1 per 300s");
+  });
+
+  it("a rate policy with a period shorter than one scale applies once per period of it", () => {
+    // Units 1 per 60 s. Saturated at 5 units asks for 10. The declared 5-minute scale spans 5
+    // periods: 5 + 5 = 10, not limited. Measured at 60 s (one update sent 12:58, done 12:59): 6.
+    const s = spec({ behavior: { scaleUp: { policies: [{ type: "Units", value: 1, periodSeconds: 60 }] } } });
+    const at5 = { sku: "Premium_P1" as const, units: 5 };
+    const declared = decide(input({ spec: s, current: at5, samples: load(100) }));
+    expect(declared.desired?.units).toBe(10);
+    expect(declared.limitedBy).not.toBe("RateLimitedUp");
+    // One update 4 → 5 an hour ago that took `seconds` (sent → observed complete).
+    const took = (seconds: number) =>
+      recordScale(emptyHistory(), {
+        time: ago(3600),
+        startedAt: ago(3600 + seconds),
+        from: { sku: "Premium_P1", units: 4 },
+        to: at5,
+      });
+    const measured = decide(input({ spec: s, current: at5, samples: load(100), history: took(60) }));
+    expect(measured.desired?.units).toBe(6);
+    expect(measured.reasons.find((r) => r.code === "RateLimitedUp")?.name).toBe("Units 1 per 60s");
+    // A 3-minute scale: 3 periods, 8 units, and the message says so.
+    const d = decide(input({ spec: s, current: at5, samples: load(100), history: took(180) }));
+    expect(d.desired?.units).toBe(8);
+    expect(d.reasons.find((r) => r.code === "RateLimitedUp")?.name).toBe(
+      "Units 1 per 60s (× 3 per operation)",
+    );
   });
 });
 

@@ -34,7 +34,7 @@ describe("the sweep's variants", () => {
       { name: "metrics.*.targetPercent", values: [50, 60, 70, 80, 90] },
       { name: "units.min", values: [2, 5, 10] },
     ]);
-    expect(plan.policySettings).toEqual({ "metrics.*.targetPercent": "70/80/80", "units.min": 2 });
+    expect(plan.policySettings).toEqual({ "metrics.*.targetPercent": "85/90/80", "units.min": 2 });
     expect(plan).toMatchObject({ combinations: 15, candidates: 15, sampled: false, skipped: [] });
     expect(plan.variants.map((v) => v.name)).toEqual(
       Array.from({ length: 15 }, (_, i) => `v${String(i + 1).padStart(2, "0")}`),
@@ -48,7 +48,7 @@ describe("the sweep's variants", () => {
     expect(v?.metrics.traffic?.targetPercent).toBe(60);
     expect(v?.units).toEqual({ min: 5, max: 300 });
     // The policy itself is never changed.
-    expect(CHAT.spec.metrics.serverLoad?.targetPercent).toBe(70);
+    expect(CHAT.spec.metrics.serverLoad?.targetPercent).toBe(85);
     expect(CHAT.spec.units.min).toBe(2);
   });
 

@@ -35,10 +35,9 @@ function fixedDemand(adjust: (policy: CapacityPolicy) => void = () => {}) {
 
 describe("a fixed demand let in by our own scale-outs is not demand growth", () => {
   it("40,000 clients on Premium_P1 × 10: doubling while refused, no anticipation, settled at 60", () => {
-    // The shipped example at a fixed 40,000 clients (50 units at its 80 % connections target;
-    // server load (40,000 + the app servers' connections) ÷ 1,000 per unit ≈ 51 % at 80 units:
-    // its window's peak, noise included, asks 62–63 units at its 70 % target → 70 on the ladder;
-    // its level, once a flat window is read at its mean, 59–60 → 60). While the quota is full the signals
+    // The shipped example at a fixed 40,000 clients (45 units at its 90 % connections target → 50
+    // on the ladder; server load (40,000 + the app servers' connections) ÷ 1,000 per unit ≈ 51 %
+    // at 80 units: at its 85 % target about 48–52 units → 50 or 60). While the quota is full the signals
     // double (the real demand is unknown but higher); as the quota rises the accepted connections
     // rise with it, and no rule reads that as growth: no anticipated ask. Before, CensoredDemand
     // read the climb out of the old ceiling as growth ("the need grew 12.29 units/min … 100 units",
@@ -51,44 +50,46 @@ describe("a fixed demand let in by our own scale-outs is not demand growth", () 
     const recommended = decisions.flatMap((d) => (d.recommendation ? [d.recommendation.units] : []));
     const anticipated = messages("Anticipated");
     // The scale-in after the 10-minute scale-down window (the last 80-unit recommendation, then
-    // 10 min), to 70; the next once the level read at 70 units asks 60.
+    // 10 min), to 60; the next once the level read at 60 units asks 50.
     expect(operations).toEqual([
       "00:04 10 → 20",
       "00:13 20 → 40",
       "00:22 40 → 80",
-      "00:40 80 → 70",
-      "01:04 70 → 60",
+      "00:40 80 → 60",
+      "01:02 60 → 50",
     ]);
     expect(anticipated).toEqual([]);
     // The most any pass asked for: twice the 40 units of a full quota (before: 200).
     expect(Math.max(...recommended)).toBe(80);
-    expect(recommended.slice(-60).every((u) => u === 60)).toBe(true);
+    expect(recommended.slice(-60).every((u) => u === 50)).toBe(true);
   });
 
-  it("the same with the shipped disruption weighing: 80 → 70 held until the size has held long enough to repay it", () => {
-    // 80 → 70 at about 40,000 connections (the window's peak, noise included) disconnects the
-    // removed units' share, ~5,000 clients; at the example's 250 clients per unit-hour for 10 units
-    // it must hold about 2 hours. Without history the decision expects the size to hold as long
+  it("the same with the shipped disruption weighing: 80 → 60 held until the size has held long enough to repay it", () => {
+    // 80 → 60 at about 40,000 connections (the window's peak, noise included) disconnects the
+    // removed units' share, ~10,000 clients; at the example's 250 clients per unit-hour for 20
+    // units it must hold about 2 hours. Without history the decision expects the size to hold as long
     // as it has held since the last scale (at least the scale-down window): the 80 units landed at
     // about 00:27, the scale-in is held from 00:40 and made at 02:30.
     const { operations, decisions, messages } = fixedDemand();
     const held = messages("DisruptionHeld");
-    expect(operations).toEqual(["00:04 10 → 20", "00:13 20 → 40", "00:22 40 → 80", "02:30 80 → 70"]);
+    expect(operations).toEqual(["00:04 10 → 20", "00:13 20 → 40", "00:22 40 → 80", "02:30 80 → 60"]);
     expect(held.length).toBeGreaterThan(0);
-    expect(held[0]).toMatch(/^scale-in to Premium_P1 70 held: it would disconnect about 5,\d{3} clients/);
+    expect(held[0]).toMatch(/^scale-in to Premium_P1 60 held: it would disconnect about 10,\d{3} clients/);
     // While it is held, the history each pass stores records it (status.scaleIns): one entry,
     // last, opened at the first held pass and kept with that time until the scale-in is made.
     const heldFrom = decisions.findIndex((d) => d.disruption?.held === true);
     const firstHeld = decisions[heldFrom];
-    const entry = { time: firstHeld?.history.scaleIns?.at(-1)?.time, fromUnits: 80, toUnits: 70, held: true };
+    const entry = { time: firstHeld?.history.scaleIns?.at(-1)?.time, fromUnits: 80, toUnits: 60, held: true };
     expect(hhmm(Date.parse(entry.time ?? ""))).toBe("00:40");
-    const whileHeld = decisions.filter((d, i) => i >= heldFrom && d.disruption?.held === true);
+    const heldTo = decisions.findIndex((d, i) => i > heldFrom && d.disruption?.held !== true);
+    const whileHeld = decisions.slice(heldFrom, heldTo);
     expect(whileHeld.length).toBeGreaterThan(100);
     for (const d of whileHeld) expect(d.history.scaleIns?.at(-1)).toEqual(entry);
-    // Once 80 → 70 is made and observed complete, the held entry leaves and the scale-in itself
-    // is recorded in its place.
+    // Once 80 → 60 is made and observed complete, the held entry leaves and the scale-in itself
+    // is recorded in its place (a later one, 60 → 50, is held in turn).
     const last = decisions.at(-1)?.history.scaleIns ?? [];
-    expect(last.filter((r) => r.held === true)).toEqual([]);
-    expect(last.at(-1)).toMatchObject({ fromUnits: 80, toUnits: 70 });
+    expect(last.filter((r) => r.held === true && r.fromUnits === 80)).toEqual([]);
+    expect(last.find((r) => r.fromUnits === 80)).toMatchObject({ fromUnits: 80, toUnits: 60 });
+    expect(last.find((r) => r.fromUnits === 80)?.held).toBeUndefined();
   });
 });

@@ -4,7 +4,9 @@
  * size made on incomplete data is not recorded (the HPA's rule); the first recommendation of a
  * policy with a scale-down window records the current size first, so the window opens with it.
  */
+import { durationOr } from "../../api/duration.js";
 import type { SkuUnits } from "../../capacity/skus.js";
+import { scaleDuration } from "../anticipation.js";
 import { rateLimit, stabilize } from "../behavior.js";
 import type { Recommendation } from "../history.js";
 import { compareSizes, formatSize, sameSize } from "../sizes.js";
@@ -73,10 +75,18 @@ export function stabilization(
   return { ...sizedBy(size, stated), recorded };
 }
 
-/** Stage 5b: the rate policies (and `selectPolicy: Disabled`) applied to `proposed`. */
+/**
+ * Stage 5b: the rate policies (and `selectPolicy: Disabled`) applied to `proposed`, per scale
+ * operation: one operation takes the scale duration anticipation uses (measured from this
+ * instance's recent updates, else `spec.anticipation.scaleDuration`, else 5 min), and a policy with
+ * a shorter period is applied once per period of it (behavior.ts, "Per operation").
+ */
 export function ratePolicies(frame: DecisionFrame, proposed: SkuUnits): Sized {
-  const { spec } = frame;
+  const { spec, history } = frame;
+  const declared = durationOr(spec.anticipation?.scaleDuration, 300);
+  const operation = scaleDuration(history.scaleEvents, history.anticipation, declared);
   const rl = rateLimit({
+    operationSeconds: operation.seconds,
     current: frame.current,
     proposed,
     sizes: frame.sizes,

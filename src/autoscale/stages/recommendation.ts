@@ -4,9 +4,10 @@
  * raised to what anticipation asks when it is Enabled. Above 100 units that is Premium_P2 when
  * allowed (P2NotAllowed otherwise); below 100 it comes back down to Premium_P1 / Standard_S1 when
  * those are allowed. A seasonal forecast is a central estimate, not a floor: a need it raised
- * takes the nearer of the two ladder rungs around it by ratio (the one below when
- * need² ≤ below × above), never below the rung of the measured need or of another rule's ask;
- * measured needs and every other anticipation ask are floors, rounded up. With anticipation
+ * takes the ladder rung below it when the need is within the scale-up tolerance of that rung
+ * (need ≤ below × (1 + tolerance): 11 units → 10, 12 → 20 at 10 %), never below the rung of the
+ * measured need or of another rule's ask; measured needs and every other anticipation ask are
+ * floors, rounded up. With anticipation
  * applied, `reactive` is the size of the measured need alone. Limits: `SignalSuspect` when a held
  * suspect ask was above the need, then the cause when no size is large enough (`P2NotAllowed`,
  * `SkuPath`, `LadderTop`).
@@ -52,7 +53,14 @@ export function recommend(frame: DecisionFrame, measured: MeasuredSignals): Reco
   const above = sizes.firstAtLeast(needUnits, fits);
   const below =
     above && anticipated.central && above.units > needUnits
-      ? nearerRungBelow(sizes, above, needUnits, anticipated.floorUnits, fits)
+      ? nearerRungBelow(
+          sizes,
+          above,
+          needUnits,
+          anticipated.floorUnits,
+          fits,
+          toleranceBand(spec.behavior).up,
+        )
       : undefined;
   const found = below ?? above;
   const reactive = anticipated.status?.applied ? sizes.firstAtLeast(measuredUnits, fits) : undefined;
@@ -72,10 +80,11 @@ export function recommend(frame: DecisionFrame, measured: MeasuredSignals): Reco
   if (found) {
     if (below && above) {
       const over = Math.round((above.units / needUnits - 1) * 100);
+      const band = Math.round(toleranceBand(spec.behavior).up * 100);
       reasons.push(
         reason(
           "LadderSnapped",
-          `anticipated need of ${needUnits} units → ${formatSize(found)} (the nearer unit count of the ladder: ${formatSize(above)} is ${over} % above it)`,
+          `anticipated need of ${needUnits} units → ${formatSize(found)} (a forecast within the scale-up tolerance, ${band} %, of it: ${formatSize(above)} is ${over} % above it)`,
           { units: found.units, sku: found.sku },
         ),
       );
@@ -103,9 +112,11 @@ export function recommend(frame: DecisionFrame, measured: MeasuredSignals): Reco
 const CENTRAL_ESTIMATES: ReadonlySet<AnticipationRule> = new Set(["Seasonal"]);
 
 /**
- * The rung below `above` when it is the nearer of the two to `need` by ratio (need² ≤ below ×
- * above) and still covers `floorUnits` (the measured need and every ask that is a floor) and every
- * signal's fit; otherwise undefined (keep `above`).
+ * The rung below `above` when `need` is within `tolerance` (a fraction, the scale-up tolerance) of
+ * it and it still covers `floorUnits` (the measured need and every ask that is a floor) and every
+ * signal's fit; otherwise undefined (keep `above`). A forecast a rung of 10 → 20 misses by more
+ * than the tolerance is a step worth its units: rounded down, the morning ramp of the New York
+ * taxi trace refused clients at 10 units.
  */
 function nearerRungBelow(
   sizes: SizeList,
@@ -113,12 +124,13 @@ function nearerRungBelow(
   need: number,
   floorUnits: number,
   fits: (s: SkuUnits) => boolean,
+  tolerance: number,
 ): SkuUnits | undefined {
   const rung = sizes.nextDown(above.units)?.units;
   if (rung === undefined || rung < floorUnits) return undefined;
   const candidate = sizes.firstAtLeast(rung, fits);
   if (!candidate || candidate.units >= above.units) return undefined;
-  return need * need <= candidate.units * above.units ? candidate : undefined;
+  return need <= candidate.units * (1 + tolerance) ? candidate : undefined;
 }
 
 /**
