@@ -343,7 +343,11 @@ const ScalingPolicySchema = Type.Object(
         "Units: change by at most value units; Percent: by at most value % of the units at the start of the period (the HPA's rule: scale-outs within the period are not counted, so a scale-in may undo them); Steps: by at most value rungs of the SKU's unit ladder.",
     }),
     value: Int("Size of the allowed change, in units, % or ladder steps (see type).", 1),
-    periodSeconds: Int("Window the allowed change applies to, seconds.", 1, 3600),
+    periodSeconds: Int(
+      "Window the allowed change applies to, seconds. A period shorter than one scale operation (the measured scale duration, else spec.anticipation.scaleDuration, else 5 min) applies once per period of it: Percent 100 per 60 s allows 2^5 = 32 × per 5-minute scale, as the HPA would reach in 5 minutes.",
+      1,
+      3600,
+    ),
   },
   { additionalProperties: false, description: "How much the unit count may change within a period." },
 );
