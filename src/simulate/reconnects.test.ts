@@ -35,18 +35,17 @@ function constantRun(
 }
 
 describe("constant demand with the leading signal, reconnects counted", () => {
-  // 20,000 clients on Premium_P1 × 50 (23 units at the policy's 90 % connections target): a
+  // 20,000 clients on Premium_P1 × 50 (25 units at the policy's 80 % connections target): a
   // scale-in is due; its reconnects reach the app servers' negotiate counter. The planner is told
   // the run's disconnection model, as the operator is.
   it("with the disruption weighing off, one scale-in, its reconnects never read as demand (RemovedUnits)", () => {
     // The scale-ins are made whatever they disconnect (the removed units' share of 20,000), and
-    // the reconnects they cause ask for nothing. At the policy's 85 % server-load and 90 %
-    // connections targets 20,000 clients need 23–26 units → 30 on the ladder: one step down
-    // (`Percent 75 per 600s` allows it), never one back up (at 30 units the load's peak stays
-    // within the scale-up tolerance).
+    // the reconnects they cause ask for nothing. Server load's level is at a rung: 31 units read
+    // at 50 (→ 40 on the ladder), 30 read at 40 — two steps down, never one back up (at 30 units
+    // the load's peak stays within the scale-up tolerance).
     const { ins, outs } = constantRun(examplePolicy("Ignore"), "RemovedUnits");
     expect(outs).toEqual([]);
-    expect(ins.map((o) => `${o.from.units} → ${o.to.units}`)).toEqual(["50 → 30"]);
+    expect(ins.map((o) => `${o.from.units} → ${o.to.units}`)).toEqual(["50 → 40", "40 → 30"]);
     const disconnected = ins[0]?.disconnected ?? 0;
     const from = ins[0]?.from.units ?? 0;
     const to = ins[0]?.to.units ?? 0;

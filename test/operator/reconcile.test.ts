@@ -54,8 +54,16 @@ describe("operator against the local control plane and the emulator", () => {
       60_000,
       500,
     );
-    const scale = await kube.apps.readNamespacedDeploymentScale({ namespace: ns, name: "chat-hub" });
-    expect(scale.spec?.replicas).toBeGreaterThanOrEqual(9);
+    // The Deployment follows the measured connections: 9,000 need 9 replicas, once a pass reads
+    // them at the new size.
+    await suite.h.eventually(
+      async () => {
+        const scale = await kube.apps.readNamespacedDeploymentScale({ namespace: ns, name: "chat-hub" });
+        expect(scale.spec?.replicas).toBeGreaterThanOrEqual(9);
+      },
+      60_000,
+      500,
+    );
     // Events are recorded after the status write that saw the update end.
     await suite.h.eventually(
       async () => {
