@@ -56,15 +56,17 @@ export type {
 const MEASURED_UPDATES = 5;
 
 /**
- * The scale duration: measured from recent completed updates, else the previous measurement, else
- * the default. Both are read back from `status` (scale events, `status.anticipation`): a measured
+ * The scale duration, seconds: measured from recent completed updates, else the previous
+ * measurement, else `declared` (`spec.anticipation.scaleDuration`; 5 min when unset or
+ * unreadable). Both are read back from `status` (scale events, `status.anticipation`): a measured
  * duration is at most {@link MAX_SCALE_DURATION_SECONDS} (2 h, the bound of
  * `spec.anticipation.scaleDuration`), and a stored one that is not a finite number > 0 is ignored.
+ * The lead time and the rate policies' per-operation limits (behavior.ts) both read it.
  */
 export function scaleDuration(
   events: readonly ScaleEvent[],
   previous: AnticipationStatus | undefined,
-  defaultSeconds: number,
+  declared: string | undefined,
 ): { seconds: number; source: "Measured" | "Default" } {
   const measured = measuredScaleSeconds(events.slice(-MEASURED_UPDATES));
   if (measured.length > 0) {
@@ -82,7 +84,7 @@ export function scaleDuration(
   ) {
     return { seconds: Math.min(stored, MAX_SCALE_DURATION_SECONDS), source: "Measured" };
   }
-  return { seconds: defaultSeconds, source: "Default" };
+  return { seconds: durationOr(declared, 300), source: "Default" };
 }
 
 /**
@@ -122,7 +124,7 @@ function summarize(status: AnticipationStatus, byRule: readonly RuleAsk[], leadT
 export function anticipate(input: AnticipationInput): Anticipation | undefined {
   const spec = input.spec;
   if (!spec || spec.mode === "Off") return undefined;
-  const duration = scaleDuration(input.scaleEvents, input.previous, durationOr(spec.scaleDuration, 300));
+  const duration = scaleDuration(input.scaleEvents, input.previous, spec.scaleDuration);
   const leadTimeSeconds = input.ingestionDelaySeconds + duration.seconds + input.pollSeconds;
   const ctx: RuleContext = {
     ...input,

@@ -34,7 +34,7 @@ function fixedDemand(adjust: (policy: CapacityPolicy) => void = () => {}) {
 }
 
 describe("a fixed demand let in by our own scale-outs is not demand growth", () => {
-  it("40,000 clients on Premium_P1 × 10: doubling while refused, no anticipation, settled at 60", () => {
+  it("40,000 clients on Premium_P1 × 10: doubling while refused, no anticipation, settled at 50", () => {
     // The shipped example at a fixed 40,000 clients (45 units at its 90 % connections target → 50
     // on the ladder; server load (40,000 + the app servers' connections) ÷ 1,000 per unit ≈ 51 %
     // at 80 units: at its 85 % target about 48–52 units → 50 or 60). While the quota is full the signals

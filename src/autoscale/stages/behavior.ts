@@ -4,7 +4,6 @@
  * size made on incomplete data is not recorded (the HPA's rule); the first recommendation of a
  * policy with a scale-down window records the current size first, so the window opens with it.
  */
-import { durationOr } from "../../api/duration.js";
 import type { SkuUnits } from "../../capacity/skus.js";
 import { scaleDuration } from "../anticipation.js";
 import { rateLimit, stabilize } from "../behavior.js";
@@ -83,8 +82,11 @@ export function stabilization(
  */
 export function ratePolicies(frame: DecisionFrame, proposed: SkuUnits): Sized {
   const { spec, history } = frame;
-  const declared = durationOr(spec.anticipation?.scaleDuration, 300);
-  const operation = scaleDuration(history.scaleEvents, history.anticipation, declared);
+  const operation = scaleDuration(
+    history.scaleEvents,
+    history.anticipation,
+    spec.anticipation?.scaleDuration,
+  );
   const rl = rateLimit({
     operationSeconds: operation.seconds,
     current: frame.current,

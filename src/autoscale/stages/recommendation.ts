@@ -51,16 +51,10 @@ export function recommend(frame: DecisionFrame, measured: MeasuredSignals): Reco
   needUnits = anticipated.needUnits;
   const fits = (s: SkuUnits) => needs.every((n) => !n.fits || n.fits(s));
   const above = sizes.firstAtLeast(needUnits, fits);
+  const tolerance = toleranceBand(spec.behavior).up;
   const below =
     above && anticipated.central && above.units > needUnits
-      ? nearerRungBelow(
-          sizes,
-          above,
-          needUnits,
-          anticipated.floorUnits,
-          fits,
-          toleranceBand(spec.behavior).up,
-        )
+      ? rungBelowWithinTolerance(sizes, above, needUnits, anticipated.floorUnits, fits, tolerance)
       : undefined;
   const found = below ?? above;
   const reactive = anticipated.status?.applied ? sizes.firstAtLeast(measuredUnits, fits) : undefined;
@@ -80,7 +74,7 @@ export function recommend(frame: DecisionFrame, measured: MeasuredSignals): Reco
   if (found) {
     if (below && above) {
       const over = Math.round((above.units / needUnits - 1) * 100);
-      const band = Math.round(toleranceBand(spec.behavior).up * 100);
+      const band = Math.round(tolerance * 100);
       reasons.push(
         reason(
           "LadderSnapped",
@@ -114,11 +108,11 @@ const CENTRAL_ESTIMATES: ReadonlySet<AnticipationRule> = new Set(["Seasonal"]);
 /**
  * The rung below `above` when `need` is within `tolerance` (a fraction, the scale-up tolerance) of
  * it and it still covers `floorUnits` (the measured need and every ask that is a floor) and every
- * signal's fit; otherwise undefined (keep `above`). A forecast a rung of 10 → 20 misses by more
- * than the tolerance is a step worth its units: rounded down, the morning ramp of the New York
- * taxi trace refused clients at 10 units.
+ * signal's fit; otherwise undefined (keep `above`). A forecast more than the tolerance above the
+ * rung below is worth the step up: rounded down to the nearer rung instead (13 units → 10), the
+ * morning ramps of the New York taxi trace were refused at 10 units.
  */
-function nearerRungBelow(
+function rungBelowWithinTolerance(
   sizes: SizeList,
   above: SkuUnits,
   need: number,
