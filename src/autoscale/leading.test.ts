@@ -205,13 +205,16 @@ describe("leading signal in the decision", () => {
 describe("leading signal: reconnects are not arrivals", () => {
   // 20,000 steady connections (16.7 new/s with a 20-minute lifetime); a scale-in 30 → 25 units
   // seen complete a minute ago disconnected 20,000 × 5 ÷ 30 = 3,333 clients, who reconnected in
-  // the minute of the newest reading: 16.7 + 3,333 ÷ 60 = 72.2 negotiations/s.
+  // the minute of the newest reading: 16.7 + 3,333 ÷ 60 = 72.2 negotiations/s. Readings one a
+  // minute for the 11 minutes before: the steady rate before the change was sent.
   const steady = 20_000 / 1200;
-  const change = { startedMs: NOW - 7 * MIN, observedMs: NOW - MIN, disconnected: 20_000 / 6 };
-  const spike = readings([steady, steady, steady + 20_000 / 6 / 60]);
-  const input = (changes?: LeadingInput["changes"]) =>
+  const burst = 20_000 / 6;
+  const change = { startedMs: NOW - 7 * MIN, observedMs: NOW - MIN, disconnected: burst };
+  const withNewest = (newest: number) => readings([...Array(11).fill(steady), newest]);
+  const spike = withNewest(steady + burst / 60);
+  const input = (changes?: LeadingInput["changes"], query = PROM.query) =>
     base({
-      spec: lead({ connectionLifetime: "20m" }),
+      spec: lead({ connectionLifetime: "20m", prometheus: { ...PROM, query } }),
       observation: { readings: spike },
       connections: azure([20_000, 20_000, 20_000]),
       ...(changes ? { changes } : {}),
@@ -225,17 +228,67 @@ describe("leading signal: reconnects are not arrivals", () => {
     expect(r.ask?.units).toBeCloseTo(25, 6);
   });
 
+  it("as Prometheus's rate() reads the burst: extrapolated from the samples within the range", () => {
+    // Scraped every 15 s, a 1-minute range holds samples 45 s apart; rate() extrapolates their
+    // increase to the 60 s of the range, so a burst between them reads × 60 ÷ 45: 20,000 on 50
+    // units scaled to 30 disconnect 8,000, read as 16.7 + 8,000 × 4/3 ÷ 60 = 194.4/s (what the
+    // operator read from a real Prometheus; a discount of 8,000 ÷ 60 alone left 61/s, 44 units).
+    const eight = { ...change, disconnected: 8000 };
+    const r = leadingSignal({
+      ...input([eight]),
+      observation: { readings: withNewest(steady + (8000 * 4) / 3 / 60) },
+    });
+    expect(r.status.newConnectionsPerSecond).toBeCloseTo(steady, 3);
+    expect(r.ask?.units).toBeCloseTo(25, 6);
+  });
+
+  it("for as long as the query's range holds the burst: a 5-minute range, 4 minutes after the change", () => {
+    // rate(…[5m]) counts the burst for 5 minutes: 3,333 × 1.07 ÷ 300 = 11.9/s on top of 16.7,
+    // still in a reading 4 minutes after the change was seen complete (a 1-minute range's span
+    // would have ended a minute before).
+    const late = { ...change, startedMs: NOW - 10 * MIN, observedMs: NOW - 4 * MIN };
+    const fiveMinutes = "sum(rate(negotiate_total[5m]))";
+    const reading = { readings: withNewest(steady + (burst * 1.07) / 300) };
+    const r = leadingSignal({ ...input([late], fiveMinutes), observation: reading });
+    expect(r.status.newConnectionsPerSecond).toBeCloseTo(steady, 3);
+    const oneMinute = leadingSignal({ ...input([late]), observation: reading });
+    expect(oneMinute.status.newConnectionsPerSecond).toBeCloseTo(steady + (burst * 1.07) / 300, 3);
+  });
+
   it("never below the rate before the change, and only within its span", () => {
-    // A real rise on top of the reconnects keeps what exceeds them.
-    const rise = readings([steady, steady, steady + 20_000 / 6 / 60 + 10]);
+    // A real rise on top of the most the reconnects can add (twice the burst: rate()'s
+    // extrapolation) keeps what exceeds it.
+    const rise = withNewest(steady + (2 * burst) / 60 + 10);
     const r = leadingSignal({ ...input([change]), observation: { readings: rise } });
     expect(r.status.newConnectionsPerSecond).toBeCloseTo(steady + 10, 3);
     // A change seen long ago discounts nothing.
     const old = { ...change, startedMs: NOW - 30 * MIN, observedMs: NOW - 25 * MIN };
-    expect(leadingSignal(input([old])).status.newConnectionsPerSecond).toBeCloseTo(
-      steady + 20_000 / 6 / 60,
-      3,
-    );
+    expect(leadingSignal(input([old])).status.newConnectionsPerSecond).toBeCloseTo(steady + burst / 60, 3);
+  });
+
+  it("a counter's increase is the operator's own: the clients over the readings' spacing, no extrapolation", () => {
+    // Totals a minute apart: 1,000 steady arrivals a minute, then 1,000 + 3,333 reconnects.
+    const totals = readings([0, 1000, 2000 + burst]);
+    const counter = (changes?: LeadingInput["changes"]) =>
+      leadingSignal(
+        base({
+          spec: lead({ measures: "NewConnectionsTotal", connectionLifetime: "20m" }),
+          observation: { readings: totals },
+          ...(changes ? { changes } : {}),
+        }),
+      );
+    expect(counter().status.newConnectionsPerSecond).toBeCloseTo((1000 + burst) / 60, 3);
+    expect(counter([change]).status.newConnectionsPerSecond).toBeCloseTo(1000 / 60, 3);
+    // 100 more arrivals than the reconnects still count (no doubling for a counter).
+    const more = readings([0, 1000, 2100 + burst]);
+    const r = leadingSignal({
+      ...base({
+        spec: lead({ measures: "NewConnectionsTotal", connectionLifetime: "20m" }),
+        observation: { readings: more },
+      }),
+      changes: [change],
+    });
+    expect(r.status.newConnectionsPerSecond).toBeCloseTo(1100 / 60, 3);
   });
 });
 

@@ -26,13 +26,17 @@
  *   concurrent demand itself (no lifetime, no projection).
  * - **Reconnects are not arrivals**: a unit change disconnects clients (`traffic/disconnections.ts`:
  *   the removed units' share of the connections at a scale-in), and they reconnect within 30 s,
- *   each negotiating again — a burst of negotiations that is not new demand. For a reading taken
- *   from when the change was sent until {@link RECONNECT_SPAN_MS} after it was seen complete, the
- *   rate is lowered by the clients it disconnected spread over one minute (a 1-minute rate window,
- *   or the readings' spacing for a counter, whichever is longer: the most the burst can add), and
- *   never below the newest rate read before the change: arrivals up to the clients the change
- *   disconnected are discounted, the rest still counts. The same discounted rates pair with
- *   Azure's connection count for the measured lifetime.
+ *   each negotiating again — a burst of negotiations that is not new demand. It stays in the
+ *   readings for as long as the query's rate window lasts, and reads up to twice its size there
+ *   (`leading-window.ts`: `rate()` extrapolates the increase between the samples within its range to
+ *   the range's ends). For a reading taken from when the change was sent until
+ *   {@link RECONNECT_SETTLE_MS} plus the rate window after it was seen complete, the rate is lowered
+ *   by the most the burst can add — `RATE_EXTRAPOLATION` × the clients it disconnected ÷ the rate
+ *   window (the query's longest range, 1 minute when it shows none); for a counter, the clients ÷ the
+ *   readings' spacing (at least a minute), the increase the operator takes itself — and never below
+ *   the newest rate read before the change: arrivals up to what the reconnects explain are
+ *   discounted, the rest still counts. The same discounted rates pair with Azure's connection
+ *   count for the measured lifetime.
  * - **Held to what Azure's count makes plausible** (`leading-plausibility.ts`): when the rates
  *   read between two buckets Azure measured counted more than twice the arrivals its connection
  *   count explains (its growth plus the departures replaced, at lifetime `W`), the newest rate is
@@ -45,6 +49,7 @@ import { median } from "simple-statistics";
 import { durationOr } from "../api/duration.js";
 import type { AnticipationStatus, LeadingSignalSpec } from "../api/index.js";
 import { type ArrivalPlausibility, arrivalPlausibility } from "./leading-plausibility.js";
+import { RATE_EXTRAPOLATION, rateWindowSeconds } from "./leading-window.js";
 import type { DemandSeries } from "./signals.js";
 import { censoredAt, fmt } from "./signals.js";
 
@@ -101,29 +106,50 @@ export interface UnitChangeReconnects {
 }
 
 /**
- * How long after a change is seen complete its reconnects may still show in the rate, ms: 3
- * minutes — the reconnect schedule's 30 s, a 1-minute rate window, a scrape interval and the
- * polls between completion and its observation.
+ * How long after a change is seen complete its reconnects may still be counted, besides the rate
+ * window itself, ms: 2 minutes — the reconnect schedule's 30 s, a scrape interval and the polls
+ * between completion and its observation.
  */
-export const RECONNECT_SPAN_MS = 3 * 60_000;
+export const RECONNECT_SETTLE_MS = 2 * 60_000;
+
+/** How a reading counts a burst of negotiations: over how long, and how much larger (`leading-window.ts`). */
+export interface BurstWindow {
+  /** How long the burst stays in the readings (the rate's range, or the readings' spacing), ms. */
+  windowMs: number;
+  /** How much larger than it was a burst can read, ≥ 1. */
+  extrapolation: number;
+}
+
+/** The burst window of readings of `measures` by `query` (see the module comment), `spacingMs` apart. */
+export function burstWindow(
+  measures: LeadingSignalSpec["measures"],
+  query: string,
+  spacingMs: number,
+): BurstWindow {
+  if (measures === "NewConnectionsTotal")
+    return { windowMs: Math.max(MINUTE_MS, spacingMs), extrapolation: 1 };
+  return { windowMs: rateWindowSeconds(query) * 1000, extrapolation: RATE_EXTRAPOLATION };
+}
 
 /**
  * The arrival rate at `timeMs` with the reconnects of recent changes taken out (see the module
- * comment): `rate − disconnected ÷ max(60 s, spacing)` for each change whose span holds the
+ * comment): `rate − extrapolation · disconnected ÷ window` for each change whose span (from when it
+ * was sent to {@link RECONNECT_SETTLE_MS} + the window after it was seen complete) holds the
  * reading, never below `floor` (the newest rate before the change); the rate itself otherwise.
  */
 export function withoutReconnects(
   rate: number,
   timeMs: number,
-  spacingMs: number,
+  burst: BurstWindow,
   changes: readonly UnitChangeReconnects[] | undefined,
   floorOf: (beforeMs: number) => number | undefined,
 ): number {
   let out = rate;
   for (const c of changes ?? []) {
-    if (!(c.disconnected > 0) || timeMs < c.startedMs || timeMs > c.observedMs + RECONNECT_SPAN_MS) continue;
+    const spanEnd = c.observedMs + RECONNECT_SETTLE_MS + burst.windowMs;
+    if (!(c.disconnected > 0) || timeMs < c.startedMs || timeMs > spanEnd) continue;
     const floor = Math.min(out, floorOf(c.startedMs) ?? 0);
-    out = Math.max(floor, out - (c.disconnected * 1000) / Math.max(MINUTE_MS, spacingMs));
+    out = Math.max(floor, out - (burst.extrapolation * c.disconnected * 1000) / burst.windowMs);
   }
   return out;
 }
@@ -183,21 +209,27 @@ function rateAt(
   return (increase * 1000) / (reading.timeMs - before.timeMs);
 }
 
-/** The arrival rate at each reading (for pairing), as `[timeMs, perSecond]`. */
+/**
+ * The arrival rate at each reading (for pairing), as `[timeMs, perSecond]`, with the reconnects of
+ * `changes` taken out ({@link withoutReconnects}).
+ */
 function ratesOf(
-  measures: LeadingSignalSpec["measures"],
+  spec: LeadingSignalSpec,
   readings: readonly LeadingReading[],
   changes?: readonly UnitChangeReconnects[],
 ): [number, number][] {
   const raw: [number, number, number][] = [];
   readings.forEach((r, i) => {
     const before = readings[i - 1];
-    const perSecond = rateAt(measures, r, before);
+    const perSecond = rateAt(spec.measures, r, before);
     if (perSecond !== undefined) raw.push([r.timeMs, perSecond, before ? r.timeMs - before.timeMs : 0]);
   });
   /** The newest raw rate read before `ms`. */
   const floorOf = (ms: number) => raw.findLast(([t]) => t < ms)?.[1];
-  return raw.map(([t, rate, spacing]) => [t, withoutReconnects(rate, t, spacing, changes, floorOf)]);
+  return raw.map(([t, rate, spacing]) => [
+    t,
+    withoutReconnects(rate, t, burstWindow(spec.measures, spec.prometheus.query, spacing), changes, floorOf),
+  ]);
 }
 
 /**
@@ -296,21 +328,18 @@ function connectionsOutcome(
 
 /**
  * The connection lifetime `W`, seconds, and where it comes from: the spec's, else the median of
- * at least {@link MIN_PAIRS} measured pairs, else the one measured before; none while calibrating.
+ * at least {@link MIN_PAIRS} measured pairs of Azure buckets and `rates` (reconnects taken out),
+ * else the one measured before; none while calibrating.
  */
 function connectionLifetime(
   input: LeadingInput,
-  readings: readonly LeadingReading[],
+  rates: readonly [number, number][],
 ): { lifetime?: number | undefined; source?: "Spec" | "Measured" } {
   const { spec, previous } = input;
   if (spec.connectionLifetime !== undefined) {
     return { lifetime: durationOr(spec.connectionLifetime, 0) || undefined, source: "Spec" };
   }
-  const pairs = lifetimePairs(
-    ratesOf(spec.measures, readings, input.changes),
-    input.connections,
-    input.connectionsPerUnit,
-  );
+  const pairs = lifetimePairs(rates, input.connections, input.connectionsPerUnit);
   if (pairs.length >= MIN_PAIRS) return { lifetime: median(pairs), source: "Measured" };
   if (previous?.lifetimeSource === "Measured" && previous.lifetimeSeconds !== undefined) {
     return { lifetime: previous.lifetimeSeconds, source: "Measured" };
@@ -395,9 +424,9 @@ export function leadingSignal(input: LeadingInput): { ask?: LeadingAsk; status: 
 
   const rate = arrivalRate(spec.measures, readings);
   if (!("perSecond" in rate)) return unavailable(rate, input.previous);
-  const rates = ratesOf(spec.measures, readings, input.changes);
+  const rates = ratesOf(spec, readings, input.changes);
   const lambda = rates.at(-1)?.[1] ?? rate.perSecond;
-  const { lifetime, source } = connectionLifetime(input, readings);
+  const { lifetime, source } = connectionLifetime(input, rates);
   const withRate = { ...base, newConnectionsPerSecond: round(lambda) };
   if (lifetime === undefined || !(lifetime > 0) || source === undefined) {
     return {

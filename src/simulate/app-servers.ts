@@ -9,6 +9,12 @@
  * - Lag: a poll at `t` sees the rate of the last whole minute before it, evaluated at
  *   `t − scrapeLag` (the scrape interval: a sample is up to one interval old). No ingestion delay:
  *   that is the point of the signal.
+ * - Extrapolation: `rate(…[1m])` measures the increase between the first and the last sample
+ *   within its minute — `60 s − scrapeLag` apart — and extrapolates it to the whole minute
+ *   (Prometheus `extrapolatedRate`). Arrivals spread over the minute read as they were; a burst of
+ *   reconnects, which comes within 30 s of a change and so between those samples, reads
+ *   `60 ÷ (60 − scrapeLag)` times its size (4/3 at a 15 s scrape), as a real Prometheus serves it.
+ *   The counter (measures `NewConnectionsTotal`) counts it as it was.
  * - Connections (measures `Connections`): the client connections the app servers hold in that
  *   minute — the accepted ones (demand − refused); a full quota caps them as it caps Azure's.
  *
@@ -27,6 +33,8 @@ export class AppServerHistory {
   readonly startMs: number;
   readonly scrapeLagMs: number;
   readonly #arrivals: Float64Array;
+  /** What `rate()`'s extrapolation adds to minute m's bursts of reconnects (see the module comment). */
+  readonly #extrapolated: Float64Array;
   /** Cumulative arrivals before minute m (prefix sums). */
   readonly #total: Float64Array;
   readonly #accepted: Float64Array;
@@ -40,6 +48,7 @@ export class AppServerHistory {
     this.startMs = startMs;
     this.scrapeLagMs = scrapeLagMs;
     this.#arrivals = Float64Array.from(arrivals);
+    this.#extrapolated = new Float64Array(arrivals.length);
     this.#total = new Float64Array(arrivals.length + 1);
     this.#accepted = new Float64Array(arrivals.length);
   }
@@ -51,6 +60,8 @@ export class AppServerHistory {
   addNegotiations(m: number, count: number): void {
     if (m >= this.#length && m < this.#arrivals.length) {
       this.#arrivals[m] = (this.#arrivals[m] as number) + count;
+      const sampledMs = Math.max(MINUTE_MS - this.scrapeLagMs, 1);
+      this.#extrapolated[m] = (this.#extrapolated[m] as number) + (count * this.scrapeLagMs) / sampledMs;
     }
   }
 
@@ -71,7 +82,9 @@ export class AppServerHistory {
     const m = Math.floor((nowMs - this.startMs) / MINUTE_MS) - 1;
     if (m < 0 || m >= this.#length) return undefined;
     const timeMs = nowMs - this.scrapeLagMs;
-    if (measures === "NewConnectionsPerSecond") return { timeMs, value: (this.#arrivals[m] as number) / 60 };
+    if (measures === "NewConnectionsPerSecond") {
+      return { timeMs, value: ((this.#arrivals[m] as number) + (this.#extrapolated[m] as number)) / 60 };
+    }
     if (measures === "NewConnectionsTotal") return { timeMs, value: this.#total[m + 1] as number };
     return { timeMs, value: this.#accepted[m] as number };
   }
