@@ -344,7 +344,7 @@ const ScalingPolicySchema = Type.Object(
     }),
     value: Int("Size of the allowed change, in units, % or ladder steps (see type).", 1),
     periodSeconds: Int(
-      "Window the allowed change applies to, seconds. A period shorter than one scale operation (the measured scale duration, else spec.anticipation.scaleDuration, else 5 min) applies once per period of it: Percent 100 per 60 s allows 2^5 = 32 × per 5-minute scale, as the HPA would reach in 5 minutes.",
+      "Window the allowed change applies to, seconds, counted back from now over the updates sent in it (as the HPA counts a rescale from when it made it: with a period as long as the scale, the next update may go as soon as the last completes). A period shorter than one scale operation (the measured scale duration, else spec.anticipation.scaleDuration, else 5 min) applies once per period of it: Percent 100 per 60 s allows 2^5 = 32 × per 5-minute scale, as the HPA would reach in 5 minutes.",
       1,
       3600,
     ),

@@ -387,4 +387,38 @@ describe("rateLimit", () => {
       removed: 20,
     });
   });
+
+  it("a change counts from when its update was sent, as the HPA counts a rescale from when it made it", () => {
+    // Percent 100 per 300 s on 5-minute scales: 5 → 10 sent 330 s ago, seen complete 30 s ago.
+    // Its period has passed: the next doubling may go now (counted from the completion it would
+    // wait 270 s more, one doubling per two operations' time).
+    const rules: ScalingRules = {
+      stabilizationWindowSeconds: 0,
+      selectPolicy: "Max",
+      policies: [{ type: "Percent", value: 100, periodSeconds: 300 }],
+    };
+    const sent = { ...ev(30, 5, 10), startedAt: ago(330) };
+    const input = {
+      current: P1(10),
+      proposed: P1(40),
+      sizes: sizes(P1(10)),
+      nowMs: NOW,
+      scaleUp: rules,
+      scaleDown: rules,
+    };
+    expect(rateLimit({ ...input, events: [sent], operationSeconds: 300 })).toMatchObject({
+      size: P1(20),
+      limitUnits: 20,
+    });
+    // Sent 200 s ago: still within its period, the limit is twice the 5 units before it.
+    const recent = { ...ev(30, 5, 10), startedAt: ago(200) };
+    expect(rateLimit({ ...input, events: [recent], operationSeconds: 300 })).toMatchObject({
+      size: P1(10),
+      code: "RateLimitedUp",
+      limitUnits: 10,
+    });
+    // A change found on the instance without a record of its update counts from when it was seen.
+    expect(changesInPeriod([ev(30, 5, 10)], NOW, 300)).toEqual({ added: 5, removed: 0 });
+    expect(changesInPeriod([sent], NOW, 300)).toEqual({ added: 0, removed: 0 });
+  });
 });

@@ -10,7 +10,12 @@
  *   recommendation of the scale-down window, scale-out to the lowest of the scale-up window.
  *   Sizes compare by units, then tier.
  * - Rate policies: for each policy the units at the start of its period are
- *   `current − added + removed` over the scale events newer than `now − periodSeconds`. Limits:
+ *   `current − added + removed` over the scale events sent after `now − periodSeconds`: like the
+ *   HPA, which records a scale event when it changes the replicas (not when the pods are ready),
+ *   a change counts from when its update was sent (`startedAt`; `time`, when it was seen complete,
+ *   for a change found on the instance without a record of it). A policy whose period is the scale
+ *   duration then allows one change per operation, the next sent as soon as the last completes;
+ *   counted from the completion it would allow one per two operations' time. Limits:
  *   Units `start ± value`; Percent up `ceil(start · (1 + value/100))`, down
  *   `floor(start · (1 − value/100))`; Steps: `value` rungs of the ladder (the union of the allowed
  *   SKUs' unit counts) up or down from the start. selectPolicy Max takes the policy allowing the
@@ -93,7 +98,10 @@ export function stabilize(input: StabilizeInput): StabilizeResult {
   return result;
 }
 
-/** Units added and removed by the scale events newer than `now − periodSeconds`. */
+/**
+ * Units added and removed by the scale events sent after `now − periodSeconds` (each counts from
+ * its `startedAt`, else its `time`; see the module comment).
+ */
 export function changesInPeriod(
   events: readonly ScaleEvent[],
   nowMs: number,
@@ -102,7 +110,7 @@ export function changesInPeriod(
   let added = 0;
   let removed = 0;
   for (const e of events) {
-    const t = timeMs(e.time);
+    const t = timeMs(e.startedAt ?? e.time);
     if (!(t > nowMs - periodSeconds * 1000) || t > nowMs) continue;
     const delta = e.toUnits - e.fromUnits;
     if (delta > 0) added += delta;

@@ -3,16 +3,17 @@
  * HTTPS emulator (its app servers' `/metrics`, reconnects counted as negotiations), a real
  * Prometheus scraping them, and the real operator querying it.
  *
- * 20,000 clients stay on Premium_P1 × 50 (about 30 units at the example's targets): one scale-in
- * is due. Its disconnected clients reconnect within 30 s, each negotiating again — a burst of
- * negotiations the leading signal must not read as new demand. At most that one scale-in, and no
- * scale-out.
+ * 20,000 clients stay on Premium_P1 × 50 (26 units at the example's 85 % server load, 30 on the
+ * ladder): one scale-in is due. Its 8,000 disconnected clients reconnect within 30 s, each
+ * negotiating again — a burst of negotiations the leading signal must not read as new demand, which
+ * Prometheus's rate() reads × 60 ÷ 45 (it extrapolates the increase between the samples within its
+ * minute). At most that one scale-in, and no scale-out.
  *
  * The span: 2 virtual hours at 120× (one real minute). The scale-in comes after the example's
- * 30-minute scale-down stabilization (at about 34 virtual minutes in `simulate`), completes 5
- * minutes later, and its reconnects are over within 30 s; the span then covers the leading
- * signal's reconnect window (3 min), the ingestion delay, a whole further stabilization window
- * and four connection lifetimes (20 min: the projection has converged). After that every pass
+ * 10-minute scale-down stabilization and the disruption weighing (at about 16 virtual minutes),
+ * completes 5 minutes later, and its reconnects are over within 30 s; the span then covers the
+ * leading signal's reconnect window (3 min), the ingestion delay, a whole further stabilization
+ * window and four connection lifetimes (20 min: the projection has converged). After that every pass
  * reads the same constant demand, the same capacity and no recent change, so nothing can differ
  * from what the span has seen; `src/simulate/reconnects.test.ts` replays the same fixture for the
  * whole 8 hours through the same planner.
