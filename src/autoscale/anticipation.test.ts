@@ -124,17 +124,42 @@ describe("anticipate", () => {
     expect(a?.status.message).toMatch(/nothing expected/);
   });
 
-  it("a rise within twice the tolerance band across the window is not a trend", () => {
-    // 100 → 104 over 4 minutes: tau 1 but only 4 % (tolerance 10 %).
-    const a = anticipate(base({ demand: [series("connections", [100, 101, 102, 103, 104])] }));
+  it("a rise of a signal's own need within twice the tolerance band across the window is not a trend", () => {
+    // Server load (a noisy measurement): 100 → 104 over 4 minutes, tau 1 but only 4 % (tolerance 10 %).
+    const a = anticipate(base({ demand: [series("serverLoad", [100, 101, 102, 103, 104])] }));
     expect(a?.asks).toEqual([]);
     // 100 → 118: less than twice the band of the peak (2 × 10 % × 118), and five noisy buckets do
     // rise by chance.
-    const b = anticipate(base({ demand: [series("connections", [100, 104.5, 109, 113.5, 118])] }));
+    const b = anticipate(base({ demand: [series("serverLoad", [100, 104.5, 109, 113.5, 118])] }));
     expect(b?.asks).toEqual([]);
     // 100 → 130: more than 2 × 10 % × 130 = 26, a trend.
-    const c = anticipate(base({ demand: [series("connections", [100, 107.5, 115, 122.5, 130])] }));
+    const c = anticipate(base({ demand: [series("serverLoad", [100, 107.5, 115, 122.5, 130])] }));
     expect(c?.asks[0]?.rule).toBe("Trend");
+  });
+
+  it("the clients' growth: a steady rise of the connection count that leaves the band by the target time raises every need", () => {
+    // A morning ramp: 10 → 10.8 connection-units over 4 minutes (0.2/min, 2 % a minute), 8 %
+    // across the window — short of two 10 % bands — but 0.2 × 8 = 1.6 units by the target, 8
+    // minutes past the newest bucket's middle: more than the band (10 % × 10.8). Server load
+    // needs 11.34 units now; with the clients, × (10.8 + 1.6) ÷ 10.8 = 12.98 units.
+    const connections = series("connections", [10, 10.2, 10.4, 10.6, 10.8]);
+    const load = series("serverLoad", [10.5, 10.71, 10.92, 11.13, 11.34]);
+    const a = anticipate(base({ demand: [load, connections] }));
+    expect(a?.asks).toHaveLength(1);
+    expect(a?.asks[0]?.rule).toBe("Trend");
+    expect(a?.asks[0]?.units).toBeCloseTo(11.34 * (12.4 / 10.8), 6);
+    expect(a?.asks[0]?.message).toMatch(
+      /^connections rising at least 160\/min over 5 buckets \(tau 1\): × 1\.15 by \d\d:\d\d UTC, the serverLoad need of 11\.34 units with them: 13\.02 units$/,
+    );
+    // Slower, it stays within the band by then (0.1/min × 8 = 0.8 < 1.04): nothing.
+    const slow = series("connections", [10, 10.1, 10.2, 10.3, 10.4]);
+    expect(anticipate(base({ demand: [load, slow] }))?.asks).toEqual([]);
+    // Noise around a flat count, or a rise its scatter explains, is no growth.
+    const flat = series("connections", [10.4, 10.1, 10.6, 10.2, 10.5]);
+    expect(anticipate(base({ demand: [load, flat] }))?.asks).toEqual([]);
+    // A full quota is left to CensoredDemand.
+    const full = series("connections", [10, 10.2, 10.4, 10.6, 10.8], true);
+    expect(anticipate(base({ demand: [load, full] }))?.asks.map((x) => x.rule)).not.toContain("Trend");
   });
 
   it("censored demand: a full quota extends the growth measured before it", () => {

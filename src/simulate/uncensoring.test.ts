@@ -66,13 +66,14 @@ describe("a fixed demand let in by our own scale-outs is not demand growth", () 
 
   it("the same with the shipped disruption weighing: 80 → 60 held until the size has held long enough to repay it", () => {
     // 80 → 60 at about 40,000 connections (the window's peak, noise included) disconnects the
-    // removed units' share, ~10,000 clients; at the example's 250 clients per unit-hour for 20
-    // units it must hold about 2 hours. Without history the decision expects the size to hold as long
-    // as it has held since the last scale (at least the scale-down window): the 80 units landed at
-    // about 00:27, the scale-in is held from 00:40 and made at 02:30.
+    // removed units' share, ~10,000 clients; at the example's 240 clients per unit-hour for 20
+    // units it must hold about 2.1 hours. Without history the decision expects the size to hold as
+    // long as it has held since the last scale (at least the scale-down window): the 80 units landed
+    // at about 00:27, the scale-in is held from 00:40 and made at 02:34 — by then to the 50 units the
+    // level read at 80 asks for (at 40,000 connections, 2.1 h repays the 80 → 50 of 15,000 too).
     const { operations, decisions, messages } = fixedDemand();
     const held = messages("DisruptionHeld");
-    expect(operations).toEqual(["00:04 10 → 20", "00:13 20 → 40", "00:22 40 → 80", "02:30 80 → 60"]);
+    expect(operations).toEqual(["00:04 10 → 20", "00:13 20 → 40", "00:22 40 → 80", "02:34 80 → 50"]);
     expect(held.length).toBeGreaterThan(0);
     expect(held[0]).toMatch(/^scale-in to Premium_P1 60 held: it would disconnect about 10,\d{3} clients/);
     // While it is held, the history each pass stores records it (status.scaleIns): one entry,
@@ -85,11 +86,11 @@ describe("a fixed demand let in by our own scale-outs is not demand growth", () 
     const whileHeld = decisions.slice(heldFrom, heldTo);
     expect(whileHeld.length).toBeGreaterThan(100);
     for (const d of whileHeld) expect(d.history.scaleIns?.at(-1)).toEqual(entry);
-    // Once 80 → 60 is made and observed complete, the held entry leaves and the scale-in itself
-    // is recorded in its place (a later one, 60 → 50, is held in turn).
+    // Once the scale-in (80 → 50) is made and observed complete, the held entry leaves and the
+    // scale-in itself is recorded in its place.
     const last = decisions.at(-1)?.history.scaleIns ?? [];
     expect(last.filter((r) => r.held === true && r.fromUnits === 80)).toEqual([]);
-    expect(last.find((r) => r.fromUnits === 80)).toMatchObject({ fromUnits: 80, toUnits: 60 });
+    expect(last.find((r) => r.fromUnits === 80)).toMatchObject({ fromUnits: 80, toUnits: 50 });
     expect(last.find((r) => r.fromUnits === 80)?.held).toBeUndefined();
   });
 });
