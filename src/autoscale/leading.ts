@@ -121,11 +121,7 @@ export interface BurstWindow {
 }
 
 /** The burst window of readings of `measures` by `query` (see the module comment), `spacingMs` apart. */
-export function burstWindow(
-  measures: LeadingSignalSpec["measures"],
-  query: string,
-  spacingMs: number,
-): BurstWindow {
+function burstWindow(measures: LeadingSignalSpec["measures"], query: string, spacingMs: number): BurstWindow {
   if (measures === "NewConnectionsTotal")
     return { windowMs: Math.max(MINUTE_MS, spacingMs), extrapolation: 1 };
   return { windowMs: rateWindowSeconds(query) * 1000, extrapolation: RATE_EXTRAPOLATION };

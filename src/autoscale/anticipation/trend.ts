@@ -59,14 +59,11 @@ export interface Rise {
 }
 
 /** A need's line over the window: fitted on the buckets that measure the demand itself. */
-interface Fit {
-  trend: Trend;
+interface Fit extends Rise {
   /** The newest measured bucket. */
   newest: DemandPoint;
   /** From the oldest measured bucket to the newest, minutes. */
   spanMinutes: number;
-  /** The window's peak need, units. */
-  level: number;
 }
 
 /**
@@ -100,9 +97,8 @@ function consistentRise(d: DemandSeries): Fit | undefined {
  */
 export function riseOf(d: DemandSeries, tolerance: number): Rise | undefined {
   const fit = consistentRise(d);
-  if (!fit || fit.trend.lowerPerMinute * fit.spanMinutes < RISE_BANDS * tolerance * fit.level)
-    return undefined;
-  return { trend: fit.trend, level: fit.level };
+  const rising = fit && fit.trend.lowerPerMinute * fit.spanMinutes >= RISE_BANDS * tolerance * fit.level;
+  return rising ? fit : undefined;
 }
 
 /** The Trend ask of one signal's need, when it rises above the window's peak by the target time. */
