@@ -301,6 +301,16 @@ describe("seasonal forecast", () => {
     expect(f.cycle).toBe("Weekly");
     expect(f.cycles).toBe(3);
     expect(f.ratio).toBe(3);
+    expect(f.upperRatio).toBe(3);
+  });
+
+  // The last Monday rose × 3.6, the two before × 3.
+  const spread = (t: number) => (weekly(t) === 3000 && NOW - t < 8 * 86_400_000 ? 3600 : weekly(t));
+
+  it("gives the past cycles' upper quartile beside their median: × 3.6 over × 3", () => {
+    const f = seasonalForecast(history(28, spread), window);
+    expect(f.ratio).toBe(3);
+    expect(f.upperRatio).toBeCloseTo(3.6, 10);
   });
 
   it("scales out before the rise when Enabled, shows it only when ForecastOnly", () => {
@@ -399,6 +409,16 @@ describe("seasonal forecast", () => {
       expect(at(3_000, 5).desired).toEqual({ sku: "Premium_P1", units: 20 });
     });
 
+    it("takes the rung below only when the forecast's upper quartile fits it too: 10.9 units (13.1 one week in four) → 20", () => {
+      // The median × 3 gives 10.9 units as above; the last Monday's × 3.6 gives 13.1, 31 % above 10.
+      const d = at(2_900, 5, spread);
+      expect(d.anticipation?.units).toBe(11);
+      expect(d.desired).toEqual({ sku: "Premium_P1", units: 20 });
+      expect(d.reasons.find((r) => r.code === "LadderSnapped")?.message).toBe(
+        "need of 11 units → Premium_P1 20 (the next unit count of the ladder)",
+      );
+    });
+
     it("never below the measured need's rung: measured 105, forecast 112 → Premium_P2 200", () => {
       // 84,000 connections on 90 units: 105 units measured; × 1.06 = 89,040: 112 units, nearer to 100.
       const d = at(84_000, 90, mild);
@@ -418,14 +438,25 @@ describe("seasonal forecast", () => {
     });
 
     it("holds the current size when the forecast is within its tolerance, and says so", () => {
-      // 110 units at 100: within the scale-up tolerance, the ask only holds the size.
+      // 110 units at 100: within the scale-up tolerance, the current size is the rung taken.
       const d = at(29_300, 100);
       expect(d.desired).toEqual({ sku: "Premium_P1", units: 100 });
       expect(d.action).toBe("None");
       expect(d.anticipation?.applied).toBe(true);
       expect(d.reasons.find((r) => r.code === "Anticipated")?.message).toMatch(
-        /^Seasonal asks for 100 units/,
+        /^Seasonal asks for 110 units/,
       );
+      expect(d.reasons.find((r) => r.code === "LadderSnapped")?.message).toMatch(
+        /^anticipated need of 110 units → Premium_P1 100 \(a forecast within the scale-up tolerance/,
+      );
+    });
+
+    it("scales out from the current size when the forecast's upper quartile leaves its tolerance", () => {
+      // 110 units at 100 by the median; 132 by the last Monday's × 3.6: Premium_P2 200.
+      const d = at(29_300, 100, spread);
+      expect(d.anticipation?.units).toBe(110);
+      expect(d.desired).toEqual({ sku: "Premium_P2", units: 200 });
+      expect(d.action).toBe("Scale");
     });
 
     it("is not applied when the rate policies bring both to the same size", () => {

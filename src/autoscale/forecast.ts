@@ -9,14 +9,15 @@
  *   ratio_k  = ahead_k ÷ base_k
  * and the forecast is `median(ratio_k)` — the growth the past cycles saw over the same span,
  * applied to today's level (a seasonal-ratio forecast: it follows a level that moved since, which
- * a forecast of absolute values would not). Demand is the peak connection count, or the message
+ * a forecast of absolute values would not), with its upper quartile beside it (`upperRatio`, for
+ * the recommendation's rounding to a rung). Demand is the peak connection count, or the message
  * traffic where connections are unknown. Buckets below 1 % of the history's peak are too small to
  * divide by and are left out.
  *
  * Too little history (less than `MIN_HISTORY_DAYS` days between the oldest and newest bucket, or
  * fewer than 3 usable cycles) gives `InsufficientHistory`: the decision stays reactive and says why.
  */
-import { median } from "simple-statistics";
+import { median, quantile } from "simple-statistics";
 import { MIN_HISTORY_DAYS } from "../api/constants.js";
 import type { DemandHistory, DemandPoint } from "./demand-history.js";
 
@@ -36,6 +37,8 @@ export interface SeasonalForecast {
   cycles?: number;
   /** Demand one horizon ahead ÷ demand now (median over the cycles). */
   ratio?: number;
+  /** The same ratio's upper quartile over the cycles: the growth one past cycle in four exceeded. */
+  upperRatio?: number;
   /** Oldest history bucket, ms. */
   historyFromMs?: number;
   message: string;
@@ -160,12 +163,14 @@ export function seasonalForecast(
     };
   }
   const ratio = median(ratios);
+  const upperRatio = quantile(ratios, 0.75);
   const what = useConnections ? "connections" : "traffic";
   return {
     state: "Ok",
     cycle,
     cycles: ratios.length,
     ratio,
+    upperRatio,
     historyFromMs,
     message: `${cycle.toLowerCase()} cycle, ${ratios.length} past ${weekly ? "weeks" : "days"}: ${what} ×${ratio.toFixed(2)} over the next ${Math.round(window.horizonMs / 60_000)} min (median)`,
   };

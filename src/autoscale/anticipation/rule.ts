@@ -55,6 +55,11 @@ export interface RuleAsk {
   rule: AnticipationRule;
   /** Un-snapped need, units. */
   units: number;
+  /**
+   * A central estimate's upper quartile (a need one past cycle in four exceeded), units: the
+   * recommendation rounds the estimate down to a rung only when this fits it too.
+   */
+  upperUnits?: number;
   message: string;
 }
 

@@ -4,16 +4,19 @@
  * raised to what anticipation asks when it is Enabled. Above 100 units that is Premium_P2 when
  * allowed (P2NotAllowed otherwise); below 100 it comes back down to Premium_P1 / Standard_S1 when
  * those are allowed. A seasonal forecast is a central estimate, not a floor: a need it raised
- * takes the ladder rung below it when the need is within the scale-up tolerance of that rung
- * (need ≤ below × (1 + tolerance): 11 units → 10, 12 → 20 at 10 %), never below the rung of the
- * measured need or of another rule's ask; measured needs and every other anticipation ask are
- * floors, rounded up. With anticipation
+ * takes the ladder rung below it when the forecast and its upper quartile (the growth one past
+ * cycle in four exceeded) are both within the scale-up tolerance of that rung (≤ below × (1 +
+ * tolerance): 11 units → 10, 12 → 20 at 10 %; the rung below may be the current size, which is
+ * then held), never below the rung of the measured need or of another rule's ask; measured needs
+ * and every other anticipation ask are floors, rounded up (held at the current size within its
+ * tolerance). With anticipation
  * applied, `reactive` is the size of the measured need alone. Limits: `SignalSuspect` when a held
  * suspect ask was above the need, then the cause when no size is large enough (`P2NotAllowed`,
  * `SkuPath`, `LadderTop`).
  */
 import type { AnticipationRule, AnticipationStatus, CapacityPolicySpec } from "../../api/index.js";
 import { isScalableSku, type SkuUnits } from "../../capacity/skus.js";
+import type { RuleAsk } from "../anticipation.js";
 import { ceilSafe, toleranceBand } from "../behavior.js";
 import { type Reason, reason, type SignalName } from "../reasons.js";
 import { formatSize, type SizeList, sameSize } from "../sizes.js";
@@ -53,8 +56,15 @@ export function recommend(frame: DecisionFrame, measured: MeasuredSignals): Reco
   const above = sizes.firstAtLeast(needUnits, fits);
   const tolerance = toleranceBand(spec.behavior).up;
   const below =
-    above && anticipated.central && above.units > needUnits
-      ? rungBelowWithinTolerance(sizes, above, needUnits, anticipated.floorUnits, fits, tolerance)
+    above && anticipated.central
+      ? rungBelowWithinTolerance(
+          sizes,
+          above,
+          anticipated.central.units,
+          anticipated.floorUnits,
+          fits,
+          tolerance,
+        )
       : undefined;
   const found = below ?? above;
   const reactive = anticipated.status?.applied ? sizes.firstAtLeast(measuredUnits, fits) : undefined;
@@ -106,11 +116,14 @@ export function recommend(frame: DecisionFrame, measured: MeasuredSignals): Reco
 const CENTRAL_ESTIMATES: ReadonlySet<AnticipationRule> = new Set(["Seasonal"]);
 
 /**
- * The rung below `above` when `need` is within `tolerance` (a fraction, the scale-up tolerance) of
- * it and it still covers `floorUnits` (the measured need and every ask that is a floor) and every
- * signal's fit; otherwise undefined (keep `above`). A forecast more than the tolerance above the
- * rung below is worth the step up: rounded down to the nearer rung instead (13 units → 10), the
- * morning ramps of the New York taxi trace were refused at 10 units.
+ * The rung below `above` when `need` (units: the forecast, or its upper quartile when larger) is
+ * within `tolerance` (a fraction, the scale-up tolerance) of it and it still covers `floorUnits`
+ * (the measured need and every ask that is a floor) and every signal's fit; otherwise undefined
+ * (keep `above`). A forecast more than the tolerance above the rung below is worth the step up:
+ * rounded down to the nearer rung instead (13 units → 10), the morning ramps of the New York taxi
+ * trace were refused at 10 units. Its upper quartile counts too: a ramp that one past day in four
+ * climbed faster than the median is not rounded away (the taxi trace's first Monday after the
+ * holidays was refused at 9 units, its forecast of 9.6 held by the tolerance).
  */
 function rungBelowWithinTolerance(
   sizes: SizeList,
@@ -143,8 +156,12 @@ function anticipatedNeed(
   floorUnits: number;
   status: AnticipationStatus | undefined;
   reasons: Reason[];
-  /** The need was raised by an ask that is a central estimate ({@link CENTRAL_ESTIMATES}). */
-  central?: boolean;
+  /**
+   * The need was raised by an ask that is a central estimate ({@link CENTRAL_ESTIMATES}): `units`
+   * is what the rung below must cover within the tolerance to be taken (the un-rounded estimate or,
+   * when larger, its upper quartile).
+   */
+  central?: { units: number };
 } {
   const { anticipation, anticipationStatus } = measured;
   const ask = anticipation?.asks[0];
@@ -152,9 +169,13 @@ function anticipatedNeed(
   if (!anticipation || !ask) return unchanged;
   const currentUnits = frame.current.units;
   const band = toleranceBand(frame.spec.behavior).up;
-  // Within the tolerance band of the current size an ask only holds it: no step for noise.
-  const askUnits = (a: { units: number }) =>
-    a.units <= currentUnits * (1 + band) ? Math.min(ceilSafe(a.units), currentUnits) : ceilSafe(a.units);
+  // Within the tolerance band of the current size a floor ask only holds it: no step for noise. A
+  // central estimate is rounded by the recommendation instead, its spread included (the rung below
+  // may be the current size).
+  const askUnits = (a: RuleAsk) =>
+    !CENTRAL_ESTIMATES.has(a.rule) && a.units <= currentUnits * (1 + band)
+      ? Math.min(ceilSafe(a.units), currentUnits)
+      : ceilSafe(a.units);
   const units = askUnits(ask);
   if (units <= needUnits) return unchanged;
   const act = anticipation.mode === "Enabled";
@@ -170,7 +191,9 @@ function anticipatedNeed(
     floorUnits: Math.max(needUnits, floorAsk ? askUnits(floorAsk) : 0),
     status: { ...anticipation.status, applied: true },
     reasons: [stated],
-    central: CENTRAL_ESTIMATES.has(ask.rule),
+    ...(CENTRAL_ESTIMATES.has(ask.rule)
+      ? { central: { units: Math.max(ask.units, ask.upperUnits ?? 0) } }
+      : {}),
   };
 }
 
