@@ -43,7 +43,7 @@ function evaluateSeasonal(ctx: RuleContext): RuleResult {
   const ask = {
     rule: "Seasonal" as const,
     units: level * f.ratio,
-    ...(f.upperRatio !== undefined ? { upperUnits: level * Math.max(f.ratio, f.upperRatio) } : {}),
+    ...(f.upperRatio !== undefined ? { upperUnits: level * f.upperRatio } : {}),
     message: `${f.message}: ${fmt(level)} → ${fmt(level * f.ratio)} units`,
   };
   return { asks: [ask], status };
