@@ -1,7 +1,16 @@
 import { describe, expect, it } from "vitest";
 import type { LeadingSignalSpec } from "../api/index.js";
 import { decide } from "./decide.js";
-import { arrivalRate, type LeadingInput, type LeadingReading, leadingSignal, MIN_PAIRS } from "./leading.js";
+import {
+  arrivalRate,
+  type LeadingInput,
+  type LeadingReading,
+  leadingSignal,
+  MAX_RATE_RISE,
+  MIN_PAIRS,
+  RATE_RISE_SPAN_MS,
+  risingRate,
+} from "./leading.js";
 import type { DemandSeries } from "./signals.js";
 import { input, NOW, samples, spec } from "./testing.js";
 
@@ -84,6 +93,51 @@ describe("leading signal: mapping", () => {
     );
     expect(r.ask?.units).toBe(30);
     expect(r.status).toMatchObject({ state: "Ok", connections: 24_000 });
+  });
+});
+
+describe("leading signal: a rising rate", () => {
+  // Lifetime 20 min, no Azure count: the steady state λ × 1,200 s. The newest reading is 15 s
+  // before NOW and the target 5 minutes after it: a lead of 315 s.
+  const rising = (values: number[]) =>
+    leadingSignal(
+      base({ spec: lead({ connectionLifetime: "20m" }), observation: { readings: readings(values) } }),
+    );
+
+  it("is continued over the lead: the mean of the rate rising on its line, λ + slope × lead ÷ 2", () => {
+    // 10, 12, 14/s a minute apart: 2/s a minute; over 315 s the mean rate is 14 + 2/60 × 315 ÷ 2 = 19.25/s.
+    const r = rising([10, 12, 14]);
+    expect(r.status).toMatchObject({ newConnectionsPerSecond: 14, connections: Math.round(19.25 * 1200) });
+    expect(r.ask?.units).toBeCloseTo((19.25 * 1200) / PER_UNIT, 9);
+    expect(r.ask?.message).toContain("rising 2/s a minute over 3 readings (tau 1): 19.25/s over the 315 s");
+  });
+
+  it(`adds at most ${MAX_RATE_RISE * 100} % of the newest rate`, () => {
+    // 2, 6, 10/s: 4/s a minute would add 10.5/s; at most half of 10/s is added.
+    const r = rising([2, 6, 10]);
+    expect(r.status.connections).toBe(15 * 1200);
+    expect(r.ask?.message).toContain(`at most ×${1 + MAX_RATE_RISE}`);
+  });
+
+  it("a rate that does not rise consistently, or too few readings, is read as it is", () => {
+    for (const values of [
+      [10, 11, 10],
+      [12, 10, 14],
+      [10, 10, 10],
+      [14, 12, 10],
+      [10, 14],
+    ]) {
+      const r = rising(values);
+      const newest = values.at(-1) as number;
+      expect(r.status.connections, `${values}`).toBe(newest * 1200);
+      expect(r.ask?.message).not.toContain("rising");
+    }
+  });
+
+  it(`fits only the readings of the last ${RATE_RISE_SPAN_MS / MIN} minutes`, () => {
+    // 2, 4, 6 long ago, then flat: the old rise is not continued.
+    expect(rising([2, 4, 6, 10, 10, 10]).status.connections).toBe(10 * 1200);
+    expect(risingRate([[0, 5]], 5, 5 * MIN)).toBeUndefined();
   });
 });
 

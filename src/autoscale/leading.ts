@@ -20,6 +20,10 @@
  *   `connections ÷ λ` over the pairs of an uncensored Azure bucket (`DemandPoint.censored`) and the reading nearest its end
  *   (within {@link PAIR_SLACK_MS}), once {@link MIN_PAIRS} pairs exist; then kept in status and
  *   reused while no pairs exist (a full quota). Before that: `Calibrating`, nothing asked.
+ * - **A rising rate** is continued over the lead (`risingRate`): when the rates of the last
+ *   {@link RATE_RISE_SPAN_MS} rise consistently (`consistentRise`, the Trend rule's test), `λ` in
+ *   the projection is the mean rate expected until `T`, `λ + slope × (T − newest reading) ÷ 2`, at
+ *   most `λ × (1 + MAX_RATE_RISE)`; the status keeps the rate read.
  * - **Measures**: NewConnectionsPerSecond reads `λ` as the value; NewConnectionsTotal takes the
  *   increase per second between the two newest readings, and a decrease is a counter reset (the
  *   increase is then the new value, as Prometheus's `rate()` reads it); Connections is the
@@ -52,6 +56,7 @@ import { type ArrivalPlausibility, arrivalPlausibility } from "./leading-plausib
 import { RATE_EXTRAPOLATION, rateWindowSeconds } from "./leading-window.js";
 import type { DemandSeries } from "./signals.js";
 import { censoredAt, fmt } from "./signals.js";
+import { consistentRise } from "./trend.js";
 
 /** One successful read of the leading signal's query. */
 export interface LeadingReading {
@@ -343,6 +348,47 @@ function connectionLifetime(
   return {};
 }
 
+/** The readings a rise of the arrival rate is fitted on: those of the last 2 minutes, ms. */
+export const RATE_RISE_SPAN_MS = 2 * 60_000;
+/** The rise over the lead adds at most this share of the newest rate: at most half again. */
+export const MAX_RATE_RISE = 0.5;
+
+/** An arrival rate that rises: the mean rate expected over the lead (clients/s), and in words. */
+export interface RateRise {
+  overLead: number;
+  message: string;
+}
+
+/**
+ * The arrival rate expected over the lead when it rises: the Theil–Sen line of the rates read in
+ * the last {@link RATE_RISE_SPAN_MS} (reconnects taken out), when it rises consistently
+ * (`consistentRise`: tau ≥ 0.6, a lower-quartile slope above 0, a rise above 3 × the scatter —
+ * the Trend rule's test), continued from the newest reading to the target time: the mean of a rate
+ * rising linearly over that lead, `λ + slope × lead ÷ 2`, at most `λ × (1 + MAX_RATE_RISE)`. A
+ * crowd's arrivals still accelerate when the newest rate is read; a constant rate would size for
+ * the crowd's first minute. Undefined when the rates do not rise consistently.
+ */
+export function risingRate(
+  rates: readonly [number, number][],
+  lambda: number,
+  targetMs: number,
+): RateRise | undefined {
+  const newestMs = rates.at(-1)?.[0];
+  if (newestMs === undefined || !(lambda > 0)) return undefined;
+  const recent = rates.filter(([t]) => newestMs - t <= RATE_RISE_SPAN_MS);
+  const rise = consistentRise(recent.map(([timeMs, value]) => ({ timeMs, value })));
+  if (!rise) return undefined;
+  const perSecondPerMinute = rise.trend.perMinute;
+  const leadSeconds = Math.max(0, (targetMs - newestMs) / 1000);
+  const added = Math.min(lambda * MAX_RATE_RISE, ((perSecondPerMinute / 60) * leadSeconds) / 2);
+  const overLead = lambda + added;
+  const capped = added >= lambda * MAX_RATE_RISE ? `, at most ×${fmt(1 + MAX_RATE_RISE)}` : "";
+  return {
+    overLead,
+    message: `rising ${fmt(perSecondPerMinute)}/s a minute over ${recent.length} readings (tau ${fmt(rise.trend.tau)}): ${fmt(overLead)}/s over the ${fmt(Math.round(leadSeconds))} s to ${iso(targetMs).slice(11, 16)} UTC${capped}`,
+  };
+}
+
 /**
  * The demand expected by the target time, connections: `λ·W + (D₀ − λ·W) · e^(−(T − t₀) / W)`
  * from Azure's newest connection count, else the steady state `λ·W`; never below 0. With the
@@ -365,19 +411,25 @@ function expectedConnections(
   };
 }
 
-/** The ask of an arrival rate `lambda` (clients/s) with a known lifetime (seconds): the projected demand. */
+/**
+ * The ask of an arrival rate `lambda` (clients/s, with its rise over the lead when it rises) with a
+ * known lifetime (seconds): the projected demand.
+ */
 function projectedOutcome(
   input: LeadingInput,
   newest: LeadingReading,
   withRate: ReadingStatus & { newConnectionsPerSecond: number },
-  lambda: number,
+  rate: { lambda: number; rise: RateRise | undefined },
   lifetime: { seconds: number; source: "Spec" | "Measured" },
   held: ArrivalPlausibility | undefined,
 ): { ask: LeadingAsk; status: LeadingStatus } {
   const { targetMs } = input;
-  const projected = held ? lambda * held.share : lambda;
+  const { lambda, rise } = rate;
+  const overLead = rise ? rise.overLead : lambda;
+  const projected = held ? overLead * held.share : overLead;
   const { expected, how } = expectedConnections(input, projected, lifetime.seconds);
   const heldText = held ? `; held to what Azure's count makes plausible: ${held.message}` : "";
+  const riseText = rise ? ` (${rise.message})` : "";
   const units = expected / input.connectionsPerUnit;
   const w = fmt(Math.round(lifetime.seconds));
   const by = `${fmt(Math.round(expected))} connections by ${iso(targetMs).slice(11, 16)} UTC`;
@@ -388,7 +440,7 @@ function projectedOutcome(
     lifetimeSource: lifetime.source,
     connections: Math.round(expected),
     message:
-      `${fmt(lambda)} new connections/s × ${w} s lifetime (${lifetime.source.toLowerCase()}): ${by}${heldText}`.slice(
+      `${fmt(lambda)} new connections/s${riseText} × ${w} s lifetime (${lifetime.source.toLowerCase()}): ${by}${heldText}`.slice(
         0,
         512,
       ),
@@ -396,7 +448,7 @@ function projectedOutcome(
   return {
     ask: {
       units,
-      message: `${fmt(lambda)} new connections/s (Prometheus, ${iso(newest.timeMs).slice(11, 19)} UTC) × lifetime ${w} s: ${by}, ${how}: ${fmt(units)} units${heldText}`,
+      message: `${fmt(lambda)} new connections/s (Prometheus, ${iso(newest.timeMs).slice(11, 19)} UTC)${riseText} × lifetime ${w} s: ${by}, ${how}: ${fmt(units)} units${heldText}`,
     },
     status,
   };
@@ -422,6 +474,7 @@ export function leadingSignal(input: LeadingInput): { ask?: LeadingAsk; status: 
   if (!("perSecond" in rate)) return unavailable(rate, input.previous);
   const rates = ratesOf(spec, readings, input.changes);
   const lambda = rates.at(-1)?.[1] ?? rate.perSecond;
+  const rise = risingRate(rates, lambda, input.targetMs);
   const { lifetime, source } = connectionLifetime(input, rates);
   const withRate = { ...base, newConnectionsPerSecond: round(lambda) };
   if (lifetime === undefined || !(lifetime > 0) || source === undefined) {
@@ -438,7 +491,7 @@ export function leadingSignal(input: LeadingInput): { ask?: LeadingAsk; status: 
     };
   }
   const held = arrivalPlausibility(rates, input.connections, connectionsPerUnit, lifetime);
-  return projectedOutcome(input, newest, withRate, lambda, { seconds: lifetime, source }, held);
+  return projectedOutcome(input, newest, withRate, { lambda, rise }, { seconds: lifetime, source }, held);
 }
 
 function round(n: number): number {

@@ -72,3 +72,35 @@ export function theilSen(points: readonly TrendPoint[]): Trend | undefined {
     points: xs.length,
   };
 }
+
+/** Kendall's tau from which a rise counts as consistent. */
+const CONSISTENT_TAU = 0.6;
+/** Across its span a consistent rise exceeds this many times the points' scatter around the line. */
+const NOISE_RISE = 3;
+/** Fewest points a consistent rise is fitted on. */
+export const CONSISTENT_POINTS = 3;
+
+/** A consistent rise: its Theil–Sen line and the span of its points, minutes. */
+export interface ConsistentRise {
+  trend: Trend;
+  spanMinutes: number;
+}
+
+/**
+ * The line of `points` when they rise consistently: at least {@link CONSISTENT_POINTS} points,
+ * Kendall's tau ≥ 0.6, a lower-quartile slope above 0 and a rise across their span of at least
+ * 3 × their scatter around the line — noise on a flat series does none of these. Undefined
+ * otherwise.
+ */
+export function consistentRise(points: readonly TrendPoint[]): ConsistentRise | undefined {
+  if (points.length < CONSISTENT_POINTS) return undefined;
+  const trend = theilSen(points);
+  if (!trend) return undefined;
+  const times = points.map((p) => p.timeMs);
+  const spanMinutes = (Math.max(...times) - Math.min(...times)) / MINUTE_MS;
+  const consistent =
+    trend.lowerPerMinute > 0 &&
+    trend.tau >= CONSISTENT_TAU &&
+    trend.lowerPerMinute * spanMinutes >= NOISE_RISE * trend.noise;
+  return consistent ? { trend, spanMinutes } : undefined;
+}

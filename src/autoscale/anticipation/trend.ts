@@ -27,7 +27,7 @@
 import { fmt } from "../format.js";
 import { measuredPoints } from "../signals/common.js";
 import type { DemandPoint, DemandSeries } from "../signals/types.js";
-import { type Trend, theilSen } from "../trend.js";
+import { type ConsistentRise, consistentRise, type Trend } from "../trend.js";
 import {
   iso,
   MAX_PROJECTION,
@@ -40,17 +40,11 @@ import {
   type RuleResult,
 } from "./rule.js";
 
-/** Kendall's tau from which a rise counts as a trend. */
-const TREND_TAU = 0.6;
 /**
  * Across the window a rise must exceed this many tolerance bands of the level: by chance, five
  * noisy buckets in a row do rise (1 in 120 windows), but hardly by twice the band.
  */
 const RISE_BANDS = 2;
-/** A rise must exceed this many times the points' scatter around the line. */
-const NOISE_RISE = 3;
-/** Fewest buckets a trend is fitted on. */
-const TREND_POINTS = 3;
 
 /** A need that rises: its line and the window's peak need (units). */
 export interface Rise {
@@ -59,11 +53,9 @@ export interface Rise {
 }
 
 /** A need's line over the window: fitted on the buckets that measure the demand itself. */
-interface Fit extends Rise {
+interface Fit extends Rise, ConsistentRise {
   /** The newest measured bucket. */
   newest: DemandPoint;
-  /** From the oldest measured bucket to the newest, minutes. */
-  spanMinutes: number;
 }
 
 /**
@@ -73,30 +65,23 @@ interface Fit extends Rise {
  * lower bound, and a rise out of it is our capacity uncovering clients, not demand growing.
  * Undefined with fewer than 3 such buckets or without a consistent rise.
  */
-function consistentRise(d: DemandSeries): Fit | undefined {
+function consistentFit(d: DemandSeries): Fit | undefined {
   const measured = measuredPoints(d);
   const newest = measured.at(-1);
-  const oldest = measured[0];
-  if (!newest || !oldest || measured.length < TREND_POINTS) return undefined;
-  const trend = theilSen(measured.map((p) => ({ timeMs: mid(p.start), value: p.units })));
-  const spanMinutes = (newest.start - oldest.start) / MINUTE_MS;
+  if (!newest) return undefined;
+  const rise = consistentRise(measured.map((p) => ({ timeMs: mid(p.start), value: p.units })));
   const level = Math.max(...d.points.map((p) => p.units));
-  const consistent =
-    trend !== undefined &&
-    trend.lowerPerMinute > 0 &&
-    trend.tau >= TREND_TAU &&
-    trend.lowerPerMinute * spanMinutes >= NOISE_RISE * trend.noise;
-  return consistent ? { trend, newest, spanMinutes, level } : undefined;
+  return rise ? { ...rise, newest, level } : undefined;
 }
 
 /**
  * The rise of a need over the window, or undefined when it does not rise (see the module
- * comment) or has too few measured buckets: a consistent rise ({@link consistentRise}) larger,
+ * comment) or has too few measured buckets: a consistent rise ({@link consistentFit}) larger,
  * across the window, than twice the tolerance band — noise on a flat signal does neither.
  * `tolerance` is the scale-up tolerance (a share of the level).
  */
 export function riseOf(d: DemandSeries, tolerance: number): Rise | undefined {
-  const fit = consistentRise(d);
+  const fit = consistentFit(d);
   const rising = fit && fit.trend.lowerPerMinute * fit.spanMinutes >= RISE_BANDS * tolerance * fit.level;
   return rising ? fit : undefined;
 }
@@ -129,7 +114,7 @@ function clientsGrowth(
   tolerance: number,
   targetMs: number,
 ): { factor: number; trend: Trend } | undefined {
-  const fit = connections && !connections.saturated ? consistentRise(connections) : undefined;
+  const fit = connections && !connections.saturated ? consistentFit(connections) : undefined;
   if (!fit || !(fit.level > 0)) return undefined;
   const { trend, newest, level } = fit;
   const rise = trend.lowerPerMinute * ((targetMs - mid(newest.start)) / MINUTE_MS);
