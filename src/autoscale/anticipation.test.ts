@@ -711,6 +711,7 @@ describe("the leading signal's lifetime is measured on uncensored buckets only",
       nowMs: NEWEST + MIN,
       targetMs: NEWEST + 10 * MIN,
       connectionsPerUnit: 800,
+      tolerance: 0.1,
       connections: { signal: "connections", points, saturated: false },
     });
     expect(out.status.lifetimeSeconds).toBe(1200);

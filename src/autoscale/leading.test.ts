@@ -45,6 +45,7 @@ const base = (extra: Partial<LeadingInput>): LeadingInput => ({
   nowMs: NOW,
   targetMs: NOW + 5 * MIN,
   connectionsPerUnit: PER_UNIT,
+  tolerance: 0.1,
   ...extra,
 });
 
@@ -119,6 +120,13 @@ describe("leading signal: a rising rate", () => {
     expect(r.ask?.message).toContain(`at most ×${1 + MAX_RATE_RISE}`);
   });
 
+  it("a rise within twice the tolerance band across the readings is not continued", () => {
+    // 100, 104, 108/s: consistent, but 8/s across 2 minutes is under 2 × 10 % of 108/s.
+    expect(rising([100, 104, 108]).status.connections).toBe(108 * 1200);
+    // 100, 114, 128/s: 28/s is beyond 2 × 10 % of 128/s.
+    expect(rising([100, 114, 128]).status.connections).toBeGreaterThan(128 * 1200);
+  });
+
   it("a rate that does not rise consistently, or too few readings, is read as it is", () => {
     for (const values of [
       [10, 11, 10],
@@ -137,7 +145,7 @@ describe("leading signal: a rising rate", () => {
   it(`fits only the readings of the last ${RATE_RISE_SPAN_MS / MIN} minutes`, () => {
     // 2, 4, 6 long ago, then flat: the old rise is not continued.
     expect(rising([2, 4, 6, 10, 10, 10]).status.connections).toBe(10 * 1200);
-    expect(risingRate([[0, 5]], 5, 5 * MIN)).toBeUndefined();
+    expect(risingRate([[0, 5]], 5, 5 * MIN, 0.1)).toBeUndefined();
   });
 });
 

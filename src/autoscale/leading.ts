@@ -21,7 +21,7 @@
  *   (within {@link PAIR_SLACK_MS}), once {@link MIN_PAIRS} pairs exist; then kept in status and
  *   reused while no pairs exist (a full quota). Before that: `Calibrating`, nothing asked.
  * - **A rising rate** is continued over the lead (`risingRate`): when the rates of the last
- *   {@link RATE_RISE_SPAN_MS} rise consistently (`consistentRise`, the Trend rule's test), `λ` in
+ *   {@link RATE_RISE_SPAN_MS} rise consistently and beyond the tolerance (the Trend rule's tests), `λ` in
  *   the projection is the mean rate expected until `T`, `λ + slope × (T − newest reading) ÷ 2`, at
  *   most `λ × (1 + MAX_RATE_RISE)`; the status keeps the rate read.
  * - **Measures**: NewConnectionsPerSecond reads `λ` as the value; NewConnectionsTotal takes the
@@ -56,7 +56,7 @@ import { type ArrivalPlausibility, arrivalPlausibility } from "./leading-plausib
 import { RATE_EXTRAPOLATION, rateWindowSeconds } from "./leading-window.js";
 import type { DemandSeries } from "./signals.js";
 import { censoredAt, fmt } from "./signals.js";
-import { consistentRise } from "./trend.js";
+import { beyondTolerance, consistentRise } from "./trend.js";
 
 /** One successful read of the leading signal's query. */
 export interface LeadingReading {
@@ -92,6 +92,8 @@ export interface LeadingInput {
   targetMs: number;
   /** Connections one unit carries at the policy's connections target (1,000 × target%). */
   connectionsPerUnit: number;
+  /** The scale-up tolerance, a share: a rise of the rate within twice this is not continued. */
+  tolerance: number;
   /** Azure Monitor's connections need per bucket (signals.ts), when the policy reads connections. */
   connections?: DemandSeries | undefined;
   /** What the last pass stored (for a measured lifetime kept through a full quota). */
@@ -362,22 +364,25 @@ export interface RateRise {
 /**
  * The arrival rate expected over the lead when it rises: the Theil–Sen line of the rates read in
  * the last {@link RATE_RISE_SPAN_MS} (reconnects taken out), when it rises consistently
- * (`consistentRise`: tau ≥ 0.6, a lower-quartile slope above 0, a rise above 3 × the scatter —
- * the Trend rule's test), continued from the newest reading to the target time: the mean of a rate
+ * (`consistentRise`: tau ≥ 0.6, a lower-quartile slope above 0, a rise above 3 × the scatter)
+ * and by more than twice the tolerance band of `lambda` across them (`beyondTolerance`) — the Trend
+ * rule's tests — continued from the newest reading to the target time: the mean of a rate
  * rising linearly over that lead, `λ + slope × lead ÷ 2`, at most `λ × (1 + MAX_RATE_RISE)`. A
  * crowd's arrivals still accelerate when the newest rate is read; a constant rate would size for
- * the crowd's first minute. Undefined when the rates do not rise consistently.
+ * the crowd's first minute; a rate creeping up within the tolerance (the replacements of a
+ * growing crowd's departures) is not continued. Undefined when the rates do not rise so.
  */
 export function risingRate(
   rates: readonly [number, number][],
   lambda: number,
   targetMs: number,
+  tolerance: number,
 ): RateRise | undefined {
   const newestMs = rates.at(-1)?.[0];
   if (newestMs === undefined || !(lambda > 0)) return undefined;
   const recent = rates.filter(([t]) => newestMs - t <= RATE_RISE_SPAN_MS);
   const rise = consistentRise(recent.map(([timeMs, value]) => ({ timeMs, value })));
-  if (!rise) return undefined;
+  if (!rise || !beyondTolerance(rise, lambda, tolerance)) return undefined;
   const perSecondPerMinute = rise.trend.perMinute;
   const leadSeconds = Math.max(0, (targetMs - newestMs) / 1000);
   const added = Math.min(lambda * MAX_RATE_RISE, ((perSecondPerMinute / 60) * leadSeconds) / 2);
@@ -474,7 +479,7 @@ export function leadingSignal(input: LeadingInput): { ask?: LeadingAsk; status: 
   if (!("perSecond" in rate)) return unavailable(rate, input.previous);
   const rates = ratesOf(spec, readings, input.changes);
   const lambda = rates.at(-1)?.[1] ?? rate.perSecond;
-  const rise = risingRate(rates, lambda, input.targetMs);
+  const rise = risingRate(rates, lambda, input.targetMs, input.tolerance);
   const { lifetime, source } = connectionLifetime(input, rates);
   const withRate = { ...base, newConnectionsPerSecond: round(lambda) };
   if (lifetime === undefined || !(lifetime > 0) || source === undefined) {

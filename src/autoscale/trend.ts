@@ -104,3 +104,18 @@ export function consistentRise(points: readonly TrendPoint[]): ConsistentRise | 
     trend.lowerPerMinute * spanMinutes >= NOISE_RISE * trend.noise;
   return consistent ? { trend, spanMinutes } : undefined;
 }
+
+/**
+ * Across its span a rise must exceed this many tolerance bands of its level: by chance, five noisy
+ * points in a row do rise (1 in 120), but hardly by twice the band.
+ */
+export const RISE_BANDS = 2;
+
+/**
+ * Whether a consistent rise is larger, across its span (its lower-quartile slope × span), than
+ * {@link RISE_BANDS} tolerance bands of `level` — a rise the scale-up tolerance would absorb is
+ * noise to act on. `tolerance` is a share of the level.
+ */
+export function beyondTolerance(rise: ConsistentRise, level: number, tolerance: number): boolean {
+  return rise.trend.lowerPerMinute * rise.spanMinutes >= RISE_BANDS * tolerance * level;
+}

@@ -49,6 +49,7 @@ function evaluateLeadingSignal(ctx: RuleContext): RuleResult {
     nowMs: ctx.nowMs,
     targetMs: ctx.targetMs,
     connectionsPerUnit: ctx.connectionsPerUnit,
+    tolerance: ctx.tolerance,
     connections: ctx.demand.find((d) => d.signal === "connections"),
     previous: ctx.previous?.leading,
     changes: changeReconnects(ctx),

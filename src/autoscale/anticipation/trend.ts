@@ -27,7 +27,7 @@
 import { fmt } from "../format.js";
 import { measuredPoints } from "../signals/common.js";
 import type { DemandPoint, DemandSeries } from "../signals/types.js";
-import { type ConsistentRise, consistentRise, type Trend } from "../trend.js";
+import { beyondTolerance, type ConsistentRise, consistentRise, type Trend } from "../trend.js";
 import {
   iso,
   MAX_PROJECTION,
@@ -39,12 +39,6 @@ import {
   type RuleContext,
   type RuleResult,
 } from "./rule.js";
-
-/**
- * Across the window a rise must exceed this many tolerance bands of the level: by chance, five
- * noisy buckets in a row do rise (1 in 120 windows), but hardly by twice the band.
- */
-const RISE_BANDS = 2;
 
 /** A need that rises: its line and the window's peak need (units). */
 export interface Rise {
@@ -82,7 +76,7 @@ function consistentFit(d: DemandSeries): Fit | undefined {
  */
 export function riseOf(d: DemandSeries, tolerance: number): Rise | undefined {
   const fit = consistentFit(d);
-  const rising = fit && fit.trend.lowerPerMinute * fit.spanMinutes >= RISE_BANDS * tolerance * fit.level;
+  const rising = fit && beyondTolerance(fit, fit.level, tolerance);
   return rising ? fit : undefined;
 }
 
