@@ -313,6 +313,28 @@ describe("seasonal forecast", () => {
     expect(f.upperRatio).toBeCloseTo(3.6, 10);
   });
 
+  // A size decided at NOW (12:00, newest bucket read 11:57) lands at 12:04:30 (4 min scale, 30 s
+  // poll) and is all there is until a scale sent when it lands completes, at 12:08:30.
+  it("reads past cycles over all the span a size serves: until the next scale could complete", () => {
+    const stepAt = (minute: number) => (t: number) => {
+      const d = new Date(t);
+      return d.getUTCHours() === 12 && d.getUTCMinutes() >= minute ? 3000 : 1000;
+    };
+    const seasonalAsk = (minute: number) =>
+      anticipate(
+        base({
+          spec: enabled({ seasonal: { historyDays: 14, grain: "5m" } }),
+          demand: [series("connections", [10, 10, 10, 10, 10])],
+          demandHistory: history(14, stepAt(minute)),
+        }),
+      )?.asks.find((a) => a.rule === "Seasonal");
+    // The 12:05 bucket is past the landing, within the span it serves: × 3, 30 units.
+    expect(seasonalAsk(5)?.units).toBe(30);
+    expect(seasonalAsk(5)?.message).toMatch(/×3\.00 over the next 12 min/);
+    // The 12:10 bucket is the next scale's to serve: nothing asked now.
+    expect(seasonalAsk(10)).toBeUndefined();
+  });
+
   it("scales out before the rise when Enabled, shows it only when ForecastOnly", () => {
     const s = (mode: "Enabled" | "ForecastOnly") =>
       connectionsOnly(enabled({ mode, seasonal: { historyDays: 28, grain: "5m" } }));

@@ -7,7 +7,9 @@
  * this instance's recent completed updates; `spec.anticipation.scaleDuration` until one is
  * measured) + one poll interval (the next decision's update lands that much later). Capacity
  * decided now is sized for the demand at `now + scale duration + poll interval`, projected from
- * buckets that end `ingestion delay` before now.
+ * buckets that end `ingestion delay` before now; the Seasonal rule, which reads past cycles rather
+ * than projecting a line, reads them until one more scale duration after that (`servedUntilMs`:
+ * the earliest a next scale could complete, Azure running one update at a time).
  *
  * Rules (each gives units, un-snapped; the largest wins; none ever lowers the reactive need), one
  * file each under `anticipation/`, each behind the one {@link Rule} interface, listed in
@@ -126,11 +128,8 @@ export function anticipate(input: AnticipationInput): Anticipation | undefined {
   if (!spec || spec.mode === "Off") return undefined;
   const duration = scaleDuration(input.scaleEvents, input.previous, spec.scaleDuration);
   const leadTimeSeconds = input.ingestionDelaySeconds + duration.seconds + input.pollSeconds;
-  const ctx: RuleContext = {
-    ...input,
-    spec,
-    targetMs: input.nowMs + (duration.seconds + input.pollSeconds) * 1000,
-  };
+  const targetMs = input.nowMs + (duration.seconds + input.pollSeconds) * 1000;
+  const ctx: RuleContext = { ...input, spec, targetMs, servedUntilMs: targetMs + duration.seconds * 1000 };
   const status: AnticipationStatus = {
     mode: spec.mode,
     leadTimeSeconds,

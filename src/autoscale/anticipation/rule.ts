@@ -80,6 +80,12 @@ export interface RuleContext extends AnticipationInput {
   spec: AnticipationSpec;
   /** When capacity decided now is in place: now + scale duration + one poll interval, ms. */
   targetMs: number;
+  /**
+   * Until when that capacity is all there is, ms: `targetMs` + one more scale duration. Azure runs
+   * one update at a time, so the earliest the next decision can change the size is a scale sent
+   * when this one completes: a size decided now serves every minute until then.
+   */
+  servedUntilMs: number;
 }
 
 /** The parts of `status.anticipation` a rule keeps for the next pass or shows. */

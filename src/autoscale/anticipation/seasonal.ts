@@ -1,7 +1,12 @@
 /**
  * The Seasonal rule: `forecast.ts` on the instance's history: the window's peak need × the growth
- * the same span of past cycles saw (only when above 1). Its state is kept in
- * `status.anticipation.forecast` whether or not it asks. Pure.
+ * the same span of past cycles saw (only when above 1), over the whole span a size decided now
+ * serves: from the newest bucket read until the next scale could complete (`servedUntilMs`, one
+ * scale duration past the target time). A forecast read only until this scale lands sized the
+ * first step of a morning rise and left its top to a scale sent 5 minutes later; on a daily step
+ * of ×3.7 in 5 minutes (`traces/art_daily_small_noise.csv`, `simulate` with a 30-minute scale-down
+ * window and 80 % / 88 % targets) that refused 163 minutes in 14 days where the whole span refuses
+ * 114. Its state is kept in `status.anticipation.forecast` whether or not it asks. Pure.
  */
 import type { AnticipationStatus } from "../../api/index.js";
 import { type SeasonalForecast, seasonalForecast } from "../forecast.js";
@@ -34,7 +39,7 @@ function evaluateSeasonal(ctx: RuleContext): RuleResult {
   if (!ctx.spec.seasonal) return { asks: [] };
   const f = seasonalForecast(ctx.demandHistory, {
     refMs: ctx.windowToMs,
-    horizonMs: Math.max(0, ctx.targetMs - ctx.windowToMs),
+    horizonMs: Math.max(0, ctx.servedUntilMs - ctx.windowToMs),
     levelMs: ctx.windowSeconds * 1000,
   });
   const status = { forecast: forecastStatus(f, ctx) };
