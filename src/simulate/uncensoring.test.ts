@@ -12,11 +12,13 @@ const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
 
 /**
  * The example (as `adjust` leaves it) on Premium_P1 × 10 at a fixed 40,000 clients for 4 hours:
- * its operations as "hh:mm from → to" and every pass's decision.
+ * its operations as "hh:mm from → to" and every pass's decision. Its scale-down window is set to
+ * 10 minutes (the example keeps a crowd's peak 45), so that the scale-ins come within the 4 hours.
  */
 function fixedDemand(adjust: (policy: CapacityPolicy) => void = () => {}) {
   const demand = new Float64Array(4 * 60).fill(40_000);
   const policy = parsePolicyYaml(readFileSync(EXAMPLE, "utf8"));
+  policy.spec.behavior.scaleDown.stabilizationWindowSeconds = 600;
   adjust(policy);
   const strategy = new PolicyStrategy(policy, { sku: "Premium_P1", units: 10 });
   const decisions: Decision[] = [];
