@@ -379,6 +379,7 @@ function ScalingRulesSchema<Extra extends TProperties = Record<never, never>>(
   stabilization: number,
   policies: object[],
   extra: Extra = {} as Extra,
+  validations: readonly CelRule[] = [],
 ) {
   return Type.Object(
     {
@@ -414,6 +415,7 @@ function ScalingRulesSchema<Extra extends TProperties = Record<never, never>>(
       additionalProperties: false,
       description: direction === "up" ? "Rules for scaling up." : "Rules for scaling down.",
       default: {},
+      ...(validations.length > 0 ? { "x-kubernetes-validations": validations } : {}),
     },
   );
 }
@@ -423,7 +425,24 @@ const ScaleDownRulesSchema = ScalingRulesSchema(
   "down",
   1800,
   [{ type: "Percent", value: 50, periodSeconds: 600 }],
-  { disruption: DisruptionSchema },
+  {
+    minStabilizationWindowSeconds: Type.Optional(
+      Type.Integer({
+        description:
+          "Shortest the scale-down stabilization window may become, seconds (0..3600, at most stabilizationWindowSeconds). Set, the window adapts to how this instance's peaks came back in the seasonal history (spec.anticipation.seasonal, grain 5m): it is this long when at most 40 % of the drops from a peak of 3,000 connections or more rose back to it within stabilizationWindowSeconds, the whole window from 50 %, in between in proportion; the whole window while the history cannot say (not read, under a day, fewer than 5 drops). Unset: the window is stabilizationWindowSeconds.",
+        minimum: 0,
+        maximum: 3600,
+      }),
+    ),
+    disruption: DisruptionSchema,
+  },
+  [
+    {
+      rule: "!has(self.minStabilizationWindowSeconds) || self.minStabilizationWindowSeconds <= self.stabilizationWindowSeconds",
+      message: "minStabilizationWindowSeconds must be less than or equal to stabilizationWindowSeconds",
+      fieldPath: ".minStabilizationWindowSeconds",
+    },
+  ],
 );
 
 const BehaviorSchema = Type.Object(

@@ -167,7 +167,7 @@ const SCENARIOS = { SignalR: SIGNALR_SCENARIOS, WebPubSub: WEBPUBSUB_SCENARIOS }
 /** One cross-field rule: the errors it finds in a policy that passed the schema (defaults applied). */
 type CrossFieldRule = (spec: CapacityPolicy["spec"]) => string[];
 
-/** The CRD's CEL rules on bounds: `units` and `appServer.replicas` min <= max. */
+/** The CRD's CEL rules on bounds: `units`, `appServer.replicas` and the scale-down windows min <= max. */
 const boundRules: CrossFieldRule = (spec) => {
   const errors: string[] = [];
   const { units } = spec;
@@ -175,6 +175,15 @@ const boundRules: CrossFieldRule = (spec) => {
   if (spec.appServer && spec.appServer.replicas.min > spec.appServer.replicas.max) {
     const r = spec.appServer.replicas;
     errors.push(`spec.appServer.replicas: min (${r.min}) must be <= max (${r.max})`);
+  }
+  const down = spec.behavior.scaleDown;
+  if (
+    down.minStabilizationWindowSeconds !== undefined &&
+    down.minStabilizationWindowSeconds > down.stabilizationWindowSeconds
+  ) {
+    errors.push(
+      `spec.behavior.scaleDown: minStabilizationWindowSeconds (${down.minStabilizationWindowSeconds}) must be <= stabilizationWindowSeconds (${down.stabilizationWindowSeconds})`,
+    );
   }
   return errors;
 };

@@ -48,6 +48,7 @@ import { evaluateFallback, type FallbackState, type PassFailure } from "./fallba
 import { type DecisionHistory, normalizeHistory, type Recommendation } from "./history.js";
 import type { LeadingObservation } from "./leading.js";
 import { type LimitCode, type Reason, reason, type SignalName } from "./reasons.js";
+import { peakRecurrence, scaleDownWindow } from "./recurrence.js";
 import type { ReplicaDecision } from "./replicas.js";
 import { known, type MetricSample, SAMPLE_FIELDS, type SampleField, type SampleWindow } from "./samples.js";
 import type { ScheduleState } from "./schedules.js";
@@ -258,7 +259,17 @@ export function decide(input: DecisionInput): Decision {
   const observed = observeWindow(basis, input.samples, input.current.units);
   const choice = allowedSizes(basis.spec, input.current, input.ladders);
   if (!choice.ok) return noDecision(input, basis, observed.window, choice.sizes, choice.refusal);
-  const frame: DecisionFrame = { ...basis, current: choice.current, sizes: choice.sizes };
+  const scaleDown = basis.spec.behavior.scaleDown;
+  const frame: DecisionFrame = {
+    ...basis,
+    current: choice.current,
+    sizes: choice.sizes,
+    scaleDownWindow: scaleDownWindow(
+      scaleDown.stabilizationWindowSeconds,
+      scaleDown.minStabilizationWindowSeconds,
+      () => peakRecurrence(input.demandHistory, scaleDown.stabilizationWindowSeconds),
+    ),
+  };
   // 2. signals; what the window left out; 3. the health of the pass; the schedules now
   const measured = measureSignals(frame, observed, input);
   const quality = { reasons: windowReasons(frame, observed, input.samples, input.partialFailures ?? []) };

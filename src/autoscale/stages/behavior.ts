@@ -8,6 +8,7 @@ import type { SkuUnits } from "../../capacity/skus.js";
 import { scaleDuration } from "../anticipation.js";
 import { rateLimit, stabilize } from "../behavior.js";
 import type { Recommendation } from "../history.js";
+import type { ScaleDownWindow } from "../recurrence.js";
 import { compareSizes, formatSize, sameSize } from "../sizes.js";
 import { type DecisionFrame, limitWith, type Sized, sizedBy } from "./stage.js";
 import { type UnmeasuredSize, unmeasuredMessage } from "./unmeasured.js";
@@ -32,7 +33,7 @@ export function stabilization(
 ): Stabilized {
   const { current, history, nowIso, sizes, spec } = frame;
   const up = spec.behavior.scaleUp.stabilizationWindowSeconds;
-  const down = spec.behavior.scaleDown.stabilizationWindowSeconds;
+  const down = frame.scaleDownWindow.seconds;
   const recorded: Recommendation[] = [];
   // Like the HPA on first sight: the current size opens the scale-down window.
   const seed = history.recommendations.length === 0 && down > 0;
@@ -61,7 +62,7 @@ export function stabilization(
     st.code === "StabilizedDown"
       ? limitWith(
           "StabilizedDown",
-          `scale-down stabilization (${down}s): the highest recommendation of the window is ${formatSize(st.down)}`,
+          `scale-down stabilization (${windowText(frame.scaleDownWindow)}): the highest recommendation of the window is ${formatSize(st.down)}`,
           at,
         )
       : st.code === "StabilizedUp"
@@ -72,6 +73,14 @@ export function stabilization(
           )
         : undefined;
   return { ...sizedBy(size, stated), recorded };
+}
+
+/** `600s`; `1200s of 2700s (…)` when the window was shortened or a minimum is set. */
+function windowText(w: ScaleDownWindow): string {
+  if (w.basis === undefined) return `${w.seconds}s`;
+  return w.seconds < w.maxSeconds
+    ? `${w.seconds}s of ${w.maxSeconds}s: ${w.basis}`
+    : `${w.seconds}s: ${w.basis}`;
 }
 
 /**

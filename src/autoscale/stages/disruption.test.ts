@@ -41,6 +41,10 @@ function frameAt(
     conflict: undefined,
     current,
     sizes: new SizeList(["Premium_P1"], current, DEFAULT_LADDERS),
+    scaleDownWindow: {
+      seconds: spec.behavior.scaleDown.stabilizationWindowSeconds,
+      maxSeconds: spec.behavior.scaleDown.stabilizationWindowSeconds,
+    },
   };
 }
 

@@ -144,7 +144,7 @@ function historyBasis(past: HistoryHold): string {
  * yet).
  */
 function steadyHold(frame: DecisionFrame): { seconds: number; basis: string } | undefined {
-  const window = frame.spec.behavior.scaleDown.stabilizationWindowSeconds;
+  const window = frame.scaleDownWindow.seconds;
   const last = Date.parse(frame.history.lastScaleTime ?? "");
   const held = Number.isFinite(last) ? Math.max(0, (frame.nowMs - last) / 1000) : 0;
   if (held > window)

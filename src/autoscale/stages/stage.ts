@@ -2,6 +2,7 @@
  * The shapes the stages of a decision share (decide.ts runs them in order). Each stage is a pure
  * function of the frame and of what the stages before it returned; none mutates what it reads.
  */
+
 import type { PolicyMode } from "../../api/constants.js";
 import { durationOr } from "../../api/duration.js";
 import type { CapacityPolicySpec } from "../../api/index.js";
@@ -9,6 +10,7 @@ import type { SkuUnits } from "../../capacity/skus.js";
 import type { PassFailure } from "../fallback.js";
 import type { DecisionHistory } from "../history.js";
 import { type LimitCode, type Reason, reason } from "../reasons.js";
+import type { ScaleDownWindow } from "../recurrence.js";
 import type { SizeList } from "../sizes.js";
 
 /** Durations of the policy, in seconds. */
@@ -63,6 +65,8 @@ export interface DecisionFrame extends DecisionBasis {
   current: SkuUnits;
   /** The sizes a decision may choose from (allowed SKUs, their ladders, one online change away). */
   sizes: SizeList;
+  /** The scale-down stabilization window of this pass (recurrence.ts). */
+  scaleDownWindow: ScaleDownWindow;
 }
 
 /** What held the result back: a {@link LimitCode} and its message (`ScalingLimited`). */

@@ -28,6 +28,10 @@ function frameAt(units: number): DecisionFrame {
     conflict: undefined,
     current,
     sizes: new SizeList(["Premium_P1"], current, DEFAULT_LADDERS),
+    scaleDownWindow: {
+      seconds: spec.behavior.scaleDown.stabilizationWindowSeconds,
+      maxSeconds: spec.behavior.scaleDown.stabilizationWindowSeconds,
+    },
   };
 }
 
