@@ -22,9 +22,11 @@
  * {@link MIN_HISTORY_MS}, or fewer than {@link MIN_DROPS} drops.
  *
  * The figures come from `simulate` on thirteen public traces (docs/simulate.md, "Peaks that come
- * back"): the share was 10–28 % on the Twitter AAPL and KO traces, whose peaks a 45-minute window
- * kept at 20 % and 14 % more unit-hours for 14 % fewer refusing minutes, and 63–79 % on the GOOG,
- * IBM and load-balancer traces, where a 10-minute window refused in 1.7–10.9 × the minutes.
+ * back"): on 14-day stretches of the traces scaled to 120,000 connections the share was 10–22 %
+ * on the Twitter AAPL trace and 5–24 % on KO, where a 45-minute window took 20 % and 14 % more
+ * unit-hours than a 10-minute one for 14 % and 13 % fewer refusing minutes, and 67–79 % on the
+ * GOOG, IBM and load-balancer traces, where a 10-minute window refused in 2.1–13.9 × the minutes
+ * of a 45-minute one.
  */
 import type { DemandHistory } from "./demand-history.js";
 
