@@ -429,7 +429,7 @@ const ScaleDownRulesSchema = ScalingRulesSchema(
     minStabilizationWindowSeconds: Type.Optional(
       Type.Integer({
         description:
-          "Shortest the scale-down stabilization window may become, seconds (0..3600, at most stabilizationWindowSeconds). Set, the window adapts to how this instance's peaks came back in the seasonal history (read while spec.anticipation.seasonal is set, grain 5m, and anticipation.mode is not Off): it is this long when at most 40 % of the drops from a peak of 3,000 connections or more rose back to it within stabilizationWindowSeconds, the whole window from 50 %, in between in proportion; the whole window while the history cannot say (not read, under a day, fewer than 5 drops). Unset: the window is stabilizationWindowSeconds.",
+          "Shortest the scale-down stabilization window may become, seconds (0..3600, at most stabilizationWindowSeconds). Set, the window adapts to how often this instance's peaks came back in the seasonal history (spec.anticipation.seasonal, grain 5m, anticipation.mode Enabled): a drop is a 5-minute bucket below 70 % of the highest of the 10 minutes before it (a peak of 3,000 connections or more); it came back when a bucket within stabilizationWindowSeconds after it reaches 90 % of that peak. When at most 40 % of the drops came back the window is this long, from 50 % the whole window, in between in proportion. The whole window while the history cannot say (not read, grain 1h, under a day, fewer than 5 drops: always for an instance whose peaks stay under 3,000 connections) and in ForecastOnly (the StabilizedDown reason then says what the history would make it). Unset: the window is stabilizationWindowSeconds.",
         minimum: 0,
         maximum: 3600,
       }),

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DECISION_CONDITION_TYPES, PAUSE_ANNOTATION } from "../api/constants.js";
 import type { CapacityPolicySpec } from "../api/index.js";
 import { type Decision, decide } from "./decide.js";
+import type { DemandPoint } from "./demand-history.js";
 import { emptyHistory, recordScale } from "./history.js";
 import { statusFields } from "./status.js";
 import { input, NOW, policy, samples, spec } from "./testing.js";
@@ -516,5 +517,40 @@ describe("a saturated instance right after a scale-out (AwaitingNewSize)", () =>
     );
     expect(d.desired?.units).toBe(4);
     expect(d.limitedBy).toBe("StabilizedDown");
+  });
+});
+
+describe("the seasonal history acts only with anticipation Enabled", () => {
+  // Every day 6,000 connections, 12,000 from 15:00 to 20:00 UTC; now (12:00) 6,000 on 10 units.
+  const points: DemandPoint[] = [];
+  for (let t = NOW - 8 * 86_400_000; t < NOW - 300_000; t += 300_000) {
+    const hour = new Date(t).getUTCHours();
+    points.push({ timeMs: t, connections: hour >= 15 && hour < 20 ? 12_000 : 6_000, bytesPerSecond: null });
+  }
+  const weighed = (mode: "Enabled" | "ForecastOnly") =>
+    decide(
+      input({
+        spec: spec({
+          behavior: { scaleDown: { stabilizationWindowSeconds: 0 } },
+          anticipation: { mode, seasonal: { historyDays: 7, grain: "5m" } },
+        }),
+        samples: samples({ serverLoadPercent: 20, connections: 6000 }),
+        history: { ...emptyHistory(), lastScaleTime: new Date(NOW - 3_600_000).toISOString() },
+        demandHistory: { grainSeconds: 300, readAtMs: NOW, points },
+      }),
+    ).disruption;
+
+  it("Enabled: a scale-in's expected hold is read from the seasonal forecast (until the 15:00 rise)", () => {
+    expect(weighed("Enabled")).toMatchObject({
+      expectedHoldSeconds: 10_980,
+      basis: "seasonal forecast, 7 past days",
+    });
+  });
+
+  it("ForecastOnly: the forecast is shown, not weighed: the hold is the size's own since the last scale", () => {
+    expect(weighed("ForecastOnly")).toMatchObject({
+      expectedHoldSeconds: 3600,
+      basis: "the size has held for 60 min since the last scale",
+    });
   });
 });

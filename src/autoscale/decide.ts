@@ -252,6 +252,19 @@ function decisionBasis(input: DecisionInput): DecisionBasis {
   };
 }
 
+/**
+ * Why the seasonal history may not shape this decision beyond the forecast it shows — the scale-down
+ * window (recurrence.ts) and the disruption weighing's expected hold — or undefined when it may
+ * (`spec.anticipation.mode` Enabled with a seasonal forecast). ForecastOnly shows, never acts.
+ */
+function historyNotActing(spec: CapacityPolicySpec): string | undefined {
+  const anticipation = spec.anticipation;
+  if (!anticipation?.seasonal) return "no seasonal history is read (spec.anticipation.seasonal)";
+  if (anticipation.mode === "Off") return "anticipation is Off: no seasonal history is read";
+  if (anticipation.mode === "ForecastOnly") return "anticipation is ForecastOnly (shown, not acted on)";
+  return undefined;
+}
+
 /** Decides (see the module comment). Pure and deterministic. */
 export function decide(input: DecisionInput): Decision {
   const basis = decisionBasis(input);
@@ -260,6 +273,7 @@ export function decide(input: DecisionInput): Decision {
   const choice = allowedSizes(basis.spec, input.current, input.ladders);
   if (!choice.ok) return noDecision(input, basis, observed.window, choice.sizes, choice.refusal);
   const scaleDown = basis.spec.behavior.scaleDown;
+  const historyIdle = historyNotActing(basis.spec);
   const frame: DecisionFrame = {
     ...basis,
     current: choice.current,
@@ -268,6 +282,7 @@ export function decide(input: DecisionInput): Decision {
       scaleDown.stabilizationWindowSeconds,
       scaleDown.minStabilizationWindowSeconds,
       () => peakRecurrence(input.demandHistory, scaleDown.stabilizationWindowSeconds),
+      historyIdle,
     ),
   };
   // 2. signals; what the window left out; 3. the health of the pass; the schedules now
@@ -306,7 +321,7 @@ export function decide(input: DecisionInput): Decision {
     ? disruption(frame, bounded.size, {
         connections: measured.levels.connections,
         needUnits: measured.needs.reduce((m, n) => Math.max(m, n.minUnits), 0),
-        demandHistory: input.demandHistory,
+        demandHistory: historyIdle === undefined ? input.demandHistory : undefined,
         windowToMs: observed.window.to,
         disconnection: input.disconnection,
       })

@@ -97,18 +97,21 @@ describe("scaleDownWindow", () => {
 });
 
 describe("an adaptive scale-down window in the decision", () => {
-  const adaptive = spec({
-    behavior: { scaleDown: { stabilizationWindowSeconds: 1800, minStabilizationWindowSeconds: 300 } },
-  });
+  const withMode = (mode: "Enabled" | "ForecastOnly" | "Off") =>
+    spec({
+      behavior: { scaleDown: { stabilizationWindowSeconds: 1800, minStabilizationWindowSeconds: 300 } },
+      anticipation: { mode, seasonal: { historyDays: 7, grain: "5m" } },
+    });
+  const adaptive = withMode("Enabled");
   // A peak of 10 units 400 s ago; the need now is 3.
   const recommendations = [
     { time: new Date(NOW - 400_000).toISOString(), units: 10, sku: "Premium_P1" as const },
   ];
   const load = samples({ serverLoadPercent: 20 });
-  const run = (demandHistory?: DemandHistory) =>
+  const run = (demandHistory?: DemandHistory, policy = adaptive) =>
     decide(
       input({
-        spec: adaptive,
+        spec: policy,
         samples: load,
         history: { ...emptyHistory(), recommendations },
         ...(demandHistory ? { demandHistory } : {}),
@@ -134,6 +137,22 @@ describe("an adaptive scale-down window in the decision", () => {
     expect(d.desired?.units).toBe(10);
     expect(d.reasons.find((r) => r.code === "StabilizedDown")?.message).toContain(
       "kept whole: history not read yet",
+    );
+  });
+
+  it("keeps it the whole window in ForecastOnly, saying what the history would make it", () => {
+    const d = run(history(TWO_DAYS, lone), withMode("ForecastOnly"));
+    expect(d.desired?.units).toBe(10);
+    expect(d.reasons.find((r) => r.code === "StabilizedDown")?.message).toContain(
+      "1800s: kept whole: anticipation is ForecastOnly (shown, not acted on); by the history it would be 300s (0 % of 16 drops",
+    );
+  });
+
+  it("keeps it the whole window with anticipation Off, which reads no history", () => {
+    const d = run(undefined, withMode("Off"));
+    expect(d.desired?.units).toBe(10);
+    expect(d.reasons.find((r) => r.code === "StabilizedDown")?.message).toContain(
+      "kept whole: anticipation is Off: no seasonal history is read",
     );
   });
 

@@ -154,22 +154,30 @@ export interface ScaleDownWindow {
 
 /**
  * The window between `minSeconds` and `maxSeconds` that `recurrence` calls for (see the module
- * comment); `maxSeconds` when `minSeconds` is undefined or not below it.
+ * comment); `maxSeconds` when `minSeconds` is undefined or not below it, or when `idle` says why
+ * the history may not act (the basis then says what it would give, when it can say).
  */
 export function scaleDownWindow(
   maxSeconds: number,
   minSeconds: number | undefined,
   recurrence: () => Recurrence,
+  idle?: string,
 ): ScaleDownWindow {
   if (minSeconds === undefined || !(minSeconds < maxSeconds)) return { seconds: maxSeconds, maxSeconds };
   const r = recurrence();
-  if (r.state !== "Ok") return { seconds: maxSeconds, maxSeconds, basis: `kept whole: ${r.message}` };
+  if (r.state !== "Ok") {
+    return { seconds: maxSeconds, maxSeconds, basis: `kept whole: ${idle ?? r.message}` };
+  }
   const f = Math.min(1, Math.max(0, (r.share - LOW_SHARE) / (HIGH_SHARE - LOW_SHARE)));
   const seconds = Math.round(minSeconds + (maxSeconds - minSeconds) * f);
   const pct = Math.round(r.share * 100);
-  return {
-    seconds,
-    maxSeconds,
-    basis: `${pct} % of ${r.drops} drops from a peak came back within ${maxSeconds}s in the history`,
-  };
+  const share = `${pct} % of ${r.drops} drops from a peak came back within ${maxSeconds}s in the history`;
+  if (idle !== undefined) {
+    return {
+      seconds: maxSeconds,
+      maxSeconds,
+      basis: `kept whole: ${idle}; by the history it would be ${seconds}s (${share})`,
+    };
+  }
+  return { seconds, maxSeconds, basis: share };
 }
