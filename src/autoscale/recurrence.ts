@@ -21,12 +21,13 @@
  * the history cannot say: not read, coarser than {@link MAX_GRAIN_SECONDS}, shorter than
  * {@link MIN_HISTORY_MS}, or fewer than {@link MIN_DROPS} drops.
  *
- * The figures come from `simulate` on thirteen public traces (docs/simulate.md, "Peaks that come
+ * The figures come from `simulate` on fifteen public traces (docs/simulate.md, "Peaks that come
  * back"): on 14-day stretches of the traces scaled to 120,000 connections the share was 10–22 %
  * on the Twitter AAPL trace and 5–24 % on KO, where a 45-minute window took 20 % and 14 % more
  * unit-hours than a 10-minute one for 14 % and 13 % fewer refusing minutes, and 67–79 % on the
  * GOOG, IBM and load-balancer traces, where a 10-minute window refused in 2.1–13.9 × the minutes
- * of a 45-minute one.
+ * of a 45-minute one. The share does not tell every shape apart: the CVS trace's (6–47 %) reads
+ * like AAPL's, and a short window refused there in 2.5 × the minutes — hence opt-in.
  */
 import type { DemandHistory } from "./demand-history.js";
 
