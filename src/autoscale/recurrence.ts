@@ -26,8 +26,9 @@
  * on the Twitter AAPL trace and 5–24 % on KO, where a 45-minute window took 20 % and 14 % more
  * unit-hours than a 10-minute one for 14 % and 13 % fewer refusing minutes, and 67–79 % on the
  * GOOG, IBM and load-balancer traces, where a 10-minute window refused in 2.1–13.9 × the minutes
- * of a 45-minute one. The share does not tell every shape apart: the CVS trace's (6–47 %) reads
- * like AAPL's, and a short window refused there in 2.5 × the minutes — hence opt-in.
+ * of a 45-minute one. The share does not tell every shape apart: the CVS trace's (6–11 % at first,
+ * then mostly 33–47 %) kept its window short, and it refused in 3.1 × the minutes of a fixed
+ * 45-minute window there — hence opt-in.
  */
 import type { DemandHistory } from "./demand-history.js";
 
