@@ -75,7 +75,7 @@ export function stabilization(
   return { ...sizedBy(size, stated), recorded };
 }
 
-/** `600s`; `1200s of 2700s (…)` when the window was shortened or a minimum is set. */
+/** `600s`; with a minimum set, `1200s of 2700s: <why>` when shortened, else `2700s: <why>`. */
 function windowText(w: ScaleDownWindow): string {
   if (w.basis === undefined) return `${w.seconds}s`;
   return w.seconds < w.maxSeconds
