@@ -80,6 +80,36 @@ describe("stabilize (HPA algorithm)", () => {
     expect(r.up.units).toBe(20);
   });
 
+  it.each<[string, [number, number][], number, number]>([
+    // name, stored [secondsAgo, units], fraction, → result (current 30, fresh 3, window 1800 s, after 300 s)
+    ["holds the fraction of the window's highest, rounded up to the ladder", [[1000, 30]], 0.45, 20],
+    [
+      "the highest of the last afterSeconds counts whole",
+      [
+        [1000, 30],
+        [100, 25],
+      ],
+      0.45,
+      25,
+    ],
+    ["never above the window's highest", [[1000, 30]], 1, 30],
+    ["a fraction that rounds under this pass lets the peak go", [[1000, 30]], 0.05, 3],
+  ])("a partial hold %s", (_n, stored, fraction, result) => {
+    const ladder = new SizeList(["Premium_P1"], P1(30), DEFAULT_LADDERS);
+    const r = stabilize({
+      current: P1(30),
+      recommendation: P1(3),
+      history: stored.map(([s, u]) => rec(s, u)),
+      nowMs: NOW,
+      scaleUpWindowSeconds: 0,
+      scaleDownWindowSeconds: 1800,
+      scaleDownPartial: { afterSeconds: 300, fraction, round: (units) => ladder.firstAtLeast(units) },
+    });
+    expect(r.size.units).toBe(result);
+    expect(r.code).toBe(result === 3 ? undefined : "StabilizedDown");
+    expect(r.whole?.units).toBe(result < 30 ? 30 : undefined);
+  });
+
   it("compares SKUs at equal units by tier", () => {
     const r = stabilize({
       current: P1(100),

@@ -8,7 +8,9 @@
  *   `down = max(rec, scale-down window)`; the result is `current`, raised to `up` when `up` is
  *   above it, lowered to `down` when `down` is below it. So scale-in goes to the highest
  *   recommendation of the scale-down window, scale-out to the lowest of the scale-up window.
- *   Sizes compare by units, then tier.
+ *   Sizes compare by units, then tier. With a partial hold (`minStabilizationWindowSeconds`,
+ *   recurrence.ts) `down` is the larger of the highest recommendation of its last `afterSeconds`
+ *   and the smallest size of at least `fraction` × the window's highest's units (never above it).
  * - Rate policies: for each policy the units at the start of its period are
  *   `current − added + removed` over the scale events sent after `now − periodSeconds`: like the
  *   HPA, which records a scale event when it changes the replicas (not when the pods are ready),
@@ -59,6 +61,17 @@ export interface StabilizeInput {
   nowMs: number;
   scaleUpWindowSeconds: number;
   scaleDownWindowSeconds: number;
+  /**
+   * A peak let go in part (`behavior.scaleDown.minStabilizationWindowSeconds`, recurrence.ts):
+   * the scale-down window's highest recommendation counts at `fraction` (0..1) of its units,
+   * rounded up to a size by `round` (a size list's `firstAtLeast`; the whole when undefined), and
+   * the highest of the last `afterSeconds` counts whole.
+   */
+  scaleDownPartial?: {
+    afterSeconds: number;
+    fraction: number;
+    round: (units: number) => SkuUnits | undefined;
+  };
 }
 
 /** Result of {@link stabilize}. */
@@ -68,26 +81,49 @@ export interface StabilizeResult {
   code?: "StabilizedUp" | "StabilizedDown";
   /** Lowest recommendation of the scale-up window (including this pass's). */
   up: SkuUnits;
-  /** Highest recommendation of the scale-down window (including this pass's). */
+  /** Highest recommendation of the scale-down window (including this pass's), as held. */
   down: SkuUnits;
+  /** With a partial hold that lowered it: the window's highest recommendation, whole. */
+  whole?: SkuUnits;
+}
+
+/**
+ * The scale-down window's highest recommendation `down` as a partial hold keeps it: `fraction` of
+ * its units rounded up to a size, never above it, never below `recent` (the highest of the last
+ * `afterSeconds`).
+ */
+function heldInPart(
+  down: SkuUnits,
+  recent: SkuUnits,
+  partial: NonNullable<StabilizeInput["scaleDownPartial"]>,
+): SkuUnits {
+  const part = partial.round(ceilSafe(partial.fraction * down.units)) ?? down;
+  const held = compareSizes(part, down) < 0 ? part : down;
+  return compareSizes(recent, held) > 0 ? recent : held;
 }
 
 /** Applies the stabilization windows (see the module comment). Pure. */
 export function stabilize(input: StabilizeInput): StabilizeResult {
   const { current, recommendation: rec, nowMs } = input;
+  const partial = input.scaleDownPartial;
   let up: SkuUnits = rec;
   let down: SkuUnits = rec;
+  let recent: SkuUnits = rec;
   for (const r of input.history) {
     const t = timeMs(r.time);
     if (!Number.isFinite(t)) continue;
     if (t > nowMs - input.scaleUpWindowSeconds * 1000 && compareSizes(r, up) < 0) up = r;
     if (t > nowMs - input.scaleDownWindowSeconds * 1000 && compareSizes(r, down) > 0) down = r;
+    if (partial && t > nowMs - partial.afterSeconds * 1000 && compareSizes(r, recent) > 0) recent = r;
   }
+  const held = partial ? heldInPart(down, recent, partial) : down;
+  const whole = compareSizes(held, down) < 0 ? down : undefined;
+  down = held;
   let size: SkuUnits = current;
   if (compareSizes(size, up) < 0) size = up;
   if (compareSizes(size, down) > 0) size = down;
   size = { sku: size.sku, units: size.units };
-  const result: StabilizeResult = { size, up, down };
+  const result: StabilizeResult = { size, up, down, ...(whole ? { whole } : {}) };
   const wantUp = compareSizes(rec, current) > 0;
   const wantDown = compareSizes(rec, current) < 0;
   if (wantUp && compareSizes(size, rec) < 0) result.code = "StabilizedUp";

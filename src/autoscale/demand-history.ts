@@ -3,9 +3,11 @@
  * (`forecast.ts`). Read from Azure Monitor (`azure/history.ts`: one batched `metrics:getBatch`
  * per region and grain, refreshed at most hourly) or, in `simulate`, from the replayed minutes.
  *
- * Only absolute measures of demand are kept — connection counts and message traffic — because
+ * Demand is kept as absolute measures — connection counts and message traffic — because
  * percentages (ServerLoad, ConnectionQuotaUtilization) depend on the units the instance had then,
- * which the history does not say.
+ * which the history does not say. The quota utilization is kept beside them for one thing only:
+ * whether a bucket's connection count was capped by the quota ({@link quotaFilled}), so the count
+ * is a lower bound of the demand there, not the demand.
  */
 
 /** One bucket of history. */
@@ -22,6 +24,23 @@ export interface DemandPoint {
    * Total ÷ the grain's seconds), bytes/s; null when unknown.
    */
   bytesPerSecond: number | null;
+  /**
+   * Highest connection quota utilization in the bucket (Azure Monitor `ConnectionQuotaUtilization`,
+   * aggregation Maximum: connections ÷ the units' connection quota), %; null or absent when
+   * unknown.
+   */
+  quotaPercent?: number | null;
+}
+
+/**
+ * Utilization at which a bucket's connections filled the quota, % (the saturation of the one-minute
+ * signals, `signals/common.ts` SATURATION, 99 %): new clients were refused there.
+ */
+export const QUOTA_FILLED_PERCENT = 99;
+
+/** The bucket's connections were capped by the quota: the demand was at least its count, maybe more. */
+export function quotaFilled(point: DemandPoint): boolean {
+  return point.quotaPercent != null && point.quotaPercent >= QUOTA_FILLED_PERCENT;
 }
 
 /** The history as read. */

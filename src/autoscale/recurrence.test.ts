@@ -9,11 +9,21 @@ import { input, NOW, samples, spec } from "./testing.js";
 const GRAIN = 300_000;
 const START = Math.floor(NOW / GRAIN) * GRAIN - 2 * 86_400_000;
 
-/** Buckets of 5 minutes from two days before NOW; `level(i)` connections in bucket `i`. */
-function history(buckets: number, level: (i: number) => number, grainSeconds = 300): DemandHistory {
+/** Buckets of 5 minutes from two days before NOW; `level(i)` connections in bucket `i`, `filled(i)` at a full quota. */
+function history(
+  buckets: number,
+  level: (i: number) => number,
+  grainSeconds = 300,
+  filled: (i: number) => boolean = () => false,
+): DemandHistory {
   const points: DemandPoint[] = [];
   for (let i = 0; i < buckets; i++) {
-    points.push({ timeMs: START + i * grainSeconds * 1000, connections: level(i), bytesPerSecond: null });
+    points.push({
+      timeMs: START + i * grainSeconds * 1000,
+      connections: level(i),
+      quotaPercent: filled(i) ? 100 : 40,
+      bytesPerSecond: null,
+    });
   }
   return { grainSeconds, readAtMs: NOW, points };
 }
@@ -22,30 +32,50 @@ function history(buckets: number, level: (i: number) => number, grainSeconds = 3
 const lone = (i: number) => (i % 36 < 2 ? 10_000 : 1_000);
 // The same, and a second peak 20 minutes after each: the first drop comes back within 30 minutes.
 const twin = (i: number) => (i % 36 < 2 || (i % 36 >= 6 && i % 36 < 8) ? 10_000 : 1_000);
+// Peaks of 4,000 over 400, and 10 minutes after each drop a bump (under 3,000: no peak of its
+// own) of 400, 1,000, 2,000, 2,400 or 2,800 in turn: returns 0.1, 0.25, 0.5, 0.6, 0.7.
+const BUMPS = [400, 1_000, 2_000, 2_400, 2_800];
+const bumps = (i: number) =>
+  i % 36 < 2 ? 4_000 : i % 36 === 4 ? (BUMPS[Math.floor(i / 36) % 5] as number) : 400;
 const TWO_DAYS = 576;
 
 describe("peakRecurrence", () => {
-  it("counts each drop from a peak and whether the peak came back within the window", () => {
-    // 16 peaks in two days, each dropping once; none comes back within 30 minutes (6 buckets).
-    expect(peakRecurrence(history(TWO_DAYS, lone), 1800)).toEqual({
-      state: "Ok",
-      drops: 16,
-      recurred: 0,
-      share: 0,
-    });
-    // Twins: 32 drops, the first of each pair comes back 4 buckets later.
-    expect(peakRecurrence(history(TWO_DAYS, twin), 1800)).toEqual({
-      state: "Ok",
-      drops: 32,
-      recurred: 16,
-      share: 0.5,
-    });
+  it("takes the level 60 % of the drops came back to at most, within the window", () => {
+    // 16 peaks in two days, each dropping once to 10 % of it; none comes back within 30 minutes.
+    expect(peakRecurrence(history(TWO_DAYS, lone), 1800)).toEqual({ state: "Ok", drops: 16, level: 0.1 });
+    // Twins: 32 drops; the first of each pair comes back whole 4 buckets later, the second does
+    // not: 16 returns of 0.1 and 16 of 1, the 60 % quantile (the 20th of 32) is 1.
+    expect(peakRecurrence(history(TWO_DAYS, twin), 1800)).toEqual({ state: "Ok", drops: 32, level: 1 });
     // Within 15 minutes (3 buckets) the second peak, 20 minutes on, is too late.
-    expect(peakRecurrence(history(TWO_DAYS, twin), 900)).toMatchObject({ drops: 32, recurred: 0 });
+    expect(peakRecurrence(history(TWO_DAYS, twin), 900)).toEqual({ state: "Ok", drops: 32, level: 0.1 });
+    // 16 drops, returns 4 × 0.1, 3 × 0.25, 3 × 0.5, 3 × 0.6, 3 × 0.7: the 10th of 16 is 0.5.
+    expect(peakRecurrence(history(TWO_DAYS, bumps), 1800)).toEqual({ state: "Ok", drops: 16, level: 0.5 });
+  });
+
+  it("reads a bucket at a full quota as a return of unknown height", () => {
+    // The lone peaks, and 10 minutes after each drop a bucket of 2,000 connections at a full
+    // quota (ConnectionQuotaUtilization 100 %): the count hides how high the demand rose.
+    const capped = history(
+      TWO_DAYS,
+      (i) => (i % 36 === 4 ? 2_000 : lone(i)),
+      300,
+      (i) => i % 36 === 4,
+    );
+    expect(peakRecurrence(capped, 1800)).toEqual({ state: "Ok", drops: 16, level: Number.POSITIVE_INFINITY });
+    // 99 % is full; 98 % is not.
+    const at = (percent: number): DemandHistory => {
+      const h = history(TWO_DAYS, (i) => (i % 36 === 4 ? 2_000 : lone(i)));
+      return {
+        ...h,
+        points: h.points.map((p, i) => (i % 36 === 4 ? { ...p, quotaPercent: percent } : p)),
+      };
+    };
+    expect(peakRecurrence(at(99), 1800)).toMatchObject({ level: Number.POSITIVE_INFINITY });
+    expect(peakRecurrence(at(98), 1800)).toMatchObject({ level: 0.2 });
   });
 
   it("leaves out a drop whose window runs past the history, and a bucket that is missing", () => {
-    // A 17th peak in the last three buckets: its drop's outcome is not known yet.
+    // A 17th peak in the last three buckets: its drop's return is not known yet.
     expect(peakRecurrence(history(TWO_DAYS + 3, lone), 1800)).toMatchObject({ drops: 16 });
     const h = history(TWO_DAYS, lone);
     const gap = { ...h, points: h.points.filter((_, i) => i !== 38) };
@@ -73,30 +103,43 @@ describe("peakRecurrence", () => {
 });
 
 describe("scaleDownWindow", () => {
-  const ok = (share: number) => () => ({ state: "Ok" as const, drops: 20, recurred: share * 20, share });
+  const ok = (level: number) => () => ({ state: "Ok" as const, drops: 20, level });
 
   it.each([
-    [0.1, 600],
-    [0.4, 600],
-    [0.45, 1650],
-    [0.5, 2700],
-    [0.8, 2700],
-  ])("a share of %s recurred gives a window of %s s between 600 and 2700", (share, seconds) => {
-    expect(scaleDownWindow(2700, 600, ok(share)).seconds).toBe(seconds);
+    [0, 0],
+    [0.49, 0.49],
+    [0.999, 0.999],
+  ])("a level of %s holds that fraction of the peak after the minimum", (level, fraction) => {
+    expect(scaleDownWindow(2700, 600, ok(level))).toEqual({
+      seconds: 2700,
+      partial: { afterSeconds: 600, fraction },
+      basis: `holding ${Math.round(fraction * 100)} % after 600s: 60 % of 20 drops from a peak came back to at most ${Math.round(fraction * 100)} % of it within 2700s in the history`,
+    });
   });
 
-  it("keeps the policy's window when the history cannot say, or no minimum is set", () => {
+  it.each([
+    [1, "to 100 % of it or more"],
+    [1.7, "to 170 % of it or more"],
+    [Number.POSITIVE_INFINITY, "to a full quota"],
+  ])("a level of %s holds the whole peak", (level, how) => {
+    expect(scaleDownWindow(2700, 600, ok(level))).toEqual({
+      seconds: 2700,
+      basis: `whole: 60 % of 20 drops from a peak came back ${how} within 2700s in the history`,
+    });
+  });
+
+  it("holds the whole peak when the history cannot say, or no minimum is set", () => {
     const unknown = () => ({ state: "InsufficientHistory" as const, message: "less than a day of history" });
     expect(scaleDownWindow(2700, 600, unknown)).toEqual({
       seconds: 2700,
-      maxSeconds: 2700,
-      basis: "kept whole: less than a day of history",
+      basis: "whole: less than a day of history",
     });
-    expect(scaleDownWindow(2700, undefined, ok(0))).toEqual({ seconds: 2700, maxSeconds: 2700 });
+    expect(scaleDownWindow(2700, undefined, ok(0))).toEqual({ seconds: 2700 });
+    expect(scaleDownWindow(2700, 2700, ok(0))).toEqual({ seconds: 2700 });
   });
 });
 
-describe("an adaptive scale-down window in the decision", () => {
+describe("a peak let go in part by the history, in the decision", () => {
   const withMode = (mode: "Enabled" | "ForecastOnly" | "Off") =>
     spec({
       behavior: { scaleDown: { stabilizationWindowSeconds: 1800, minStabilizationWindowSeconds: 300 } },
@@ -119,40 +162,50 @@ describe("an adaptive scale-down window in the decision", () => {
     );
 
   it("lets a peak go after the minimum where the instance's peaks did not come back", () => {
+    // Level 0.1: 10 % of 10 units is 1, under this pass's 3.
     const d = run(history(TWO_DAYS, lone));
     expect(d.desired?.units).toBe(3);
   });
 
-  it("keeps it the whole window where they did, and says why", () => {
+  it("holds the level the peaks came back to, and says so", () => {
+    const d = run(history(TWO_DAYS, bumps));
+    expect(d.desired?.units).toBe(5);
+    expect(d.limitedBy).toBe("StabilizedDown");
+    expect(d.reasons.find((r) => r.code === "StabilizedDown")?.message).toBe(
+      "scale-down stabilization (1800s, holding 50 % after 300s: 60 % of 16 drops from a peak came back to at most 50 % of it within 1800s in the history): the highest recommendation of the window is Premium_P1 10, held as Premium_P1 5",
+    );
+  });
+
+  it("holds the whole peak where they came back, and says why", () => {
     const d = run(history(TWO_DAYS, twin));
     expect(d.desired?.units).toBe(10);
     expect(d.limitedBy).toBe("StabilizedDown");
     expect(d.reasons.find((r) => r.code === "StabilizedDown")?.message).toBe(
-      "scale-down stabilization (1800s: 50 % of 32 drops from a peak came back within 1800s in the history): the highest recommendation of the window is Premium_P1 10",
+      "scale-down stabilization (1800s, whole: 60 % of 32 drops from a peak came back to 100 % of it or more within 1800s in the history): the highest recommendation of the window is Premium_P1 10",
     );
   });
 
-  it("keeps it the whole window while the history is not read", () => {
+  it("holds the whole peak while the history is not read", () => {
     const d = run(undefined);
     expect(d.desired?.units).toBe(10);
     expect(d.reasons.find((r) => r.code === "StabilizedDown")?.message).toContain(
-      "kept whole: history not read yet",
+      "1800s, whole: history not read yet",
     );
   });
 
-  it("keeps it the whole window in ForecastOnly, saying what the history would make it", () => {
+  it("holds the whole peak in ForecastOnly, saying what the history would hold", () => {
     const d = run(history(TWO_DAYS, lone), withMode("ForecastOnly"));
     expect(d.desired?.units).toBe(10);
     expect(d.reasons.find((r) => r.code === "StabilizedDown")?.message).toContain(
-      "1800s: kept whole: anticipation is ForecastOnly (shown, not acted on); by the history it would be 300s (0 % of 16 drops",
+      "1800s, whole: anticipation is ForecastOnly (shown, not acted on); by the history it would hold 10 % after 300s: 60 % of 16 drops",
     );
   });
 
-  it("keeps it the whole window with anticipation Off, which reads no history", () => {
+  it("holds the whole peak with anticipation Off, which reads no history", () => {
     const d = run(undefined, withMode("Off"));
     expect(d.desired?.units).toBe(10);
     expect(d.reasons.find((r) => r.code === "StabilizedDown")?.message).toContain(
-      "kept whole: anticipation is Off: no seasonal history is read",
+      "whole: anticipation is Off: no seasonal history is read",
     );
   });
 

@@ -4,12 +4,13 @@
  * one-minute metrics ({@link AzureMetrics.queryBatch}: at most 50 resources of one subscription,
  * region and service per call, the scope's throttle gate, the connection's request timeout) and
  * the same query plan (`query-plan.ts`: one query per aggregation — `Maximum` for the connection
- * count, `Total` for the traffic — so two calls per batch and span), at the policy's grain
- * (`spec.anticipation.seasonal.grain`: `5m` → `PT5M`, `1h` → `PT1H`):
+ * count and the quota utilization, `Total` for the traffic — so two calls per batch and span), at
+ * the policy's grain (`spec.anticipation.seasonal.grain`: `5m` → `PT5M`, `1h` → `PT1H`):
  *
  * | DemandPoint field | SignalR                          | Web PubSub                       | aggregation, unit                  |
  * |-------------------|----------------------------------|----------------------------------|------------------------------------|
  * | `connections`     | ConnectionCount                  | TotalConnectionCount             | Maximum (series summed), connections |
+ * | `quotaPercent`    | ConnectionQuotaUtilization       | ConnectionQuotaUtilization       | Maximum, %                         |
  * | `bytesPerSecond`  | InboundTraffic + OutboundTraffic | InboundTraffic + OutboundTraffic | Total ÷ grain seconds, bytes/s     |
  *
  * Each answer is read by `readMetricsAnswer` (metric-samples.ts), as the one-minute metrics are:
@@ -144,8 +145,16 @@ interface PlannedCall {
   endMs: number;
 }
 
-/** The fields a history reads for a service: the connection count and both traffic directions. */
-const HISTORY_FIELDS = ["connections", "inboundBytesPerSecond", "outboundBytesPerSecond"] as const;
+/**
+ * The fields a history reads for a service: the connection count, the quota utilization (whether
+ * the count was capped) and both traffic directions.
+ */
+const HISTORY_FIELDS = [
+  "connections",
+  "connectionQuotaUtilizationPercent",
+  "inboundBytesPerSecond",
+  "outboundBytesPerSecond",
+] as const;
 
 /** The queries of one history call (one per aggregation). */
 function historyQueries(service: ServiceKind) {
@@ -495,6 +504,7 @@ function answerPoints(call: PlannedCall, e: Entry, result: MetricsResultLike): D
     .map((s) => ({
       timeMs: s.time.getTime(),
       connections: s.connections,
+      quotaPercent: s.connectionQuotaUtilizationPercent,
       bytesPerSecond:
         s.inboundBytesPerSecond === null || s.outboundBytesPerSecond === null
           ? null

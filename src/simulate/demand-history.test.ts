@@ -1,6 +1,6 @@
 /**
  * The demand history of a simulated policy: per-grain points from the replayed minutes (peak
- * connections, mean traffic), complete buckets only, the last `historyDays`, rebuilt hourly; and
+ * connections, highest quota utilization, mean traffic), complete buckets only, the last `historyDays`, rebuilt hourly; and
  * the policy strategy hands it to the planner only for a seasonal forecast.
  */
 import { describe, expect, it } from "vitest";
@@ -46,6 +46,10 @@ describe("ReplayedDemandHistory", () => {
     expect(second?.connections).toBe(Math.max(...minutes.map((k) => metrics.peakConnections(k))));
     const mean = minutes.reduce((a, k) => a + metrics.bytesPerSecond(k), 0) / 5;
     expect(second?.bytesPerSecond).toBeCloseTo(mean, 6);
+    // The highest quota utilization of its minutes: about 1,009 of 10 units' 10,000 connections.
+    expect(second?.quotaPercent).toBe(Math.max(...minutes.map((k) => metrics.peakQuotaPercent(k))));
+    expect(second?.quotaPercent).toBeGreaterThan(9.5);
+    expect(second?.quotaPercent).toBeLessThan(11);
   });
 
   it("hands out the same history until an hour has passed, then the buckets completed since", () => {

@@ -2,7 +2,8 @@
  * The demand history a simulated policy's seasonal forecast reads (`spec.anticipation.seasonal`),
  * built from the replayed minutes as the operator reads it from Azure Monitor (`azure/history.ts`):
  * one point per bucket of the grain (`5m` or `1h`, on the clock's grid), with the bucket's peak
- * connections (the Maximum of its minutes' connection counts) and its traffic (inbound + outbound:
+ * connections (the Maximum of its minutes' connection counts), its highest quota utilization (the
+ * Maximum of its minutes' ConnectionQuotaUtilization) and its traffic (inbound + outbound:
  * the minutes' totals ÷ the grain's seconds, bytes/s), over the last `historyDays` days; only
  * buckets complete by the poll (their last minute fully ingested) are in it.
  *
@@ -69,12 +70,19 @@ export class ReplayedDemandHistory {
       if (to < metrics.minuteOf(start + grain)) break; // not recorded yet
       if (to > from) {
         let peak = 0;
+        let quota = 0;
         let bytes = 0;
         for (let k = from; k < to; k++) {
           peak = Math.max(peak, metrics.peakConnections(k));
+          quota = Math.max(quota, metrics.peakQuotaPercent(k));
           bytes += metrics.bytesPerSecond(k);
         }
-        this.#points.push({ timeMs: start, connections: peak, bytesPerSecond: bytes / minutesPerBucket });
+        this.#points.push({
+          timeMs: start,
+          connections: peak,
+          quotaPercent: quota,
+          bytesPerSecond: bytes / minutesPerBucket,
+        });
       }
       start += grain;
     }

@@ -188,6 +188,11 @@ export class MetricHistory {
     return this.#connections[k] as number;
   }
 
+  /** Highest connection quota utilization of minute `k` (ConnectionQuotaUtilization's Maximum), %. */
+  peakQuotaPercent(k: number): number {
+    return this.#quotaMax[k] as number;
+  }
+
   /** Inbound + outbound traffic of minute `k`, bytes/s. */
   bytesPerSecond(k: number): number {
     return (this.#inbound[k] as number) + (this.#outbound[k] as number);

@@ -1,7 +1,8 @@
 /**
  * Demand history through the real `MetricsClient.queryResources` (metrics:getBatch) against the
  * emulator: past days at PT1H and PT5M follow the emulator's daily traffic model (a visible
- * cycle), two queries per batch and span (Maximum for the connections, Total for the traffic),
+ * cycle), two queries per batch and span (Maximum for the connections and the quota utilization,
+ * Total for the traffic),
  * the hourly refresh reads only the new buckets, and a failed or hanging call is confined to its
  * batch while the one-minute metrics still read.
  */
@@ -76,6 +77,11 @@ describe("demand history against the emulator", { timeout: 60_000 }, () => {
       expect(peak.connections).toBeLessThan(8_200);
       expect(trough.connections).toBeGreaterThan(1_900);
       expect(trough.connections).toBeLessThan(2_200);
+      // The quota utilization beside them: 8,000 of 10 units' 10,000, 2,000 at the trough.
+      expect(peak.quotaPercent).toBeGreaterThan(79);
+      expect(peak.quotaPercent).toBeLessThan(83);
+      expect(trough.quotaPercent).toBeGreaterThan(19);
+      expect(trough.quotaPercent).toBeLessThan(23);
       // Traffic follows the connections.
       expect(peak.bytesPerSecond).toBeGreaterThan(3 * (trough.bytesPerSecond ?? 0));
     }

@@ -42,6 +42,7 @@ export function stabilization(
   const trusted = complete || compareSizes(recommendation, current) >= 0;
   const prior = seed ? [...history.recommendations, ...recorded] : history.recommendations;
   if (trusted) recorded.push({ time: nowIso, sku: recommendation.sku, units: recommendation.units });
+  const partial = frame.scaleDownWindow.partial;
   const st = stabilize({
     current,
     recommendation,
@@ -49,6 +50,7 @@ export function stabilization(
     nowMs: frame.nowMs,
     scaleUpWindowSeconds: up,
     scaleDownWindowSeconds: down,
+    ...(partial ? { scaleDownPartial: { ...partial, round: (units) => sizes.firstAtLeast(units) } } : {}),
   });
   const size = sizes.has(st.size) ? st.size : (sizes.atUnits(st.size.units) ?? st.size);
   const at = { units: size.units, sku: size.sku };
@@ -62,7 +64,7 @@ export function stabilization(
     st.code === "StabilizedDown"
       ? limitWith(
           "StabilizedDown",
-          `scale-down stabilization (${windowText(frame.scaleDownWindow)}): the highest recommendation of the window is ${formatSize(st.down)}`,
+          `scale-down stabilization (${windowText(frame.scaleDownWindow)}): the highest recommendation of the window is ${st.whole ? `${formatSize(st.whole)}, held as ${formatSize(st.down)}` : formatSize(st.down)}`,
           at,
         )
       : st.code === "StabilizedUp"
@@ -75,12 +77,9 @@ export function stabilization(
   return { ...sizedBy(size, stated), recorded };
 }
 
-/** `600s`; with a minimum set, `1200s of 2700s: <why>` when shortened, else `2700s: <why>`. */
+/** `2700s`; with a minimum set, `2700s, holding 49 % after 600s: <why>` or `2700s, whole: <why>`. */
 function windowText(w: ScaleDownWindow): string {
-  if (w.basis === undefined) return `${w.seconds}s`;
-  return w.seconds < w.maxSeconds
-    ? `${w.seconds}s of ${w.maxSeconds}s: ${w.basis}`
-    : `${w.seconds}s: ${w.basis}`;
+  return w.basis === undefined ? `${w.seconds}s` : `${w.seconds}s, ${w.basis}`;
 }
 
 /**

@@ -43,7 +43,6 @@ function frameAt(
     sizes: new SizeList(["Premium_P1"], current, DEFAULT_LADDERS),
     scaleDownWindow: {
       seconds: spec.behavior.scaleDown.stabilizationWindowSeconds,
-      maxSeconds: spec.behavior.scaleDown.stabilizationWindowSeconds,
     },
   };
 }

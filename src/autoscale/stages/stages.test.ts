@@ -30,7 +30,6 @@ function frameAt(units: number): DecisionFrame {
     sizes: new SizeList(["Premium_P1"], current, DEFAULT_LADDERS),
     scaleDownWindow: {
       seconds: spec.behavior.scaleDown.stabilizationWindowSeconds,
-      maxSeconds: spec.behavior.scaleDown.stabilizationWindowSeconds,
     },
   };
 }
