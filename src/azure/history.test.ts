@@ -45,6 +45,7 @@ interface Call {
 const SUPPORTED: Record<string, readonly string[]> = {
   ConnectionCount: ["Maximum"],
   TotalConnectionCount: ["Maximum", "Average"],
+  ConnectionQuotaUtilization: ["Minimum", "Maximum", "Average"],
   InboundTraffic: ["Total"],
   OutboundTraffic: ["Total"],
 };
@@ -97,6 +98,10 @@ class FakeMonitor implements BatchQuerier {
       const connections = batch.service === "SignalR" ? "ConnectionCount" : "TotalConnectionCount";
       const all = [
         metric(connections, (t) => ({ maximum: this.nullAt.has(t) ? undefined : demandOf(resourceId, t) })),
+        // The quota utilization of 2 units (2,000 connections), %.
+        metric("ConnectionQuotaUtilization", (t) => ({
+          maximum: this.nullAt.has(t) ? undefined : demandOf(resourceId, t) / 20,
+        })),
         {
           ...metric("InboundTraffic", (t) => ({ total: demandOf(resourceId, t) * (grainMs / 1000) })),
           timeseries: [
@@ -133,7 +138,7 @@ class FakeMonitor implements BatchQuerier {
 }
 
 describe("HistoryReader: what it asks Azure Monitor", () => {
-  it("reads connections as Maximum and both traffic directions as Total, at the policy's grain", async () => {
+  it("reads connections and their quota utilization as Maximum and both traffic directions as Total, at the policy's grain", async () => {
     const monitor = new FakeMonitor();
     const reader = new HistoryReader(monitor);
     reader.want([target("chat"), target("wps", { resourceId: id("wps", S1, "WebPubSub"), grain: "1h" })], T0);
@@ -145,7 +150,12 @@ describe("HistoryReader: what it asks Azure Monitor", () => {
       interval: c.query.interval,
     }));
     expect(asked).toEqual([
-      { service: "SignalR", metricNames: ["ConnectionCount"], aggregation: "Maximum", interval: "PT5M" },
+      {
+        service: "SignalR",
+        metricNames: ["ConnectionQuotaUtilization", "ConnectionCount"],
+        aggregation: "Maximum",
+        interval: "PT5M",
+      },
       {
         service: "SignalR",
         metricNames: ["InboundTraffic", "OutboundTraffic"],
@@ -154,7 +164,7 @@ describe("HistoryReader: what it asks Azure Monitor", () => {
       },
       {
         service: "WebPubSub",
-        metricNames: ["TotalConnectionCount"],
+        metricNames: ["ConnectionQuotaUtilization", "TotalConnectionCount"],
         aggregation: "Maximum",
         interval: "PT1H",
       },
@@ -184,7 +194,7 @@ describe("HistoryReader: what it asks Azure Monitor", () => {
     expect(Math.max(...monitor.calls.map((c) => c.query.end.getTime()))).toBe(end);
   });
 
-  it("maps each bucket: peak connections; inbound + outbound Total ÷ grain seconds; unknown stays null", async () => {
+  it("maps each bucket: peak connections; their quota utilization; inbound + outbound Total ÷ grain seconds; unknown stays null", async () => {
     const monitor = new FakeMonitor();
     const reader = new HistoryReader(monitor);
     const end = T0 - 10 * MIN - ((T0 - 10 * MIN) % HOUR); // 08:00
@@ -200,13 +210,20 @@ describe("HistoryReader: what it asks Azure Monitor", () => {
     expect(at(t)).toEqual({
       timeMs: t,
       connections: demandOf(id("chat"), t),
+      quotaPercent: demandOf(id("chat"), t) / 20,
       bytesPerSecond: demandOf(id("chat"), t) + 2,
     });
     // Traffic without a value (a point with only its timestamp, or none) next to a known
     // connection count of the other query: nothing was counted.
-    expect(at(idle)).toEqual({ timeMs: idle, connections: demandOf(id("chat"), idle), bytesPerSecond: 0 });
-    // No connection count and no traffic value: unknown, not zero.
+    expect(at(idle)).toEqual({
+      timeMs: idle,
+      connections: demandOf(id("chat"), idle),
+      quotaPercent: demandOf(id("chat"), idle) / 20,
+      bytesPerSecond: 0,
+    });
+    // No connection count, no utilization and no traffic value: unknown, not zero.
     expect(at(unknown)?.connections).toBeNull();
+    expect(at(unknown)?.quotaPercent).toBeNull();
   });
 
   it("batches 120 resources of one region in calls of 50, 50 and 20; another region and subscription apart", async () => {
