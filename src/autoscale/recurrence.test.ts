@@ -124,7 +124,7 @@ describe("scaleDownWindow", () => {
   ])("a level of %s holds the whole peak", (level, how) => {
     expect(scaleDownWindow(2700, 600, ok(level))).toEqual({
       seconds: 2700,
-      basis: `whole: 60 % of 20 drops from a peak came back ${how} within 2700s in the history`,
+      basis: `whole: 40 % or more of 20 drops from a peak came back ${how} within 2700s in the history`,
     });
   });
 
@@ -181,7 +181,7 @@ describe("a peak let go in part by the history, in the decision", () => {
     expect(d.desired?.units).toBe(10);
     expect(d.limitedBy).toBe("StabilizedDown");
     expect(d.reasons.find((r) => r.code === "StabilizedDown")?.message).toBe(
-      "scale-down stabilization (1800s, whole: 60 % of 32 drops from a peak came back to 100 % of it or more within 1800s in the history): the highest recommendation of the window is Premium_P1 10",
+      "scale-down stabilization (1800s, whole: 40 % or more of 32 drops from a peak came back to 100 % of it or more within 1800s in the history): the highest recommendation of the window is Premium_P1 10",
     );
   });
 

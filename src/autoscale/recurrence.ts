@@ -26,7 +26,7 @@
  *
  * The figures come from `simulate` on fifteen public traces scaled to 120,000 connections
  * (docs/simulate.md, "Peaks that come back"). The level was 0.49 of the peak on the Twitter AAPL
- * trace's last 14 days and 0.48 on KO's, where a 45-minute window takes 14–20 % more unit-hours
+ * trace's last 14 days and 0.48 on KO's, where a 45-minute window takes 14–21 % more unit-hours
  * than a 10-minute one; 1 or more on the GOOG, IBM, CRM, load-balancer and CVS traces, where a
  * 10-minute window refuses in up to 13.9 × the minutes of a 45-minute one (on CVS, whose bursts
  * start from nothing, 46 % of the drops came back to the whole peak). The 60 % quantile is the
@@ -185,10 +185,11 @@ export function scaleDownWindow(
   if (r.state !== "Ok") return { seconds, basis: `whole: ${idle ?? r.message}` };
   const quantile = percent(RETURN_QUANTILE);
   if (!(r.level < 1)) {
+    // The level is the return at rank RETURN_QUANTILE: the rest of the drops came back at least as high.
     const how = Number.isFinite(r.level) ? `to ${percent(r.level)} of it or more` : "to a full quota";
     return {
       seconds,
-      basis: `whole: ${quantile} of ${r.drops} drops from a peak came back ${how} within ${seconds}s in the history`,
+      basis: `whole: ${percent(1 - RETURN_QUANTILE)} or more of ${r.drops} drops from a peak came back ${how} within ${seconds}s in the history`,
     };
   }
   const fraction = Math.max(0, r.level);
