@@ -9,6 +9,7 @@
  * whether a bucket's connection count was capped by the quota ({@link quotaFilled}), so the count
  * is a lower bound of the demand there, not the demand.
  */
+import { SATURATION } from "./signals/common.js";
 
 /** One bucket of history. */
 export interface DemandPoint {
@@ -33,10 +34,10 @@ export interface DemandPoint {
 }
 
 /**
- * Utilization at which a bucket's connections filled the quota, % (the saturation of the one-minute
- * signals, `signals/common.ts` SATURATION, 99 %): new clients were refused there.
+ * Utilization at which a bucket's connections filled the quota, %: the one-minute signals'
+ * saturation (`signals/common.ts` SATURATION, 99 %). New clients were refused there.
  */
-export const QUOTA_FILLED_PERCENT = 99;
+export const QUOTA_FILLED_PERCENT = SATURATION * 100;
 
 /** The bucket's connections were capped by the quota: the demand was at least its count, maybe more. */
 export function quotaFilled(point: DemandPoint): boolean {

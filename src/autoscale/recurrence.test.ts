@@ -167,22 +167,24 @@ describe("a peak let go in part by the history, in the decision", () => {
     expect(d.desired?.units).toBe(3);
   });
 
-  it("holds the level the peaks came back to, and says so", () => {
-    const d = run(history(TWO_DAYS, bumps));
-    expect(d.desired?.units).toBe(5);
-    expect(d.limitedBy).toBe("StabilizedDown");
-    expect(d.reasons.find((r) => r.code === "StabilizedDown")?.message).toBe(
+  it.each<[string, (i: number) => number, number, string]>([
+    [
+      "holds the level the peaks came back to, and says so",
+      bumps,
+      5,
       "scale-down stabilization (1800s, holding 50 % after 300s: 60 % of 16 drops from a peak came back to at most 50 % of it within 1800s in the history): the highest recommendation of the window is Premium_P1 10, held as Premium_P1 5",
-    );
-  });
-
-  it("holds the whole peak where they came back, and says why", () => {
-    const d = run(history(TWO_DAYS, twin));
-    expect(d.desired?.units).toBe(10);
-    expect(d.limitedBy).toBe("StabilizedDown");
-    expect(d.reasons.find((r) => r.code === "StabilizedDown")?.message).toBe(
+    ],
+    [
+      "holds the whole peak where they came back, and says why",
+      twin,
+      10,
       "scale-down stabilization (1800s, whole: 40 % or more of 32 drops from a peak came back to 100 % of it or more within 1800s in the history): the highest recommendation of the window is Premium_P1 10",
-    );
+    ],
+  ])("%s", (_n, level, units, message) => {
+    const d = run(history(TWO_DAYS, level));
+    expect(d.desired?.units).toBe(units);
+    expect(d.limitedBy).toBe("StabilizedDown");
+    expect(d.reasons.find((r) => r.code === "StabilizedDown")?.message).toBe(message);
   });
 
   it("holds the whole peak while the history is not read", () => {

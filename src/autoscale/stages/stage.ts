@@ -2,7 +2,6 @@
  * The shapes the stages of a decision share (decide.ts runs them in order). Each stage is a pure
  * function of the frame and of what the stages before it returned; none mutates what it reads.
  */
-
 import type { PolicyMode } from "../../api/constants.js";
 import { durationOr } from "../../api/duration.js";
 import type { CapacityPolicySpec } from "../../api/index.js";
