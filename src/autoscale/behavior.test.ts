@@ -110,6 +110,36 @@ describe("stabilize (HPA algorithm)", () => {
     expect(r.whole?.units).toBe(result < 30 ? 30 : undefined);
   });
 
+  it.each<[string, [number, number][], number, number, number | undefined]>([
+    // name, stored [secondsAgo, units], fraction → held units, roundedUp (current 30, fresh 3)
+    ["60 % of 20 is 12 units: no size under 20 holds it", [[1000, 20]], 0.6, 20, 12],
+    ["50 % of 20 is 10 units: held as 10", [[1000, 20]], 0.5, 10, undefined],
+    [
+      "the last afterSeconds' highest decides, whole",
+      [
+        [1000, 20],
+        [100, 20],
+      ],
+      0.6,
+      20,
+      undefined,
+    ],
+  ])("a partial hold that rounds up: %s", (_n, stored, fraction, held, roundedUp) => {
+    const ladder = new SizeList(["Premium_P1"], P1(30), DEFAULT_LADDERS);
+    const r = stabilize({
+      current: P1(30),
+      recommendation: P1(3),
+      history: stored.map(([s, u]) => rec(s, u)),
+      nowMs: NOW,
+      scaleUpWindowSeconds: 0,
+      scaleDownWindowSeconds: 1800,
+      scaleDownPartial: { afterSeconds: 300, fraction, round: (units) => ladder.firstAtLeast(units) },
+    });
+    expect(r.size.units).toBe(held);
+    if (roundedUp === undefined) expect(r.roundedUp).toBeUndefined();
+    else expect(r.roundedUp).toBeCloseTo(roundedUp);
+  });
+
   it("compares SKUs at equal units by tier", () => {
     const r = stabilize({
       current: P1(100),

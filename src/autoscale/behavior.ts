@@ -85,21 +85,46 @@ export interface StabilizeResult {
   down: SkuUnits;
   /** With a partial hold that lowered it: the window's highest recommendation, whole. */
   whole?: SkuUnits;
+  /**
+   * With a partial hold that could not lower it: the fraction of the window's highest
+   * recommendation, units (un-rounded), which no size smaller than it holds (e.g. 58 % of
+   * Premium_P2 200 is 116 units, above Premium_P2 100: the peak is held whole).
+   */
+  roundedUp?: number;
 }
 
 /**
  * The scale-down window's highest recommendation `down` as a partial hold keeps it: `fraction` of
  * its units rounded up to a size, never above it, never below `recent` (the highest of the last
- * `afterSeconds`).
+ * `afterSeconds`). `roundedUp`: that fraction (units, un-rounded) when rounding it up to a size
+ * gives `down` itself (no smaller size holds it), so the peak is held whole.
  */
 function heldInPart(
   down: SkuUnits,
   recent: SkuUnits,
   partial: NonNullable<StabilizeInput["scaleDownPartial"]>,
-): SkuUnits {
-  const part = partial.round(ceilSafe(partial.fraction * down.units)) ?? down;
-  const held = compareSizes(part, down) < 0 ? part : down;
-  return compareSizes(recent, held) > 0 ? recent : held;
+): { held: SkuUnits; roundedUp?: number } {
+  const units = partial.fraction * down.units;
+  const part = partial.round(ceilSafe(units)) ?? down;
+  if (compareSizes(recent, part) >= 0 || compareSizes(recent, down) >= 0) {
+    return { held: compareSizes(recent, down) < 0 ? recent : down };
+  }
+  return compareSizes(part, down) < 0 ? { held: part } : { held: down, roundedUp: units };
+}
+
+/** The window's highest recommendation as held, with `whole` and `roundedUp` as in the result. */
+function scaleDownHeld(
+  down: SkuUnits,
+  recent: SkuUnits,
+  partial: StabilizeInput["scaleDownPartial"],
+): Pick<StabilizeResult, "down" | "whole" | "roundedUp"> {
+  if (!partial) return { down };
+  const { held, roundedUp } = heldInPart(down, recent, partial);
+  return {
+    down: held,
+    ...(compareSizes(held, down) < 0 ? { whole: down } : {}),
+    ...(roundedUp !== undefined ? { roundedUp } : {}),
+  };
 }
 
 /** Applies the stabilization windows (see the module comment). Pure. */
@@ -116,14 +141,13 @@ export function stabilize(input: StabilizeInput): StabilizeResult {
     if (t > nowMs - input.scaleDownWindowSeconds * 1000 && compareSizes(r, down) > 0) down = r;
     if (partial && t > nowMs - partial.afterSeconds * 1000 && compareSizes(r, recent) > 0) recent = r;
   }
-  const held = partial ? heldInPart(down, recent, partial) : down;
-  const whole = compareSizes(held, down) < 0 ? down : undefined;
-  down = held;
+  const held = scaleDownHeld(down, recent, partial);
+  down = held.down;
   let size: SkuUnits = current;
   if (compareSizes(size, up) < 0) size = up;
   if (compareSizes(size, down) > 0) size = down;
   size = { sku: size.sku, units: size.units };
-  const result: StabilizeResult = { size, up, down, ...(whole ? { whole } : {}) };
+  const result: StabilizeResult = { size, up, ...held };
   const wantUp = compareSizes(rec, current) > 0;
   const wantDown = compareSizes(rec, current) < 0;
   if (wantUp && compareSizes(size, rec) < 0) result.code = "StabilizedUp";

@@ -187,6 +187,26 @@ describe("a peak let go in part by the history, in the decision", () => {
     expect(d.reasons.find((r) => r.code === "StabilizedDown")?.message).toBe(message);
   });
 
+  it("says when the share held rounds up to the whole peak", () => {
+    // Every drop comes back to 60 % of its peak (a bump of 2,400 after each peak of 4,000): 60 %
+    // of a peak of 20 units is 12, and no size under 20 holds 12.
+    const sixty = (i: number) => (i % 36 < 2 ? 4_000 : i % 36 === 4 ? 2_400 : 400);
+    const peak = [{ time: new Date(NOW - 400_000).toISOString(), units: 20, sku: "Premium_P1" as const }];
+    const d = decide(
+      input({
+        spec: adaptive,
+        samples: load,
+        current: { sku: "Premium_P1", units: 20 },
+        history: { ...emptyHistory(), recommendations: peak },
+        demandHistory: history(TWO_DAYS, sixty),
+      }),
+    );
+    expect(d.desired?.units).toBe(20);
+    expect(d.reasons.find((r) => r.code === "StabilizedDown")?.message).toBe(
+      "scale-down stabilization (1800s, holding 60 % after 300s: 60 % of 16 drops from a peak came back to at most 60 % of it within 1800s in the history): the highest recommendation of the window is Premium_P1 20, held whole: 60 % of it is 12 units, more than the next size down (Premium_P1 10)",
+    );
+  });
+
   it("holds the whole peak while the history is not read", () => {
     const d = run(undefined);
     expect(d.desired?.units).toBe(10);

@@ -6,10 +6,11 @@
  */
 import type { SkuUnits } from "../../capacity/skus.js";
 import { scaleDuration } from "../anticipation.js";
-import { rateLimit, stabilize } from "../behavior.js";
+import { rateLimit, type StabilizeResult, stabilize } from "../behavior.js";
+import { fmt } from "../format.js";
 import type { Recommendation } from "../history.js";
 import type { ScaleDownWindow } from "../recurrence.js";
-import { compareSizes, formatSize, sameSize } from "../sizes.js";
+import { compareSizes, formatSize, type SizeList, sameSize } from "../sizes.js";
 import { type DecisionFrame, limitWith, type Sized, sizedBy } from "./stage.js";
 import { type UnmeasuredSize, unmeasuredMessage } from "./unmeasured.js";
 
@@ -64,7 +65,7 @@ export function stabilization(
     st.code === "StabilizedDown"
       ? limitWith(
           "StabilizedDown",
-          `scale-down stabilization (${windowText(frame.scaleDownWindow)}): the highest recommendation of the window is ${st.whole ? `${formatSize(st.whole)}, held as ${formatSize(st.down)}` : formatSize(st.down)}`,
+          `scale-down stabilization (${windowText(frame.scaleDownWindow)}): the highest recommendation of the window is ${heldText(st, sizes)}`,
           at,
         )
       : st.code === "StabilizedUp"
@@ -75,6 +76,22 @@ export function stabilization(
           )
         : undefined;
   return { ...sizedBy(size, stated), recorded };
+}
+
+/**
+ * The window's highest recommendation as held: `Premium_P1 10`, `Premium_P1 10, held as Premium_P1
+ * 5`, or, when the held fraction rounds up to the whole, `Premium_P2 200, held whole: 58 % of it
+ * is 116 units, more than the next size down (Premium_P2 100)`.
+ */
+function heldText(st: StabilizeResult, sizes: SizeList): string {
+  if (st.whole) return `${formatSize(st.whole)}, held as ${formatSize(st.down)}`;
+  if (st.roundedUp === undefined || !(st.down.units > 0)) return formatSize(st.down);
+  const share = Math.round((st.roundedUp / st.down.units) * 100);
+  const below = sizes.nextDown(st.down.units);
+  const next = below ? `, more than the next size down (${formatSize(below)})` : "";
+  // Rounded up to hundredths, so that a share just above a rung never reads as that rung.
+  const units = fmt(Math.ceil(st.roundedUp * 100 - 1e-9) / 100);
+  return `${formatSize(st.down)}, held whole: ${share} % of it is ${units} units${next}`;
 }
 
 /** `2700s`; with a minimum set, `2700s, holding 49 % after 600s: <why>` or `2700s, whole: <why>`. */
