@@ -80,9 +80,17 @@ describe("stabilize (HPA algorithm)", () => {
     expect(r.up.units).toBe(20);
   });
 
-  it.each<[string, [number, number][], number, number]>([
-    // name, stored [secondsAgo, units], fraction, → result (current 30, fresh 3, window 1800 s, after 300 s)
-    ["holds the fraction of the window's highest, rounded up to the ladder", [[1000, 30]], 0.45, 20],
+  it.each<[string, [number, number][], number, number, number | undefined, number | undefined]>([
+    // name, stored [secondsAgo, units], fraction → held units, whole, roundedUp
+    // (current 30, fresh 3, window 1800 s, after 300 s)
+    [
+      "holds the fraction of the window's highest, rounded up to the ladder",
+      [[1000, 30]],
+      0.45,
+      20,
+      30,
+      undefined,
+    ],
     [
       "the highest of the last afterSeconds counts whole",
       [
@@ -91,10 +99,32 @@ describe("stabilize (HPA algorithm)", () => {
       ],
       0.45,
       25,
+      30,
+      undefined,
     ],
-    ["never above the window's highest", [[1000, 30]], 1, 30],
-    ["a fraction that rounds under this pass lets the peak go", [[1000, 30]], 0.05, 3],
-  ])("a partial hold %s", (_n, stored, fraction, result) => {
+    ["never above the window's highest", [[1000, 30]], 1, 30, undefined, 30],
+    ["a fraction that rounds under this pass lets the peak go", [[1000, 30]], 0.05, 3, 30, undefined],
+    [
+      "holds whole where no smaller size holds the share (60 % of 20 is 12)",
+      [[1000, 20]],
+      0.6,
+      20,
+      undefined,
+      12,
+    ],
+    ["holds in part where one does (50 % of 20 is 10)", [[1000, 20]], 0.5, 10, 20, undefined],
+    [
+      "a peak of the last afterSeconds is whole, not rounded",
+      [
+        [1000, 20],
+        [100, 20],
+      ],
+      0.6,
+      20,
+      undefined,
+      undefined,
+    ],
+  ])("a partial hold %s", (_n, stored, fraction, result, whole, roundedUp) => {
     const ladder = new SizeList(["Premium_P1"], P1(30), DEFAULT_LADDERS);
     const r = stabilize({
       current: P1(30),
@@ -107,35 +137,7 @@ describe("stabilize (HPA algorithm)", () => {
     });
     expect(r.size.units).toBe(result);
     expect(r.code).toBe(result === 3 ? undefined : "StabilizedDown");
-    expect(r.whole?.units).toBe(result < 30 ? 30 : undefined);
-  });
-
-  it.each<[string, [number, number][], number, number, number | undefined]>([
-    // name, stored [secondsAgo, units], fraction → held units, roundedUp (current 30, fresh 3)
-    ["60 % of 20 is 12 units: no size under 20 holds it", [[1000, 20]], 0.6, 20, 12],
-    ["50 % of 20 is 10 units: held as 10", [[1000, 20]], 0.5, 10, undefined],
-    [
-      "the last afterSeconds' highest decides, whole",
-      [
-        [1000, 20],
-        [100, 20],
-      ],
-      0.6,
-      20,
-      undefined,
-    ],
-  ])("a partial hold that rounds up: %s", (_n, stored, fraction, held, roundedUp) => {
-    const ladder = new SizeList(["Premium_P1"], P1(30), DEFAULT_LADDERS);
-    const r = stabilize({
-      current: P1(30),
-      recommendation: P1(3),
-      history: stored.map(([s, u]) => rec(s, u)),
-      nowMs: NOW,
-      scaleUpWindowSeconds: 0,
-      scaleDownWindowSeconds: 1800,
-      scaleDownPartial: { afterSeconds: 300, fraction, round: (units) => ladder.firstAtLeast(units) },
-    });
-    expect(r.size.units).toBe(held);
+    expect(r.whole?.units).toBe(whole);
     if (roundedUp === undefined) expect(r.roundedUp).toBeUndefined();
     else expect(r.roundedUp).toBeCloseTo(roundedUp);
   });
