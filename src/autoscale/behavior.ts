@@ -106,10 +106,9 @@ function heldInPart(
 ): { held: SkuUnits; roundedUp?: number } {
   const units = partial.fraction * down.units;
   const part = partial.round(ceilSafe(units)) ?? down;
-  if (compareSizes(recent, part) >= 0 || compareSizes(recent, down) >= 0) {
-    return { held: compareSizes(recent, down) < 0 ? recent : down };
-  }
-  return compareSizes(part, down) < 0 ? { held: part } : { held: down, roundedUp: units };
+  const held = compareSizes(part, down) < 0 ? part : down;
+  if (compareSizes(recent, held) >= 0) return { held: recent };
+  return held === down ? { held, roundedUp: units } : { held };
 }
 
 /** The window's highest recommendation as held, with `whole` and `roundedUp` as in the result. */

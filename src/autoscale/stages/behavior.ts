@@ -6,7 +6,7 @@
  */
 import type { SkuUnits } from "../../capacity/skus.js";
 import { scaleDuration } from "../anticipation.js";
-import { rateLimit, type StabilizeResult, stabilize } from "../behavior.js";
+import { ceilSafe, rateLimit, type StabilizeResult, stabilize } from "../behavior.js";
 import { fmt } from "../format.js";
 import type { Recommendation } from "../history.js";
 import type { ScaleDownWindow } from "../recurrence.js";
@@ -85,12 +85,12 @@ export function stabilization(
  */
 function heldText(st: StabilizeResult, sizes: SizeList): string {
   if (st.whole) return `${formatSize(st.whole)}, held as ${formatSize(st.down)}`;
-  if (st.roundedUp === undefined || !(st.down.units > 0)) return formatSize(st.down);
+  if (st.roundedUp === undefined) return formatSize(st.down);
   const share = Math.round((st.roundedUp / st.down.units) * 100);
   const below = sizes.nextDown(st.down.units);
   const next = below ? `, more than the next size down (${formatSize(below)})` : "";
   // Rounded up to hundredths, so that a share just above a rung never reads as that rung.
-  const units = fmt(Math.ceil(st.roundedUp * 100 - 1e-9) / 100);
+  const units = fmt(ceilSafe(st.roundedUp * 100) / 100);
   return `${formatSize(st.down)}, held whole: ${share} % of it is ${units} units${next}`;
 }
 
