@@ -39,14 +39,20 @@ interface Figures {
   clientsDisconnected: number;
 }
 
-/** The policy's figures from `simulate --output json` of `policyFile`. */
-async function policyFigures(policyFile: string): Promise<Figures> {
+/**
+ * The policy's figures from `simulate --output json` of `policyFile`, with every strategy's figures
+ * as a line of text (the message of a failed assertion).
+ */
+async function policyFigures(policyFile: string): Promise<Figures & { all: string }> {
   const run = await runCaptured(["simulate", "--policy", policyFile, ...SETTINGS], ROOT);
   expect(run.code, run.err).toBe(0);
   const out = JSON.parse(run.out) as { strategies: (Figures & { name: string })[] };
   const policy = out.strategies.find((s) => s.name === "policy");
   if (!policy) throw new Error("no policy strategy in the output");
-  return policy;
+  const all = out.strategies
+    .map((s) => `${s.name} ${s.minutesRefused} / ${s.totalUnitHours} / ${s.clientsDisconnected}`)
+    .join("; ");
+  return { ...policy, all: `${policyFile}: ${all}` };
 }
 
 describe("the chat example on spikes an hour apart", { timeout: 120_000 }, () => {
@@ -70,10 +76,10 @@ describe("the chat example on spikes an hour apart", { timeout: 120_000 }, () =>
     const before = await policyFigures(tenMinutes);
     // Fewer refusing minutes than the example before the disruption weighing (23), at 1.05 × its
     // unit-hours; the 10-minute window refuses in 250 at 0.77 ×.
-    expect(shipped.minutesRefused).toBe(18);
-    expect(shipped.totalUnitHours).toBeCloseTo(30_345.5, 0);
-    expect(before.minutesRefused).toBe(250);
-    expect(before.totalUnitHours).toBeCloseTo(22_388.9, 0);
+    expect(shipped.minutesRefused, shipped.all).toBe(18);
+    expect(shipped.totalUnitHours, shipped.all).toBeCloseTo(30_345.5, 0);
+    expect(before.minutesRefused, before.all).toBe(250);
+    expect(before.totalUnitHours, before.all).toBeCloseTo(22_388.9, 0);
     // And it disconnects fewer clients: the peaks it keeps are not scaled in and out again.
     expect(shipped.clientsDisconnected).toBeLessThan(before.clientsDisconnected * 0.5);
   });
