@@ -9,3 +9,8 @@ const NUMBER_FORMAT = new Intl.NumberFormat("en-US", { maximumFractionDigits: 2 
 export function fmt(n: number): string {
   return NUMBER_FORMAT.format(n);
 }
+
+/** A fraction (0.49) as a whole percentage for messages ("49 %"). */
+export function percentText(fraction: number): string {
+  return `${Math.round(fraction * 100)} %`;
+}

@@ -34,6 +34,7 @@
  * before the disruption weighing; 50 % refused 0.92 × on CVS.
  */
 import { type DemandHistory, quotaFilled } from "./demand-history.js";
+import { percentText } from "./format.js";
 
 /** Span a peak is read over before a drop, ms (two PT5M buckets). */
 export const PEAK_SPAN_MS = 10 * 60_000;
@@ -166,8 +167,6 @@ export interface ScaleDownWindow {
   basis?: string;
 }
 
-const percent = (f: number) => `${Math.round(f * 100)} %`;
-
 /**
  * What the window of `seconds` holds by `recurrence` (see the module comment): the whole peak when
  * `minSeconds` is undefined or not below `seconds`, when the history cannot say, when its level is
@@ -183,17 +182,17 @@ export function scaleDownWindow(
   if (minSeconds === undefined || !(minSeconds < seconds)) return { seconds };
   const r = recurrence();
   if (r.state !== "Ok") return { seconds, basis: `whole: ${idle ?? r.message}` };
-  const quantile = percent(RETURN_QUANTILE);
+  const quantile = percentText(RETURN_QUANTILE);
   if (!(r.level < 1)) {
     // The level is the return at rank RETURN_QUANTILE: the rest of the drops came back at least as high.
-    const how = Number.isFinite(r.level) ? `to ${percent(r.level)} of it or more` : "to a full quota";
+    const how = Number.isFinite(r.level) ? `to ${percentText(r.level)} of it or more` : "to a full quota";
     return {
       seconds,
-      basis: `whole: ${percent(1 - RETURN_QUANTILE)} or more of ${r.drops} drops from a peak came back ${how} within ${seconds}s in the history`,
+      basis: `whole: ${percentText(1 - RETURN_QUANTILE)} or more of ${r.drops} drops from a peak came back ${how} within ${seconds}s in the history`,
     };
   }
   const fraction = Math.max(0, r.level);
-  const held = `${percent(fraction)} after ${minSeconds}s: ${quantile} of ${r.drops} drops from a peak came back to at most ${percent(fraction)} of it within ${seconds}s in the history`;
+  const held = `${percentText(fraction)} after ${minSeconds}s: ${quantile} of ${r.drops} drops from a peak came back to at most ${percentText(fraction)} of it within ${seconds}s in the history`;
   if (idle !== undefined) return { seconds, basis: `whole: ${idle}; by the history it would hold ${held}` };
   return { seconds, partial: { afterSeconds: minSeconds, fraction }, basis: `holding ${held}` };
 }

@@ -7,7 +7,7 @@
 
 import { durationOr } from "../../api/duration.js";
 import type { AnticipationStatus } from "../../api/index.js";
-import { fmt } from "../format.js";
+import { fmt, percentText } from "../format.js";
 import type { DemandSeries } from "../signals/types.js";
 import { parseTime } from "../time.js";
 import {
@@ -100,7 +100,7 @@ function evaluateHeadroom(ctx: RuleContext): RuleResult {
   const ask: RuleAsk = {
     rule: "Headroom",
     units: floor,
-    message: `${Math.round(keep * 100)} % of the peak need of ${fmt(from.units)} units at ${from.time.slice(11, 16)} UTC, decayed over ${minutes(horizonMs)}: ${fmt(floor)} units`,
+    message: `${percentText(keep)} of the peak need of ${fmt(from.units)} units at ${from.time.slice(11, 16)} UTC, decayed over ${minutes(horizonMs)}: ${fmt(floor)} units`,
   };
   return { asks: [ask], status };
 }

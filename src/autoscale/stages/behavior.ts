@@ -7,7 +7,7 @@
 import type { SkuUnits } from "../../capacity/skus.js";
 import { scaleDuration } from "../anticipation.js";
 import { ceilSafe, rateLimit, type StabilizeResult, stabilize } from "../behavior.js";
-import { fmt } from "../format.js";
+import { fmt, percentText } from "../format.js";
 import type { Recommendation } from "../history.js";
 import type { ScaleDownWindow } from "../recurrence.js";
 import { compareSizes, formatSize, type SizeList, sameSize } from "../sizes.js";
@@ -86,12 +86,12 @@ export function stabilization(
 function heldText(st: StabilizeResult, sizes: SizeList): string {
   if (st.whole) return `${formatSize(st.whole)}, held as ${formatSize(st.down)}`;
   if (st.roundedUp === undefined) return formatSize(st.down);
-  const share = Math.round((st.roundedUp / st.down.units) * 100);
+  const share = percentText(st.roundedUp / st.down.units);
   const below = sizes.nextDown(st.down.units);
   const next = below ? `, more than the next size down (${formatSize(below)})` : "";
   // Rounded up to hundredths, so that a share just above a rung never reads as that rung.
   const units = fmt(ceilSafe(st.roundedUp * 100) / 100);
-  return `${formatSize(st.down)}, held whole: ${share} % of it is ${units} units${next}`;
+  return `${formatSize(st.down)}, held whole: ${share} of it is ${units} units${next}`;
 }
 
 /** `2700s`; with a minimum set, `2700s, holding 49 % after 600s: <why>` or `2700s, whole: <why>`. */
