@@ -50,8 +50,7 @@ const SLOW = [
  * operator must keep pace with a virtual clock running at a multiple of real time pass by pass
  * (the soak's 300 policies each passed every poll, a hung write given up at its deadline to the
  * millisecond, the demo's flash crowd caught as it happens, a real Prometheus scraping every 250 or
- * 125 real ms, whose rates a late scrape skews: the leading signal's lifetime measured at 1,579 s
- * instead of about 1,200 beside the parallel files on a loaded machine):
+ * 125 real ms, whose rates a late scrape skews):
  * they run one at a time, after the parallel ones, on a CPU no other file of the run competes for.
  */
 const SERIAL = [

@@ -14,6 +14,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { type LocalPrometheus, startPrometheus } from "../../src/localcluster/index.js";
 import { generateServerCertificate } from "../../src/shared/tls.js";
+import { query, scalar } from "./prometheus-query.js";
 
 const binary = inject("prometheusBinary");
 
@@ -106,29 +107,6 @@ afterEach(async () => {
 afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
-
-interface Sample {
-  metric: Record<string, string>;
-  value?: [number, string];
-  values?: [number, string][];
-}
-
-/** GET /api/v1/query at `timeMs` (epoch ms); the result's samples. */
-async function query(url: string, expr: string, timeMs: number): Promise<Sample[]> {
-  const params = new URLSearchParams({ query: expr, time: (timeMs / 1000).toFixed(3) });
-  const res = await fetch(`${url}/api/v1/query?${params}`, { signal: AbortSignal.timeout(5_000) });
-  const body = (await res.json()) as { status: string; error?: string; data: { result: Sample[] } };
-  if (body.status !== "success") throw new Error(`${expr}: ${body.error ?? res.status}`);
-  return body.data.result;
-}
-
-/** The one value of an instant vector, or undefined when it is empty. */
-async function scalar(url: string, expr: string, timeMs: number): Promise<number | undefined> {
-  const result = await query(url, expr, timeMs);
-  expect(result.length).toBeLessThanOrEqual(1);
-  const value = result[0]?.value?.[1];
-  return value === undefined ? undefined : Number(value);
-}
 
 /** The stored samples of `selector` in (timeMs − windowS, timeMs], as [epoch ms, value]. */
 async function raw(

@@ -8,6 +8,7 @@ import { API_VERSION, type CapacityPolicy, GROUP, KIND, PLURAL, VERSION } from "
 import type { RequestRecord, RunningEmulator } from "../../src/emulator/index.js";
 import type { KubeClients } from "../../src/kube/client.js";
 import { mergePatchOptions } from "../../src/kube/client.js";
+import { scalar } from "../cluster/prometheus-query.js";
 import { condition, createPolicyObject, eventually, getPolicy } from "../kube/support.js";
 
 export { condition, createPolicyObject as createPolicy, getPolicy } from "../kube/support.js";
@@ -105,6 +106,32 @@ export async function readyOnP1x10(
     async () => expect(condition(await getPolicy(kube, ns, name), "Ready")?.status).toBe("True"),
     60_000,
     200,
+  );
+}
+
+/** Scrapes that span more than a minute at a 15-virtual-second scrape interval. */
+const SCRAPES_PAST_A_MINUTE = 6;
+
+/**
+ * Waits (up to 30 s) until the Prometheus at `url` holds a series of `selector` scraped for longer
+ * than a minute at the emulator's virtual now ({@link SCRAPES_PAST_A_MINUTE} samples within the last
+ * 5 minutes), as in a cluster where Prometheus ran before the operator. Until then a `rate(…[1m])`
+ * reads low: Prometheus extrapolates at most half a scrape interval before a series' first sample,
+ * so 30 s into a new series it sees about 60 % of the rate, and the leading signal's first lifetime
+ * pairs would be measured long (`src/autoscale/leading.ts`: the median of the first 3 pairs).
+ */
+export async function untilScrapedForAMinute(
+  url: string,
+  selector: string,
+  emulator: RunningEmulator,
+): Promise<void> {
+  await eventually(
+    async () => {
+      const samples = await scalar(url, `max(count_over_time(${selector}[5m]))`, emulator.clock.nowMs());
+      expect(samples).toBeGreaterThanOrEqual(SCRAPES_PAST_A_MINUTE);
+    },
+    30_000,
+    100,
   );
 }
 

@@ -26,7 +26,7 @@ import { type LocalPrometheus, startPrometheus } from "../../src/localcluster/in
 import { CHAT_MIX } from "../../src/simulate/testing.js";
 import { eventually } from "../kube/support.js";
 import { operatorPerTest, signalrId } from "./harness.js";
-import { armWritesFor, createPolicy, getPolicy, policyManifest } from "./helpers.js";
+import { armWritesFor, createPolicy, getPolicy, policyManifest, untilScrapedForAMinute } from "./helpers.js";
 
 const START = new Date("2025-03-03T10:00:00Z");
 const SPEED = 120;
@@ -62,6 +62,12 @@ describe("constant demand with the leading signal, on the operator", () => {
       targets: [{ job: "const-hub", url: `${emulator.appServerHttpUrl}/appservers/const-hub/metrics` }],
       scrapeIntervalMs: (15 * 1000) / SPEED,
     });
+    // Scraped for more than the queries' 1-minute rate window before the policy reads it.
+    await untilScrapedForAMinute(
+      prometheus.url,
+      'http_server_request_duration_seconds_count{job="const-hub"}',
+      emulator,
+    );
     // The example as shipped, pointed at this Prometheus and instance; without its app-server
     // Deployment (none runs here: the instance's decisions are what is measured).
     const example = parsePolicyYaml(readFileSync(EXAMPLE, "utf8")).spec;

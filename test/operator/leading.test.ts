@@ -21,7 +21,14 @@ import type { PassReport } from "../../src/controller/operator.js";
 import { type LocalPrometheus, startPrometheus } from "../../src/localcluster/index.js";
 import { eventually } from "../kube/support.js";
 import { operatorPerTest, signalrId } from "./harness.js";
-import { armWritesFor, condition, createPolicy, getPolicy, policyManifest } from "./helpers.js";
+import {
+  armWritesFor,
+  condition,
+  createPolicy,
+  getPolicy,
+  policyManifest,
+  untilScrapedForAMinute,
+} from "./helpers.js";
 
 const START = new Date("2025-03-03T10:00:00Z");
 const SPEED = 60;
@@ -54,6 +61,12 @@ describe("leading signal from a real Prometheus", () => {
       targets: [{ job: "lead-hub", url: `${emulator.appServerHttpUrl}/appservers/lead-hub/metrics` }],
       scrapeIntervalMs: (15 * 1000) / SPEED,
     });
+    // Scraped for more than the queries' 1-minute rate window before the policy reads it.
+    await untilScrapedForAMinute(
+      prometheus.url,
+      'http_server_request_duration_seconds_count{job="lead-hub"}',
+      emulator,
+    );
     const leadingSignal = {
       prometheus: {
         serverAddress: prometheus.url,
