@@ -1,7 +1,8 @@
 /**
  * The demand history of a simulated policy: per-grain points from the replayed minutes (peak
- * connections, highest quota utilization, mean traffic), complete buckets only, the last `historyDays`, rebuilt hourly; and
- * the policy strategy hands it to the planner only for a seasonal forecast.
+ * connections, highest quota utilization, mean traffic), complete buckets only, the last
+ * `historyDays`, rebuilt hourly; and the policy strategy hands it to the planner only for a
+ * seasonal forecast.
  */
 import { describe, expect, it } from "vitest";
 import { parsePolicyYaml } from "../api/index.js";

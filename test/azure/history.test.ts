@@ -2,9 +2,8 @@
  * Demand history through the real `MetricsClient.queryResources` (metrics:getBatch) against the
  * emulator: past days at PT1H and PT5M follow the emulator's daily traffic model (a visible
  * cycle), two queries per batch and span (Maximum for the connections and the quota utilization,
- * Total for the traffic),
- * the hourly refresh reads only the new buckets, and a failed or hanging call is confined to its
- * batch while the one-minute metrics still read.
+ * Total for the traffic), the hourly refresh reads only the new buckets, and a failed or hanging
+ * call is confined to its batch while the one-minute metrics still read.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { DemandPoint } from "../../src/autoscale/demand-history.js";
